@@ -1,0 +1,291 @@
+//! Catalog records: what collections and indexes exist, persisted in the
+//! `catalog` column family so a restart brings every one of them back.
+//!
+//! Byte layout of the catalog column family:
+//!
+//! ```text
+//! key                                        value
+//! "next_id"                                  u64 big-endian: next free column-family id
+//! "coll/" ‖ db ‖ 0x00 ‖ collection name      BSON CollectionMeta (serde)
+//! ```
+//!
+//! Database and collection names never contain 0x00 (MongoDB forbids it),
+//! so the separator is unambiguous and a prefix scan of `"coll/"` lists
+//! every collection in (db, name) order. A database exists while it has a
+//! collection, as in MongoDB.
+//!
+//! This module only encodes and decodes; deciding what may be created is
+//! the catalog actor's job.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
+use crate::{Error, Result};
+
+const NEXT_ID_KEY: &[u8] = b"next_id";
+const COLL_PREFIX: &[u8] = b"coll/";
+
+/// The first id handed out; lower ids are reserved.
+const FIRST_ID: u64 = 16;
+
+/// Name of the index every collection has on `_id`.
+pub const ID_INDEX_NAME: &str = "_id_";
+
+/// One index of a collection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexMeta {
+    /// Column family holding the entries. For `_id_` this is the
+    /// collection's records family: records are clustered by `_id`.
+    pub id: u64,
+    pub name: String,
+    /// The key pattern exactly as the client gave it (`{a: 1, b: -1}`).
+    pub key: bson::Document,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unique: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sparse: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hidden: bool,
+    #[serde(
+        rename = "partialFilterExpression",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub partial_filter: Option<bson::Document>,
+    #[serde(
+        rename = "expireAfterSeconds",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub expire_after_seconds: Option<i32>,
+    /// Other accepted options echoed by `listIndexes` (e.g. `collation`).
+    #[serde(default, skip_serializing_if = "bson::Document::is_empty")]
+    pub extra: bson::Document,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl IndexMeta {
+    pub fn is_id_index(&self) -> bool {
+        self.name == ID_INDEX_NAME
+    }
+
+    /// The key fields with their directions (`true` = ascending). Any
+    /// non-negative number means ascending, a negative one descending, as
+    /// for MongoDB's B-tree indexes.
+    pub fn fields(&self) -> Vec<(String, bool)> {
+        self.key
+            .iter()
+            .map(|(k, v)| (k.clone(), !is_negative(v)))
+            .collect()
+    }
+
+    /// Whether this index is a TTL index the monitor acts on.
+    pub fn is_ttl(&self) -> bool {
+        self.expire_after_seconds.is_some() && self.key.len() == 1 && !self.is_id_index()
+    }
+}
+
+fn is_negative(v: &bson::Bson) -> bool {
+    match v {
+        bson::Bson::Int32(n) => *n < 0,
+        bson::Bson::Int64(n) => *n < 0,
+        bson::Bson::Double(n) => *n < 0.0,
+        bson::Bson::Decimal128(d) => d.to_string().starts_with('-'),
+        _ => false,
+    }
+}
+
+/// One collection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectionMeta {
+    /// Column family holding the records (clustered by `_id`).
+    pub id: u64,
+    pub db: String,
+    pub name: String,
+    /// Stable identity reported by `listCollections` (`info.uuid`).
+    pub uuid: bson::Binary,
+    /// Creation options as given (`capped`, `validator`, …), echoed by
+    /// `listCollections`.
+    #[serde(default)]
+    pub options: bson::Document,
+    /// Every index, `_id_` first.
+    pub indexes: Vec<IndexMeta>,
+}
+
+impl CollectionMeta {
+    pub fn ns(&self) -> String {
+        format!("{}.{}", self.db, self.name)
+    }
+
+    pub fn index(&self, name: &str) -> Option<&IndexMeta> {
+        self.indexes.iter().find(|i| i.name == name)
+    }
+
+    /// Secondary indexes (every index but `_id_`).
+    pub fn secondary_indexes(&self) -> impl Iterator<Item = &IndexMeta> {
+        self.indexes.iter().filter(|i| !i.is_id_index())
+    }
+
+    /// A new collection's `_id_` index record.
+    pub fn id_index(records_cf: u64) -> IndexMeta {
+        IndexMeta {
+            id: records_cf,
+            name: ID_INDEX_NAME.to_owned(),
+            key: bson::doc! { "_id": 1 },
+            unique: true,
+            sparse: false,
+            hidden: false,
+            partial_filter: None,
+            expire_after_seconds: None,
+            extra: bson::Document::new(),
+        }
+    }
+
+    /// Every column family this collection owns.
+    pub fn column_families(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self.indexes.iter().map(|i| i.id).collect();
+        ids.push(self.id);
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+}
+
+fn coll_key(db: &str, name: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(COLL_PREFIX.len() + db.len() + 1 + name.len());
+    k.extend_from_slice(COLL_PREFIX);
+    k.extend_from_slice(db.as_bytes());
+    k.push(0);
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+/// Reads every collection record, in (db, name) order.
+pub fn load_collections(engine: &dyn Engine) -> Result<Vec<CollectionMeta>> {
+    let mut cursor = engine.cursor(
+        Cf::Catalog,
+        KeyRange::prefix(COLL_PREFIX),
+        Direction::Forward,
+    )?;
+    let mut out = Vec::new();
+    while cursor.valid() {
+        let meta: CollectionMeta = bson::deserialize_from_slice(cursor.value())
+            .map_err(|e| Error::corrupt(format!("catalog record: {e}")))?;
+        out.push(meta);
+        cursor.advance();
+    }
+    cursor.status()?;
+    Ok(out)
+}
+
+/// Adds the write of a collection record to `batch`.
+pub fn put_collection(batch: &mut dyn Batch, meta: &CollectionMeta) -> Result<()> {
+    let bytes = bson::serialize_to_vec(meta)
+        .map_err(|e| Error::corrupt(format!("cannot encode catalog record: {e}")))?;
+    batch.put(Cf::Catalog, &coll_key(&meta.db, &meta.name), &bytes)
+}
+
+/// Adds the removal of a collection record to `batch`.
+pub fn delete_collection(batch: &mut dyn Batch, db: &str, name: &str) -> Result<()> {
+    batch.delete(Cf::Catalog, &coll_key(db, name))
+}
+
+/// Allocates `n` consecutive column-family ids, recording the new high
+/// mark in `batch`. `next` is the caller's in-memory copy of the counter.
+pub fn allocate_ids(batch: &mut dyn Batch, next: &mut u64, n: u64) -> Result<u64> {
+    let first = *next;
+    *next += n;
+    batch.put(Cf::Catalog, NEXT_ID_KEY, &next.to_be_bytes())?;
+    Ok(first)
+}
+
+/// Reads the id counter.
+pub fn load_next_id(engine: &dyn Engine) -> Result<u64> {
+    match engine.get(Cf::Catalog, NEXT_ID_KEY)? {
+        None => Ok(FIRST_ID),
+        Some(v) => {
+            let bytes: [u8; 8] = v
+                .as_slice()
+                .try_into()
+                .map_err(|_| Error::corrupt("catalog next_id is not 8 bytes"))?;
+            Ok(u64::from_be_bytes(bytes))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rocks::{RocksEngine, RocksOptions};
+
+    fn engine(dir: &std::path::Path) -> RocksEngine {
+        RocksEngine::open(&RocksOptions {
+            path: dir.to_path_buf(),
+            block_cache_bytes: 1 << 20,
+            write_buffer_bytes: 1 << 20,
+        })
+        .unwrap()
+    }
+
+    fn meta(db: &str, name: &str, id: u64) -> CollectionMeta {
+        CollectionMeta {
+            id,
+            db: db.into(),
+            name: name.into(),
+            uuid: bson::Binary {
+                subtype: bson::spec::BinarySubtype::Uuid,
+                bytes: vec![7; 16],
+            },
+            options: bson::doc! {},
+            indexes: vec![CollectionMeta::id_index(id)],
+        }
+    }
+
+    #[test]
+    fn collections_and_id_counter_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let e = engine(dir.path());
+            let mut next = load_next_id(&e).unwrap();
+            let mut b = e.batch();
+            let id = allocate_ids(b.as_mut(), &mut next, 2).unwrap();
+            let mut m = meta("app", "events", id);
+            m.indexes.push(IndexMeta {
+                id: id + 1,
+                name: "at_1".into(),
+                key: bson::doc! { "at": 1 },
+                unique: false,
+                sparse: false,
+                hidden: false,
+                partial_filter: None,
+                expire_after_seconds: Some(3600),
+                extra: bson::doc! {},
+            });
+            put_collection(b.as_mut(), &m).unwrap();
+            put_collection(b.as_mut(), &meta("a", "z", 99)).unwrap();
+            b.commit(true).unwrap();
+        }
+        let e = engine(dir.path());
+        let all = load_collections(&e).unwrap();
+        assert_eq!(
+            all.iter().map(|m| m.ns()).collect::<Vec<_>>(),
+            vec!["a.z", "app.events"]
+        );
+        assert_eq!(all[1].indexes[1].expire_after_seconds, Some(3600));
+        assert!(all[1].indexes[1].is_ttl());
+        assert_eq!(load_next_id(&e).unwrap(), FIRST_ID + 2);
+    }
+
+    #[test]
+    fn key_directions_follow_sign() {
+        let mut i = CollectionMeta::id_index(1);
+        i.key = bson::doc! { "a": 1, "b": -1, "c": -1.5 };
+        assert_eq!(
+            i.fields(),
+            vec![("a".into(), true), ("b".into(), false), ("c".into(), false)]
+        );
+    }
+}

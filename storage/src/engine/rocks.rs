@@ -1,0 +1,443 @@
+//! The RocksDB implementation of [`Engine`]: the only module in ebb that
+//! names `rocksdb`.
+//!
+//! One database per node. Column families are named `catalog` and, for
+//! numbered ones, their id in decimal (`"17"`); the `default` family exists
+//! because RocksDB requires it and stays empty. All families share one
+//! block cache and one memtable budget, so creating many collections does
+//! not multiply memory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rocksdb::{
+    BlockBasedOptions, BoundColumnFamily, Cache, ColumnFamilyDescriptor, DBCompressionType,
+    DBRawIteratorWithThreadMode, DBWithThreadMode, MultiThreaded, Options, ReadOptions, WriteBatch,
+    WriteOptions,
+};
+
+use super::{Batch, Cf, CfStats, Cursor, Direction, Engine, KeyRange, Snapshot};
+use crate::{Error, Result};
+
+type Db = DBWithThreadMode<MultiThreaded>;
+
+const CATALOG_CF: &str = "catalog";
+
+/// Tuning knobs the node passes in from its configuration.
+#[derive(Debug, Clone)]
+pub struct RocksOptions {
+    pub path: PathBuf,
+    /// Shared block cache for all column families.
+    pub block_cache_bytes: usize,
+    /// Total memtable budget across all column families.
+    pub write_buffer_bytes: usize,
+}
+
+/// A RocksDB database opened for ebb.
+pub struct RocksEngine {
+    db: Db,
+    cf_options: Options,
+}
+
+fn engine_err(e: rocksdb::Error) -> Error {
+    Error::engine(e.into_string())
+}
+
+fn cf_name(cf: Cf) -> String {
+    match cf {
+        Cf::Catalog => CATALOG_CF.to_owned(),
+        Cf::Id(id) => id.to_string(),
+    }
+}
+
+impl RocksEngine {
+    /// Opens (or creates) the database at `opts.path` with every column
+    /// family found on disk.
+    pub fn open(opts: &RocksOptions) -> Result<Self> {
+        std::fs::create_dir_all(&opts.path)
+            .map_err(|e| Error::engine(format!("cannot create {}: {e}", opts.path.display())))?;
+        let cache = Cache::new_lru_cache(opts.block_cache_bytes);
+        let cf_options = column_family_options(&cache);
+
+        let mut db_options = cf_options.clone();
+        db_options.create_if_missing(true);
+        db_options.create_missing_column_families(true);
+        db_options.set_max_background_jobs(2);
+        db_options.set_db_write_buffer_size(opts.write_buffer_bytes);
+        // Bound the WAL so rarely written column families get flushed and
+        // old log files can go.
+        db_options.set_max_total_wal_size(4 * opts.write_buffer_bytes as u64);
+        db_options.set_bytes_per_sync(1 << 20);
+        db_options.set_keep_log_file_num(4);
+
+        let mut names = existing_cfs(&db_options, &opts.path);
+        for required in ["default", CATALOG_CF] {
+            if !names.iter().any(|n| n == required) {
+                names.push(required.to_owned());
+            }
+        }
+        let descriptors = names
+            .iter()
+            .map(|n| ColumnFamilyDescriptor::new(n, cf_options.clone()));
+        let db =
+            Db::open_cf_descriptors(&db_options, &opts.path, descriptors).map_err(engine_err)?;
+        Ok(RocksEngine { db, cf_options })
+    }
+
+    fn handle(&self, cf: Cf) -> Result<Arc<BoundColumnFamily<'_>>> {
+        self.db
+            .cf_handle(&cf_name(cf))
+            .ok_or_else(|| Error::engine(format!("column family {} is missing", cf_name(cf))))
+    }
+}
+
+fn column_family_options(cache: &Cache) -> Options {
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(cache);
+    table.set_bloom_filter(10.0, false);
+    table.set_cache_index_and_filter_blocks(true);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    let mut o = Options::default();
+    o.set_block_based_table_factory(&table);
+    o.set_compression_type(DBCompressionType::Lz4);
+    o.set_bottommost_compression_type(DBCompressionType::Zstd);
+    o
+}
+
+fn existing_cfs(opts: &Options, path: &Path) -> Vec<String> {
+    // A fresh directory has no CURRENT file and therefore no families.
+    Db::list_cf(opts, path).unwrap_or_default()
+}
+
+fn read_options(range: &KeyRange) -> ReadOptions {
+    let mut ro = ReadOptions::default();
+    if !range.lower.is_empty() {
+        ro.set_iterate_lower_bound(range.lower.clone());
+    }
+    if let Some(upper) = &range.upper {
+        ro.set_iterate_upper_bound(upper.clone());
+    }
+    ro
+}
+
+impl Engine for RocksEngine {
+    fn create_cf(&self, cf: Cf) -> Result<()> {
+        let name = cf_name(cf);
+        if self.db.cf_handle(&name).is_some() {
+            return Ok(());
+        }
+        self.db
+            .create_cf(&name, &self.cf_options)
+            .map_err(engine_err)
+    }
+
+    fn drop_cf(&self, cf: Cf) -> Result<()> {
+        let name = cf_name(cf);
+        if self.db.cf_handle(&name).is_none() {
+            return Ok(());
+        }
+        self.db.drop_cf(&name).map_err(engine_err)
+    }
+
+    fn numbered_cfs(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = existing_cfs(&Options::default(), self.db.path())
+            .iter()
+            .filter_map(|n| n.parse::<u64>().ok())
+            .filter(|id| self.db.cf_handle(&id.to_string()).is_some())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    fn batch(&self) -> Box<dyn Batch + '_> {
+        Box::new(RocksBatch {
+            engine: self,
+            inner: WriteBatch::default(),
+            handles: Vec::new(),
+            len: 0,
+        })
+    }
+
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let h = self.handle(cf)?;
+        self.db.get_cf(&h, key).map_err(engine_err)
+    }
+
+    fn multi_get(&self, cf: Cf, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        let h = self.handle(cf)?;
+        self.db
+            .batched_multi_get_cf_opt(&h, keys.iter(), false, &ReadOptions::default())
+            .into_iter()
+            .map(|r| r.map(|v| v.map(|s| s.to_vec())).map_err(engine_err))
+            .collect()
+    }
+
+    fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>> {
+        let h = self.handle(cf)?;
+        let iter = self.db.raw_iterator_cf_opt(&h, read_options(&range));
+        Ok(Box::new(RocksCursor::start(iter, range, dir)))
+    }
+
+    fn snapshot(&self) -> Box<dyn Snapshot + '_> {
+        Box::new(RocksSnapshot {
+            engine: self,
+            snap: self.db.snapshot(),
+        })
+    }
+
+    fn sync_wal(&self) -> Result<()> {
+        self.db.flush_wal(true).map_err(engine_err)
+    }
+
+    fn flush(&self) -> Result<()> {
+        let mut names = existing_cfs(&Options::default(), self.db.path());
+        names.retain(|n| self.db.cf_handle(n).is_some());
+        for name in names {
+            if let Some(h) = self.db.cf_handle(&name) {
+                self.db.flush_cf(&h).map_err(engine_err)?;
+            }
+        }
+        self.db.flush_wal(true).map_err(engine_err)
+    }
+
+    fn compact(&self, cf: Cf, range: Option<KeyRange>) -> Result<()> {
+        let h = self.handle(cf)?;
+        match range {
+            None => self.db.compact_range_cf(&h, None::<&[u8]>, None::<&[u8]>),
+            Some(r) => self
+                .db
+                .compact_range_cf(&h, Some(&r.lower), r.upper.as_deref()),
+        }
+        Ok(())
+    }
+
+    fn stats(&self, cf: Cf) -> Result<CfStats> {
+        let h = self.handle(cf)?;
+        let prop = |name: &str| -> Result<u64> {
+            Ok(self
+                .db
+                .property_int_value_cf(&h, name)
+                .map_err(engine_err)?
+                .unwrap_or(0))
+        };
+        Ok(CfStats {
+            estimated_keys: prop("rocksdb.estimate-num-keys")?,
+            live_data_bytes: prop("rocksdb.estimate-live-data-size")?,
+            sst_bytes: prop("rocksdb.total-sst-files-size")?,
+        })
+    }
+}
+
+struct RocksBatch<'a> {
+    engine: &'a RocksEngine,
+    inner: WriteBatch,
+    // Handle lookups take a lock inside the rocksdb crate; a batch touches
+    // only a few families, so it keeps the handles it has resolved.
+    handles: Vec<(Cf, Arc<BoundColumnFamily<'a>>)>,
+    len: usize,
+}
+
+impl<'a> RocksBatch<'a> {
+    fn handle(&mut self, cf: Cf) -> Result<Arc<BoundColumnFamily<'a>>> {
+        if let Some((_, h)) = self.handles.iter().find(|(c, _)| *c == cf) {
+            return Ok(h.clone());
+        }
+        let h = self.engine.handle(cf)?;
+        self.handles.push((cf, h.clone()));
+        Ok(h)
+    }
+}
+
+impl Batch for RocksBatch<'_> {
+    fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<()> {
+        let h = self.handle(cf)?;
+        self.inner.put_cf(&h, key, value);
+        self.len += 1;
+        Ok(())
+    }
+
+    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()> {
+        let h = self.handle(cf)?;
+        self.inner.delete_cf(&h, key);
+        self.len += 1;
+        Ok(())
+    }
+
+    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
+        let h = self.handle(cf)?;
+        self.inner.delete_range_cf(&h, from, to);
+        self.len += 1;
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn commit(self: Box<Self>, sync: bool) -> Result<()> {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(sync);
+        let RocksBatch { engine, inner, .. } = *self;
+        engine.db.write_opt(inner, &wo).map_err(engine_err)
+    }
+}
+
+struct RocksSnapshot<'a> {
+    engine: &'a RocksEngine,
+    snap: rocksdb::SnapshotWithThreadMode<'a, Db>,
+}
+
+impl Snapshot for RocksSnapshot<'_> {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let h = self.engine.handle(cf)?;
+        self.snap.get_cf(&h, key).map_err(engine_err)
+    }
+
+    fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>> {
+        let h = self.engine.handle(cf)?;
+        let iter = self.snap.raw_iterator_cf_opt(&h, read_options(&range));
+        Ok(Box::new(RocksCursor::start(iter, range, dir)))
+    }
+}
+
+struct RocksCursor<'a> {
+    iter: DBRawIteratorWithThreadMode<'a, Db>,
+    range: KeyRange,
+    dir: Direction,
+}
+
+impl<'a> RocksCursor<'a> {
+    fn start(iter: DBRawIteratorWithThreadMode<'a, Db>, range: KeyRange, dir: Direction) -> Self {
+        let mut c = RocksCursor { iter, range, dir };
+        match dir {
+            Direction::Forward => c.iter.seek_to_first(),
+            Direction::Reverse => c.iter.seek_to_last(),
+        }
+        c
+    }
+}
+
+impl Cursor for RocksCursor<'_> {
+    fn valid(&self) -> bool {
+        self.iter.valid()
+    }
+
+    fn key(&self) -> &[u8] {
+        self.iter.key().unwrap_or_default()
+    }
+
+    fn value(&self) -> &[u8] {
+        self.iter.value().unwrap_or_default()
+    }
+
+    fn advance(&mut self) {
+        match self.dir {
+            Direction::Forward => self.iter.next(),
+            Direction::Reverse => self.iter.prev(),
+        }
+    }
+
+    fn seek(&mut self, key: &[u8]) {
+        // The read options already clamp to the range; clamping the target
+        // too keeps a seek outside it well defined.
+        let key = key.max(self.range.lower.as_slice());
+        match self.dir {
+            Direction::Forward => self.iter.seek(key),
+            Direction::Reverse => self.iter.seek_for_prev(key),
+        }
+    }
+
+    fn status(&self) -> Result<()> {
+        self.iter.status().map_err(engine_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(dir: &Path) -> RocksEngine {
+        RocksEngine::open(&RocksOptions {
+            path: dir.to_path_buf(),
+            block_cache_bytes: 8 << 20,
+            write_buffer_bytes: 8 << 20,
+        })
+        .unwrap()
+    }
+
+    fn keys(c: &mut dyn Cursor) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while c.valid() {
+            out.push(c.key().to_vec());
+            c.advance();
+        }
+        c.status().unwrap();
+        out
+    }
+
+    #[test]
+    fn numbered_families_survive_reopen_and_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let e = open(dir.path());
+            e.create_cf(Cf::Id(7)).unwrap();
+            e.create_cf(Cf::Id(3)).unwrap();
+            let mut b = e.batch();
+            b.put(Cf::Id(7), b"k", b"v").unwrap();
+            b.commit(true).unwrap();
+            e.drop_cf(Cf::Id(3)).unwrap();
+        }
+        let e = open(dir.path());
+        assert_eq!(e.numbered_cfs(), vec![7]);
+        assert_eq!(e.get(Cf::Id(7), b"k").unwrap(), Some(b"v".to_vec()));
+    }
+
+    #[test]
+    fn cursors_stay_inside_their_range_both_ways() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = open(dir.path());
+        e.create_cf(Cf::Id(1)).unwrap();
+        let mut b = e.batch();
+        for k in [b"a", b"b", b"c", b"d"] {
+            b.put(Cf::Id(1), k, b"").unwrap();
+        }
+        b.commit(false).unwrap();
+        let range = KeyRange::new(b"b".to_vec(), Some(b"d".to_vec()));
+        let mut fwd = e
+            .cursor(Cf::Id(1), range.clone(), Direction::Forward)
+            .unwrap();
+        assert_eq!(keys(fwd.as_mut()), vec![b"b".to_vec(), b"c".to_vec()]);
+        let mut rev = e.cursor(Cf::Id(1), range, Direction::Reverse).unwrap();
+        assert_eq!(keys(rev.as_mut()), vec![b"c".to_vec(), b"b".to_vec()]);
+    }
+
+    #[test]
+    fn snapshot_does_not_see_later_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = open(dir.path());
+        e.create_cf(Cf::Id(1)).unwrap();
+        let snap = e.snapshot();
+        let mut b = e.batch();
+        b.put(Cf::Id(1), b"x", b"1").unwrap();
+        b.commit(false).unwrap();
+        assert_eq!(snap.get(Cf::Id(1), b"x").unwrap(), None);
+        assert_eq!(e.get(Cf::Id(1), b"x").unwrap(), Some(b"1".to_vec()));
+    }
+
+    #[test]
+    fn delete_range_removes_half_open_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = open(dir.path());
+        e.create_cf(Cf::Id(2)).unwrap();
+        let mut b = e.batch();
+        for k in [b"a", b"b", b"c"] {
+            b.put(Cf::Id(2), k, b"").unwrap();
+        }
+        b.delete_range(Cf::Id(2), b"a", b"c").unwrap();
+        b.commit(false).unwrap();
+        let mut c = e
+            .cursor(Cf::Id(2), KeyRange::all(), Direction::Forward)
+            .unwrap();
+        assert_eq!(keys(c.as_mut()), vec![b"c".to_vec()]);
+    }
+}

@@ -1,0 +1,124 @@
+//! The storage crate's error type.
+//!
+//! Errors are semantic: a [`ErrorKind`] says *what* went wrong in terms a
+//! MongoDB user would recognise (a bad value, a type mismatch, a duplicate
+//! key), and the message says it in words. MongoDB's numeric codes are not
+//! known here; `ebb-node` maps each kind to its `code`/`codeName` in one table.
+//! Engine failures carry the engine's text for logs only: the node reports
+//! them as InternalError without the detail.
+
+use std::fmt;
+
+/// What kind of failure this is, named after the MongoDB error it becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// An argument has an acceptable type but an unacceptable value.
+    BadValue,
+    /// A command, query or update document could not be parsed.
+    FailedToParse,
+    /// A value has the wrong BSON type.
+    TypeMismatch,
+    /// An update tried to change `_id`.
+    ImmutableField,
+    /// Two update operators touch the same path.
+    ConflictingUpdateOperators,
+    /// An update path runs through a value that cannot hold fields.
+    PathNotViable,
+    /// A `$`-prefixed or otherwise invalid field name in a stored document.
+    DollarPrefixedFieldName,
+    /// A unique index already holds the key.
+    DuplicateKey,
+    /// A compound index key would need the cross product of two arrays.
+    CannotIndexParallelArrays,
+    /// A value is too large to be indexed or stored.
+    KeyTooLong,
+    /// A document is larger than the 16 MiB limit.
+    BsonObjectTooLarge,
+    /// The collection or database does not exist.
+    NamespaceNotFound,
+    /// The collection already exists.
+    NamespaceExists,
+    /// The named index does not exist.
+    IndexNotFound,
+    /// An index option is not valid.
+    InvalidIndexSpecificationOption,
+    /// The index cannot be created.
+    CannotCreateIndex,
+    /// An index with the same key pattern exists with other options.
+    IndexOptionsConflict,
+    /// An index with the same name exists with another key pattern.
+    IndexKeySpecsConflict,
+    /// Options are not valid for this command.
+    InvalidOptions,
+    /// A namespace name is not valid.
+    InvalidNamespace,
+    /// A hint names an index that cannot be used.
+    BadHint,
+    /// The sort would exceed the in-memory sort limit.
+    QueryExceededMemoryLimit,
+    /// The data on disk is not what this version wrote.
+    Corrupt,
+    /// The storage engine failed.
+    Engine,
+}
+
+/// A storage-layer error: a kind plus a message for the client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Extra structured detail some errors carry to the client
+    /// (the duplicate key's pattern and value).
+    pub detail: Option<bson::Document>,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    pub fn with_detail(mut self, detail: bson::Document) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+
+    pub fn bad_value(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::BadValue, message)
+    }
+
+    pub fn failed_to_parse(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::FailedToParse, message)
+    }
+
+    pub fn type_mismatch(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::TypeMismatch, message)
+    }
+
+    pub fn corrupt(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Corrupt, message)
+    }
+
+    pub fn engine(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Engine, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<bson::error::Error> for Error {
+    fn from(e: bson::error::Error) -> Self {
+        Error::corrupt(format!("malformed BSON: {e}"))
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
