@@ -1,1 +1,449 @@
-//! placeholder
+//! ebb-config: the node's configuration, read once and validated into a typed [`Config`].
+//!
+//! This crate is the only place configuration is read: a TOML file (see `ebb.toml` at the
+//! repository root, which lists every key with its default), `EBB_*` environment variables,
+//! then command-line [`Overrides`] passed in by the daemon. It is also the one table of
+//! MongoDB's TTL server parameters ([`params`]), which the node's `setParameter` and
+//! `getParameter` commands use at runtime. No other crate reads the environment, and this
+//! crate does no I/O beyond reading the config file and the process environment in
+//! [`Config::load`]; it knows nothing of storage, actors or the wire protocol.
+//!
+//! Environment variables map onto keys by stripping `EBB_` and splitting on `__`, matching
+//! each segment case-insensitively: `EBB_NET__PORT=27018`, `EBB_STORAGE__PATH=/x`,
+//! `EBB_TTL__MAX_DELETES_PER_SEC=5000`, `EBB_SETPARAMETER__TTLMONITORSLEEPSECS=1`.
+
+mod error;
+mod load;
+pub mod params;
+mod units;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use error::ConfigError;
+pub use load::Overrides;
+pub use params::{
+    Bound, ParamError, ParamInput, ParamSpec, ParamValue, ServerParameters, TTL_PARAMS,
+};
+pub use units::{ByteSize, LogFormat, SyncPolicy};
+
+/// The largest wire message the node accepts: MongoDB's `maxMessageSizeBytes`. Drivers size
+/// their batches by it, so it may be lowered but never raised.
+pub const MAX_MESSAGE_BYTES: u32 = 48_000_000;
+
+/// The whole configuration. `Config::default()` equals the shipped `ebb.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub net: Net,
+    pub storage: Storage,
+    pub ttl: Ttl,
+    pub cursors: Cursors,
+    pub log: Log,
+    /// MongoDB's server parameters under MongoDB's names (`[setParameter]`).
+    #[serde(rename = "setParameter")]
+    pub set_parameter: ServerParameters,
+}
+
+/// `[net]`: where and how clients connect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Net {
+    /// Address to listen on.
+    pub bind: String,
+    /// TCP port; 0 asks the OS for a free one (used by tests).
+    pub port: u16,
+    /// Connections beyond this are refused.
+    pub max_connections: usize,
+    /// Largest accepted wire message, at most [`MAX_MESSAGE_BYTES`].
+    pub max_message_bytes: u32,
+}
+
+impl Default for Net {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1".to_string(),
+            port: 27017,
+            max_connections: 10_000,
+            max_message_bytes: MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+/// `[storage]`: the RocksDB instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Storage {
+    /// Data directory, created if missing.
+    pub path: PathBuf,
+    /// When the write-ahead log is synced.
+    pub sync: SyncPolicy,
+    /// Block cache shared by every column family; 0 disables caching.
+    pub block_cache: ByteSize,
+    /// Total memtable budget across all column families.
+    pub write_buffer: ByteSize,
+}
+
+impl Default for Storage {
+    fn default() -> Self {
+        Self {
+            path: PathBuf::from("./data"),
+            sync: SyncPolicy::Interval(Duration::from_millis(100)),
+            block_cache: ByteSize::mib(256),
+            write_buffer: ByteSize::mib(64),
+        }
+    }
+}
+
+/// `[ttl]`: how the TTL monitor schedules itself, beyond MongoDB's server parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ttl {
+    /// Wake when the earliest TTL entry falls due; false sleeps MongoDB's plain
+    /// `ttlMonitorSleepSecs` between passes.
+    pub prompt: bool,
+    /// Upper bound on TTL deletions per second; 0 means unlimited.
+    pub max_deletes_per_sec: u64,
+}
+
+impl Default for Ttl {
+    fn default() -> Self {
+        Self {
+            prompt: true,
+            max_deletes_per_sec: 0,
+        }
+    }
+}
+
+/// `[cursors]`: server-side cursor lifetime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Cursors {
+    /// An idle cursor is closed after this long (MongoDB's `cursorTimeoutMillis`).
+    #[serde(with = "units::humantime_text")]
+    pub idle_timeout: Duration,
+}
+
+impl Default for Cursors {
+    fn default() -> Self {
+        Self {
+            idle_timeout: Duration::from_secs(10 * 60),
+        }
+    }
+}
+
+/// `[log]`: what is logged and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Log {
+    /// A `tracing_subscriber::EnvFilter` directive, e.g. `"info"` or `"info,ebb_storage=debug"`.
+    pub level: String,
+    /// Line format.
+    pub format: LogFormat,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Self {
+            level: "info".to_string(),
+            format: LogFormat::Text,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the ranges the types cannot express. Loading calls this; call it again after
+    /// changing a `Config` in code.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let net = &self.net;
+        require(!net.bind.trim().is_empty(), "net.bind", "must not be empty")?;
+        require(
+            net.max_connections > 0,
+            "net.max_connections",
+            "must be greater than 0",
+        )?;
+        require(
+            (1..=MAX_MESSAGE_BYTES).contains(&net.max_message_bytes),
+            "net.max_message_bytes",
+            format!(
+                "must be between 1 and {MAX_MESSAGE_BYTES}, got {}",
+                net.max_message_bytes
+            ),
+        )?;
+        let storage = &self.storage;
+        require(
+            !storage.path.as_os_str().is_empty(),
+            "storage.path",
+            "must not be empty",
+        )?;
+        require(
+            storage.sync != SyncPolicy::Interval(Duration::ZERO),
+            "storage.sync",
+            r#"the interval must be greater than 0 (use "always" to sync every write)"#,
+        )?;
+        require(
+            storage.write_buffer.bytes() > 0,
+            "storage.write_buffer",
+            "must be greater than 0",
+        )?;
+        require(
+            !self.cursors.idle_timeout.is_zero(),
+            "cursors.idle_timeout",
+            "must be greater than 0",
+        )?;
+        tracing_subscriber::EnvFilter::try_new(&self.log.level)
+            .map(drop)
+            .map_err(|error| {
+                ConfigError::invalid(
+                    "log.level",
+                    format!("not a log filter ({error}): \"{}\"", self.log.level),
+                )
+            })
+    }
+}
+
+fn require(holds: bool, key: &str, message: impl Into<String>) -> Result<(), ConfigError> {
+    if holds {
+        Ok(())
+    } else {
+        Err(ConfigError::invalid(key, message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHIPPED: &str = include_str!("../../ebb.toml");
+
+    fn error_of(toml: &str) -> String {
+        Config::from_toml_str(toml).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_match_the_documented_values() {
+        let config = Config::default();
+        assert_eq!(config.net.bind, "127.0.0.1");
+        assert_eq!(config.net.port, 27017);
+        assert_eq!(config.net.max_connections, 10_000);
+        assert_eq!(config.net.max_message_bytes, 48_000_000);
+        assert_eq!(config.storage.path, PathBuf::from("./data"));
+        assert_eq!(
+            config.storage.sync,
+            SyncPolicy::Interval(Duration::from_millis(100))
+        );
+        assert_eq!(config.storage.block_cache, ByteSize(256 * 1024 * 1024));
+        assert_eq!(config.storage.write_buffer, ByteSize(64 * 1024 * 1024));
+        assert!(config.ttl.prompt);
+        assert_eq!(config.ttl.max_deletes_per_sec, 0);
+        assert_eq!(config.cursors.idle_timeout, Duration::from_secs(600));
+        assert_eq!(config.log.level, "info");
+        assert_eq!(config.log.format, LogFormat::Text);
+        assert_eq!(config.set_parameter, ServerParameters::default());
+        assert_eq!(config.validate().map_err(|e| e.to_string()), Ok(()));
+    }
+
+    #[test]
+    fn shipped_ebb_toml_equals_the_built_in_defaults() {
+        assert_eq!(Config::from_toml_str(SHIPPED).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn shipped_ebb_toml_spells_out_every_key() {
+        let shipped = config::Config::builder()
+            .add_source(config::File::from_str(SHIPPED, config::FileFormat::Toml))
+            .build()
+            .unwrap();
+        let defaults = config::Config::try_from(&Config::default()).unwrap();
+        assert_eq!(
+            key_paths(&shipped.cache, ""),
+            key_paths(&defaults.cache, ""),
+            "ebb.toml must list every key, so it can serve as the reference"
+        );
+    }
+
+    fn key_paths(value: &config::Value, prefix: &str) -> Vec<String> {
+        let config::ValueKind::Table(table) = &value.kind else {
+            return vec![prefix.to_string()];
+        };
+        let mut paths: Vec<String> = table
+            .iter()
+            .flat_map(|(key, value)| key_paths(value, &format!("{prefix}.{key}")))
+            .collect();
+        paths.sort();
+        paths
+    }
+
+    #[test]
+    fn an_empty_file_means_defaults() {
+        assert_eq!(Config::from_toml_str("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn a_file_sets_only_the_keys_it_names() {
+        let config = Config::from_toml_str(
+            r#"
+            [net]
+            port = 27018
+            [storage]
+            sync = "always"
+            block_cache = "1GiB"
+            write_buffer = 1048576
+            [cursors]
+            idle_timeout = "30s"
+            [log]
+            format = "json"
+            [setParameter]
+            ttlMonitorSleepSecs = 1
+            ttlMonitorEnabled = false
+            "#,
+        )
+        .unwrap();
+        assert_eq!(config.net.port, 27018);
+        assert_eq!(config.net.bind, "127.0.0.1");
+        assert_eq!(config.storage.sync, SyncPolicy::Always);
+        assert_eq!(config.storage.block_cache, ByteSize::gib(1));
+        assert_eq!(config.storage.write_buffer, ByteSize::mib(1));
+        assert_eq!(config.cursors.idle_timeout, Duration::from_secs(30));
+        assert_eq!(config.log.format, LogFormat::Json);
+        assert_eq!(config.set_parameter.ttl_monitor_sleep_secs(), 1);
+        assert!(!config.set_parameter.ttl_monitor_enabled());
+        assert_eq!(config.set_parameter.ttl_index_delete_target_docs(), 50_000);
+    }
+
+    #[test]
+    fn unknown_nested_key_is_named_with_its_path() {
+        assert_eq!(
+            error_of("[storage]\nsyncc = \"always\""),
+            "invalid config: unknown key 'storage.syncc'"
+        );
+        assert_eq!(
+            error_of("[setParameter]\nttlMonitorSleepSeconds = 1"),
+            "invalid config: unknown key 'setParameter.ttlMonitorSleepSeconds'"
+        );
+    }
+
+    #[test]
+    fn every_unknown_key_is_listed_in_order() {
+        assert_eq!(
+            error_of("colour = 1\n[net]\nprot = 1\n[extra]\nx = 1"),
+            "invalid config: unknown keys 'colour', 'extra', 'net.prot'"
+        );
+    }
+
+    #[test]
+    fn bad_sync_policy_names_the_key_and_the_choices() {
+        assert_eq!(
+            error_of("[storage]\nsync = \"sometimes\""),
+            r#"invalid config: storage.sync: expected "always" or a duration like "100ms", got "sometimes""#
+        );
+    }
+
+    #[test]
+    fn zero_sync_interval_is_rejected() {
+        assert_eq!(
+            error_of("[storage]\nsync = \"0ms\""),
+            r#"invalid config: storage.sync: the interval must be greater than 0 (use "always" to sync every write)"#
+        );
+    }
+
+    #[test]
+    fn out_of_bounds_server_parameter_uses_mongodb_message() {
+        assert_eq!(
+            error_of("[setParameter]\nttlMonitorSleepSecs = 0"),
+            "invalid config: setParameter.ttlMonitorSleepSecs: Invalid value for parameter ttlMonitorSleepSecs: 0 is not greater than 0"
+        );
+        assert_eq!(
+            error_of("[setParameter]\nttlIndexDeleteTargetDocs = -1"),
+            "invalid config: setParameter.ttlIndexDeleteTargetDocs: Invalid value for parameter ttlIndexDeleteTargetDocs: -1 is not greater than or equal to 0"
+        );
+    }
+
+    #[test]
+    fn wrong_type_names_the_key() {
+        assert_eq!(
+            error_of("[net]\nport = \"high\""),
+            r#"invalid config: net.port: expected an integer, got string "high""#
+        );
+        assert_eq!(
+            error_of("[net]\nport = 70000"),
+            "invalid config: net.port: expected an unsigned 16 bit integer, got 64-bit unsigned integer `70000`"
+        );
+        assert_eq!(
+            error_of("net = 5"),
+            "invalid config: net: invalid type: integer `5`, expected struct Net"
+        );
+    }
+
+    #[test]
+    fn bad_byte_size_duration_and_format_name_their_keys() {
+        assert_eq!(
+            error_of("[storage]\nblock_cache = \"lots\""),
+            r#"invalid config: storage.block_cache: expected a byte size like "256MiB", "1GiB" or a number of bytes, got "lots""#
+        );
+        assert_eq!(
+            error_of("[cursors]\nidle_timeout = \"600\""),
+            r#"invalid config: cursors.idle_timeout: expected a duration like "30s" or "10m", got "600""#
+        );
+        assert_eq!(
+            error_of("[log]\nformat = \"xml\""),
+            r#"invalid config: log.format: expected "text" or "json", got "xml""#
+        );
+    }
+
+    #[test]
+    fn range_checks_name_their_keys() {
+        let cases = [
+            ("[net]\nbind = \"\"", "net.bind: must not be empty"),
+            (
+                "[net]\nmax_connections = 0",
+                "net.max_connections: must be greater than 0",
+            ),
+            (
+                "[net]\nmax_message_bytes = 48000001",
+                "net.max_message_bytes: must be between 1 and 48000000, got 48000001",
+            ),
+            ("[storage]\npath = \"\"", "storage.path: must not be empty"),
+            (
+                "[storage]\nwrite_buffer = 0",
+                "storage.write_buffer: must be greater than 0",
+            ),
+            (
+                "[cursors]\nidle_timeout = \"0s\"",
+                "cursors.idle_timeout: must be greater than 0",
+            ),
+        ];
+        for (toml, message) in cases {
+            assert_eq!(
+                error_of(toml),
+                format!("invalid config: {message}"),
+                "{toml}"
+            );
+        }
+    }
+
+    #[test]
+    fn max_message_bytes_may_be_lowered() {
+        let config = Config::from_toml_str("[net]\nmax_message_bytes = 1000000").unwrap();
+        assert_eq!(config.net.max_message_bytes, 1_000_000);
+    }
+
+    #[test]
+    fn log_level_must_be_a_filter_directive() {
+        let config = Config::from_toml_str("[log]\nlevel = \"warn,ebb_storage=debug\"").unwrap();
+        assert_eq!(config.log.level, "warn,ebb_storage=debug");
+        let message = error_of("[log]\nlevel = \"=[\"");
+        assert!(
+            message.starts_with("invalid config: log.level: not a log filter"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn toml_syntax_errors_are_reported() {
+        let message = error_of("[net\nport = 1");
+        assert!(message.starts_with("invalid config: TOML: "), "{message}");
+    }
+}

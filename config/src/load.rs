@@ -1,0 +1,415 @@
+//! Layering: built-in defaults ← TOML file ← `EBB_*` environment ← command-line overrides.
+//!
+//! The `config` crate merges the file and the environment into one tree; before serde sees
+//! that tree, every key is checked against the keys of the default config, so a typo is
+//! reported with its full dotted path. The process environment is read only in
+//! [`Config::load`]; everything else takes the environment as an argument so tests never
+//! touch it. This module does not decide what values are valid: that is `Config::validate`.
+//!
+//! Environment mapping: strip `EBB_`, split the rest on `__` (double underscore) into the
+//! key path, and match each segment case-insensitively against the real key names, so
+//! `EBB_NET__PORT` sets `net.port` and `EBB_SETPARAMETER__TTLMONITORSLEEPSECS` sets
+//! `setParameter.ttlMonitorSleepSecs`. An `EBB_` variable that maps to no key is an error.
+
+use std::path::{Path, PathBuf};
+
+use config::{FileFormat, Map, Value, ValueKind};
+
+use crate::{Config, ConfigError};
+
+const ENV_PREFIX: &str = "EBB_";
+const ENV_SEPARATOR: &str = "__";
+/// What parse errors blame when the TOML did not come from a file.
+const INLINE_ORIGIN: &str = "TOML";
+
+/// Values given on the command line; each one, when present, wins over file and environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// The TOML file to read (`--config`). Without it only defaults and environment apply.
+    pub config_file: Option<PathBuf>,
+    /// `net.bind`.
+    pub bind: Option<String>,
+    /// `net.port`.
+    pub port: Option<u16>,
+    /// `storage.path`.
+    pub db_path: Option<PathBuf>,
+}
+
+impl Overrides {
+    fn apply(&self, config: &mut Config) {
+        if let Some(bind) = &self.bind {
+            config.net.bind.clone_from(bind);
+        }
+        if let Some(port) = self.port {
+            config.net.port = port;
+        }
+        if let Some(path) = &self.db_path {
+            config.storage.path.clone_from(path);
+        }
+    }
+}
+
+/// TOML text and the name to blame in syntax errors.
+struct TomlSource {
+    origin: String,
+    text: String,
+}
+
+impl Config {
+    /// Loads the configuration the daemon runs with: defaults ← the TOML file (if given; a
+    /// missing file that was asked for is an error) ← `EBB_*` variables of this process ←
+    /// `overrides`; then validates it.
+    pub fn load(overrides: &Overrides) -> Result<Config, ConfigError> {
+        // Variables that are not Unicode cannot name a setting; skip them rather than panic.
+        let env = std::env::vars_os().filter_map(|(name, value)| {
+            Some((name.into_string().ok()?, value.into_string().ok()?))
+        });
+        Self::load_with_env(overrides, env)
+    }
+
+    /// [`Config::load`] with the environment given explicitly.
+    pub fn load_with_env(
+        overrides: &Overrides,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        let file = overrides
+            .config_file
+            .as_deref()
+            .map(read_file)
+            .transpose()?;
+        let mut config = layered(file, env)?;
+        overrides.apply(&mut config);
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses and validates a TOML document on top of the defaults, ignoring the environment.
+    pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
+        let source = TomlSource {
+            origin: INLINE_ORIGIN.to_string(),
+            text: text.to_string(),
+        };
+        let config = layered(Some(source), std::iter::empty())?;
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+fn read_file(path: &Path) -> Result<TomlSource, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(TomlSource {
+        origin: path.display().to_string(),
+        text,
+    })
+}
+
+/// Merges the file and environment layers and deserializes them over the defaults.
+fn layered(
+    file: Option<TomlSource>,
+    env: impl IntoIterator<Item = (String, String)>,
+) -> Result<Config, ConfigError> {
+    let known = known_keys();
+    let mut builder = config::Config::builder();
+    if let Some(source) = &file {
+        builder = builder.add_source(config::File::from_str(&source.text, FileFormat::Toml));
+    }
+    for (key, value) in env_overrides(env, &known)? {
+        builder = builder
+            .set_override(&key, value)
+            .map_err(|error| ConfigError::invalid(&key, error.to_string()))?;
+    }
+    let merged = builder.build().map_err(|error| {
+        let origin = file.as_ref().map_or(INLINE_ORIGIN, |source| &source.origin);
+        ConfigError::Parse(format!("{origin}: {error}"))
+    })?;
+    let tree = table_of(merged.cache.clone());
+    let mut unknown = Vec::new();
+    collect_unknown_keys(&tree, &known, "", &mut unknown);
+    if !unknown.is_empty() {
+        unknown.sort();
+        return Err(ConfigError::UnknownKeys(unknown));
+    }
+    merged.try_deserialize().map_err(keyed_error)
+}
+
+/// The key tree of the default config: every key a file or variable may set.
+fn known_keys() -> Map<String, Value> {
+    let defaults = config::Config::try_from(&Config::default())
+        .expect("the default config serializes to a table");
+    table_of(defaults.cache)
+}
+
+fn table_of(value: Value) -> Map<String, Value> {
+    match value.kind {
+        ValueKind::Table(table) => table,
+        _ => Map::new(),
+    }
+}
+
+fn collect_unknown_keys(
+    given: &Map<String, Value>,
+    known: &Map<String, Value>,
+    prefix: &str,
+    unknown: &mut Vec<String>,
+) {
+    for (key, value) in given {
+        let path = format!("{prefix}{key}");
+        match (known.get(key).map(|known| &known.kind), &value.kind) {
+            (None, _) => unknown.push(path),
+            (Some(ValueKind::Table(known)), ValueKind::Table(given)) => {
+                collect_unknown_keys(given, known, &format!("{path}."), unknown);
+            }
+            // A scalar where a table belongs (or the reverse) is a type error for serde.
+            _ => {}
+        }
+    }
+}
+
+/// The `EBB_*` variables as (dotted key path, value) pairs, keys spelled as in the file.
+fn env_overrides(
+    env: impl IntoIterator<Item = (String, String)>,
+    known: &Map<String, Value>,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let mut overrides = Vec::new();
+    for (var, value) in env {
+        let Some(rest) = strip_prefix_ignore_case(&var, ENV_PREFIX) else {
+            continue;
+        };
+        let key = canonical_key(rest, known).ok_or(ConfigError::UnknownEnvVar { var })?;
+        overrides.push((key, value));
+    }
+    Ok(overrides)
+}
+
+fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+/// `NET__MAX_CONNECTIONS` → `net.max_connections`, walking the key tree case-insensitively.
+fn canonical_key(env_key: &str, known: &Map<String, Value>) -> Option<String> {
+    let mut level = Some(known);
+    let mut path = Vec::new();
+    for segment in env_key.split(ENV_SEPARATOR) {
+        let (name, value) = level?
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(segment))?;
+        path.push(name.as_str());
+        level = match &value.kind {
+            ValueKind::Table(table) => Some(table),
+            _ => None,
+        };
+    }
+    Some(path.join("."))
+}
+
+/// Rewrites a `config` crate error as "key: problem". The crate records the dotted key path
+/// of the value that failed; errors without one are reported whole.
+fn keyed_error(error: config::ConfigError) -> ConfigError {
+    match error {
+        config::ConfigError::Type {
+            unexpected,
+            expected,
+            key: Some(key),
+            ..
+        } => ConfigError::invalid(&key, format!("expected {expected}, got {unexpected}")),
+        config::ConfigError::At {
+            error,
+            key: Some(key),
+            ..
+        } => ConfigError::invalid(&key, error.to_string()),
+        other => ConfigError::Parse(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::SyncPolicy;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|&(name, value)| (name.to_string(), value.to_string()))
+            .collect()
+    }
+
+    fn file_with(toml: &str) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(toml.as_bytes()).unwrap();
+        file
+    }
+
+    fn overrides_for(file: &tempfile::NamedTempFile) -> Overrides {
+        Overrides {
+            config_file: Some(file.path().to_path_buf()),
+            ..Overrides::default()
+        }
+    }
+
+    #[test]
+    fn no_file_and_no_environment_means_defaults() {
+        let config = Config::load_with_env(&Overrides::default(), env(&[])).unwrap();
+        assert_eq!(config, Config::default());
+    }
+
+    #[test]
+    fn environment_sets_keys_at_any_depth() {
+        let config = Config::load_with_env(
+            &Overrides::default(),
+            env(&[
+                ("EBB_NET__PORT", "27018"),
+                ("EBB_STORAGE__PATH", "/x"),
+                ("EBB_STORAGE__SYNC", "always"),
+                ("EBB_STORAGE__BLOCK_CACHE", "1GiB"),
+                ("EBB_TTL__MAX_DELETES_PER_SEC", "5000"),
+                ("EBB_TTL__PROMPT", "false"),
+                ("PATH", "/usr/bin"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(config.net.port, 27018);
+        assert_eq!(config.storage.path, PathBuf::from("/x"));
+        assert_eq!(config.storage.sync, SyncPolicy::Always);
+        assert_eq!(config.storage.block_cache, crate::ByteSize::gib(1));
+        assert_eq!(config.ttl.max_deletes_per_sec, 5000);
+        assert!(!config.ttl.prompt);
+    }
+
+    #[test]
+    fn environment_names_server_parameters_case_insensitively() {
+        let config = Config::load_with_env(
+            &Overrides::default(),
+            env(&[
+                ("EBB_SETPARAMETER__TTLMONITORSLEEPSECS", "1"),
+                ("ebb_setParameter__ttlMonitorEnabled", "false"),
+                ("EBB_SETPARAMETER__TTLINDEXDELETETARGETTIMEMS", "0"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(config.set_parameter.ttl_monitor_sleep_secs(), 1);
+        assert!(!config.set_parameter.ttl_monitor_enabled());
+        assert_eq!(config.set_parameter.ttl_index_delete_target_time_ms(), 0);
+    }
+
+    #[test]
+    fn environment_values_are_validated_with_their_key() {
+        let error = Config::load_with_env(
+            &Overrides::default(),
+            env(&[("EBB_SETPARAMETER__TTLMONITORSLEEPSECS", "0")]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid config: setParameter.ttlMonitorSleepSecs: Invalid value for parameter ttlMonitorSleepSecs: 0 is not greater than 0"
+        );
+        let error = Config::load_with_env(&Overrides::default(), env(&[("EBB_NET__PORT", "high")]))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            r#"invalid config: net.port: expected an integer, got string "high""#
+        );
+    }
+
+    #[test]
+    fn environment_variable_for_no_key_is_an_error() {
+        let error = Config::load_with_env(&Overrides::default(), env(&[("EBB_NET__PROT", "1")]))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid config: environment variable EBB_NET__PROT names no setting \
+             (expected EBB_<SECTION>__<KEY>, e.g. EBB_NET__PORT)"
+        );
+        assert!(
+            Config::load_with_env(&Overrides::default(), env(&[("EBB_NET__PORT__X", "1")]))
+                .is_err(),
+            "a scalar key has no children"
+        );
+    }
+
+    #[test]
+    fn file_is_read_from_the_given_path() {
+        let file = file_with("[net]\nport = 27019\n[setParameter]\nttlMonitorSleepSecs = 5\n");
+        let config = Config::load_with_env(&overrides_for(&file), env(&[])).unwrap();
+        assert_eq!(config.net.port, 27019);
+        assert_eq!(config.set_parameter.ttl_monitor_sleep_secs(), 5);
+    }
+
+    #[test]
+    fn missing_config_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("absent.toml");
+        let overrides = Overrides {
+            config_file: Some(path.clone()),
+            ..Overrides::default()
+        };
+        let message = Config::load_with_env(&overrides, env(&[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with(&format!("invalid config: cannot read {}: ", path.display())),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn syntax_error_names_the_file() {
+        let file = file_with("[net\n");
+        let message = Config::load_with_env(&overrides_for(&file), env(&[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with(&format!("invalid config: {}: ", file.path().display())),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn command_line_beats_environment_which_beats_file() {
+        let file = file_with(
+            "[net]\nbind = \"10.0.0.1\"\nport = 1001\n[storage]\npath = \"/file\"\nblock_cache = \"1MiB\"\n",
+        );
+        let environment = env(&[
+            ("EBB_NET__PORT", "1002"),
+            ("EBB_STORAGE__PATH", "/env"),
+            ("EBB_STORAGE__BLOCK_CACHE", "2MiB"),
+        ]);
+        let overrides = Overrides {
+            port: Some(1003),
+            db_path: Some(PathBuf::from("/cli")),
+            ..overrides_for(&file)
+        };
+        let config = Config::load_with_env(&overrides, environment.clone()).unwrap();
+        assert_eq!(config.net.bind, "10.0.0.1", "file value with no override");
+        assert_eq!(config.net.port, 1003, "command line wins over environment");
+        assert_eq!(config.storage.path, PathBuf::from("/cli"));
+        assert_eq!(
+            config.storage.block_cache,
+            crate::ByteSize::mib(2),
+            "environment wins over file"
+        );
+
+        let without_cli = Config::load_with_env(&overrides_for(&file), environment).unwrap();
+        assert_eq!(without_cli.net.port, 1002);
+        assert_eq!(without_cli.storage.path, PathBuf::from("/env"));
+    }
+
+    #[test]
+    fn command_line_values_are_validated_too() {
+        let overrides = Overrides {
+            bind: Some(String::new()),
+            ..Overrides::default()
+        };
+        let error = Config::load_with_env(&overrides, env(&[])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid config: net.bind: must not be empty"
+        );
+    }
+}
