@@ -99,7 +99,8 @@ pub const TAG_MAXKEY: u8 = 0x7F;
 
 /// Ends an object, array or scope; below every tag so a prefix sorts first.
 const END: u8 = 0x00;
-/// Stands for an unreadable object element; above every tag.
+/// Stands for an unreadable object or array element (and ends it); above
+/// every tag, as `cmp` sorts a malformed tail after any well-formed one.
 const MALFORMED: u8 = 0xFF;
 
 const NUMBER_NAN: u8 = 0x00;
