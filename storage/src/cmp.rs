@@ -11,31 +11,37 @@ use std::cmp::Ordering;
 
 use bson::RawBsonRef;
 
+use crate::keycode::{
+    TAG_ARRAY, TAG_BINARY, TAG_BOOL, TAG_CODE, TAG_CODE_WITH_SCOPE, TAG_DATE, TAG_DBPOINTER,
+    TAG_MAXKEY, TAG_MINKEY, TAG_NULL, TAG_NUMBER, TAG_OBJECT, TAG_OBJECTID, TAG_REGEX, TAG_STRING,
+    TAG_TIMESTAMP, TAG_UNDEFINED,
+};
 use crate::numeric;
 
-/// The canonical type bracket of a value; smaller sorts first.
+/// The canonical type bracket of a value; smaller sorts first. The bracket
+/// numbers are the key encoding's type tags, so the two cannot disagree.
 pub fn canonical_type(v: &RawBsonRef<'_>) -> u8 {
     match v {
-        RawBsonRef::MinKey => 1,
-        RawBsonRef::Undefined => 2,
-        RawBsonRef::Null => 5,
+        RawBsonRef::MinKey => TAG_MINKEY,
+        RawBsonRef::Undefined => TAG_UNDEFINED,
+        RawBsonRef::Null => TAG_NULL,
         RawBsonRef::Int32(_)
         | RawBsonRef::Int64(_)
         | RawBsonRef::Double(_)
-        | RawBsonRef::Decimal128(_) => 10,
-        RawBsonRef::String(_) | RawBsonRef::Symbol(_) => 15,
-        RawBsonRef::Document(_) => 20,
-        RawBsonRef::Array(_) => 25,
-        RawBsonRef::Binary(_) => 30,
-        RawBsonRef::ObjectId(_) => 35,
-        RawBsonRef::Boolean(_) => 40,
-        RawBsonRef::DateTime(_) => 45,
-        RawBsonRef::Timestamp(_) => 47,
-        RawBsonRef::RegularExpression(_) => 50,
-        RawBsonRef::DbPointer(_) => 55,
-        RawBsonRef::JavaScriptCode(_) => 60,
-        RawBsonRef::JavaScriptCodeWithScope(_) => 65,
-        RawBsonRef::MaxKey => 127,
+        | RawBsonRef::Decimal128(_) => TAG_NUMBER,
+        RawBsonRef::String(_) | RawBsonRef::Symbol(_) => TAG_STRING,
+        RawBsonRef::Document(_) => TAG_OBJECT,
+        RawBsonRef::Array(_) => TAG_ARRAY,
+        RawBsonRef::Binary(_) => TAG_BINARY,
+        RawBsonRef::ObjectId(_) => TAG_OBJECTID,
+        RawBsonRef::Boolean(_) => TAG_BOOL,
+        RawBsonRef::DateTime(_) => TAG_DATE,
+        RawBsonRef::Timestamp(_) => TAG_TIMESTAMP,
+        RawBsonRef::RegularExpression(_) => TAG_REGEX,
+        RawBsonRef::DbPointer(_) => TAG_DBPOINTER,
+        RawBsonRef::JavaScriptCode(_) => TAG_CODE,
+        RawBsonRef::JavaScriptCodeWithScope(_) => TAG_CODE_WITH_SCOPE,
+        RawBsonRef::MaxKey => TAG_MAXKEY,
     }
 }
 
@@ -85,10 +91,13 @@ pub fn compare_values(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> Ordering {
             .as_bytes()
             .cmp(y.code.as_bytes())
             .then_with(|| compare_documents(x.scope, y.scope)),
+        // MongoDB compares the value sizes first: namespace length, then
+        // namespace bytes, then the ObjectId.
         (RawBsonRef::DbPointer(x), RawBsonRef::DbPointer(y)) => {
-            db_pointer_bytes(x).cmp(&db_pointer_bytes(y))
+            let ((nx, ox), (ny, oy)) = (db_pointer_parts(x), db_pointer_parts(y));
+            (nx.len(), nx, ox).cmp(&(ny.len(), ny, oy))
         }
-        (x, y) if ta == 10 => numeric::compare(x, y),
+        (x, y) if ta == TAG_NUMBER => numeric::compare(x, y),
         // MinKey, MaxKey, null and undefined are alone in their brackets.
         _ => Ordering::Equal,
     }
@@ -146,10 +155,204 @@ pub fn compare_arrays(a: &bson::RawArray, b: &bson::RawArray) -> Ordering {
 
 /// The namespace and ObjectId of a DBPointer, which the bson crate keeps
 /// private; read back through its raw encoding.
-pub(crate) fn db_pointer_bytes(p: bson::raw::RawDbPointerRef<'_>) -> Vec<u8> {
+pub(crate) fn db_pointer_parts(p: bson::raw::RawDbPointerRef<'_>) -> (Vec<u8>, [u8; 12]) {
     let mut doc = bson::RawDocumentBuf::new();
     doc.append(bson::raw::cstr!("p"), RawBsonRef::DbPointer(p));
-    // layout: i32 len | 0x0C | "p\0" | i32 strlen | ns\0 | 12-byte oid | 0x00
     let bytes = doc.as_bytes();
-    bytes[7..bytes.len() - 1].to_vec()
+    let value = &bytes[DB_POINTER_VALUE_AT..bytes.len() - 1];
+    let (namespace, oid) = value.split_at(value.len() - 12);
+    // the namespace is an i32-length-prefixed, NUL-terminated BSON string
+    let namespace = &namespace[4..namespace.len() - 1];
+    let mut id = [0u8; 12];
+    id.copy_from_slice(oid);
+    (namespace.to_vec(), id)
+}
+
+/// Builds a DBPointer (the bson crate has no public constructor) by
+/// reading it from a one-field document in BSON's wire layout.
+pub(crate) fn make_db_pointer(namespace: &str, id: [u8; 12]) -> crate::Result<bson::RawBson> {
+    let mut value = Vec::with_capacity(namespace.len() + 17);
+    value.extend(((namespace.len() + 1) as i32).to_le_bytes());
+    value.extend(namespace.as_bytes());
+    value.push(0);
+    value.extend(id);
+    let mut bytes = Vec::with_capacity(value.len() + 8);
+    bytes.extend(((DB_POINTER_VALUE_AT + value.len() + 1) as i32).to_le_bytes());
+    bytes.extend([bson::spec::ElementType::DbPointer as u8, b'p', 0]);
+    bytes.extend(value);
+    bytes.push(0);
+    let doc = bson::RawDocumentBuf::from_bytes(bytes)?;
+    let pointer = doc
+        .get("p")?
+        .ok_or_else(|| crate::Error::corrupt("DBPointer did not round-trip"))?;
+    Ok(pointer.into())
+}
+
+/// layout of `{p: <DBPointer>}`: i32 len | 0x0C | "p\0" | value | 0x00
+const DB_POINTER_VALUE_AT: usize = 7;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::oid::ObjectId;
+    use bson::spec::BinarySubtype;
+    use bson::{Binary, Bson, Decimal128, RawBson, RawDocumentBuf, doc};
+
+    fn raw(value: Bson) -> RawBson {
+        let doc = RawDocumentBuf::try_from(&doc! { "v": value }).unwrap();
+        doc.get("v").unwrap().unwrap().into()
+    }
+
+    fn cmp(a: &RawBson, b: &RawBson) -> Ordering {
+        compare_values(a.as_raw_bson_ref(), b.as_raw_bson_ref())
+    }
+
+    fn dec(s: &str) -> Bson {
+        Bson::Decimal128(s.parse::<Decimal128>().unwrap())
+    }
+
+    #[test]
+    fn type_brackets_sort_in_mongodb_order() {
+        let ascending = [
+            Bson::MinKey,
+            Bson::Null,
+            Bson::Int32(1),
+            Bson::String("a".into()),
+            Bson::Document(doc! {}),
+            Bson::Array(vec![]),
+            Bson::Binary(Binary {
+                subtype: BinarySubtype::Generic,
+                bytes: vec![],
+            }),
+            Bson::ObjectId(ObjectId::from_bytes([0; 12])),
+            Bson::Boolean(false),
+            Bson::DateTime(bson::DateTime::from_millis(0)),
+            Bson::Timestamp(bson::Timestamp {
+                time: 0,
+                increment: 0,
+            }),
+            Bson::RegularExpression(bson::Regex {
+                pattern: "re".to_string().try_into().unwrap(),
+                options: "".to_string().try_into().unwrap(),
+            }),
+            Bson::MaxKey,
+        ]
+        .map(raw);
+        for pair in ascending.windows(2) {
+            assert_eq!(cmp(&pair[0], &pair[1]), Ordering::Less, "{pair:?}");
+            assert_eq!(cmp(&pair[1], &pair[0]), Ordering::Greater, "{pair:?}");
+        }
+    }
+
+    #[test]
+    fn one_equals_one_point_zero_long_one_and_decimal_one() {
+        let ones = [
+            Bson::Int32(1),
+            Bson::Double(1.0),
+            Bson::Int64(1),
+            dec("1.0"),
+        ]
+        .map(raw);
+        for a in &ones {
+            for b in &ones {
+                assert_eq!(cmp(a, b), Ordering::Equal, "{a:?} vs {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn nan_sorts_below_negative_infinity() {
+        let nan = raw(Bson::Double(f64::NAN));
+        assert_eq!(
+            cmp(&nan, &raw(Bson::Double(f64::NEG_INFINITY))),
+            Ordering::Less
+        );
+        assert_eq!(cmp(&nan, &raw(dec("NaN"))), Ordering::Equal);
+    }
+
+    #[test]
+    fn shorter_object_sorts_before_its_extension() {
+        let short = raw(Bson::Document(doc! { "a": 1 }));
+        let long = raw(Bson::Document(doc! { "a": 1, "b": 1 }));
+        assert_eq!(cmp(&short, &long), Ordering::Less);
+    }
+
+    #[test]
+    fn objects_compare_field_names_before_values() {
+        let a = raw(Bson::Document(doc! { "a": 1 }));
+        let b = raw(Bson::Document(doc! { "b": 0 }));
+        assert_eq!(cmp(&a, &b), Ordering::Less);
+    }
+
+    #[test]
+    fn objects_compare_value_type_before_field_name() {
+        let string = raw(Bson::Document(doc! { "a": "x" }));
+        let number = raw(Bson::Document(doc! { "a": 5 }));
+        assert_eq!(cmp(&string, &number), Ordering::Greater);
+        let later_name_but_lower_type = raw(Bson::Document(doc! { "z": 5 }));
+        assert_eq!(cmp(&string, &later_name_but_lower_type), Ordering::Greater);
+    }
+
+    #[test]
+    fn strings_compare_as_bytes_with_embedded_nuls() {
+        let [a, a_nul, a_one] = ["a", "a\0", "a\u{1}"].map(|s| raw(Bson::String(s.into())));
+        assert_eq!(cmp(&a, &a_nul), Ordering::Less);
+        assert_eq!(cmp(&a_nul, &a_one), Ordering::Less);
+        assert_eq!(cmp(&a, &raw(Bson::Symbol("a".into()))), Ordering::Equal);
+    }
+
+    #[test]
+    fn arrays_compare_element_by_element_prefix_first() {
+        let short = raw(Bson::Array(vec![Bson::Int32(1)]));
+        let long = raw(Bson::Array(vec![Bson::Int32(1), Bson::Int32(0)]));
+        let bigger = raw(Bson::Array(vec![Bson::Int32(2)]));
+        assert_eq!(cmp(&short, &long), Ordering::Less);
+        assert_eq!(cmp(&long, &bigger), Ordering::Less);
+    }
+
+    #[test]
+    fn bin_data_compares_length_then_subtype_then_bytes() {
+        let bin = |subtype: u8, bytes: &[u8]| {
+            raw(Bson::Binary(Binary {
+                subtype: BinarySubtype::from(subtype),
+                bytes: bytes.to_vec(),
+            }))
+        };
+        assert_eq!(cmp(&bin(0x80, &[9]), &bin(0, &[0, 0])), Ordering::Less);
+        assert_eq!(cmp(&bin(0, &[9]), &bin(4, &[0])), Ordering::Less);
+        assert_eq!(cmp(&bin(4, &[1]), &bin(4, &[2])), Ordering::Less);
+    }
+
+    #[test]
+    fn dates_before_1970_sort_first() {
+        let date = |ms| raw(Bson::DateTime(bson::DateTime::from_millis(ms)));
+        assert_eq!(cmp(&date(-1), &date(0)), Ordering::Less);
+    }
+
+    #[test]
+    fn timestamps_compare_unsigned() {
+        let ts = |time| raw(Bson::Timestamp(bson::Timestamp { time, increment: 0 }));
+        assert_eq!(cmp(&ts(1), &ts(u32::MAX)), Ordering::Less);
+    }
+
+    #[test]
+    fn db_pointers_compare_namespace_length_first() {
+        let pointer = |ns: &str| make_db_pointer(ns, [7; 12]).unwrap();
+        assert_eq!(cmp(&pointer("zz"), &pointer("aaa")), Ordering::Less);
+        assert_eq!(cmp(&pointer("ab"), &pointer("ac")), Ordering::Less);
+        let long = "n".repeat(300);
+        assert_eq!(cmp(&pointer("n"), &pointer(&long)), Ordering::Less);
+    }
+
+    #[test]
+    fn db_pointer_parts_read_back_what_was_built() {
+        let built = make_db_pointer("db.coll", [1; 12]).unwrap();
+        let RawBson::DbPointer(_) = &built else {
+            panic!("not a DBPointer: {built:?}");
+        };
+        let RawBsonRef::DbPointer(p) = built.as_raw_bson_ref() else {
+            unreachable!()
+        };
+        assert_eq!(db_pointer_parts(p), (b"db.coll".to_vec(), [1; 12]));
+    }
 }
