@@ -1,0 +1,65 @@
+//! Why a byte stream was refused. Every variant means the connection is out of step with its
+//! client or is being abused, so the only remedy is to close it; none of these ever becomes an
+//! `{ok: 0}` reply, and none carries document contents (they are logged).
+
+use std::io;
+
+use super::MAX_BSON_DEPTH;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FramingError {
+    #[error("reading from the connection failed: {0}")]
+    Io(#[from] io::Error),
+
+    #[error("connection closed after {received} of the {expected} bytes of a message")]
+    ConnectionClosed { received: usize, expected: usize },
+
+    #[error("messageLength {length} is shorter than the 16-byte header")]
+    TooShort { length: i32 },
+
+    #[error("messageLength {length} exceeds the maximum of {max} bytes")]
+    TooLong { length: i32, max: usize },
+
+    #[error("the frame is {actual} bytes but its header declares {declared}")]
+    LengthMismatch { declared: usize, actual: usize },
+
+    #[error("opcode {0} is not supported")]
+    UnknownOpcode(i32),
+
+    #[error("OP_MSG sets unknown required flag bits {0:#x}")]
+    UnknownRequiredFlags(u32),
+
+    #[error("OP_MSG checksum {declared:#010x} does not match its content ({computed:#010x})")]
+    ChecksumMismatch { declared: u32, computed: u32 },
+
+    #[error("OP_MSG section kind {0} is unknown")]
+    UnknownSectionKind(u8),
+
+    #[error("OP_MSG has no body section")]
+    MissingBody,
+
+    #[error("OP_MSG has more than one body section")]
+    DuplicateBody,
+
+    #[error("OP_MSG document sequence declares an impossible size {0}")]
+    BadSequenceSize(i32),
+
+    /// A document sequence repeats an identifier, or names a field the body already has.
+    #[error("OP_MSG gives the field {0:?} more than once")]
+    DuplicateIdentifier(String),
+
+    #[error("{what} extends past the end of its enclosing structure")]
+    Overrun { what: &'static str },
+
+    #[error("{count} unexpected bytes after the {what}")]
+    TrailingBytes { what: &'static str, count: usize },
+
+    #[error("{what} is not a valid UTF-8 C string")]
+    InvalidCString { what: &'static str },
+
+    #[error("{what} is not valid BSON: {reason}")]
+    InvalidBson { what: &'static str, reason: String },
+
+    #[error("BSON is nested more than {} levels deep", MAX_BSON_DEPTH)]
+    TooDeep,
+}
