@@ -56,30 +56,47 @@ pub fn candidates<'a>(doc: &'a RawDocument, path: &str) -> Vec<Option<RawBsonRef
     found
 }
 
-/// Walks documents along `components`; hands over to the array walk at the
-/// first array, since what follows depends on the elements.
+/// Where walking a path through documents ends.
+enum Reached<'a, 'p> {
+    /// Nothing there: a field is absent, or a scalar has path left over.
+    Missing,
+    /// The value at the end of the path (not an array).
+    Value(RawBsonRef<'a>),
+    /// An array, with the components after it (maybe none).
+    Array(&'a RawArray, &'p [&'p str]),
+}
+
+/// Follows `components` through embedded documents, stopping at the first
+/// array: what happens there depends on who is asking.
+fn walk_documents<'a, 'p>(doc: &'a RawDocument, components: &'p [&'p str]) -> Reached<'a, 'p> {
+    let mut current = doc;
+    for (depth, name) in components.iter().enumerate() {
+        let Some(value) = field(current, name) else {
+            return Reached::Missing;
+        };
+        let rest = &components[depth + 1..];
+        match value {
+            RawBsonRef::Array(array) => return Reached::Array(array, rest),
+            _ if rest.is_empty() => return Reached::Value(value),
+            RawBsonRef::Document(sub) => current = sub,
+            _ => return Reached::Missing,
+        }
+    }
+    Reached::Missing
+}
+
+/// Offers the candidates of `components` below a document.
 fn visit_document<'a>(
     doc: &'a RawDocument,
     components: &[&str],
     leaf: LeafArray,
     test: &mut dyn FnMut(Option<RawBsonRef<'a>>) -> bool,
 ) -> bool {
-    let mut current = doc;
-    for (depth, name) in components.iter().enumerate() {
-        let Some(value) = field(current, name) else {
-            return test(None);
-        };
-        let rest = &components[depth + 1..];
-        match value {
-            RawBsonRef::Array(array) => return visit_array(array, rest, leaf, test),
-            _ if rest.is_empty() => return test(Some(value)),
-            RawBsonRef::Document(sub) => current = sub,
-            // A scalar with path left over: nothing is there.
-            _ => return test(None),
-        }
+    match walk_documents(doc, components) {
+        Reached::Missing => test(None),
+        Reached::Value(value) => test(Some(value)),
+        Reached::Array(array, rest) => visit_array(array, rest, leaf, test),
     }
-    // Only reachable for an empty component list, which `split` never makes.
-    test(None)
 }
 
 /// Applies the `rest` of a path to an array met on the way.
@@ -244,13 +261,13 @@ fn expand_keys<'a, 'p>(
             out.multikey[index] = true;
         }
     }
-    let mut elements = elements(array).peekable();
-    if elements.peek().is_none() {
+    let mut items = elements(array).peekable();
+    if items.peek().is_none() {
         let undefined = Some(RawBsonRef::Undefined);
         return expand_keys(with_element(&slots, undefined), paths, out);
     }
-    for element in elements {
-        expand_keys(with_element(&slots, Some(element)), paths, out)?;
+    for item in items {
+        expand_keys(with_element(&slots, Some(item)), paths, out)?;
     }
     Ok(())
 }
@@ -279,25 +296,17 @@ fn with_element<'a, 'p>(
 /// numeric component naming an existing element of that array selects it
 /// (`a.0.b`) instead of expanding the array.
 fn walk_to_array<'a, 'p>(doc: &'a RawDocument, components: &'p [&'p str]) -> Slot<'a, 'p> {
-    let mut current = doc;
-    let mut depth = 0;
-    while depth < components.len() {
-        let Some(value) = field(current, components[depth]) else {
-            return Slot::Done(None);
-        };
-        depth += 1;
-        let rest = &components[depth..];
-        match value {
-            RawBsonRef::Array(array) => match rest.first().and_then(|c| positional(array, c)) {
-                Some(as_document) => current = as_document,
+    let (mut current, mut components) = (doc, components);
+    loop {
+        match walk_documents(current, components) {
+            Reached::Missing => return Slot::Done(None),
+            Reached::Value(value) => return Slot::Done(Some(value)),
+            Reached::Array(array, rest) => match rest.first().and_then(|c| positional(array, c)) {
+                Some(as_document) => (current, components) = (as_document, rest),
                 None => return Slot::AtArray(array, rest),
             },
-            _ if rest.is_empty() => return Slot::Done(Some(value)),
-            RawBsonRef::Document(sub) => current = sub,
-            _ => return Slot::Done(None),
         }
     }
-    Slot::Done(None)
 }
 
 /// The array seen as a document when `component` is an index it has.
