@@ -56,6 +56,40 @@ pub enum ErrorKind {
     BadHint,
     /// The sort would exceed the in-memory sort limit.
     QueryExceededMemoryLimit,
+    /// A find projection mixes inclusion into an exclusion projection
+    /// (`{a: 0, b: 1}`); MongoDB's location 31253.
+    ProjectionInclusionInExclusion,
+    /// A find projection mixes exclusion into an inclusion projection
+    /// (`{a: 1, b: 0}`); MongoDB's location 31254.
+    ProjectionExclusionInInclusion,
+    /// A projection names the same path twice, or a path below one it
+    /// already names whole (`{"a.b": 1, a: 1}`); MongoDB's location 31250.
+    ProjectionPathCollision,
+    /// A projection names a path below one it already names whole
+    /// (`{a: 1, "a.b": 1}`); MongoDB's location 31249.
+    ProjectionPathPrefixCollision,
+    /// A projection has an empty sub-projection (`{a: {}}`); MongoDB's
+    /// location 51270.
+    EmptySubProjection,
+    /// A sort value is neither a number nor a `$meta` document; MongoDB's
+    /// location 15974.
+    IllegalSortKey,
+    /// A numeric sort value is not 1 or -1; MongoDB's location 15975.
+    BadSortOrder,
+    /// A sort value is a document other than `{$meta: …}`; MongoDB's
+    /// location 17312.
+    SortExpressionNotMeta,
+    /// A projection or sort path is the empty string; MongoDB's location
+    /// 40352.
+    EmptyFieldPath,
+    /// A projection or sort path ends with a dot; MongoDB's location 40353.
+    FieldPathTrailingDot,
+    /// A projection or sort path has an empty component (`a..b`); MongoDB's
+    /// location 15998.
+    EmptyFieldPathComponent,
+    /// A projection or sort path has a component starting with `$`;
+    /// MongoDB's location 16410.
+    DollarPrefixedFieldPathComponent,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// The storage engine failed.
