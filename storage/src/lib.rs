@@ -13,3 +13,4 @@ pub use error::{Error, ErrorKind, Result};
 pub mod catalog;
 pub mod engine;
 pub mod keycode;
+pub mod update;
