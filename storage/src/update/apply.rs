@@ -258,14 +258,7 @@ fn check_top_level(key: &str, root: &Value<'_>, env: &mut Env<'_>) -> Result<()>
         unreachable!("the root is a document")
     };
     if env.forbid_dollar_fields && key.starts_with('$') && field_index(fields, key).is_some() {
-        return Err(Error::new(
-            ErrorKind::DollarPrefixedFieldName,
-            format!(
-                "The dollar ($) prefixed field '{key}' in '{key}' is not allowed in the context of \
-                 an update's replacement document. Consider using an aggregation pipeline with \
-                 $replaceWith."
-            ),
-        ));
+        return Err(dollar_prefixed_field(key));
     }
     if let Some(taken_path) = env.id_grown.take() {
         let id = &fields[field_index(fields, "_id").expect("_id existed")].1;
@@ -280,6 +273,19 @@ fn check_top_level(key: &str, root: &Value<'_>, env: &mut Env<'_>) -> Result<()>
         ));
     }
     Ok(())
+}
+
+/// A top-level `$` field in an updated document. MongoDB 7.0 words it for
+/// replacements but says the same for operators.
+pub(crate) fn dollar_prefixed_field(key: &str) -> Error {
+    Error::new(
+        ErrorKind::DollarPrefixedFieldName,
+        format!(
+            "The dollar ($) prefixed field '{key}' in '{key}' is not allowed in the context of an \
+             update's replacement document. Consider using an aggregation pipeline with \
+             $replaceWith."
+        ),
+    )
 }
 
 /// Follows existing components down from `v`.

@@ -1,9 +1,10 @@
 //! The array operators: `$push` (with `$each`, `$position`, `$sort`,
 //! `$slice`), `$addToSet`, `$pull`, `$pullAll` and `$pop`.
 //!
-//! Each works on one array element found by the tree walk; element equality
-//! is always `crate::cmp::compare_values` (so 1 and 1.0 are the same
-//! element, as in MongoDB).
+//! Each works on the one array the tree walk hands it and never looks
+//! elsewhere in the document. Element equality is always
+//! `crate::cmp::compare_values` (so 1 and 1.0 are the same element, as in
+//! MongoDB).
 
 use std::cmp::Ordering;
 

@@ -31,7 +31,7 @@ use std::cmp::Ordering;
 use bson::raw::RawBson;
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf, Timestamp};
 
-use self::apply::{Clock, apply_plan, id_first};
+use self::apply::{Clock, apply_plan, dollar_prefixed_field, id_first};
 use self::plan::Plan;
 use self::tree::{Fields, Value, encode_fields, field_index};
 use self::upsert::Scope;
@@ -168,15 +168,7 @@ fn replace(
     for item in replacement.iter() {
         let (k, v) = item?;
         if forbid_dollar_fields && k.as_str().starts_with('$') {
-            return Err(Error::new(
-                ErrorKind::DollarPrefixedFieldName,
-                format!(
-                    "The dollar ($) prefixed field '{k}' in '{k}' is not allowed in the context of \
-                     an update's replacement document. Consider using an aggregation pipeline \
-                     with $replaceWith.",
-                    k = k.as_str()
-                ),
-            ));
+            return Err(dollar_prefixed_field(k.as_str()));
         }
         let v = match v {
             // An empty top-level timestamp means "now", as on insert.

@@ -292,6 +292,23 @@ fn path_through_a_scalar_is_not_viable() {
 }
 
 #[test]
+fn operators_reach_into_arrays_by_index() {
+    assert_updates(
+        doc! {"_id": 1, "a": [1, 2], "b": [{"x": 1, "y": 2}], "c": [{}]},
+        doc! {"$inc": {"a.1": 5}, "$unset": {"b.0.x": 1}, "$push": {"c.0.l": 1}},
+        doc! {"_id": 1, "a": [1, 7], "b": [{"y": 2}], "c": [{"l": [1]}]},
+    );
+}
+
+#[test]
+fn no_op_past_the_end_of_an_array_does_not_pad_it() {
+    assert_unchanged(
+        doc! {"_id": 1, "a": [1]},
+        doc! {"$unset": {"a.5.b": 1}, "$pop": {"a.3": 1}},
+    );
+}
+
+#[test]
 fn huge_array_index_is_refused() {
     assert_fails(
         doc! {"_id": 1, "a": []},
@@ -372,6 +389,16 @@ fn adding_a_field_inside_id_is_refused() {
         doc! {"$set": {"_id.x": 1}},
         ErrorKind::ImmutableField,
         "Updating the path '_id' to _id: { a: 1, x: 1 } would modify the immutable field '_id'",
+    );
+}
+
+#[test]
+fn growing_a_nested_part_of_id_names_the_deepest_existing_part() {
+    assert_fails(
+        doc! {"_id": {"a": {}}},
+        doc! {"$set": {"_id.a.b.c": 1}},
+        ErrorKind::ImmutableField,
+        "Updating the path '_id.a' to a: { b: { c: 1 } } would modify the immutable field '_id'",
     );
 }
 
@@ -571,6 +598,15 @@ fn rename_moves_a_value_to_the_end_or_onto_the_destination() {
         doc! {"_id": 1, "a": {}, "c": {"d": 1}},
     );
     assert_unchanged(doc! {"_id": 1, "b": 1}, doc! {"$rename": {"a": "b"}});
+}
+
+#[test]
+fn rename_within_a_subdocument_appends_there() {
+    assert_updates(
+        doc! {"_id": 1, "a": {"b": 1, "d": 2}},
+        doc! {"$rename": {"a.b": "a.c"}},
+        doc! {"_id": 1, "a": {"d": 2, "c": 1}},
+    );
 }
 
 #[test]

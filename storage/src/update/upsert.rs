@@ -5,7 +5,8 @@
 //! MongoDB simplifies the filter first, so a one-element `$in` counts as an
 //! equality and a one-branch `$or` as its branch; ranges, `$in` lists,
 //! regexes and other operators contribute nothing. Fields are laid out in
-//! byte order of their paths, as MongoDB does.
+//! byte order of their paths, as MongoDB does. Running the update on the
+//! result, and generating an `_id`, happen elsewhere.
 
 use std::collections::BTreeMap;
 
