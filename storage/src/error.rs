@@ -24,6 +24,13 @@ pub enum ErrorKind {
     ConflictingUpdateOperators,
     /// An update path runs through a value that cannot hold fields.
     PathNotViable,
+    /// An update path is empty or has an empty component (`a..b`).
+    EmptyFieldName,
+    /// An upsert's query pins the same field (or a field and its parent)
+    /// more than once, so its starting document is ambiguous.
+    NotSingleValueField,
+    /// An update would pad an array with too many nulls.
+    CannotBackfillArray,
     /// A `$`-prefixed or otherwise invalid field name in a stored document.
     DollarPrefixedFieldName,
     /// A unique index already holds the key.

@@ -5,12 +5,13 @@
 //! matching, projection, sorting, update operators and index bounds.
 //! It knows nothing about actors, sockets or MongoDB's numeric error codes.
 
+pub mod catalog;
 pub mod cmp;
+pub mod engine;
 pub mod error;
+pub mod keycode;
 pub mod numeric;
+pub mod query;
+pub mod update;
 
 pub use error::{Error, ErrorKind, Result};
-pub mod catalog;
-pub mod engine;
-pub mod keycode;
-pub mod query;
