@@ -6,18 +6,19 @@
 //! A clock that can jump also says so, so a sleeping monitor re-plans at
 //! once instead of waiting out a timer computed from the old time.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 /// A source of wall-clock time in milliseconds since the Unix epoch.
 pub trait Clock: Send + Sync + 'static {
     fn now_millis(&self) -> i64;
 
-    /// Notified whenever the clock jumps (never, for the system clock).
-    fn jumps(&self) -> Option<Arc<Notify>> {
+    /// A channel that changes whenever the clock jumps (None for the
+    /// system clock, which only flows). A watcher marks the value seen
+    /// before planning, so a jump during planning is never missed.
+    fn jumps(&self) -> Option<watch::Receiver<i64>> {
         None
     }
 
@@ -43,14 +44,14 @@ impl Clock for SystemClock {
 #[derive(Debug)]
 pub struct ManualClock {
     millis: AtomicI64,
-    jumped: Arc<Notify>,
+    jumped: watch::Sender<i64>,
 }
 
 impl ManualClock {
     pub fn new(start_millis: i64) -> Self {
         ManualClock {
             millis: AtomicI64::new(start_millis),
-            jumped: Arc::new(Notify::new()),
+            jumped: watch::Sender::new(start_millis),
         }
     }
 
@@ -60,14 +61,14 @@ impl ManualClock {
     }
 
     pub fn advance(&self, by: std::time::Duration) {
-        self.millis
-            .fetch_add(by.as_millis() as i64, Ordering::SeqCst);
-        self.jumped.notify_waiters();
+        let by = by.as_millis() as i64;
+        let now = self.millis.fetch_add(by, Ordering::SeqCst) + by;
+        self.jumped.send_replace(now);
     }
 
     pub fn set(&self, millis: i64) {
         self.millis.store(millis, Ordering::SeqCst);
-        self.jumped.notify_waiters();
+        self.jumped.send_replace(millis);
     }
 }
 
@@ -76,8 +77,8 @@ impl Clock for ManualClock {
         self.millis.load(Ordering::SeqCst)
     }
 
-    fn jumps(&self) -> Option<Arc<Notify>> {
-        Some(self.jumped.clone())
+    fn jumps(&self) -> Option<watch::Receiver<i64>> {
+        Some(self.jumped.subscribe())
     }
 }
 

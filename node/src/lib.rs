@@ -1,3 +1,19 @@
-//! placeholder
+//! ebb-node: the MongoDB-speaking front of ebb.
+//!
+//! Three hops, each a change of type: bytes → [`wire::Message`] →
+//! a command's typed arguments ([`command`]) → a reply document, executed
+//! against the actors (writes, DDL) or an engine snapshot (reads). Only
+//! this crate knows the wire protocol and MongoDB's error codes
+//! ([`error`]). The daemon binary is `ebbd` (`src/main.rs`).
 
+pub mod args;
+pub mod command;
+pub mod context;
+pub mod cursor;
+pub mod embed;
+pub mod error;
+pub mod server;
 pub mod wire;
+
+pub use embed::NodeThread;
+pub use server::{Node, NodeOptions, StartError};

@@ -1,1 +1,91 @@
-fn main() {}
+//! `ebbd`: the ebb daemon.
+//!
+//! `ebbd` with no arguments starts on 127.0.0.1:27017 with its data in
+//! `./data`; `--config ebb.toml` reads a configuration file (environment
+//! variables `EBB_…` and the flags below override it). SIGINT or SIGTERM
+//! shut it down in order and it exits 0.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Parser;
+use ebb_actors::clock::SystemClock;
+use ebb_config::{Config, LogFormat, Overrides};
+use ebb_node::{Node, NodeOptions};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ebbd",
+    version,
+    about = "ebb: a MongoDB-compatible document store with first-class expiry"
+)]
+struct Cli {
+    /// TOML configuration file.
+    #[arg(long, short = 'c')]
+    config: Option<PathBuf>,
+    /// Address to listen on (overrides net.bind).
+    #[arg(long)]
+    bind: Option<String>,
+    /// Port to listen on (overrides net.port).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Data directory (overrides storage.path).
+    #[arg(long = "db-path")]
+    db_path: Option<PathBuf>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let overrides = Overrides {
+        config_file: cli.config,
+        bind: cli.bind,
+        port: cli.port,
+        db_path: cli.db_path,
+    };
+    let config = match Config::load(&overrides) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ebbd: {e}");
+            std::process::exit(2);
+        }
+    };
+    init_logging(&config);
+    let argv: Vec<String> = std::env::args().collect();
+    let system = actix_rt::System::with_tokio_rt(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime")
+    });
+    system.block_on(async move {
+        let node = Node::start(NodeOptions {
+            config,
+            clock: Arc::new(SystemClock),
+            argv,
+        })
+        .await?;
+        wait_for_signal().await;
+        node.shutdown().await;
+        anyhow::Ok(())
+    })
+}
+
+fn init_logging(config: &Config) {
+    let filter = tracing_subscriber::EnvFilter::new(&config.log.level);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match config.log.format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received"),
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+    }
+}

@@ -88,6 +88,71 @@ impl IndexMeta {
     }
 }
 
+impl IndexMeta {
+    /// The index as `listIndexes` shows it: `{v: 2, key, name, …options}`.
+    pub fn to_spec_doc(&self) -> bson::Document {
+        let mut d = bson::doc! { "v": 2, "key": self.key.clone(), "name": self.name.clone() };
+        if self.unique && !self.is_id_index() {
+            d.insert("unique", true);
+        }
+        if self.sparse {
+            d.insert("sparse", true);
+        }
+        if self.hidden {
+            d.insert("hidden", true);
+        }
+        if let Some(f) = &self.partial_filter {
+            d.insert("partialFilterExpression", f.clone());
+        }
+        if let Some(s) = self.expire_after_seconds {
+            d.insert("expireAfterSeconds", s);
+        }
+        for (k, v) in &self.extra {
+            d.insert(k.clone(), v.clone());
+        }
+        d
+    }
+
+    /// Whether two indexes are the same index for MongoDB: same key
+    /// pattern (by value: `1` and `1.0` are equal), uniqueness, sparseness,
+    /// partial filter and collation. `expireAfterSeconds` and `hidden` are
+    /// not part of it.
+    pub fn same_signature(&self, other: &IndexMeta) -> bool {
+        same_document(&self.key, &other.key)
+            && self.unique == other.unique
+            && self.sparse == other.sparse
+            && self.partial_filter.as_ref().map(bson_doc_bytes)
+                == other.partial_filter.as_ref().map(bson_doc_bytes)
+            && self.extra.get("collation") == other.extra.get("collation")
+    }
+
+    /// Whether the options outside the signature are equal too.
+    pub fn same_options(&self, other: &IndexMeta) -> bool {
+        self.expire_after_seconds == other.expire_after_seconds && self.hidden == other.hidden
+    }
+}
+
+fn bson_doc_bytes(d: &bson::Document) -> Vec<u8> {
+    bson::serialize_to_vec(d).unwrap_or_default()
+}
+
+/// Field names equal in order and values equal in MongoDB's comparison.
+fn same_document(a: &bson::Document, b: &bson::Document) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| {
+            ka == kb
+                && match (
+                    bson::RawBson::try_from(va.clone()),
+                    bson::RawBson::try_from(vb.clone()),
+                ) {
+                    (Ok(x), Ok(y)) => {
+                        crate::cmp::compare_values(x.as_raw_bson_ref(), y.as_raw_bson_ref()).is_eq()
+                    }
+                    _ => va == vb,
+                }
+        })
+}
+
 fn is_negative(v: &bson::Bson) -> bool {
     match v {
         bson::Bson::Int32(n) => *n < 0,

@@ -59,6 +59,10 @@ pub enum ErrorKind {
     InvalidOptions,
     /// A namespace name is not valid.
     InvalidNamespace,
+    /// A key pattern matches more than one index.
+    AmbiguousIndexKeyPattern,
+    /// The operation is not allowed in this situation.
+    IllegalOperation,
     /// A hint names an index that cannot be used.
     BadHint,
     /// The sort would exceed the in-memory sort limit.

@@ -7,11 +7,17 @@
 
 pub mod catalog;
 pub mod cmp;
+pub mod display;
 pub mod engine;
 pub mod error;
+pub mod exec;
+pub mod index;
 pub mod keycode;
 pub mod numeric;
+pub mod ops;
+pub mod plan;
 pub mod query;
 pub mod update;
+pub mod write;
 
 pub use error::{Error, ErrorKind, Result};

@@ -21,7 +21,7 @@ use crate::cmp::compare_values;
 use crate::{Error, Result};
 
 /// A parsed `$push` argument.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Push {
     values: Vec<RawBson>,
     position: i64,
@@ -30,7 +30,7 @@ pub(crate) struct Push {
 }
 
 /// A `$push` `$sort` clause.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Sort {
     /// Sort the elements themselves: true for ascending.
     Whole(bool),
@@ -324,7 +324,7 @@ fn contains(items: &[Value<'_>], v: RawBsonRef<'_>) -> bool {
 }
 
 /// A parsed `$addToSet` argument, duplicates already removed.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct AddToSet {
     values: Vec<RawBson>,
 }
@@ -411,7 +411,7 @@ fn cull<'a>(target: &mut Value<'a>, doomed: impl Fn(RawBsonRef<'_>) -> bool) -> 
 }
 
 /// A parsed `$pull` argument.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Pull {
     condition: Condition,
 }
@@ -429,7 +429,7 @@ impl Pull {
 }
 
 /// A parsed `$pullAll` argument.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct PullAll {
     values: Vec<RawBson>,
 }
@@ -460,7 +460,7 @@ impl PullAll {
 }
 
 /// A parsed `$pop`: which end to remove from.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Pop {
     front: bool,
 }

@@ -39,14 +39,14 @@ use crate::cmp::compare_values;
 use crate::{Error, ErrorKind, Result};
 
 /// A parsed update: a replacement document or a set of operators.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum UpdateSpec {
     Replacement(RawDocumentBuf),
     Operators(OperatorUpdate),
 }
 
 /// A parsed operator update (`{$set: ..., $inc: ...}`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OperatorUpdate {
     plan: Plan,
 }

@@ -73,7 +73,7 @@ pub(crate) enum Outcome {
 }
 
 /// One parsed operator with its argument, ready to apply at its path.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Op {
     Set(RawBson),
     SetOnInsert(RawBson),

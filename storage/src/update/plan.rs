@@ -17,7 +17,7 @@ use super::render;
 use crate::{Error, ErrorKind, Result};
 
 /// A parsed operator update.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Plan {
     pub(crate) root: ObjectNode,
     /// The source path of each `$rename`, indexed by `Op::Rename`'s slot.
@@ -25,26 +25,26 @@ pub(crate) struct Plan {
 }
 
 /// An inner node: the operators below one path prefix.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct ObjectNode {
     pub(crate) children: BTreeMap<String, Child>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Child {
     /// The component again, in the form BSON field names take.
     pub(crate) name: CString,
     pub(crate) node: Node,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Node {
     Object(ObjectNode),
     Leaf(Leaf),
 }
 
 /// One operator at its full path.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Leaf {
     pub(crate) path: FieldPath,
     pub(crate) op: Op,

@@ -17,7 +17,7 @@ use crate::cmp::{canonical_type, compare_values};
 use crate::{Error, Result};
 
 /// A parsed `$pull` argument.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Condition {
     /// Remove elements equal to the value.
     Equal(RawBson),
@@ -28,7 +28,7 @@ pub(crate) enum Condition {
 }
 
 /// One operator applied to a value.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Pred {
     Eq(RawBson),
     Ne(RawBson),
@@ -40,7 +40,7 @@ pub(crate) enum Pred {
 }
 
 /// One clause of a query document.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Clause {
     Field(Vec<String>, Vec<Pred>),
     And(Vec<Vec<Clause>>),

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Cross-driver checks: real pymongo and mongosh against a real ebbd.
+# Usage: .ci/drivers.sh path/to/ebbd
+set -euo pipefail
+ebbd=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+cleanup() {
+    [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$ebbd" --port "$port" --db-path "$work/data" >"$work/ebbd.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null; then break; fi
+    sleep 0.1
+done
+export EBB_URI="mongodb://127.0.0.1:$port/?directConnection=true"
+
+echo "--- pymongo"
+venv="$root/.ci/.venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check 'pymongo>=4.9,<5' 'pytest>=8'
+"$venv/bin/python" -m pytest -q "$root/tests/drivers" -p no:cacheprovider
+
+echo "--- mongosh"
+node_dir="$root/.ci/.node"
+if [ ! -x "$node_dir/node_modules/.bin/mongosh" ]; then
+    mkdir -p "$node_dir"
+    npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error 'mongosh@2' >/dev/null
+fi
+out=$("$node_dir/node_modules/.bin/mongosh" "$EBB_URI" --quiet --file "$root/tests/drivers/mongosh_check.js" 2>&1) || { echo "$out"; exit 1; }
+echo "$out"
+if echo "$out" | grep -qi "non-genuine"; then echo "mongosh printed the non-genuine server banner"; exit 1; fi
+# mongosh's interactive banner path: a plain connection with --eval.
+banner=$("$node_dir/node_modules/.bin/mongosh" "$EBB_URI" --eval 'db.runCommand({ping: 1}).ok' 2>&1)
+echo "$banner" | tail -3
+if echo "$banner" | grep -qi "non-genuine"; then echo "mongosh printed the non-genuine server banner"; exit 1; fi
+
+echo "--- ebbd stops cleanly on SIGTERM"
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+pid=
+[ "$status" = 0 ] || { echo "ebbd exited with $status"; cat "$work/ebbd.log"; exit 1; }
+echo "driver checks passed"

@@ -1,0 +1,108 @@
+//! Small administrative commands: `ping`, `buildInfo`, `hostInfo`,
+//! `whatsmyuri`, `connectionStatus`, `getLog`, `getCmdLineOpts`,
+//! `listCommands` and the session commands (accepted; sessions carry no
+//! server state in ebb).
+
+use bson::{RawBsonRef, doc};
+
+use super::{COMMAND_NAMES, Request, ok};
+use crate::error::{CommandError, CommandResult};
+
+/// The MongoDB version ebb reports (the feature level it implements).
+pub const VERSION: &str = "7.0.0";
+
+pub async fn ping(_req: Request) -> CommandResult {
+    ok(doc! {})
+}
+
+pub async fn build_info(_req: Request) -> CommandResult {
+    ok(doc! {
+        "version": VERSION,
+        "versionArray": [7, 0, 0, 0],
+        "gitVersion": env!("CARGO_PKG_VERSION"),
+        "modules": [],
+        "allocator": "system",
+        "javascriptEngine": "none",
+        "sysInfo": "deprecated",
+        "bits": 64,
+        "debug": cfg!(debug_assertions),
+        "maxBsonObjectSize": super::handshake::MAX_BSON_OBJECT_SIZE,
+        "storageEngines": ["rocksdb"],
+        "buildEnvironment": { "target_os": std::env::consts::OS, "target_arch": std::env::consts::ARCH },
+    })
+}
+
+pub async fn host_info(_req: Request) -> CommandResult {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get() as i32)
+        .unwrap_or(1);
+    ok(doc! {
+        "system": {
+            "currentTime": bson::DateTime::now(),
+            "hostname": hostname(),
+            "cpuAddrSize": 64,
+            "numCores": cores,
+            "cpuArch": std::env::consts::ARCH,
+        },
+        "os": { "type": std::env::consts::OS, "name": std::env::consts::OS, "version": "" },
+        "extra": {},
+    })
+}
+
+/// The machine's host name, for `hostInfo` and `serverStatus`.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_owned())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
+pub async fn whats_my_uri(req: Request) -> CommandResult {
+    ok(doc! { "you": req.conn.peer.to_string() })
+}
+
+pub async fn connection_status(_req: Request) -> CommandResult {
+    ok(doc! { "authInfo": { "authenticatedUsers": [], "authenticatedUserRoles": [] } })
+}
+
+pub async fn get_log(req: Request) -> CommandResult {
+    match req.body.get("getLog")? {
+        Some(RawBsonRef::String("*")) => ok(doc! { "names": ["global", "startupWarnings"] }),
+        Some(RawBsonRef::String("global" | "startupWarnings")) => {
+            ok(doc! { "totalLinesWritten": 0, "log": [] })
+        }
+        Some(RawBsonRef::String(other)) => Err(CommandError::bad_value(format!(
+            "no RecentEntries named: {other}"
+        ))),
+        _ => Err(CommandError::new(
+            crate::error::codes::TYPE_MISMATCH,
+            "Argument to getLog must be of type String",
+        )),
+    }
+}
+
+pub async fn get_cmd_line_opts(req: Request) -> CommandResult {
+    let cfg = &req.node.config;
+    ok(doc! {
+        "argv": req.node.argv.clone(),
+        "parsed": {
+            "net": { "bindIp": cfg.net.bind.clone(), "port": i32::from(cfg.net.port) },
+            "storage": { "dbPath": cfg.storage.path.display().to_string() },
+        },
+    })
+}
+
+pub async fn list_commands(_req: Request) -> CommandResult {
+    let mut commands = bson::Document::new();
+    for name in COMMAND_NAMES {
+        commands.insert(*name, doc! { "help": "" });
+    }
+    ok(doc! { "commands": commands })
+}
+
+/// `endSessions`, `killSessions`, `refreshSessions`, `killAllSessions`:
+/// sessions hold no server state, so there is nothing to end.
+pub async fn sessions(_req: Request) -> CommandResult {
+    ok(doc! {})
+}

@@ -1,0 +1,258 @@
+//! Collection and database commands: `create`, `drop`, `dropDatabase`,
+//! `listCollections`, `listDatabases`, `renameCollection`, `compact`.
+
+use bson::{Bson, Document, RawBsonRef, RawDocumentBuf, doc};
+use ebb_actors::catalog::{CreateCollection, DropCollection, DropDatabase, RenameCollection};
+use ebb_storage::engine::Cf;
+use ebb_storage::query::filter::Filter;
+
+use super::{Request, check_collection_name, check_db_name, cursor_reply, ok};
+use crate::args::Args;
+use crate::error::{CommandError, CommandResult, codes};
+
+/// `create` options ebb stores and honours.
+const CREATE_ARGS: &[&str] = &[
+    "capped",
+    "size",
+    "max",
+    "validator",
+    "validationLevel",
+    "validationAction",
+    "timeseries",
+    "clusteredIndex",
+    "expireAfterSeconds",
+    "collation",
+    "viewOn",
+    "pipeline",
+    "storageEngine",
+    "indexOptionDefaults",
+    "changeStreamPreAndPostImages",
+    "encryptedFields",
+    "autoIndexId",
+];
+
+pub async fn create(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, CREATE_ARGS)?;
+    let name = args.collection()?;
+    check_db_name(&req.db)?;
+    check_collection_name(&req.db, name)?;
+    if args.has("expireAfterSeconds") && !args.has("clusteredIndex") && !args.has("timeseries") {
+        return Err(CommandError::invalid_options(
+            "'expireAfterSeconds' requires clustering to be enabled",
+        ));
+    }
+    // Options whose behaviour ebb does not implement are refused rather
+    // than stored and silently ignored.
+    for field in [
+        "capped",
+        "validator",
+        "timeseries",
+        "clusteredIndex",
+        "viewOn",
+        "pipeline",
+        "encryptedFields",
+        "changeStreamPreAndPostImages",
+    ] {
+        match args.get(field) {
+            None | Some(RawBsonRef::Boolean(false)) => {}
+            Some(_) => {
+                return Err(CommandError::invalid_options(format!(
+                    "the collection option '{field}' is not supported by ebb"
+                )));
+            }
+        }
+    }
+    let mut options = Document::new();
+    for el in req.body.iter().skip(1) {
+        let (k, v) = el?;
+        if CREATE_ARGS.contains(&k.as_str()) {
+            options.insert(k.as_str(), Bson::try_from(v)?);
+        }
+    }
+    req.node
+        .catalog
+        .send(CreateCollection {
+            db: req.db.clone(),
+            name: name.to_owned(),
+            options,
+        })
+        .await??;
+    ok(doc! {})
+}
+
+pub async fn drop(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &[])?;
+    let name = args.collection()?;
+    let ns = format!("{}.{name}", req.db);
+    match req
+        .node
+        .catalog
+        .send(DropCollection {
+            db: req.db.clone(),
+            name: name.to_owned(),
+        })
+        .await??
+    {
+        Some(n) => ok(doc! { "nIndexesWas": n as i32, "ns": ns }),
+        None => Err(CommandError::new(
+            codes::NAMESPACE_NOT_FOUND,
+            "ns not found",
+        )),
+    }
+}
+
+pub async fn drop_database(req: Request) -> CommandResult {
+    Args::parse(&req.body, &[])?;
+    req.node
+        .catalog
+        .send(DropDatabase { db: req.db.clone() })
+        .await??;
+    ok(doc! { "dropped": req.db.clone() })
+}
+
+pub async fn list_collections(req: Request) -> CommandResult {
+    let args = Args::parse(
+        &req.body,
+        &["filter", "nameOnly", "authorizedCollections", "cursor"],
+    )?;
+    let name_only = args.bool("nameOnly")?.unwrap_or(false);
+    let filter = match args.doc("filter")? {
+        Some(f) => Some(Filter::parse(f)?),
+        None => None,
+    };
+    let state = req.node.shared.catalog.load();
+    let mut docs = Vec::new();
+    for e in state.in_db(&req.db) {
+        let meta = &e.set.meta;
+        let full = doc! {
+            "name": meta.name.clone(),
+            "type": "collection",
+            "options": meta.options.clone(),
+            "info": { "readOnly": false, "uuid": Bson::Binary(meta.uuid.clone()) },
+            "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+        };
+        let raw = RawDocumentBuf::try_from(&full)?;
+        if filter.as_ref().is_some_and(|f| !f.matches(&raw)) {
+            continue;
+        }
+        docs.push(if name_only {
+            RawDocumentBuf::try_from(&doc! { "name": meta.name.clone(), "type": "collection" })?
+        } else {
+            raw
+        });
+    }
+    cursor_reply(0, &format!("{}.$cmd.listCollections", req.db), docs, true)
+}
+
+pub async fn list_databases(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["filter", "nameOnly", "authorizedDatabases"])?;
+    let name_only = args.bool("nameOnly")?.unwrap_or(false);
+    let filter = match args.doc("filter")? {
+        Some(f) => Some(Filter::parse(f)?),
+        None => None,
+    };
+    let state = req.node.shared.catalog.load();
+    let engine = req.node.shared.engine.clone();
+    let mut databases = Vec::new();
+    let mut total: i64 = 0;
+    for db in state.databases() {
+        let size: i64 = state
+            .in_db(&db)
+            .flat_map(|e| e.set.meta.column_families())
+            .map(|cf| {
+                engine
+                    .stats(Cf::Id(cf))
+                    .map(|s| s.sst_bytes.max(s.live_data_bytes) as i64)
+                    .unwrap_or(0)
+            })
+            .sum();
+        let entry = if name_only {
+            doc! { "name": db.clone() }
+        } else {
+            doc! { "name": db.clone(), "sizeOnDisk": size, "empty": false }
+        };
+        if let Some(f) = &filter {
+            if !f.matches(&RawDocumentBuf::try_from(&entry)?) {
+                continue;
+            }
+        }
+        total += size;
+        databases.push(entry);
+    }
+    if name_only {
+        return ok(doc! { "databases": databases });
+    }
+    ok(doc! { "databases": databases, "totalSize": total, "totalSizeMb": total / (1024 * 1024) })
+}
+
+pub async fn rename_collection(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["to", "dropTarget", "stayTemp"])?;
+    let from = match args.command_value() {
+        RawBsonRef::String(s) => s,
+        other => return Err(args.wrong_type("renameCollection", &other, "type 'string'")),
+    };
+    let Some(to) = args.str("to")? else {
+        return Err(args.missing("to"));
+    };
+    let split = |ns: &str| -> CommandResult<(String, String)> {
+        match ns.split_once('.') {
+            Some((db, coll)) if !db.is_empty() && !coll.is_empty() => {
+                check_db_name(db)?;
+                check_collection_name(db, coll)?;
+                Ok((db.to_owned(), coll.to_owned()))
+            }
+            _ => Err(CommandError::new(
+                codes::INVALID_NAMESPACE,
+                format!("Invalid namespace specified '{ns}'"),
+            )),
+        }
+    };
+    if req.db != "admin" {
+        return Err(CommandError::new(
+            13,
+            "renameCollection may only be run against the admin database.",
+        ));
+    }
+    let drop_target = args.bool("dropTarget")?.unwrap_or(false);
+    req.node
+        .catalog
+        .send(RenameCollection {
+            from: split(from)?,
+            to: split(to)?,
+            drop_target,
+        })
+        .await??;
+    ok(doc! {})
+}
+
+/// `compact`: reclaims the space of deleted documents and index entries
+/// (a RocksDB range compaction of every family of the collection).
+pub async fn compact(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["force", "freeSpaceTargetMB", "dryRun"])?;
+    let name = args.collection()?;
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return Err(CommandError::new(
+            codes::NAMESPACE_NOT_FOUND,
+            "collection does not exist",
+        ));
+    };
+    let cfs = entry.set.meta.column_families();
+    let engine = req.node.shared.engine.clone();
+    let (before, after) =
+        tokio::task::spawn_blocking(move || -> ebb_storage::Result<(u64, u64)> {
+            let size = |engine: &dyn ebb_storage::engine::Engine| -> ebb_storage::Result<u64> {
+                cfs.iter()
+                    .map(|cf| engine.stats(Cf::Id(*cf)).map(|s| s.sst_bytes))
+                    .sum()
+            };
+            let before = size(engine.as_ref())?;
+            for cf in &cfs {
+                engine.compact(Cf::Id(*cf), None)?;
+            }
+            Ok((before, size(engine.as_ref())?))
+        })
+        .await
+        .map_err(|_| CommandError::internal())??;
+    tracing::info!(ns = %entry.set.ns(), before, after, "compacted collection");
+    ok(doc! { "bytesFreed": before.saturating_sub(after) as i64 })
+}

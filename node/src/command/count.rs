@@ -1,0 +1,121 @@
+//! `count` and `distinct`.
+
+use bson::{Bson, RawBsonRef, doc};
+use ebb_storage::engine::KeyRange;
+use ebb_storage::exec::{QueryCursor, count_keys};
+use ebb_storage::plan::{self, QuerySpec};
+
+use super::{Request, check_collection_name, ok, query};
+use crate::args::Args;
+use crate::context::NodeContext;
+use crate::error::{CommandError, CommandResult};
+
+pub async fn count(req: Request) -> CommandResult {
+    let args = Args::parse(
+        &req.body,
+        &["query", "limit", "skip", "hint", "collation", "fields"],
+    )?;
+    let name = args.collection()?;
+    check_collection_name(&req.db, name)?;
+    NodeContext::count(&req.node.opcounters.command, 1);
+    let filter = query::filter(args.doc("query")?)?;
+    let hint = query::hint(args.get("hint"))?;
+    let skip = args.i64("skip")?.unwrap_or(0).max(0) as u64;
+    let limit = args
+        .i64("limit")?
+        .map(|l| l.unsigned_abs())
+        .filter(|l| *l > 0);
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return ok(doc! { "n": 0 });
+    };
+    let spec = QuerySpec {
+        filter,
+        sort: None,
+        hint,
+    };
+    let plan = plan::plan(&entry.set.meta, &spec)?;
+    let records = entry.set.meta.id;
+    let n = req
+        .node
+        .read(move |snap| {
+            let n = if spec.filter.is_empty() && spec.hint.is_none() {
+                count_keys(snap, records, KeyRange::all())?.saturating_sub(skip)
+            } else {
+                let mut cursor = QueryCursor::new(records, plan, spec.filter, None, skip, None)?;
+                let mut n = 0u64;
+                cursor.for_each(snap, &mut |_| {
+                    n += 1;
+                    true
+                })?;
+                n
+            };
+            Ok(limit.map_or(n, |l| n.min(l)))
+        })
+        .await?;
+    ok(doc! { "n": n as i64 as i32 })
+}
+
+pub async fn distinct(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["key", "query", "collation", "hint"])?;
+    let name = args.collection()?;
+    let Some(key) = args.str("key")? else {
+        return Err(args.missing("key"));
+    };
+    if key.is_empty() || key.split('.').any(str::is_empty) {
+        return Err(CommandError::bad_value(
+            "FieldPath cannot be constructed with empty string",
+        ));
+    }
+    let key = key.to_owned();
+    let filter = query::filter(args.doc("query")?)?;
+    let hint = query::hint(args.get("hint"))?;
+    NodeContext::count(&req.node.opcounters.command, 1);
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return ok(doc! { "values": [] });
+    };
+    let spec = QuerySpec {
+        filter,
+        sort: None,
+        hint,
+    };
+    let plan = plan::plan(&entry.set.meta, &spec)?;
+    let records = entry.set.meta.id;
+    let values =
+        req.node
+            .read(move |snap| {
+                let mut cursor = QueryCursor::new(records, plan, spec.filter, None, 0, None)?;
+                let mut values: Vec<bson::RawBson> = Vec::new();
+                let mut failure = None;
+                cursor.for_each(snap, &mut |found| {
+                    let found_values = ebb_storage::query::path::index_values(&found.doc, &key);
+                    for v in found_values.values {
+                        if matches!(v, RawBsonRef::Undefined) {
+                            continue;
+                        }
+                        if !values.iter().any(|x| {
+                            ebb_storage::cmp::compare_values(x.as_raw_bson_ref(), v).is_eq()
+                        }) {
+                            values.push(bson::RawBson::from(v));
+                        }
+                    }
+                    if values.len() > 1_000_000 {
+                        failure = Some(CommandError::new(17217, "distinct too big, 16mb cap"));
+                        return false;
+                    }
+                    true
+                })?;
+                if let Some(e) = failure {
+                    return Err(e);
+                }
+                values.sort_by(|a, b| {
+                    ebb_storage::cmp::compare_values(a.as_raw_bson_ref(), b.as_raw_bson_ref())
+                });
+                Ok(values)
+            })
+            .await?;
+    let values: Vec<Bson> = values
+        .into_iter()
+        .map(Bson::try_from)
+        .collect::<Result<_, _>>()?;
+    ok(doc! { "values": values })
+}

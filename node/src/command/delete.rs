@@ -1,0 +1,125 @@
+//! `delete`: statements `{q, limit: 0|1, hint?, collation?}`.
+
+use bson::RawBsonRef;
+use ebb_actors::collection::DeleteDocs;
+use ebb_storage::ops::DeleteStatement;
+
+use super::write::{collection_gone, documents, map_errors, n_reply, ordered, target};
+use super::{Request, ok, query};
+use crate::args::{Args, as_i64, type_name};
+use crate::context::NodeContext;
+use crate::error::{CommandError, CommandResult, codes};
+
+const ARGS: &[&str] = &["deletes", "ordered", "let"];
+const STATEMENT: &[&str] = &["q", "limit", "hint", "collation"];
+
+pub async fn delete(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, ARGS)?;
+    let name = args.collection()?;
+    let raw = documents(&args, "deletes")?;
+    let ordered = ordered(&args)?;
+    let sync = args.journaled();
+    let mut statements = Vec::new();
+    let mut positions = Vec::new();
+    let mut errors = Vec::new();
+    for (i, st) in raw.iter().enumerate() {
+        // A malformed statement fails the command; a filter that does not
+        // parse is that statement's write error.
+        let (q, just_one) = check_shape(st)?;
+        match statement(st, q, just_one) {
+            Ok(s) => {
+                statements.push(s);
+                positions.push(i);
+            }
+            Err(e) => {
+                errors.push((i, e));
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    NodeContext::count(&req.node.opcounters.delete, raw.len() as u64);
+    let mut n = 0;
+    if !statements.is_empty() {
+        if let Some(entry) = target(&req, name, false).await? {
+            let r = entry
+                .addr
+                .send(DeleteDocs {
+                    statements,
+                    ordered,
+                    sync,
+                })
+                .await;
+            // A collection dropped meanwhile holds nothing to delete.
+            if !collection_gone(&r) {
+                let out = r??;
+                n = out.n;
+                errors.extend(map_errors(out.errors, &positions));
+            }
+        }
+    }
+    ok(n_reply(n, errors))
+}
+
+fn check_shape(st: &bson::RawDocument) -> CommandResult<(&bson::RawDocument, bool)> {
+    for el in st.iter() {
+        let (k, _) = el?;
+        if !STATEMENT.contains(&k.as_str()) {
+            return Err(CommandError::new(
+                codes::UNKNOWN_FIELD,
+                format!(
+                    "BSON field 'delete.deletes.{}' is an unknown field.",
+                    k.as_str()
+                ),
+            ));
+        }
+    }
+    let q = match st.get("q")? {
+        Some(RawBsonRef::Document(d)) => d,
+        Some(other) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "BSON field 'delete.deletes.q' is the wrong type '{}', expected type 'object'",
+                    type_name(&other)
+                ),
+            ));
+        }
+        None => {
+            return Err(CommandError::new(
+                codes::MISSING_FIELD,
+                "BSON field 'delete.deletes.q' is missing but a required field",
+            ));
+        }
+    };
+    let limit = match st.get("limit")? {
+        Some(v) => as_i64(v).ok_or_else(|| {
+            CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!("BSON field 'delete.deletes.limit' is the wrong type '{}', expected types '[long, int, decimal, double]'", type_name(&v)),
+            )
+        })?,
+        None => {
+            return Err(CommandError::new(codes::MISSING_FIELD, "BSON field 'delete.deletes.limit' is missing but a required field"));
+        }
+    };
+    if limit != 0 && limit != 1 {
+        return Err(CommandError::failed_to_parse(format!(
+            "The limit field in delete objects must be 0 or 1. Got {limit}"
+        )));
+    }
+    Ok((q, limit == 1))
+}
+
+fn statement(
+    st: &bson::RawDocument,
+    q: &bson::RawDocument,
+    just_one: bool,
+) -> CommandResult<DeleteStatement> {
+    Ok(DeleteStatement {
+        filter: query::filter(Some(q))?,
+        just_one,
+        hint: query::hint(st.get("hint")?)?,
+    })
+}

@@ -1,0 +1,262 @@
+//! `find`, `getMore`, `killCursors`.
+//!
+//! `find` plans the query, runs the first batch on a snapshot (101
+//! documents by default, as mongod), and leaves a cursor when more remain;
+//! `getMore` resumes it on a fresh snapshot.
+
+use bson::{RawBsonRef, RawDocumentBuf, doc};
+use ebb_storage::exec::{BatchLimits, QueryCursor};
+use ebb_storage::plan::{self, QuerySpec};
+use ebb_storage::query::projection::Projection;
+
+use super::{
+    MAX_BATCH_BYTES, Request, check_collection_name, check_db_name, cursor_reply, ok, query,
+};
+use crate::args::Args;
+use crate::context::NodeContext;
+use crate::cursor::{OpenCursor, Source};
+use crate::error::{CommandError, CommandResult, codes};
+
+/// mongod's first batch when the client gives no `batchSize`.
+pub const DEFAULT_FIRST_BATCH: usize = 101;
+
+const ARGS: &[&str] = &[
+    "filter",
+    "sort",
+    "projection",
+    "hint",
+    "skip",
+    "limit",
+    "batchSize",
+    "singleBatch",
+    "max",
+    "min",
+    "returnKey",
+    "showRecordId",
+    "tailable",
+    "oplogReplay",
+    "noCursorTimeout",
+    "awaitData",
+    "allowPartialResults",
+    "collation",
+    "allowDiskUse",
+    "let",
+    "readOnce",
+];
+
+/// A parsed `find`.
+pub struct FindCommand {
+    pub name: String,
+    pub spec: QuerySpec,
+    pub projection: Option<Projection>,
+    pub skip: u64,
+    pub limit: Option<u64>,
+    pub batch_size: Option<usize>,
+    pub single_batch: bool,
+}
+
+pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
+    let name = args.collection()?;
+    check_db_name(db)?;
+    check_collection_name(db, name)?;
+    for unsupported in [
+        "tailable",
+        "awaitData",
+        "max",
+        "min",
+        "returnKey",
+        "showRecordId",
+    ] {
+        if matches!(args.get(unsupported), Some(v) if !matches!(v, RawBsonRef::Boolean(false) | RawBsonRef::Document(_)) || matches!(args.get(unsupported), Some(RawBsonRef::Document(d)) if !d.is_empty()))
+        {
+            return Err(CommandError::new(
+                codes::ILLEGAL_OPERATION,
+                format!("find option '{unsupported}' is not supported by ebb"),
+            ));
+        }
+    }
+    let limit = args.i64("limit")?;
+    let mut single_batch = args.bool("singleBatch")?.unwrap_or(false);
+    // A negative limit is the legacy "single batch of |n|" form.
+    let limit = match limit {
+        Some(l) if l < 0 => {
+            single_batch = true;
+            Some(l.unsigned_abs())
+        }
+        Some(0) | None => None,
+        Some(l) => Some(l as u64),
+    };
+    Ok(FindCommand {
+        name: name.to_owned(),
+        spec: QuerySpec {
+            filter: query::filter(args.doc("filter")?)?,
+            sort: query::sort(args.doc("sort")?)?,
+            hint: query::hint(args.get("hint"))?,
+        },
+        projection: query::projection(args.doc("projection")?)?,
+        skip: args.non_negative("skip")?.unwrap_or(0) as u64,
+        limit,
+        batch_size: args.non_negative("batchSize")?.map(|b| b as usize),
+        single_batch,
+    })
+}
+
+pub async fn find(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, ARGS)?;
+    let cmd = parse_find(&args, &req.db)?;
+    NodeContext::count(&req.node.opcounters.query, 1);
+    let ns = format!("{}.{}", req.db, cmd.name);
+    let Some(entry) = req.node.collection(&req.db, &cmd.name) else {
+        return cursor_reply(0, &ns, Vec::new(), true);
+    };
+    let plan = plan::plan(&entry.set.meta, &cmd.spec)?;
+    let query = QueryCursor::new(
+        entry.set.meta.id,
+        plan,
+        cmd.spec.filter,
+        cmd.spec.sort,
+        cmd.skip,
+        cmd.limit,
+    )?;
+    let first = cmd.batch_size.unwrap_or(DEFAULT_FIRST_BATCH);
+    let source = Source::Query {
+        query: Box::new(query),
+        projection: cmd.projection,
+    };
+    let cursor = OpenCursor::new(ns.clone(), source);
+    respond(&req.node, cursor, first, true, cmd.single_batch).await
+}
+
+/// Runs one batch of an open cursor and replies, registering or dropping
+/// the cursor as needed.
+pub async fn respond(
+    node: &std::sync::Arc<NodeContext>,
+    cursor: OpenCursor,
+    max_docs: usize,
+    first: bool,
+    single_batch: bool,
+) -> CommandResult {
+    respond_as(node, None, cursor, max_docs, first, single_batch).await
+}
+
+async fn respond_as(
+    node: &std::sync::Arc<NodeContext>,
+    id: Option<i64>,
+    mut cursor: OpenCursor,
+    max_docs: usize,
+    first: bool,
+    single_batch: bool,
+) -> CommandResult {
+    let limits = BatchLimits {
+        max_docs: if max_docs == 0 { usize::MAX } else { max_docs },
+        max_bytes: MAX_BATCH_BYTES,
+    };
+    let (batch, exhausted, cursor) = match cursor.source {
+        Source::Buffered(mut queue) => {
+            let mut batch = Vec::new();
+            let mut bytes = 0;
+            while batch.len() < limits.max_docs && bytes < limits.max_bytes {
+                let Some(d) = queue.pop_front() else { break };
+                bytes += d.as_bytes().len();
+                batch.push(d);
+            }
+            let exhausted = queue.is_empty();
+            cursor.source = Source::Buffered(queue);
+            (batch, exhausted, cursor)
+        }
+        Source::Query {
+            mut query,
+            projection,
+        } => {
+            let (query, projection, batch) = node
+                .read(move |snap| {
+                    let found = query.next_batch(snap, limits)?;
+                    let batch: Vec<RawDocumentBuf> = match &projection {
+                        Some(p) => found.iter().map(|f| p.apply(&f.doc)).collect(),
+                        None => found.into_iter().map(|f| f.doc).collect(),
+                    };
+                    Ok((query, projection, batch))
+                })
+                .await?;
+            let exhausted = query.exhausted();
+            (
+                batch,
+                exhausted,
+                OpenCursor::new(cursor.ns, Source::Query { query, projection }),
+            )
+        }
+    };
+    let ns = cursor.ns.clone();
+    let id = if exhausted || single_batch {
+        0
+    } else {
+        match id {
+            Some(id) => {
+                node.cursors.put_back(id, cursor);
+                id
+            }
+            None => node.cursors.register(cursor),
+        }
+    };
+    cursor_reply(id, &ns, batch, first)
+}
+
+const GET_MORE_ARGS: &[&str] = &[
+    "collection",
+    "batchSize",
+    "term",
+    "lastKnownCommittedOpTime",
+];
+
+pub async fn get_more(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, GET_MORE_ARGS)?;
+    let id = match args.command_value() {
+        RawBsonRef::Int64(id) => id,
+        other => return Err(args.wrong_type("getMore", &other, "type 'long'")),
+    };
+    let Some(coll) = args.str("collection")? else {
+        return Err(args.missing("collection"));
+    };
+    let batch_size = args.non_negative("batchSize")?.unwrap_or(0) as usize;
+    NodeContext::count(&req.node.opcounters.getmore, 1);
+    let ns = format!("{}.{coll}", req.db);
+    let Some(cursor) = req.node.cursors.take(id) else {
+        return Err(CommandError::new(
+            codes::CURSOR_NOT_FOUND,
+            format!("cursor id {id} not found"),
+        ));
+    };
+    if cursor.ns != ns {
+        let msg = format!(
+            "Requested getMore on namespace '{ns}', but cursor belongs to a different namespace {}",
+            cursor.ns
+        );
+        req.node.cursors.put_back(id, cursor);
+        return Err(CommandError::new(13, msg));
+    }
+    respond_as(&req.node, Some(id), cursor, batch_size, false, false).await
+}
+
+pub async fn kill_cursors(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["cursors"])?;
+    let Some(ids) = args.array("cursors")? else {
+        return Err(args.missing("cursors"));
+    };
+    let mut killed = Vec::new();
+    let mut not_found = Vec::new();
+    for v in ids {
+        if let RawBsonRef::Int64(id) = v? {
+            if req.node.cursors.kill(id) {
+                killed.push(id);
+            } else {
+                not_found.push(id);
+            }
+        }
+    }
+    ok(doc! {
+        "cursorsKilled": killed,
+        "cursorsNotFound": not_found,
+        "cursorsAlive": [],
+        "cursorsUnknown": [],
+    })
+}

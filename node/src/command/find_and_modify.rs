@@ -1,0 +1,114 @@
+//! `findAndModify` / `findandmodify`: find one document, update or remove
+//! it, and return it (before or after).
+
+use bson::{Bson, RawBsonRef, doc};
+use ebb_actors::collection::ModifyOne;
+use ebb_storage::ops::FindAndModify;
+use ebb_storage::update::UpdateSpec;
+
+use super::write::{collection_gone, target, unsupported};
+use super::{Request, check_collection_name, ok, query};
+use crate::args::Args;
+use crate::error::{CommandError, CommandResult};
+
+const ARGS: &[&str] = &[
+    "query",
+    "sort",
+    "remove",
+    "update",
+    "new",
+    "fields",
+    "upsert",
+    "bypassDocumentValidation",
+    "collation",
+    "arrayFilters",
+    "hint",
+    "let",
+];
+
+pub async fn find_and_modify(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, ARGS)?;
+    let name = args.collection()?;
+    check_collection_name(&req.db, name)?;
+    if args.has("arrayFilters") {
+        return Err(unsupported("arrayFilters"));
+    }
+    let remove = args.bool("remove")?.unwrap_or(false);
+    let return_new = args.bool("new")?.unwrap_or(false);
+    let upsert = args.bool("upsert")?.unwrap_or(false);
+    let update = match args.get("update") {
+        None | Some(RawBsonRef::Null) => None,
+        Some(u @ (RawBsonRef::Document(_) | RawBsonRef::Array(_))) => Some(UpdateSpec::parse(u)?),
+        Some(other) => return Err(args.wrong_type("update", &other, "types '[object, array]'")),
+    };
+    match (remove, &update) {
+        (true, Some(_)) => {
+            return Err(CommandError::failed_to_parse(
+                "Cannot specify both an update and remove=true",
+            ));
+        }
+        (false, None) => {
+            return Err(CommandError::failed_to_parse(
+                "Either an update or remove=true must be specified",
+            ));
+        }
+        (true, None) if return_new => {
+            return Err(CommandError::failed_to_parse(
+                "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document",
+            ));
+        }
+        (true, None) if upsert => {
+            return Err(CommandError::failed_to_parse(
+                "Cannot specify both upsert=true and remove=true",
+            ));
+        }
+        _ => {}
+    }
+    let filter_doc = args.doc("query")?.map(|d| d.to_owned()).unwrap_or_default();
+    let projection = query::projection(args.doc("fields")?)?;
+    let request = FindAndModify {
+        filter: query::filter(Some(&filter_doc))?,
+        filter_doc: filter_doc.clone(),
+        sort: query::sort(args.doc("sort")?)?,
+        hint: query::hint(args.get("hint"))?,
+        update,
+        return_new,
+        upsert,
+    };
+    let sync = args.journaled();
+    let mut attempt = 0;
+    let out = loop {
+        attempt += 1;
+        let Some(entry) = target(&req, name, upsert).await? else {
+            break None;
+        };
+        let r = entry
+            .addr
+            .send(ModifyOne {
+                request: request.clone(),
+                sync,
+            })
+            .await;
+        if collection_gone(&r) {
+            if upsert && attempt < 2 {
+                continue;
+            }
+            break None;
+        }
+        break Some(r??);
+    };
+    let out = out.unwrap_or_default();
+    let value = match (out.value, &projection) {
+        (Some(d), Some(p)) => Bson::Document(bson::Document::try_from(p.apply(&d))?),
+        (Some(d), None) => Bson::Document(bson::Document::try_from(d)?),
+        (None, _) => Bson::Null,
+    };
+    let mut last = doc! { "n": out.n as i32 };
+    if !remove {
+        last.insert("updatedExisting", out.updated_existing);
+    }
+    if let Some(id) = out.upserted {
+        last.insert("upserted", id);
+    }
+    ok(doc! { "lastErrorObject": last, "value": value })
+}

@@ -1,0 +1,50 @@
+//! `hello` / `isMaster` / `ismaster`: how drivers discover what we are.
+//!
+//! A standalone, field for field as drivers require (see the wire-protocol
+//! spec §2.2): int32 size limits, wire versions 0..21 (MongoDB 7.0), a
+//! session timeout so drivers use sessions, and no `topologyVersion` (we
+//! do not implement the awaitable hello) or `compression`.
+
+use bson::{RawBsonRef, doc};
+
+use super::{Request, ok};
+use crate::error::CommandResult;
+
+pub const MAX_BSON_OBJECT_SIZE: i32 = 16 * 1024 * 1024;
+pub const MAX_MESSAGE_SIZE_BYTES: i32 = 48_000_000;
+pub const MAX_WRITE_BATCH_SIZE: i32 = 100_000;
+pub const MIN_WIRE_VERSION: i32 = 0;
+pub const MAX_WIRE_VERSION: i32 = 21;
+
+pub async fn hello(req: Request) -> CommandResult {
+    let name = req
+        .body
+        .iter()
+        .next()
+        .and_then(|e| e.ok())
+        .map(|(k, _)| k.as_str().to_owned())
+        .unwrap_or_default();
+    let legacy = name != "hello";
+    let hello_ok = matches!(req.body.get("helloOk"), Ok(Some(RawBsonRef::Boolean(true))));
+    let mut d = doc! {};
+    if legacy {
+        d.insert("ismaster", true);
+    } else {
+        d.insert("isWritablePrimary", true);
+    }
+    if legacy && hello_ok {
+        d.insert("helloOk", true);
+    }
+    d.extend(doc! {
+        "maxBsonObjectSize": MAX_BSON_OBJECT_SIZE,
+        "maxMessageSizeBytes": MAX_MESSAGE_SIZE_BYTES,
+        "maxWriteBatchSize": MAX_WRITE_BATCH_SIZE,
+        "localTime": bson::DateTime::now(),
+        "logicalSessionTimeoutMinutes": 30,
+        "connectionId": req.conn.id as i32,
+        "minWireVersion": MIN_WIRE_VERSION,
+        "maxWireVersion": MAX_WIRE_VERSION,
+        "readOnly": false,
+    });
+    ok(d)
+}

@@ -1,0 +1,603 @@
+//! Index commands: `createIndexes`, `listIndexes`, `dropIndexes`, and
+//! `collMod`'s index options (`expireAfterSeconds`, `hidden`).
+//!
+//! `createIndexes` validates in MongoDB's order: every spec's shape first
+//! (unknown fields → 197, key pattern → 67, the `_id` index's allow-list →
+//! 197), then every spec's TTL option (→ 67), then conflicts with existing
+//! indexes (85/86, in the catalog actor). Any failure aborts the whole
+//! command: nothing is built and no collection is created.
+
+use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
+use ebb_actors::catalog::{
+    CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyIndex,
+};
+use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta};
+use ebb_storage::display::shell;
+use ebb_storage::query::filter::Filter;
+
+use super::{Request, check_collection_name, check_db_name, cursor_reply, ok};
+use crate::args::{Args, as_f64, is_number, type_name};
+use crate::error::{CommandError, CommandResult, codes};
+
+/// Fields an index specification may carry.
+const SPEC_FIELDS: &[&str] = &[
+    "key",
+    "name",
+    "unique",
+    "sparse",
+    "partialFilterExpression",
+    "expireAfterSeconds",
+    "hidden",
+    "background",
+    "v",
+    "collation",
+    "ns",
+    "storageEngine",
+    "weights",
+    "default_language",
+    "language_override",
+    "textIndexVersion",
+    "2dsphereIndexVersion",
+    "bits",
+    "min",
+    "max",
+    "bucketSize",
+    "wildcardProjection",
+    "prepareUnique",
+    "clustered",
+];
+
+/// Fields the `_id` index spec may carry.
+const ID_SPEC_FIELDS: &[&str] = &["key", "name", "v", "ns", "collation", "background"];
+
+fn spec_shown(spec: &RawDocument) -> String {
+    bson::Document::try_from(spec)
+        .map(|d| shell(&Bson::Document(d)))
+        .unwrap_or_default()
+}
+
+fn invalid_option(field: &str, spec: &RawDocument, id_index: bool) -> CommandError {
+    let which = if id_index {
+        "an _id index specification"
+    } else {
+        "an index specification"
+    };
+    CommandError::new(
+        codes::INVALID_INDEX_SPECIFICATION_OPTION,
+        format!(
+            "The field '{field}' is not valid for {which}. Specification: {}",
+            spec_shown(spec)
+        ),
+    )
+}
+
+fn cannot_create(msg: impl Into<String>) -> CommandError {
+    CommandError::new(codes::CANNOT_CREATE_INDEX, msg)
+}
+
+fn bool_field(spec: &RawDocument, field: &str) -> CommandResult<bool> {
+    match spec.get(field)? {
+        None => Ok(false),
+        Some(RawBsonRef::Boolean(b)) => Ok(b),
+        Some(v) if is_number(&v) => Ok(as_f64(v).is_some_and(|f| f != 0.0)),
+        Some(other) => Err(CommandError::new(
+            codes::TYPE_MISMATCH,
+            format!(
+                "The field '{field}' must be a bool, but got {}",
+                type_name(&other)
+            ),
+        )),
+    }
+}
+
+/// Checks a key pattern: non-empty, plain field names, numeric directions.
+fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
+    if key.is_empty() {
+        return Err(cannot_create("Index keys cannot be empty."));
+    }
+    for el in key.iter() {
+        let (name, v) = el?;
+        let name = name.as_str();
+        if name.is_empty() || name.split('.').any(str::is_empty) {
+            return Err(cannot_create("Index keys cannot be an empty field."));
+        }
+        if name.starts_with('$') {
+            return Err(cannot_create(format!(
+                "Index key contains an illegal field name: field name starts with '$'. Key: {name}"
+            )));
+        }
+        match v {
+            v if is_number(&v) => {
+                if as_f64(v).is_none_or(|f| f == 0.0 || f.is_nan()) {
+                    return Err(cannot_create(format!(
+                        "Values in the index key pattern can't be 0 or NaN. Key pattern: {}",
+                        spec_shown(key)
+                    )));
+                }
+            }
+            RawBsonRef::String(kind) => {
+                return Err(cannot_create(format!(
+                    "ebb does not support '{kind}' indexes (key pattern {})",
+                    spec_shown(key)
+                )));
+            }
+            other => {
+                return Err(cannot_create(format!(
+                    "Values in v:2 index key pattern cannot be of type {}. Only numbers > 0, numbers < 0, and strings are allowed.",
+                    type_name(&other)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Validates one spec's shape and turns it into an index record (its
+/// column family id is assigned by the catalog).
+fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
+    let key = match spec.get("key")? {
+        Some(RawBsonRef::Document(k)) => k,
+        Some(other) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "The field 'key' must be an object, but got {}",
+                    type_name(&other)
+                ),
+            ));
+        }
+        None => {
+            return Err(CommandError::failed_to_parse(
+                "The 'key' field is a required property of an index specification",
+            ));
+        }
+    };
+    let name = match spec.get("name")? {
+        Some(RawBsonRef::String(n)) if !n.is_empty() => n.to_owned(),
+        Some(RawBsonRef::String(_)) => return Err(cannot_create("The index name cannot be empty")),
+        Some(other) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "The field 'name' must be a string, but got {}",
+                    type_name(&other)
+                ),
+            ));
+        }
+        None => {
+            return Err(CommandError::failed_to_parse(
+                "The 'name' field is a required property of an index specification",
+            ));
+        }
+    };
+    let is_id = key.iter().count() == 1 && key.get("_id")?.is_some();
+    let allowed = if is_id { ID_SPEC_FIELDS } else { SPEC_FIELDS };
+    for el in spec.iter() {
+        let (field, _) = el?;
+        if !allowed.contains(&field.as_str()) {
+            return Err(invalid_option(field.as_str(), spec, is_id));
+        }
+    }
+    check_key_pattern(key)?;
+    if is_id && name != ID_INDEX_NAME {
+        return Err(CommandError::bad_value(format!(
+            "The index name for the _id index must be '_id_', but got '{name}'. Specification: {}",
+            spec_shown(spec)
+        )));
+    }
+    if let Some(c) = spec.get("collation")? {
+        let simple = matches!(c, RawBsonRef::Document(d) if matches!(d.get("locale"), Ok(Some(RawBsonRef::String("simple")))));
+        if !simple {
+            return Err(cannot_create(
+                "ebb does not support collations other than 'simple'",
+            ));
+        }
+    }
+    let partial_filter = match spec.get("partialFilterExpression")? {
+        None => None,
+        Some(RawBsonRef::Document(f)) => {
+            Filter::parse(f)?;
+            Some(Document::try_from(f)?)
+        }
+        Some(other) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "The field 'partialFilterExpression' must be an object, but got {}",
+                    type_name(&other)
+                ),
+            ));
+        }
+    };
+    let hidden = bool_field(spec, "hidden")?;
+    if hidden && is_id {
+        return Err(cannot_create("can't hide _id index"));
+    }
+    let mut meta = CollectionMeta::id_index(0);
+    meta.name = name;
+    meta.key = Document::try_from(key)?;
+    meta.unique = is_id || bool_field(spec, "unique")?;
+    meta.sparse = bool_field(spec, "sparse")?;
+    meta.hidden = hidden;
+    meta.partial_filter = partial_filter;
+    if let Some(c) = spec.get("collation")? {
+        meta.extra.insert("collation", Bson::try_from(c)?);
+    }
+    Ok(meta)
+}
+
+/// MongoDB's TTL option check: any number in 0..=2147483647 (fractions
+/// truncated) on a single-field index. Returns the value to store.
+fn ttl_value(spec: &RawDocument, index: &IndexMeta) -> CommandResult<Option<i32>> {
+    let Some(v) = spec.get("expireAfterSeconds")? else {
+        return Ok(None);
+    };
+    let caused = |reason: String| {
+        cannot_create(format!(
+            ". Index spec: {} :: caused by :: {reason}",
+            spec_shown(spec)
+        ))
+    };
+    let value = match v {
+        RawBsonRef::Int32(n) => f64::from(n),
+        RawBsonRef::Int64(n) => n as f64,
+        RawBsonRef::Double(d) => d,
+        RawBsonRef::Decimal128(d) => d.to_string().parse::<f64>().unwrap_or(f64::NAN),
+        other => {
+            return Err(caused(format!(
+                "TTL index 'expireAfterSeconds' option must be numeric, but received a type of '{}'",
+                type_name(&other)
+            )));
+        }
+    };
+    if value.is_nan() {
+        return Err(caused(
+            "TTL index 'expireAfterSeconds' option must not be NaN".into(),
+        ));
+    }
+    let truncated = value.trunc();
+    if truncated > f64::from(i32::MAX) || truncated < f64::from(i32::MIN) {
+        return Err(caused(
+            "TTL index 'expireAfterSeconds' option must be within the range of a 32-bit integer"
+                .into(),
+        ));
+    }
+    if value < 0.0 {
+        return Err(caused(
+            "TTL index 'expireAfterSeconds' option cannot be less than 0".into(),
+        ));
+    }
+    if index.key.len() > 1 {
+        return Err(cannot_create(format!(
+            "TTL indexes are single-field indexes, compound indexes do not support TTL. Index spec: {}",
+            spec_shown(spec)
+        )));
+    }
+    Ok(Some(truncated as i32))
+}
+
+const CREATE_ARGS: &[&str] = &["indexes", "commitQuorum"];
+
+pub async fn create_indexes(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, CREATE_ARGS)?;
+    let name = args.collection()?;
+    check_db_name(&req.db)?;
+    check_collection_name(&req.db, name)?;
+    let Some(specs) = args.array("indexes")? else {
+        return Err(args.missing("indexes"));
+    };
+    let mut raw_specs = Vec::new();
+    for v in specs {
+        match v? {
+            RawBsonRef::Document(d) => raw_specs.push(d),
+            other => {
+                return Err(CommandError::new(
+                    codes::TYPE_MISMATCH,
+                    format!(
+                        "The 'indexes' field must be an array of objects, but found an element of type {}",
+                        type_name(&other)
+                    ),
+                ));
+            }
+        }
+    }
+    if raw_specs.is_empty() {
+        return Err(CommandError::bad_value(
+            "Must specify at least one index to create",
+        ));
+    }
+    let mut indexes: Vec<IndexMeta> = raw_specs
+        .iter()
+        .map(|s| parse_spec(s))
+        .collect::<CommandResult<_>>()?;
+    for (meta, spec) in indexes.iter_mut().zip(&raw_specs) {
+        meta.expire_after_seconds = ttl_value(spec, meta)?;
+    }
+    let out = req
+        .node
+        .catalog
+        .send(CreateIndexes {
+            db: req.db.clone(),
+            name: name.to_owned(),
+            indexes,
+        })
+        .await??;
+    let mut reply =
+        doc! { "numIndexesBefore": out.before as i32, "numIndexesAfter": out.after as i32 };
+    match out.note {
+        Some(note) if out.before == out.after => {
+            reply.insert("note", note);
+        }
+        note => {
+            reply.insert("createdCollectionAutomatically", out.created_collection);
+            if let Some(note) = note {
+                reply.insert("note", note);
+            }
+        }
+    }
+    ok(reply)
+}
+
+pub async fn list_indexes(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["cursor"])?;
+    let name = args.collection()?;
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return Err(CommandError::new(
+            codes::NAMESPACE_NOT_FOUND,
+            format!("ns does not exist: {}.{name}", req.db),
+        ));
+    };
+    let docs = entry
+        .set
+        .meta
+        .indexes
+        .iter()
+        .map(|i| RawDocumentBuf::try_from(&i.to_spec_doc()))
+        .collect::<Result<Vec<_>, _>>()?;
+    cursor_reply(0, &entry.set.ns(), docs, true)
+}
+
+pub async fn drop_indexes(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["index"])?;
+    let name = args.collection()?;
+    let target = match args.get("index") {
+        Some(RawBsonRef::String("*")) => DropTarget::All,
+        Some(RawBsonRef::String(n)) => DropTarget::Names(vec![n.to_owned()]),
+        Some(RawBsonRef::Document(k)) => DropTarget::Key(Document::try_from(k)?),
+        Some(RawBsonRef::Array(a)) => {
+            let mut names = Vec::new();
+            for v in a {
+                match v? {
+                    RawBsonRef::String(n) => names.push(n.to_owned()),
+                    other => {
+                        return Err(args.wrong_type(
+                            "index",
+                            &other,
+                            "types '[string, object, array]'",
+                        ));
+                    }
+                }
+            }
+            DropTarget::Names(names)
+        }
+        Some(other) => {
+            return Err(args.wrong_type("index", &other, "types '[string, object, array]'"));
+        }
+        None => return Err(args.missing("index")),
+    };
+    let was = req
+        .node
+        .catalog
+        .send(DropIndexes {
+            db: req.db.clone(),
+            name: name.to_owned(),
+            target,
+        })
+        .await??;
+    ok(doc! { "nIndexesWas": was as i32 })
+}
+
+const COLL_MOD_ARGS: &[&str] = &[
+    "index",
+    "validator",
+    "validationLevel",
+    "validationAction",
+    "expireAfterSeconds",
+    "viewOn",
+    "pipeline",
+    "changeStreamPreAndPostImages",
+    "timeseries",
+    "cappedSize",
+    "cappedMax",
+    "dryRun",
+];
+const COLL_MOD_INDEX_FIELDS: &[&str] = &[
+    "keyPattern",
+    "name",
+    "expireAfterSeconds",
+    "hidden",
+    "unique",
+    "prepareUnique",
+];
+
+/// `collMod`: ebb supports changing an index's `expireAfterSeconds` (or
+/// making a single-field index TTL) and `hidden`.
+pub async fn coll_mod(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, COLL_MOD_ARGS)?;
+    let name = args.collection()?;
+    if args.has("dryRun") {
+        return Err(CommandError::invalid_options(
+            "the collMod option 'dryRun' is not supported by ebb",
+        ));
+    }
+    if args.has("expireAfterSeconds") {
+        return Err(CommandError::invalid_options(
+            "no expireAfterSeconds field for a collection that is not clustered or time-series",
+        ));
+    }
+    for unsupported in COLL_MOD_ARGS
+        .iter()
+        .filter(|a| !matches!(**a, "index" | "expireAfterSeconds" | "dryRun"))
+    {
+        if args.has(unsupported) {
+            return Err(CommandError::invalid_options(format!(
+                "the collMod option '{unsupported}' is not supported by ebb"
+            )));
+        }
+    }
+    let Some(index) = args.doc("index")? else {
+        // Nothing to change; MongoDB still checks that the collection exists.
+        if req.node.collection(&req.db, name).is_none() {
+            return Err(CommandError::new(
+                codes::NAMESPACE_NOT_FOUND,
+                format!("ns does not exist: {}.{name}", req.db),
+            ));
+        }
+        return ok(doc! {});
+    };
+    for el in index.iter() {
+        let (k, _) = el?;
+        if !COLL_MOD_INDEX_FIELDS.contains(&k.as_str()) {
+            return Err(CommandError::new(
+                codes::UNKNOWN_FIELD,
+                format!(
+                    "BSON field 'collMod.index.{}' is an unknown field.",
+                    k.as_str()
+                ),
+            ));
+        }
+    }
+    let target = match (index.get("name")?, index.get("keyPattern")?) {
+        (Some(_), Some(_)) => {
+            return Err(CommandError::invalid_options(
+                "Cannot specify both key pattern and name.",
+            ));
+        }
+        (Some(RawBsonRef::String(n)), None) => IndexTarget::Name(n.to_owned()),
+        (None, Some(RawBsonRef::Document(k))) => IndexTarget::Key(Document::try_from(k)?),
+        (Some(other), None) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "BSON field 'collMod.index.name' is the wrong type '{}', expected type 'string'",
+                    type_name(&other)
+                ),
+            ));
+        }
+        (None, Some(other)) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "BSON field 'collMod.index.keyPattern' is the wrong type '{}', expected type 'object'",
+                    type_name(&other)
+                ),
+            ));
+        }
+        (None, None) => {
+            return Err(CommandError::invalid_options(
+                "Must specify either index name or key pattern.",
+            ));
+        }
+    };
+    if index.get("unique")?.is_some() || index.get("prepareUnique")?.is_some() {
+        return Err(CommandError::invalid_options(
+            "ebb does not support changing 'unique' or 'prepareUnique' with collMod",
+        ));
+    }
+    let expire = match index.get("expireAfterSeconds")? {
+        None => None,
+        Some(v) if is_number(&v) => {
+            let f = as_f64(v).unwrap_or(f64::NAN);
+            if f < 0.0 {
+                return Err(CommandError::invalid_options(
+                    "TTL index 'expireAfterSeconds' option cannot be less than 0",
+                ));
+            }
+            if f.is_nan() || f.trunc() > f64::from(i32::MAX) {
+                return Err(CommandError::invalid_options(
+                    "TTL index 'expireAfterSeconds' option must be within the range of a 32-bit integer",
+                ));
+            }
+            Some(f.trunc() as i32)
+        }
+        Some(other) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "BSON field 'collMod.index.expireAfterSeconds' is the wrong type '{}', expected types '[long, int, decimal, double]'",
+                    type_name(&other)
+                ),
+            ));
+        }
+    };
+    let hidden = match index.get("hidden")? {
+        None => None,
+        Some(RawBsonRef::Boolean(b)) => Some(b),
+        Some(other) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "BSON field 'collMod.index.hidden' is the wrong type '{}', expected type 'bool'",
+                    type_name(&other)
+                ),
+            ));
+        }
+    };
+    if expire.is_none() && hidden.is_none() {
+        return Err(CommandError::invalid_options(
+            "no expireAfterSeconds or hidden field",
+        ));
+    }
+    let apply = Box::new(move |index: &mut IndexMeta| -> ebb_storage::Result<()> {
+        use ebb_storage::{Error, ErrorKind::InvalidOptions};
+        if let Some(secs) = expire {
+            if index.expire_after_seconds.is_none() {
+                if index.is_id_index() {
+                    return Err(Error::new(
+                        InvalidOptions,
+                        "the _id field does not support TTL indexes",
+                    ));
+                }
+                if index.key.len() > 1 {
+                    return Err(Error::new(
+                        InvalidOptions,
+                        "TTL indexes are single-field indexes, compound indexes do not support TTL",
+                    ));
+                }
+            }
+            index.expire_after_seconds = Some(secs);
+        }
+        if let Some(h) = hidden {
+            if index.is_id_index() {
+                return Err(Error::new(InvalidOptions, "can't hide _id index"));
+            }
+            index.hidden = h;
+        }
+        Ok(())
+    });
+    let change = IndexChange { target, apply };
+    let out = req
+        .node
+        .catalog
+        .send(ModifyIndex {
+            db: req.db.clone(),
+            name: name.to_owned(),
+            change,
+        })
+        .await??;
+    let mut reply = Document::new();
+    if expire.is_some() {
+        if let Some(old) = out.before.expire_after_seconds {
+            reply.insert("expireAfterSeconds_old", i64::from(old));
+        }
+        reply.insert(
+            "expireAfterSeconds_new",
+            i64::from(out.after.expire_after_seconds.unwrap_or_default()),
+        );
+    }
+    if hidden.is_some() {
+        reply.insert("hidden_old", out.before.hidden);
+        reply.insert("hidden_new", out.after.hidden);
+    }
+    ok(reply)
+}

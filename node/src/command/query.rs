@@ -1,0 +1,59 @@
+//! Arguments shared by the query commands (`find`, `count`, `distinct`,
+//! `aggregate`'s leading `$match`, the write commands' `q`): filter, sort,
+//! projection and hint, parsed into the storage crate's types.
+
+use bson::{RawBsonRef, RawDocument, rawdoc};
+use ebb_storage::engine::Direction;
+use ebb_storage::plan::Hint;
+use ebb_storage::query::filter::Filter;
+use ebb_storage::query::projection::Projection;
+use ebb_storage::query::sort::SortSpec;
+
+use crate::args::{as_f64, type_name};
+use crate::error::{CommandError, CommandResult};
+
+pub fn filter(doc: Option<&RawDocument>) -> CommandResult<Filter> {
+    match doc {
+        Some(d) => Ok(Filter::parse(d)?),
+        None => Ok(Filter::parse(&rawdoc! {})?),
+    }
+}
+
+pub fn sort(doc: Option<&RawDocument>) -> CommandResult<Option<SortSpec>> {
+    match doc {
+        Some(d) if !d.is_empty() => Ok(Some(SortSpec::parse(d)?)),
+        _ => Ok(None),
+    }
+}
+
+pub fn projection(doc: Option<&RawDocument>) -> CommandResult<Option<Projection>> {
+    match doc {
+        Some(d) if !d.is_empty() => Ok(Some(Projection::parse(d)?)),
+        _ => Ok(None),
+    }
+}
+
+/// A `hint`: an index name, a key pattern, or `{$natural: ±1}`.
+pub fn hint(v: Option<RawBsonRef<'_>>) -> CommandResult<Option<Hint>> {
+    match v {
+        None => Ok(None),
+        Some(RawBsonRef::String(s)) => Ok(Some(Hint::Name(s.to_owned()))),
+        Some(RawBsonRef::Document(d)) if d.is_empty() => Ok(None),
+        Some(RawBsonRef::Document(d)) => {
+            if let Some(n) = d.get("$natural")? {
+                let dir = if as_f64(n).is_some_and(|f| f < 0.0) {
+                    Direction::Reverse
+                } else {
+                    Direction::Forward
+                };
+                return Ok(Some(Hint::Natural(dir)));
+            }
+            let key = bson::Document::try_from(d)?;
+            Ok(Some(Hint::KeyPattern(key)))
+        }
+        Some(other) => Err(CommandError::failed_to_parse(format!(
+            "hint must be a string or an object, not {}",
+            type_name(&other)
+        ))),
+    }
+}

@@ -1,0 +1,159 @@
+//! Diagnostics: `serverStatus`, `currentOp`, `dbStats`, `collStats`.
+
+use std::sync::atomic::Ordering;
+
+use bson::{Document, doc};
+use ebb_storage::engine::Cf;
+
+use super::admin::{VERSION, hostname};
+use super::{Request, ok};
+use crate::args::Args;
+use crate::context::NodeContext;
+use crate::error::{CommandError, CommandResult, codes};
+
+fn load(c: &std::sync::atomic::AtomicU64) -> i64 {
+    c.load(Ordering::Relaxed) as i64
+}
+
+pub async fn server_status(req: Request) -> CommandResult {
+    let node = &req.node;
+    let ttl = &node.shared.ttl;
+    let ops = &node.opcounters;
+    let uptime = node.started.elapsed();
+    let writes = &node.shared.writes;
+    ok(doc! {
+        "host": format!("{}:{}", hostname(), node.config.net.port),
+        "version": VERSION,
+        "process": "ebbd",
+        "pid": std::process::id() as i64,
+        "uptime": uptime.as_secs_f64(),
+        "uptimeMillis": uptime.as_millis() as i64,
+        "uptimeEstimate": uptime.as_secs() as i64,
+        "localTime": bson::DateTime::from_millis(node.shared.clock.now_millis()),
+        "connections": {
+            "current": load(&node.connections.current) as i32,
+            "available": (node.config.net.max_connections as i64 - load(&node.connections.current)) as i32,
+            "totalCreated": load(&node.connections.total_created),
+        },
+        "opcounters": {
+            "insert": load(&ops.insert),
+            "query": load(&ops.query),
+            "update": load(&ops.update),
+            "delete": load(&ops.delete),
+            "getmore": load(&ops.getmore),
+            "command": load(&ops.command),
+        },
+        "metrics": {
+            "ttl": {
+                "deletedDocuments": load(&ttl.deleted_documents),
+                "passes": load(&ttl.passes),
+                "subPasses": load(&ttl.sub_passes),
+            },
+            "document": {
+                "inserted": load(&writes.inserted),
+                "updated": load(&writes.updated),
+                "deleted": load(&writes.deleted),
+            },
+            "cursor": { "open": { "total": node.cursors.open_count() as i64 } },
+        },
+        "storageEngine": { "name": "rocksdb", "supportsCommittedReads": true, "persistent": true },
+    })
+}
+
+pub async fn current_op(req: Request) -> CommandResult {
+    let node = &req.node;
+    let mut inprog = Vec::new();
+    let op = node.shared.ttl.current.lock().expect("ttl op lock").clone();
+    if let Some(op) = op {
+        let secs = (node.shared.clock.now_millis() - op.started_millis).max(0) / 1000;
+        inprog.push(doc! {
+            "type": "op",
+            "desc": "TTLMonitor",
+            "active": true,
+            "op": "remove",
+            "ns": op.ns,
+            "secs_running": secs,
+            "command": { "delete": "", "index": op.index, "ttl": true },
+            "numDeleted": op.deleted as i64,
+        });
+    }
+    ok(doc! { "inprog": inprog })
+}
+
+/// Size figures of one collection, from engine estimates.
+fn collection_sizes(
+    node: &NodeContext,
+    set: &ebb_storage::write::IndexSet,
+) -> (i64, i64, Document, i64) {
+    let engine = &node.shared.engine;
+    let stats = |cf: u64| engine.stats(Cf::Id(cf)).unwrap_or_default();
+    let records = stats(set.meta.id);
+    let mut index_sizes = Document::new();
+    let mut total_index = 0i64;
+    for i in &set.meta.indexes {
+        let size = if i.is_id_index() {
+            0
+        } else {
+            stats(i.id).sst_bytes.max(stats(i.id).live_data_bytes) as i64
+        };
+        total_index += size;
+        index_sizes.insert(i.name.clone(), size);
+    }
+    (
+        records.estimated_keys as i64,
+        records.live_data_bytes.max(records.sst_bytes) as i64,
+        index_sizes,
+        total_index,
+    )
+}
+
+pub async fn db_stats(req: Request) -> CommandResult {
+    Args::parse(&req.body, &["scale", "freeStorage"])?;
+    let state = req.node.shared.catalog.load();
+    let (mut objects, mut data, mut indexes, mut index_size, mut collections) =
+        (0i64, 0i64, 0i64, 0i64, 0i32);
+    for e in state.in_db(&req.db) {
+        let (count, size, _, idx) = collection_sizes(&req.node, &e.set);
+        objects += count;
+        data += size;
+        indexes += e.set.meta.indexes.len() as i64;
+        index_size += idx;
+        collections += 1;
+    }
+    ok(doc! {
+        "db": req.db.clone(),
+        "collections": collections,
+        "views": 0,
+        "objects": objects,
+        "avgObjSize": if objects > 0 { data as f64 / objects as f64 } else { 0.0 },
+        "dataSize": data as f64,
+        "storageSize": data as f64,
+        "indexes": indexes,
+        "indexSize": index_size as f64,
+        "totalSize": (data + index_size) as f64,
+        "scaleFactor": 1,
+    })
+}
+
+pub async fn coll_stats(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["scale"])?;
+    let name = args.collection()?;
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return Err(CommandError::new(
+            codes::NAMESPACE_NOT_FOUND,
+            format!("Collection [{}.{name}] not found.", req.db),
+        ));
+    };
+    let (count, size, index_sizes, total_index) = collection_sizes(&req.node, &entry.set);
+    ok(doc! {
+        "ns": entry.set.ns(),
+        "count": count,
+        "size": size,
+        "storageSize": size,
+        "nindexes": entry.set.meta.indexes.len() as i32,
+        "totalIndexSize": total_index,
+        "totalSize": size + total_index,
+        "indexSizes": index_sizes,
+        "scaleFactor": 1,
+    })
+}

@@ -1,0 +1,173 @@
+//! `update`: statements `{q, u, upsert?, multi?, hint?, …}`.
+//!
+//! Malformed statements (missing `q`/`u`, wrong types, unknown fields) fail
+//! the whole command, as MongoDB's parser does. Errors in what a statement
+//! says — an unknown update operator, an invalid filter — are write errors
+//! of that statement: an ordered command stops there, keeping what the
+//! statements before it did.
+
+use bson::RawBsonRef;
+use ebb_actors::collection::UpdateDocs;
+use ebb_storage::ops::UpdateStatement;
+use ebb_storage::update::UpdateSpec;
+
+use super::write::{
+    collection_gone, documents, map_errors, ordered, target, unsupported, with_write_errors,
+};
+use super::{Request, ok, query};
+use crate::args::{Args, type_name};
+use crate::context::NodeContext;
+use crate::error::{CommandError, CommandResult, codes};
+
+const ARGS: &[&str] = &["updates", "ordered", "bypassDocumentValidation", "let"];
+const STATEMENT: &[&str] = &[
+    "q",
+    "u",
+    "upsert",
+    "multi",
+    "hint",
+    "collation",
+    "arrayFilters",
+    "c",
+    "upsertSupplied",
+];
+
+pub async fn update(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, ARGS)?;
+    let name = args.collection()?;
+    let raw = documents(&args, "updates")?;
+    let ordered = ordered(&args)?;
+    let sync = args.journaled();
+    let mut statements = Vec::new();
+    let mut positions = Vec::new();
+    let mut errors = Vec::new();
+    let mut any_upsert = false;
+    for (i, st) in raw.iter().enumerate() {
+        check_shape(st)?;
+        match parse_statement(st) {
+            Ok(s) => {
+                any_upsert |= s.upsert;
+                statements.push(s);
+                positions.push(i);
+            }
+            Err(e) => {
+                errors.push((i, e));
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    NodeContext::count(&req.node.opcounters.update, raw.len() as u64);
+    let (mut n, mut n_modified, mut upserted) = (0u64, 0u64, Vec::new());
+    let mut attempt = 0;
+    let outcome = loop {
+        attempt += 1;
+        if statements.is_empty() {
+            break None;
+        }
+        let Some(entry) = target(&req, name, any_upsert).await? else {
+            break None;
+        };
+        let r = entry
+            .addr
+            .send(UpdateDocs {
+                statements: statements.clone(),
+                ordered,
+                sync,
+            })
+            .await;
+        if collection_gone(&r) {
+            // Dropped meanwhile: upserts recreate it, plain updates match nothing.
+            if any_upsert && attempt < 2 {
+                continue;
+            }
+            break None;
+        }
+        break Some(r??);
+    };
+    if let Some(out) = outcome {
+        n = out.n;
+        n_modified = out.n_modified;
+        upserted = out
+            .upserted
+            .into_iter()
+            .map(|(i, id)| bson::doc! { "index": positions[i] as i32, "_id": id })
+            .collect::<Vec<_>>();
+        errors.extend(map_errors(out.errors, &positions));
+    }
+    let mut reply = bson::doc! { "n": n as i32, "nModified": n_modified as i32 };
+    if !upserted.is_empty() {
+        reply.insert("upserted", upserted);
+    }
+    ok(with_write_errors(reply, errors))
+}
+
+/// Shape errors fail the whole command.
+fn check_shape(st: &bson::RawDocument) -> CommandResult<()> {
+    for el in st.iter() {
+        let (k, v) = el?;
+        let k = k.as_str();
+        if !STATEMENT.contains(&k) {
+            return Err(CommandError::new(
+                codes::UNKNOWN_FIELD,
+                format!("BSON field 'update.updates.{k}' is an unknown field."),
+            ));
+        }
+        let bad = match k {
+            "q" => !matches!(v, RawBsonRef::Document(_)),
+            "u" => !matches!(v, RawBsonRef::Document(_) | RawBsonRef::Array(_)),
+            "upsert" | "multi" => !matches!(v, RawBsonRef::Boolean(_)),
+            _ => false,
+        };
+        if bad {
+            let expected = match k {
+                "q" => "type 'object'",
+                "u" => "types '[object, array]'",
+                _ => "type 'bool'",
+            };
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "BSON field 'update.updates.{k}' is the wrong type '{}', expected {expected}",
+                    type_name(&v)
+                ),
+            ));
+        }
+    }
+    for required in ["q", "u"] {
+        if st.get(required)?.is_none() {
+            return Err(CommandError::new(
+                codes::MISSING_FIELD,
+                format!("BSON field 'update.updates.{required}' is missing but a required field"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn parse_statement(st: &bson::RawDocument) -> CommandResult<UpdateStatement> {
+    if st.get("arrayFilters")?.is_some() {
+        return Err(unsupported("arrayFilters"));
+    }
+    let q = st
+        .get_document("q")
+        .map_err(|_| CommandError::failed_to_parse("q must be an object"))?;
+    let u = st.get("u")?.expect("checked by check_shape");
+    let update = UpdateSpec::parse(u)?;
+    let flag = |f: &str| matches!(st.get(f), Ok(Some(RawBsonRef::Boolean(true))));
+    let multi = flag("multi");
+    if multi && matches!(update, UpdateSpec::Replacement(_)) {
+        return Err(CommandError::failed_to_parse(
+            "multi update is not supported for replacement-style update",
+        ));
+    }
+    Ok(UpdateStatement {
+        filter: query::filter(Some(q))?,
+        filter_doc: q.to_owned(),
+        update,
+        multi,
+        upsert: flag("upsert"),
+        hint: query::hint(st.get("hint")?)?,
+    })
+}

@@ -1,0 +1,119 @@
+//! What the write commands share: finding (or implicitly creating) the
+//! target collection, retrying once when a concurrent `drop` retired its
+//! writer, and building replies with `writeErrors`.
+
+use bson::{Document, RawBsonRef, RawDocument, doc};
+use ebb_actors::catalog::EnsureCollection;
+use ebb_actors::shared::CollectionEntry;
+use ebb_storage::ErrorKind;
+use ebb_storage::ops::WriteError;
+
+use super::{Request, check_collection_name, check_db_name};
+use crate::args::{Args, type_name};
+use crate::error::{CommandError, CommandResult, codes};
+
+/// The collection a write targets; created if `create` and missing.
+pub async fn target(
+    req: &Request,
+    name: &str,
+    create: bool,
+) -> CommandResult<Option<CollectionEntry>> {
+    check_db_name(&req.db)?;
+    check_collection_name(&req.db, name)?;
+    if let Some(e) = req.node.collection(&req.db, name) {
+        return Ok(Some(e));
+    }
+    if !create {
+        return Ok(None);
+    }
+    let entry = req
+        .node
+        .catalog
+        .send(EnsureCollection {
+            db: req.db.clone(),
+            name: name.to_owned(),
+        })
+        .await??;
+    Ok(Some(entry))
+}
+
+/// Whether an actor error means the collection went away under the write
+/// (so the write should find or create it again).
+pub fn collection_gone<T>(r: &Result<Result<T, ebb_storage::Error>, actix::MailboxError>) -> bool {
+    match r {
+        Err(_) => true,
+        Ok(Err(e)) => e.kind == ErrorKind::NamespaceNotFound,
+        Ok(Ok(_)) => false,
+    }
+}
+
+/// The documents of an array argument (`documents`, `updates`, `deletes`),
+/// whether they came in the body or as an OP_MSG document sequence.
+pub fn documents<'a>(args: &Args<'a>, field: &str) -> CommandResult<Vec<&'a RawDocument>> {
+    let Some(array) = args.array(field)? else {
+        return Err(args.missing(field));
+    };
+    let mut out = Vec::new();
+    for (i, v) in array.into_iter().enumerate() {
+        match v? {
+            RawBsonRef::Document(d) => out.push(d),
+            other => {
+                return Err(CommandError::new(
+                    codes::TYPE_MISMATCH,
+                    format!(
+                        "BSON field '{}.{field}.{i}' is the wrong type '{}', expected type 'object'",
+                        args.command_name(),
+                        type_name(&other)
+                    ),
+                ));
+            }
+        }
+    }
+    if out.is_empty() || out.len() > super::handshake::MAX_WRITE_BATCH_SIZE as usize {
+        return Err(CommandError::new(
+            16,
+            format!(
+                "Write batch sizes must be between 1 and 100000. Got {} operations.",
+                out.len()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// Adds `writeErrors` to a reply when there are any. `errors` carry the
+/// statement index already mapped to the client's numbering.
+pub fn with_write_errors(mut reply: Document, mut errors: Vec<(usize, CommandError)>) -> Document {
+    if !errors.is_empty() {
+        errors.sort_by_key(|(i, _)| *i);
+        let list: Vec<Document> = errors.iter().map(|(i, e)| e.to_write_error(*i)).collect();
+        reply.insert("writeErrors", list);
+    }
+    reply
+}
+
+/// Maps storage write errors of a sub-batch back to the client's statement
+/// indexes (`positions[i]` is the client index of sub-batch statement i).
+pub fn map_errors(errors: Vec<WriteError>, positions: &[usize]) -> Vec<(usize, CommandError)> {
+    errors
+        .into_iter()
+        .map(|w| (positions[w.index], CommandError::from(w.error)))
+        .collect()
+}
+
+/// `{n: …}` plus `writeErrors`.
+pub fn n_reply(n: u64, errors: Vec<(usize, CommandError)>) -> Document {
+    with_write_errors(doc! { "n": n as i64 as i32 }, errors)
+}
+
+/// Checks `ordered`-style booleans for the write commands.
+pub fn ordered(args: &Args<'_>) -> CommandResult<bool> {
+    Ok(args.bool("ordered")?.unwrap_or(true))
+}
+
+pub fn unsupported(what: &str) -> CommandError {
+    CommandError::new(
+        codes::ILLEGAL_OPERATION,
+        format!("{what} is not supported by ebb"),
+    )
+}

@@ -1,0 +1,101 @@
+//! The node as commands see it: actors, engine, catalog, cursors and
+//! counters, shared by every connection.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use actix::Addr;
+use ebb_actors::catalog::CatalogActor;
+use ebb_actors::shared::{CollectionEntry, Shared};
+use ebb_storage::engine::Snapshot;
+use tokio::sync::Semaphore;
+
+use crate::cursor::CursorManager;
+use crate::error::{CommandError, CommandResult};
+
+/// `serverStatus.opcounters`.
+#[derive(Debug, Default)]
+pub struct OpCounters {
+    pub insert: AtomicU64,
+    pub query: AtomicU64,
+    pub update: AtomicU64,
+    pub delete: AtomicU64,
+    pub getmore: AtomicU64,
+    pub command: AtomicU64,
+}
+
+/// `serverStatus.connections`.
+#[derive(Debug, Default)]
+pub struct ConnectionCounters {
+    pub current: AtomicU64,
+    pub total_created: AtomicU64,
+}
+
+pub struct NodeContext {
+    pub shared: Arc<Shared>,
+    pub catalog: Addr<CatalogActor>,
+    pub cursors: CursorManager,
+    pub started: Instant,
+    pub opcounters: OpCounters,
+    pub connections: ConnectionCounters,
+    pub config: Arc<ebb_config::Config>,
+    pub argv: Vec<String>,
+    /// Bounds concurrent reads on the blocking pool.
+    reads: Semaphore,
+}
+
+/// How many reads may run on blocking threads at once.
+const MAX_CONCURRENT_READS: usize = 64;
+
+impl NodeContext {
+    pub fn new(
+        shared: Arc<Shared>,
+        catalog: Addr<CatalogActor>,
+        config: Arc<ebb_config::Config>,
+        argv: Vec<String>,
+    ) -> Self {
+        NodeContext {
+            cursors: CursorManager::new(config.cursors.idle_timeout),
+            shared,
+            catalog,
+            started: Instant::now(),
+            opcounters: OpCounters::default(),
+            connections: ConnectionCounters::default(),
+            config,
+            argv,
+            reads: Semaphore::new(MAX_CONCURRENT_READS),
+        }
+    }
+
+    /// The collection, if it exists.
+    pub fn collection(&self, db: &str, name: &str) -> Option<CollectionEntry> {
+        self.shared.catalog.load().get(db, name).cloned()
+    }
+
+    /// Runs a read on a snapshot on the blocking pool.
+    pub async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Snapshot) -> CommandResult<T> + Send + 'static,
+    ) -> CommandResult<T> {
+        let _permit = self
+            .reads
+            .acquire()
+            .await
+            .map_err(|_| CommandError::internal())?;
+        let engine = self.shared.engine.clone();
+        tokio::task::spawn_blocking(move || {
+            let snap = engine.snapshot();
+            f(snap.as_ref())
+        })
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "read task failed");
+            CommandError::internal()
+        })?
+    }
+
+    pub fn count(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}

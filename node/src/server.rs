@@ -1,0 +1,462 @@
+//! The node's lifecycle and its connections.
+//!
+//! [`Node::start`] opens the engine, loads the catalog (starting one writer
+//! per collection), starts the TTL monitor (unless this is a former
+//! replica-set member), the WAL syncer and the cursor reaper, and accepts
+//! connections. Each connection is a task that reads one message, runs it,
+//! writes one reply (none for `moreToCome`), and repeats; a framing error
+//! closes that connection only.
+//!
+//! [`Node::shutdown`] is ordered and bounded: stop accepting, let every
+//! connection finish its current command, stop the TTL monitor between
+//! chunks, drain every collection's writer, sync and flush the engine.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use actix::prelude::*;
+use bson::{RawBsonRef, RawDocumentBuf, rawdoc};
+use ebb_actors::catalog::CatalogActor;
+use ebb_actors::clock::Clock;
+use ebb_actors::collection::Retire;
+use ebb_actors::params::Params;
+use ebb_actors::shared::{CatalogView, Durability, Shared, TtlState, WriteCounters};
+use ebb_actors::ttl::{StopMonitor, TtlMonitor};
+use ebb_config::{Config, SyncPolicy};
+use ebb_storage::engine::Engine;
+use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tracing::Instrument;
+
+use crate::command::{self, ConnInfo, Request};
+use crate::context::NodeContext;
+use crate::error::{CommandError, codes};
+use crate::wire::{self, Body, Message, OpMsg, OpQuery};
+
+/// How long shutdown waits for connections to finish their command.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Documents per TTL chunk: small enough that a foreground write waits at
+/// most about a millisecond behind one.
+pub const TTL_CHUNK_DOCS: usize = 1024;
+
+/// Why the node could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot open storage at {path}: {source}")]
+    Storage {
+        path: String,
+        source: ebb_storage::Error,
+    },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+}
+
+/// What a node is started with.
+pub struct NodeOptions {
+    pub config: Config,
+    pub clock: Arc<dyn Clock>,
+    /// The command line, for `getCmdLineOpts`.
+    pub argv: Vec<String>,
+}
+
+/// A running node.
+pub struct Node {
+    ctx: Arc<NodeContext>,
+    monitor: Option<Addr<TtlMonitor>>,
+    local_addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    accept: tokio::task::JoinHandle<JoinSet<()>>,
+    background: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Node {
+    /// Starts a node. Must run inside an actix system.
+    pub async fn start(opts: NodeOptions) -> Result<Node, StartError> {
+        let config = Arc::new(opts.config);
+        let path = config.storage.path.clone();
+        let rocks = RocksOptions {
+            path: path.clone(),
+            block_cache_bytes: config.storage.block_cache.bytes() as usize,
+            write_buffer_bytes: config.storage.write_buffer.bytes() as usize,
+        };
+        let storage_err = |source| StartError::Storage {
+            path: path.display().to_string(),
+            source,
+        };
+        let engine: Arc<dyn Engine> = Arc::new(
+            tokio::task::spawn_blocking(move || RocksEngine::open(&rocks))
+                .await
+                .map_err(|e| storage_err(ebb_storage::Error::engine(e.to_string())))?
+                .map_err(storage_err)?,
+        );
+        let durability = match config.storage.sync {
+            SyncPolicy::Always => Durability::SyncEachWrite,
+            SyncPolicy::Interval(d) => Durability::Interval(d),
+        };
+        let shared = Arc::new(Shared {
+            engine: engine.clone(),
+            clock: opts.clock,
+            params: Arc::new(Params::new(config.set_parameter.clone())),
+            catalog: CatalogView::default(),
+            ttl: TtlState::default(),
+            durability,
+            ttl_chunk_docs: TTL_CHUNK_DOCS,
+            ttl_max_deletes_per_sec: config.ttl.max_deletes_per_sec,
+            ttl_prompt: config.ttl.prompt,
+            writes: WriteCounters::default(),
+        });
+        let catalog = CatalogActor::load(shared.clone())
+            .await
+            .map_err(storage_err)?
+            .start();
+        let ctx = Arc::new(NodeContext::new(
+            shared.clone(),
+            catalog,
+            config.clone(),
+            opts.argv,
+        ));
+
+        let monitor = if former_replica_set_member(&ctx).await {
+            tracing::warn!(
+                "Document(s) exist in 'local.system.replset', which is used for replication. \
+                 This node runs as a standalone. The TTL collection monitor will not start because of this."
+            );
+            None
+        } else {
+            Some(TtlMonitor::new(shared.clone()).start())
+        };
+
+        let addr = format!("{}:{}", config.net.bind, config.net.port);
+        let listener = TcpListener::bind(&addr)
+            .await
+            .map_err(|source| StartError::Bind {
+                addr: addr.clone(),
+                source,
+            })?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|source| StartError::Bind { addr, source })?;
+        let (stop, stop_rx) = watch::channel(false);
+        let accept = tokio::spawn(accept_loop(listener, ctx.clone(), stop_rx.clone()));
+        let mut background = vec![tokio::spawn(reap_cursors(ctx.clone(), stop_rx.clone()))];
+        if let Durability::Interval(every) = durability {
+            background.push(tokio::spawn(sync_wal(engine, every, stop_rx)));
+        }
+        tracing::info!(%local_addr, path = %config.storage.path.display(), "ebbd ready");
+        Ok(Node {
+            ctx,
+            monitor,
+            local_addr,
+            stop,
+            accept,
+            background,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn context(&self) -> &Arc<NodeContext> {
+        &self.ctx
+    }
+
+    /// Stops the node in order; returns when the engine is flushed.
+    pub async fn shutdown(self) {
+        tracing::info!("shutting down");
+        let _ = self.stop.send(true);
+        if let Ok(mut connections) = self.accept.await {
+            let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+                while connections.join_next().await.is_some() {}
+            })
+            .await;
+            if drained.is_err() {
+                tracing::warn!("connections still busy after the drain timeout; closing them");
+                connections.abort_all();
+            }
+        }
+        if let Some(monitor) = &self.monitor {
+            let _ = monitor.send(StopMonitor).await;
+        }
+        for entry in self.ctx.shared.catalog.load().collections.values() {
+            let _ = entry.addr.send(Retire).await;
+        }
+        for task in self.background {
+            task.abort();
+        }
+        let engine = self.ctx.shared.engine.clone();
+        let flushed =
+            tokio::task::spawn_blocking(move || engine.sync_wal().and_then(|()| engine.flush()))
+                .await;
+        match flushed {
+            Ok(Ok(())) => tracing::info!("storage flushed; shutdown complete"),
+            Ok(Err(e)) => tracing::error!(error = %e, "flush at shutdown failed"),
+            Err(e) => tracing::error!(error = %e, "flush task failed"),
+        }
+    }
+}
+
+/// Whether `local.system.replset` holds documents (MongoDB then never
+/// starts the TTL monitor; checked once, at startup).
+async fn former_replica_set_member(ctx: &Arc<NodeContext>) -> bool {
+    let Some(entry) = ctx.collection("local", "system.replset") else {
+        return false;
+    };
+    let records = entry.set.meta.id;
+    ctx.read(move |snap| {
+        let c = snap.cursor(
+            ebb_storage::engine::Cf::Id(records),
+            ebb_storage::engine::KeyRange::all(),
+            ebb_storage::engine::Direction::Forward,
+        )?;
+        Ok(c.valid())
+    })
+    .await
+    .unwrap_or(false)
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    ctx: Arc<NodeContext>,
+    mut stop: watch::Receiver<bool>,
+) -> JoinSet<()> {
+    let mut connections = JoinSet::new();
+    let mut next_id: u32 = 1;
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                };
+                let current = ctx.connections.current.load(Ordering::Relaxed) as usize;
+                if current >= ctx.config.net.max_connections {
+                    tracing::warn!(%peer, current, "connection refused: max_connections reached");
+                    continue;
+                }
+                let _ = stream.set_nodelay(true);
+                let conn = Arc::new(ConnInfo { id: next_id, peer });
+                next_id = next_id.wrapping_add(1).max(1);
+                let span = tracing::debug_span!("conn", id = conn.id, %peer);
+                connections.spawn(serve(stream, conn, ctx.clone(), stop.clone()).instrument(span));
+                // Reap finished connection tasks so the set stays small.
+                while connections.try_join_next().is_some() {}
+            }
+        }
+    }
+    connections
+}
+
+async fn serve(
+    stream: TcpStream,
+    conn: Arc<ConnInfo>,
+    ctx: Arc<NodeContext>,
+    mut stop: watch::Receiver<bool>,
+) {
+    ctx.connections.current.fetch_add(1, Ordering::Relaxed);
+    ctx.connections
+        .total_created
+        .fetch_add(1, Ordering::Relaxed);
+    tracing::debug!("connection open");
+    let (mut rd, mut wr) = stream.into_split();
+    let max = ctx.config.net.max_message_bytes as usize;
+    let mut reply_id: i32 = 1;
+    let mut buf = Vec::new();
+    loop {
+        // Cancelling a half-read message leaves the stream mid-frame, so a
+        // shutdown that interrupts a read closes the connection (break).
+        let msg = tokio::select! {
+            _ = stop.changed() => break,
+            m = wire::read_message(&mut rd, &mut buf, max) => m,
+        };
+        let msg = match msg {
+            Ok(Some(m)) => m,
+            Ok(None) => break,
+            Err(e) => {
+                tracing::debug!(error = %e, "closing connection after a framing error");
+                break;
+            }
+        };
+        let Some(reply) = handle(&ctx, &conn, msg, &mut reply_id).await else {
+            continue;
+        };
+        if let Err(e) = wr.write_all(&reply).await {
+            tracing::debug!(error = %e, "write failed");
+            break;
+        }
+    }
+    ctx.connections.current.fetch_sub(1, Ordering::Relaxed);
+    tracing::debug!("connection closed");
+}
+
+/// Runs one message; returns the reply bytes, or None when the client
+/// asked for no reply.
+async fn handle(
+    ctx: &Arc<NodeContext>,
+    conn: &Arc<ConnInfo>,
+    msg: Message,
+    reply_id: &mut i32,
+) -> Option<Vec<u8>> {
+    let request_id = msg.request_id;
+    *reply_id = reply_id.wrapping_add(1);
+    match msg.body {
+        Body::Msg(OpMsg { flags, command }) => {
+            let reply = run_command(ctx, conn, None, command).await;
+            if flags.more_to_come {
+                return None;
+            }
+            Some(wire::encode_op_msg_reply(*reply_id, request_id, &reply))
+        }
+        Body::Query(OpQuery {
+            full_collection_name,
+            query,
+            ..
+        }) => {
+            let reply = match full_collection_name.strip_suffix(".$cmd") {
+                Some(db) => {
+                    let name = query
+                        .iter()
+                        .next()
+                        .and_then(|e| e.ok())
+                        .map(|(k, _)| k.as_str().to_owned())
+                        .unwrap_or_default();
+                    if matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
+                        run_command(ctx, conn, Some(db.to_owned()), query).await
+                    } else {
+                        CommandError::new(352, format!(
+                            "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal"
+                        ))
+                        .to_reply()
+                    }
+                }
+                None => {
+                    rawdoc! { "$err": "OP_QUERY is only supported for commands", "code": 5739101, "ok": 0.0 }
+                }
+            };
+            Some(wire::encode_op_reply(*reply_id, request_id, &reply))
+        }
+    }
+}
+
+/// Dispatches one command document and turns any error into its reply.
+async fn run_command(
+    ctx: &Arc<NodeContext>,
+    conn: &Arc<ConnInfo>,
+    db: Option<String>,
+    body: RawDocumentBuf,
+) -> RawDocumentBuf {
+    let name = body
+        .iter()
+        .next()
+        .and_then(|e| e.ok())
+        .map(|(k, _)| k.as_str().to_owned())
+        .unwrap_or_default();
+    let span = tracing::debug_span!("command", name = %name);
+    async move {
+        let started = std::time::Instant::now();
+        let result = dispatch(ctx, conn, db, &name, body).await;
+        let elapsed_us = started.elapsed().as_micros() as u64;
+        match result {
+            Ok(reply) => {
+                tracing::debug!(elapsed_us, "ok");
+                reply
+            }
+            Err(e) => {
+                tracing::debug!(elapsed_us, code = e.code, errmsg = %e.errmsg, "failed");
+                e.to_reply()
+            }
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+async fn dispatch(
+    ctx: &Arc<NodeContext>,
+    conn: &Arc<ConnInfo>,
+    db: Option<String>,
+    name: &str,
+    body: RawDocumentBuf,
+) -> Result<RawDocumentBuf, CommandError> {
+    if name.is_empty() {
+        return Err(CommandError::failed_to_parse("empty command document"));
+    }
+    let db = match db {
+        Some(db) => db,
+        None => match body.get("$db")? {
+            Some(RawBsonRef::String(db)) => db.to_owned(),
+            _ => {
+                return Err(CommandError::new(
+                    40571,
+                    "OP_MSG requests require a $db argument",
+                ));
+            }
+        },
+    };
+    let Some(handler) = command::lookup(name) else {
+        return Err(command::not_found(name));
+    };
+    for field in ["startTransaction", "autocommit", "txnNumber"] {
+        if body.get(field)?.is_some() {
+            return Err(CommandError::new(
+                codes::ILLEGAL_OPERATION,
+                "Transaction numbers are only allowed on a replica set member or mongos",
+            ));
+        }
+    }
+    if !matches!(name, "insert" | "update" | "delete" | "find" | "getMore") {
+        NodeContext::count(&ctx.opcounters.command, 1);
+    }
+    handler(Request {
+        db,
+        body,
+        node: ctx.clone(),
+        conn: conn.clone(),
+    })
+    .await
+}
+
+async fn reap_cursors(ctx: Arc<NodeContext>, mut stop: watch::Receiver<bool>) {
+    let every = (ctx.config.cursors.idle_timeout / 10)
+        .clamp(Duration::from_millis(100), Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = tokio::time::sleep(every) => {
+                let reaped = ctx.cursors.reap();
+                if reaped > 0 {
+                    tracing::debug!(reaped, "reaped idle cursors");
+                }
+            }
+        }
+    }
+}
+
+/// Group commit of the WAL: acknowledged writes become durable within
+/// one interval (like MongoDB's journal commit interval).
+async fn sync_wal(engine: Arc<dyn Engine>, every: Duration, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = tokio::time::sleep(every) => {
+                let engine = engine.clone();
+                if let Ok(Err(e)) = tokio::task::spawn_blocking(move || engine.sync_wal()).await {
+                    tracing::error!(error = %e, "periodic WAL sync failed");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Query execution on snapshots: turns a [`Plan`] into documents, batch by
+//! batch, resumable across `getMore`s.
+//!
+//! Each batch runs on a fresh snapshot and resumes after the last key it
+//! examined, as MongoDB's yielding cursors do: a document written between
+//! batches may or may not be seen, but no document is returned twice (the
+//! `_id`s seen through a multikey index are remembered). Plans whose
+//! access path does not give the requested order are sorted in memory,
+//! within a 100 MiB limit, on the first batch.
+
+use std::collections::{HashSet, VecDeque};
+
+use bson::RawDocumentBuf;
+
+use crate::engine::{Cf, Direction, KeyRange, Snapshot};
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::KeyGen;
+use crate::plan::{Access, Plan};
+use crate::query::filter::Filter;
+use crate::query::sort::SortSpec;
+
+/// The in-memory sort limit (MongoDB's internalQueryMaxBlockingSortMemoryUsageBytes).
+pub const MAX_SORT_BYTES: usize = 100 * 1024 * 1024;
+
+/// A matching document with its encoded `_id` (the record key).
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub id_key: Vec<u8>,
+    pub doc: RawDocumentBuf,
+}
+
+/// Limits of one batch.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchLimits {
+    pub max_docs: usize,
+    pub max_bytes: usize,
+}
+
+impl BatchLimits {
+    pub const UNLIMITED: BatchLimits = BatchLimits {
+        max_docs: usize::MAX,
+        max_bytes: usize::MAX,
+    };
+}
+
+/// Execution counters for explain.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ExecStats {
+    pub keys_examined: u64,
+    pub docs_examined: u64,
+    pub returned: u64,
+}
+
+/// A resumable query over one collection.
+pub struct QueryCursor {
+    records_cf: u64,
+    access: Access,
+    keygen: Option<KeyGen>,
+    filter: Filter,
+    sort: Option<SortSpec>,
+    skip: u64,
+    limit: Option<u64>,
+    range_idx: usize,
+    resume_after: Option<Vec<u8>>,
+    seen: HashSet<Vec<u8>>,
+    /// Sorted results waiting to be returned (blocking-sort plans).
+    sorted: Option<VecDeque<Found>>,
+    skipped: u64,
+    returned: u64,
+    done: bool,
+    pub stats: ExecStats,
+}
+
+impl QueryCursor {
+    pub fn new(
+        records_cf: u64,
+        plan: Plan,
+        filter: Filter,
+        sort: Option<SortSpec>,
+        skip: u64,
+        limit: Option<u64>,
+    ) -> Result<Self> {
+        let keygen = match &plan.access {
+            Access::Index { index, .. } => Some(KeyGen::new(index)?),
+            Access::Records { .. } => None,
+        };
+        let sort = if plan.sorted_by_access { None } else { sort };
+        Ok(QueryCursor {
+            records_cf,
+            access: plan.access,
+            keygen,
+            filter,
+            sort,
+            skip,
+            limit: limit.filter(|l| *l > 0),
+            range_idx: 0,
+            resume_after: None,
+            seen: HashSet::new(),
+            sorted: None,
+            skipped: 0,
+            returned: 0,
+            done: false,
+            stats: ExecStats::default(),
+        })
+    }
+
+    /// Whether every result has been returned.
+    pub fn exhausted(&self) -> bool {
+        self.done
+    }
+
+    /// The next batch of results.
+    pub fn next_batch(&mut self, snap: &dyn Snapshot, limits: BatchLimits) -> Result<Vec<Found>> {
+        if self.done {
+            return Ok(Vec::new());
+        }
+        if self.sort.is_some() && self.sorted.is_none() {
+            self.run_blocking_sort(snap)?;
+        }
+        let mut out = Vec::new();
+        let mut bytes = 0usize;
+        let limits = BatchLimits {
+            max_docs: limits.max_docs.max(1),
+            ..limits
+        };
+        if let Some(queue) = &mut self.sorted {
+            while out.len() < limits.max_docs && (out.is_empty() || bytes < limits.max_bytes) {
+                let Some(f) = queue.pop_front() else { break };
+                bytes += f.doc.as_bytes().len();
+                out.push(f);
+            }
+            self.returned += out.len() as u64;
+            self.done = queue.is_empty();
+            return Ok(out);
+        }
+        self.scan(snap, &mut |found| {
+            bytes += found.doc.as_bytes().len();
+            out.push(found);
+            out.len() < limits.max_docs && bytes < limits.max_bytes
+        })?;
+        Ok(out)
+    }
+
+    /// Runs the whole query, calling `each` for every result until it
+    /// returns false.
+    pub fn for_each(
+        &mut self,
+        snap: &dyn Snapshot,
+        each: &mut dyn FnMut(Found) -> bool,
+    ) -> Result<()> {
+        loop {
+            let batch = self.next_batch(
+                snap,
+                BatchLimits {
+                    max_docs: 1024,
+                    max_bytes: usize::MAX,
+                },
+            )?;
+            for f in batch {
+                if !each(f) {
+                    return Ok(());
+                }
+            }
+            if self.done {
+                return Ok(());
+            }
+        }
+    }
+
+    fn run_blocking_sort(&mut self, snap: &dyn Snapshot) -> Result<()> {
+        let sort = self.sort.take().expect("called only with a sort");
+        // Skip and limit apply after sorting: collect everything first.
+        let (skip, limit) = (self.skip, self.limit.take());
+        self.skip = 0;
+        let mut all = Vec::new();
+        let mut bytes = 0usize;
+        let mut too_big = false;
+        self.scan(snap, &mut |f| {
+            bytes += f.doc.as_bytes().len();
+            all.push(f);
+            too_big = bytes > MAX_SORT_BYTES;
+            !too_big
+        })?;
+        if too_big {
+            return Err(Error::new(
+                ErrorKind::QueryExceededMemoryLimit,
+                format!(
+                    "Sort exceeded memory limit of {MAX_SORT_BYTES} bytes, but did not opt in to external sorting."
+                ),
+            ));
+        }
+        all.sort_by(|a, b| sort.compare(&a.doc, &b.doc));
+        let mut queue: VecDeque<Found> = all.into_iter().skip(skip as usize).collect();
+        if let Some(l) = limit {
+            queue.truncate(l as usize);
+        }
+        self.done = queue.is_empty();
+        self.sorted = Some(queue);
+        Ok(())
+    }
+
+    /// Scans from where the last batch stopped, feeding each result (after
+    /// filter, skip and limit) to `take` until it returns false.
+    fn scan(&mut self, snap: &dyn Snapshot, take: &mut dyn FnMut(Found) -> bool) -> Result<()> {
+        let (ranges, dir, cf) = match &self.access {
+            Access::Records { ranges, dir } => (ranges.clone(), *dir, self.records_cf),
+            Access::Index { index, ranges, dir } => (ranges.clone(), *dir, index.id),
+        };
+        while self.range_idx < ranges.len() {
+            let mut cursor = snap.cursor(Cf::Id(cf), ranges[self.range_idx].clone(), dir)?;
+            if let Some(after) = &self.resume_after {
+                seek_past(cursor.as_mut(), after);
+            }
+            while cursor.valid() {
+                let key = cursor.key().to_vec();
+                self.stats.keys_examined += 1;
+                let found = match &self.keygen {
+                    None => Some(Found {
+                        id_key: key.clone(),
+                        doc: raw_doc(cursor.value())?,
+                    }),
+                    Some(kg) => {
+                        let id_key = kg.id_suffix(&key)?.to_vec();
+                        if self.seen.insert(id_key.clone()) {
+                            snap.get(Cf::Id(self.records_cf), &id_key)?
+                                .map(|v| raw_doc(&v).map(|doc| Found { id_key, doc }))
+                                .transpose()?
+                        } else {
+                            None
+                        }
+                    }
+                };
+                cursor.advance();
+                self.resume_after = Some(key);
+                let Some(found) = found else { continue };
+                self.stats.docs_examined += 1;
+                if !self.filter.matches(&found.doc) {
+                    continue;
+                }
+                if self.skipped < self.skip {
+                    self.skipped += 1;
+                    continue;
+                }
+                self.returned += 1;
+                self.stats.returned += 1;
+                let at_limit = self.limit.is_some_and(|l| self.returned >= l);
+                let more = take(found);
+                if at_limit {
+                    self.done = true;
+                    return Ok(());
+                }
+                if !more {
+                    cursor.status()?;
+                    return Ok(());
+                }
+            }
+            cursor.status()?;
+            self.range_idx += 1;
+            self.resume_after = None;
+        }
+        self.done = true;
+        Ok(())
+    }
+}
+
+/// Positions a cursor on the first key strictly after `after` in its
+/// direction.
+fn seek_past(cursor: &mut dyn crate::engine::Cursor, after: &[u8]) {
+    cursor.seek(after);
+    if cursor.valid() && cursor.key() == after {
+        cursor.advance();
+    }
+}
+
+fn raw_doc(bytes: &[u8]) -> Result<RawDocumentBuf> {
+    RawDocumentBuf::from_bytes(bytes.to_vec()).map_err(|e| Error::corrupt(format!("record: {e}")))
+}
+
+/// Counts the keys of a whole column family range without reading values.
+pub fn count_keys(snap: &dyn Snapshot, cf: u64, range: KeyRange) -> Result<u64> {
+    let mut cursor = snap.cursor(Cf::Id(cf), range, Direction::Forward)?;
+    let mut n = 0;
+    while cursor.valid() {
+        n += 1;
+        cursor.advance();
+    }
+    cursor.status()?;
+    Ok(n)
+}

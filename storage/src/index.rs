@@ -1,0 +1,164 @@
+//! Index entries: which keys a document puts into each index.
+//!
+//! Entry key layout (value is empty):
+//!
+//! ```text
+//! enc(field₁) ‖ enc(field₂) ‖ … ‖ enc(_id)
+//! ```
+//!
+//! where `enc` is [`crate::keycode`]'s order-preserving encoding, inverted
+//! for descending fields. Appending `_id` makes every entry unique, so equal
+//! field values sort by `_id`, and the `_id` of an entry is recovered by
+//! skipping the field values. A unique index is checked by looking for
+//! another entry with the same field prefix.
+//!
+//! Following MongoDB: a missing field indexes as null; an array indexes one
+//! entry per element (multikey), an empty array as undefined; a compound key
+//! may hold at most one array (no parallel arrays); a sparse index skips
+//! documents missing every key field; a partial index skips documents its
+//! filter does not match.
+
+use bson::{RawBsonRef, RawDocument};
+
+use crate::catalog::IndexMeta;
+use crate::error::{Error, ErrorKind, Result};
+
+use crate::keycode;
+use crate::query::filter::Filter;
+use crate::query::path::index_keys;
+
+/// Computes the entry keys of one index.
+#[derive(Debug)]
+pub struct KeyGen {
+    /// The index's column family.
+    pub cf: u64,
+    pub name: String,
+    pub unique: bool,
+    fields: Vec<(String, bool)>,
+    sparse: bool,
+    partial: Option<Filter>,
+    key_pattern: bson::Document,
+}
+
+impl KeyGen {
+    pub fn new(index: &IndexMeta) -> Result<Self> {
+        let partial = match &index.partial_filter {
+            None => None,
+            Some(f) => {
+                let raw = bson::RawDocumentBuf::try_from(f)
+                    .map_err(|e| Error::corrupt(format!("partial filter: {e}")))?;
+                Some(Filter::parse(&raw)?)
+            }
+        };
+        Ok(KeyGen {
+            cf: index.id,
+            name: index.name.clone(),
+            unique: index.unique,
+            fields: index.fields(),
+            sparse: index.sparse,
+            partial,
+            key_pattern: index.key.clone(),
+        })
+    }
+
+    /// Whether the first key field is descending.
+    pub fn leading_descending(&self) -> bool {
+        self.fields.first().is_some_and(|(_, asc)| !asc)
+    }
+
+    /// Whether `doc` belongs in this index at all (partial filter).
+    pub fn covers(&self, doc: &RawDocument) -> bool {
+        self.partial.as_ref().is_none_or(|f| f.matches(doc))
+    }
+
+    /// Appends the entry keys of `doc` (whose encoded `_id` is `id_key`)
+    /// to `out`, deduplicated. Returns how many were added.
+    pub fn keys(&self, doc: &RawDocument, id_key: &[u8], out: &mut Vec<Vec<u8>>) -> Result<usize> {
+        if !self.covers(doc) {
+            return Ok(0);
+        }
+        let paths: Vec<&str> = self.fields.iter().map(|(p, _)| p.as_str()).collect();
+        let found = index_keys(doc, &paths)?;
+        if self.sparse && found.keys.iter().all(|k| k.iter().all(Option::is_none)) {
+            return Ok(0);
+        }
+        let start = out.len();
+        let missing = [None];
+        let keys: &[Vec<Option<RawBsonRef<'_>>>] = &found.keys;
+        // A document with no value at any path still gets one all-null key.
+        let fallback = [missing.repeat(paths.len())];
+        let keys = if keys.is_empty() { &fallback[..] } else { keys };
+        for parts in keys {
+            let mut key = Vec::with_capacity(32 + id_key.len());
+            for ((_, ascending), part) in self.fields.iter().zip(parts) {
+                let v = part.unwrap_or(RawBsonRef::Null);
+                if *ascending {
+                    keycode::encode_value(&mut key, v);
+                } else {
+                    keycode::encode_value_desc(&mut key, v);
+                }
+            }
+            key.extend_from_slice(id_key);
+            if !out[start..].contains(&key) {
+                out.push(key);
+            }
+        }
+        Ok(out.len() - start)
+    }
+
+    /// The part of an entry key that holds the field values.
+    pub fn value_prefix<'k>(&self, entry: &'k [u8], id_key_len: usize) -> &'k [u8] {
+        &entry[..entry.len() - id_key_len]
+    }
+
+    /// The encoded `_id` at the end of an entry key.
+    pub fn id_suffix<'k>(&self, entry: &'k [u8]) -> Result<&'k [u8]> {
+        let mut at = 0;
+        for (_, ascending) in &self.fields {
+            at += keycode::skip_value(&entry[at..], !ascending)?;
+        }
+        Ok(&entry[at..])
+    }
+
+    /// The duplicate-key error for an entry of this index, in MongoDB's
+    /// words: `E11000 duplicate key error collection: db.c index: a_1 dup
+    /// key: { a: 1 }`, with `keyPattern` and `keyValue` as detail.
+    pub fn duplicate_error(&self, ns: &str, entry: &[u8]) -> Error {
+        let mut key_value = bson::Document::new();
+        let mut rest = entry;
+        for (path, ascending) in &self.fields {
+            let value = if *ascending {
+                keycode::decode_value(&mut rest)
+            } else {
+                keycode::decode_value_desc(&mut rest)
+            };
+            let value = value
+                .ok()
+                .and_then(|v| bson::Bson::try_from(v).ok())
+                .unwrap_or(bson::Bson::Null);
+            key_value.insert(path.clone(), value);
+        }
+        duplicate_key_error(ns, &self.name, &self.key_pattern, key_value)
+    }
+}
+
+/// Builds MongoDB's E11000 error.
+pub fn duplicate_key_error(
+    ns: &str,
+    index_name: &str,
+    key_pattern: &bson::Document,
+    key_value: bson::Document,
+) -> Error {
+    let shown = key_value
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", crate::display::shell(v)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Error::new(
+        ErrorKind::DuplicateKey,
+        format!(
+            "E11000 duplicate key error collection: {ns} index: {index_name} dup key: {{ {shown} }}"
+        ),
+    )
+    .with_detail(bson::doc! { "keyPattern": key_pattern.clone(), "keyValue": key_value })
+}

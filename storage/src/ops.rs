@@ -1,0 +1,516 @@
+//! Statement-level writes on one collection: insert, update, delete,
+//! findAndModify, index builds and TTL expiry.
+//!
+//! Each function runs on the collection's single writer (the actor calls it
+//! on a blocking thread), finds its targets on a snapshot taken at the start
+//! of the statement, writes through a [`Writer`], and commits before the
+//! next statement starts, so statement N+1 sees statement N. Batches are
+//! committed without a WAL sync: the caller decides durability for the
+//! whole group of commands it runs (see the collection actor). Statements are
+//! not atomic with one another, as in MongoDB: an ordered command stops at
+//! the first error and keeps what came before it.
+
+use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
+
+use crate::engine::{Cf, Direction, Engine, KeyRange};
+use crate::error::{Error, Result};
+use crate::exec::{Found, QueryCursor};
+use crate::keycode;
+use crate::plan::{self, Hint, QuerySpec};
+use crate::query::filter::Filter;
+use crate::query::sort::SortSpec;
+use crate::update::{UpdateContext, UpdateSpec};
+use crate::write::{IndexSet, Writer, id_key_of, prepare_insert};
+
+/// Uncommitted operations after which a long statement commits a chunk.
+const CHUNK_OPS: usize = 16 * 1024;
+
+/// A failed statement of a multi-statement command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteError {
+    pub index: usize,
+    pub error: Error,
+}
+
+/// Result of an `insert`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct InsertOutcome {
+    pub n: u64,
+    pub errors: Vec<WriteError>,
+    /// The earliest TTL due time (millis) among the documents written, so
+    /// the monitor can be woken for it.
+    pub earliest_due: Option<i64>,
+}
+
+/// Inserts documents in order; `ordered` stops at the first failure.
+pub fn insert(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    docs: Vec<RawDocumentBuf>,
+    ordered: bool,
+) -> Result<InsertOutcome> {
+    let mut w = Writer::new(engine, set);
+    let mut out = InsertOutcome::default();
+    for (index, doc) in docs.into_iter().enumerate() {
+        let result = prepare_insert(doc).and_then(|doc| {
+            w.insert(&doc)?;
+            Ok(doc)
+        });
+        match result {
+            Ok(doc) => {
+                out.n += 1;
+                note_due(set, &doc, &mut out.earliest_due);
+            }
+            Err(error) => {
+                out.errors.push(WriteError { index, error });
+                if ordered {
+                    break;
+                }
+            }
+        }
+        if w.pending_ops() >= CHUNK_OPS {
+            w.commit(false)?;
+        }
+    }
+    w.commit(false)?;
+    Ok(out)
+}
+
+/// The earliest TTL due time (`date + expireAfterSeconds`) `doc` adds.
+fn note_due(set: &IndexSet, doc: &RawDocument, earliest: &mut Option<i64>) {
+    for index in set.meta.indexes.iter().filter(|i| i.is_ttl()) {
+        let Some((field, _)) = index.fields().into_iter().next() else {
+            continue;
+        };
+        let Some(kg) = set.keygen(&index.name) else {
+            continue;
+        };
+        if !kg.covers(doc) {
+            continue;
+        }
+        let secs = i64::from(index.expire_after_seconds.unwrap_or(0));
+        let found = crate::query::path::index_values(doc, &field);
+        for v in found.values {
+            if let RawBsonRef::DateTime(d) = v {
+                let due = d
+                    .timestamp_millis()
+                    .saturating_add(secs.saturating_mul(1000));
+                *earliest = Some(earliest.map_or(due, |e| e.min(due)));
+            }
+        }
+    }
+}
+
+/// One statement of a `delete` command.
+#[derive(Debug, Clone)]
+pub struct DeleteStatement {
+    pub filter: Filter,
+    /// `limit: 1`: delete at most one document.
+    pub just_one: bool,
+    pub hint: Option<Hint>,
+}
+
+/// Result of a `delete`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct DeleteOutcome {
+    pub n: u64,
+    pub errors: Vec<WriteError>,
+}
+
+pub fn delete(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    statements: Vec<DeleteStatement>,
+    ordered: bool,
+) -> Result<DeleteOutcome> {
+    let mut out = DeleteOutcome::default();
+    let mut w = Writer::new(engine, set);
+    for (index, st) in statements.into_iter().enumerate() {
+        let q = QuerySpec {
+            filter: st.filter,
+            sort: None,
+            hint: st.hint,
+        };
+        let limit = st.just_one.then_some(1);
+        let result = for_each_target(engine, set, q, limit, |found| {
+            w.remove(&found.id_key, &found.doc)?;
+            out.n += 1;
+            if w.pending_ops() >= CHUNK_OPS {
+                w.commit(false)?;
+            }
+            Ok(())
+        });
+        w.commit(false)?;
+        if let Err(error) = result {
+            out.errors.push(WriteError { index, error });
+            if ordered {
+                break;
+            }
+        }
+    }
+    w.commit(false)?;
+    Ok(out)
+}
+
+/// One statement of an `update` command.
+#[derive(Debug, Clone)]
+pub struct UpdateStatement {
+    pub filter: Filter,
+    /// The filter as sent, for building an upserted document.
+    pub filter_doc: RawDocumentBuf,
+    pub update: UpdateSpec,
+    pub multi: bool,
+    pub upsert: bool,
+    pub hint: Option<Hint>,
+}
+
+/// Result of an `update`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct UpdateOutcome {
+    pub n: u64,
+    pub n_modified: u64,
+    /// `(statement index, _id)` of upserted documents.
+    pub upserted: Vec<(usize, bson::Bson)>,
+    pub errors: Vec<WriteError>,
+    pub earliest_due: Option<i64>,
+}
+
+pub fn update(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    statements: Vec<UpdateStatement>,
+    ordered: bool,
+    now: bson::DateTime,
+) -> Result<UpdateOutcome> {
+    let mut out = UpdateOutcome::default();
+    let mut w = Writer::new(engine, set);
+    for (index, st) in statements.into_iter().enumerate() {
+        let result = update_one_statement(engine, set, &mut w, &st, now, &mut out);
+        w.commit(false)?;
+        match result {
+            Ok(Some(id)) => out.upserted.push((index, id)),
+            Ok(None) => {}
+            Err(error) => {
+                out.errors.push(WriteError { index, error });
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    w.commit(false)?;
+    Ok(out)
+}
+
+/// Applies one update statement; returns the upserted `_id`, if any.
+fn update_one_statement(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    w: &mut Writer<'_>,
+    st: &UpdateStatement,
+    now: bson::DateTime,
+    out: &mut UpdateOutcome,
+) -> Result<Option<bson::Bson>> {
+    let ctx = UpdateContext {
+        is_insert: false,
+        now,
+    };
+    let q = QuerySpec {
+        filter: st.filter.clone(),
+        sort: None,
+        hint: st.hint.clone(),
+    };
+    let limit = (!st.multi).then_some(1);
+    let mut matched = 0u64;
+    for_each_target(engine, set, q, limit, |found| {
+        matched += 1;
+        if let Some(new) = st.update.apply(&found.doc, &ctx)? {
+            w.replace(&found.id_key, &found.doc, &new)?;
+            note_due(set, &new, &mut out.earliest_due);
+            out.n_modified += 1;
+        }
+        if w.pending_ops() >= CHUNK_OPS {
+            w.commit(false)?;
+        }
+        Ok(())
+    })?;
+    out.n += matched;
+    if matched > 0 || !st.upsert {
+        return Ok(None);
+    }
+    let doc = st.update.upsert_document(
+        &st.filter_doc,
+        &UpdateContext {
+            is_insert: true,
+            now,
+        },
+    )?;
+    let doc = prepare_insert(doc)?;
+    w.insert(&doc)?;
+    note_due(set, &doc, &mut out.earliest_due);
+    out.n += 1;
+    let id = doc
+        .get("_id")?
+        .map(|v| bson::Bson::try_from(v).unwrap_or(bson::Bson::Null));
+    Ok(id)
+}
+
+/// Runs a query on a fresh snapshot and calls `each` for every match,
+/// stopping after `limit`.
+fn for_each_target(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    q: QuerySpec,
+    limit: Option<u64>,
+    mut each: impl FnMut(Found) -> Result<()>,
+) -> Result<()> {
+    let plan = plan::plan(&set.meta, &q)?;
+    let snap = engine.snapshot();
+    let mut cursor = QueryCursor::new(set.meta.id, plan, q.filter, q.sort, 0, limit)?;
+    let mut failure = None;
+    cursor.for_each(snap.as_ref(), &mut |found| match each(found) {
+        Ok(()) => true,
+        Err(e) => {
+            failure = Some(e);
+            false
+        }
+    })?;
+    failure.map_or(Ok(()), Err)
+}
+
+/// A `findAndModify`.
+#[derive(Debug, Clone)]
+pub struct FindAndModify {
+    pub filter: Filter,
+    pub filter_doc: RawDocumentBuf,
+    pub sort: Option<SortSpec>,
+    pub hint: Option<Hint>,
+    /// `None` = remove.
+    pub update: Option<UpdateSpec>,
+    /// Return the document after the change.
+    pub return_new: bool,
+    pub upsert: bool,
+}
+
+/// Result of a `findAndModify`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct FindAndModifyOutcome {
+    pub value: Option<RawDocumentBuf>,
+    pub n: u64,
+    pub updated_existing: bool,
+    pub upserted: Option<bson::Bson>,
+    pub earliest_due: Option<i64>,
+}
+
+pub fn find_and_modify(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    fam: FindAndModify,
+    now: bson::DateTime,
+) -> Result<FindAndModifyOutcome> {
+    let mut out = FindAndModifyOutcome::default();
+    let mut w = Writer::new(engine, set);
+    let q = QuerySpec {
+        filter: fam.filter.clone(),
+        sort: fam.sort.clone(),
+        hint: fam.hint.clone(),
+    };
+    let mut target = None;
+    for_each_target(engine, set, q, Some(1), |found| {
+        target = Some(found);
+        Ok(())
+    })?;
+    match (target, &fam.update) {
+        (Some(found), None) => {
+            w.remove(&found.id_key, &found.doc)?;
+            out.n = 1;
+            out.value = Some(found.doc);
+        }
+        (Some(found), Some(spec)) => {
+            let new = spec.apply(
+                &found.doc,
+                &UpdateContext {
+                    is_insert: false,
+                    now,
+                },
+            )?;
+            let after = match new {
+                Some(new) => {
+                    w.replace(&found.id_key, &found.doc, &new)?;
+                    note_due(set, &new, &mut out.earliest_due);
+                    new
+                }
+                None => found.doc.clone(),
+            };
+            out.n = 1;
+            out.updated_existing = true;
+            out.value = Some(if fam.return_new { after } else { found.doc });
+        }
+        (None, Some(spec)) if fam.upsert => {
+            let doc = spec.upsert_document(
+                &fam.filter_doc,
+                &UpdateContext {
+                    is_insert: true,
+                    now,
+                },
+            )?;
+            let doc = prepare_insert(doc)?;
+            w.insert(&doc)?;
+            note_due(set, &doc, &mut out.earliest_due);
+            out.n = 1;
+            out.upserted = doc
+                .get("_id")?
+                .map(|v| bson::Bson::try_from(v).unwrap_or(bson::Bson::Null));
+            out.value = fam.return_new.then_some(doc);
+        }
+        (None, _) => {}
+    }
+    w.commit(false)?;
+    Ok(out)
+}
+
+/// Writes the entries of newly added indexes for every existing document.
+/// `set` already lists the new indexes; `new_names` says which they are.
+pub fn build_indexes(engine: &dyn Engine, set: &IndexSet, new_names: &[String]) -> Result<()> {
+    let keygens: Vec<_> = set
+        .keygens
+        .iter()
+        .filter(|k| new_names.contains(&k.name))
+        .collect();
+    if keygens.is_empty() {
+        return Ok(());
+    }
+    let snap = engine.snapshot();
+    let mut cursor = snap.cursor(set.records(), KeyRange::all(), Direction::Forward)?;
+    let mut w = Writer::new(engine, set);
+    let mut entries = Vec::new();
+    while cursor.valid() {
+        let id_key = cursor.key();
+        let doc = RawDocument::from_bytes(cursor.value())?;
+        for kg in &keygens {
+            entries.clear();
+            kg.keys(doc, id_key, &mut entries)?;
+            for e in &entries {
+                w.put_entry(kg, e, id_key)?;
+            }
+        }
+        if w.pending_ops() >= CHUNK_OPS {
+            w.commit(false)?;
+        }
+        cursor.advance();
+    }
+    cursor.status()?;
+    w.commit(false)
+}
+
+/// Result of one TTL expiry chunk.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ExpireOutcome {
+    pub deleted: u64,
+    /// Where the next chunk of this visit resumes (exclusive), when
+    /// `more` is set.
+    pub resume_after: Option<Vec<u8>>,
+    /// Whether expired entries remain beyond this chunk.
+    pub more: bool,
+}
+
+/// Deletes up to `limit` documents whose TTL index entry holds a Date
+/// `<= cutoff_millis`, starting after `resume_after`.
+///
+/// Runs on the collection's single writer, so the index entries it scans
+/// are current: a document whose date was moved past the cutoff no longer
+/// has an entry in the range, and a document in the index passed its
+/// partial filter. No re-check of the document is needed.
+pub fn expire(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    index_name: &str,
+    cutoff_millis: i64,
+    limit: usize,
+    resume_after: Option<&[u8]>,
+) -> Result<ExpireOutcome> {
+    let Some(kg) = set.keygen(index_name) else {
+        // Dropped since the monitor looked: nothing to do.
+        return Ok(ExpireOutcome::default());
+    };
+    let (start, end) = keycode::date_range_up_to(cutoff_millis, kg.leading_descending());
+    let lower = match resume_after {
+        Some(after) if after >= start.as_slice() => {
+            let mut k = after.to_vec();
+            k.push(0);
+            k
+        }
+        _ => start,
+    };
+    let mut cursor = engine.cursor(
+        Cf::Id(kg.cf),
+        KeyRange::new(lower, Some(end)),
+        Direction::Forward,
+    )?;
+    let mut ids: Vec<Vec<u8>> = Vec::with_capacity(limit.min(4096));
+    let mut last = None;
+    while cursor.valid() && ids.len() < limit.max(1) {
+        let id = kg.id_suffix(cursor.key())?.to_vec();
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+        last = Some(cursor.key().to_vec());
+        cursor.advance();
+    }
+    let more = cursor.valid();
+    cursor.status()?;
+    drop(cursor);
+
+    let docs = engine.multi_get(set.records(), &ids)?;
+    let mut w = Writer::new(engine, set);
+    let mut out = ExpireOutcome {
+        more,
+        resume_after: last,
+        ..Default::default()
+    };
+    for (id_key, doc) in ids.iter().zip(docs) {
+        // A multikey document can show up under several dates; after its
+        // first removal in an earlier chunk the record is gone.
+        let Some(doc) = doc else { continue };
+        w.remove(id_key, RawDocument::from_bytes(&doc)?)?;
+        out.deleted += 1;
+    }
+    w.commit(false)?;
+    Ok(out)
+}
+
+/// The earliest Date in a TTL index (its first entry in the Date bracket),
+/// for scheduling the next wake-up.
+pub fn earliest_date(engine: &dyn Engine, set: &IndexSet, index_name: &str) -> Result<Option<i64>> {
+    let Some(kg) = set.keygen(index_name) else {
+        return Ok(None);
+    };
+    let descending = kg.leading_descending();
+    let (start, end) = keycode::date_range_up_to(i64::MAX, descending);
+    // Inverted bytes put the oldest date of a descending index last.
+    let dir = if descending {
+        Direction::Reverse
+    } else {
+        Direction::Forward
+    };
+    let cursor = engine.cursor(Cf::Id(kg.cf), KeyRange::new(start, Some(end)), dir)?;
+    let first = if cursor.valid() {
+        keycode::leading_date(cursor.key(), descending)
+    } else {
+        None
+    };
+    cursor.status()?;
+    Ok(first)
+}
+
+/// Reads one document by `_id` on a snapshot (used by tests and tools).
+pub fn get_by_id(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    id: RawBsonRef<'_>,
+) -> Result<Option<RawDocumentBuf>> {
+    engine
+        .get(set.records(), &id_key_of(id))?
+        .map(|b| RawDocumentBuf::from_bytes(b).map_err(Error::from))
+        .transpose()
+}

@@ -1,0 +1,500 @@
+//! The query planner: how a query reaches its documents.
+//!
+//! Records are clustered by `_id`, so the `_id_` index is the records
+//! column family itself and an `_id` range is a record range. A secondary
+//! index serves equality, `$in` and ranges on its leading field, and a sort
+//! that matches its key pattern; every candidate is still checked against
+//! the whole filter, so an index only ever narrows the scan — results are
+//! identical with and without it. Bounds are computed in value space
+//! ([`Interval`]) and turned into key ranges for the field's direction.
+//!
+//! Choices, in order: a hint; `_id` equality or `$in` (point lookups); a
+//! secondary index with equality/`$in` on its leading field; one with a
+//! range; an index that provides the requested sort; a collection scan.
+//! Hidden, sparse and partial indexes are used only when hinted (a sparse
+//! or partial index does not hold every document).
+
+use bson::{RawBson, RawBsonRef};
+
+use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::engine::{Direction, KeyRange};
+use crate::error::{Error, ErrorKind, Result};
+use crate::keycode;
+use crate::query::filter::{Filter, Pred};
+use crate::query::sort::SortSpec;
+
+/// What the client asked for, already parsed.
+#[derive(Debug, Clone)]
+pub struct QuerySpec {
+    pub filter: Filter,
+    pub sort: Option<SortSpec>,
+    pub hint: Option<Hint>,
+}
+
+/// A `hint`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Hint {
+    Name(String),
+    KeyPattern(bson::Document),
+    /// `{$natural: 1}` / `{$natural: -1}`: a collection scan in that order.
+    Natural(Direction),
+}
+
+/// How documents are reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Access {
+    /// Ranges of the records column family (`_id` order); no fetch needed.
+    Records {
+        ranges: Vec<KeyRange>,
+        dir: Direction,
+    },
+    /// Ranges of a secondary index; each entry's `_id` is fetched.
+    Index {
+        index: IndexMeta,
+        ranges: Vec<KeyRange>,
+        dir: Direction,
+    },
+}
+
+/// A chosen plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub access: Access,
+    /// Whether the access path already yields the requested sort order.
+    pub sorted_by_access: bool,
+    /// Bounds per key field, in MongoDB's explain notation.
+    pub bounds: Vec<(String, Vec<String>)>,
+    /// For explain: the stage name (`COLLSCAN`, `IXSCAN`, `IDHACK`).
+    pub stage: &'static str,
+}
+
+impl Plan {
+    pub fn index_name(&self) -> Option<&str> {
+        match &self.access {
+            Access::Index { index, .. } => Some(&index.name),
+            Access::Records { .. } if self.stage != "COLLSCAN" => {
+                Some(crate::catalog::ID_INDEX_NAME)
+            }
+            Access::Records { .. } => None,
+        }
+    }
+}
+
+/// One end of a value interval.
+#[derive(Debug, Clone, PartialEq)]
+enum End {
+    /// The end of the value's type bracket.
+    Open,
+    Incl(RawBson),
+    Excl(RawBson),
+}
+
+/// A set of values of one type bracket: `(lower, upper)`.
+#[derive(Debug, Clone, PartialEq)]
+struct Interval {
+    tag: u8,
+    lower: End,
+    upper: End,
+}
+
+/// Chooses a plan.
+pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
+    if let Some(hint) = &q.hint {
+        return plan_hinted(meta, q, hint);
+    }
+    let preds = q.filter.top_level_predicates();
+    if let Some(intervals) = point_intervals(&preds, "_id") {
+        return Ok(records_plan(intervals, Direction::Forward, q, "IDHACK"));
+    }
+    let usable: Vec<&IndexMeta> = meta.indexes.iter().filter(|i| general_purpose(i)).collect();
+    for want_points in [true, false] {
+        for index in &usable {
+            let field = leading_field(index);
+            let intervals = if want_points {
+                point_intervals(&preds, &field)
+            } else {
+                range_intervals(&preds, &field)
+            };
+            if let Some(intervals) = intervals {
+                return Ok(index_plan(index, intervals, q));
+            }
+        }
+    }
+    if let Some(sort) = &q.sort {
+        for index in &usable {
+            if let Some(dir) = sort_direction(index, sort) {
+                return Ok(whole_index_plan(index, dir, true));
+            }
+        }
+    }
+    Ok(collscan(Direction::Forward))
+}
+
+fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan> {
+    let index = match hint {
+        Hint::Natural(dir) => return Ok(collscan(*dir)),
+        Hint::Name(name) => meta.indexes.iter().find(|i| &i.name == name),
+        Hint::KeyPattern(key) => meta.indexes.iter().find(|i| &i.key == key),
+    };
+    let Some(index) = index else {
+        return Err(Error::new(
+            ErrorKind::BadHint,
+            "hint provided does not correspond to an existing index",
+        ));
+    };
+    let preds = q.filter.top_level_predicates();
+    let field = leading_field(index);
+    let intervals = point_intervals(&preds, &field).or_else(|| range_intervals(&preds, &field));
+    match intervals {
+        Some(intervals) => Ok(index_plan(index, intervals, q)),
+        None => {
+            let dir = q.sort.as_ref().and_then(|s| sort_direction(index, s));
+            Ok(whole_index_plan(
+                index,
+                dir.unwrap_or(Direction::Forward),
+                dir.is_some(),
+            ))
+        }
+    }
+}
+
+fn general_purpose(i: &IndexMeta) -> bool {
+    !i.hidden && !i.sparse && i.partial_filter.is_none()
+}
+
+fn leading_field(index: &IndexMeta) -> String {
+    index.key.keys().next().cloned().unwrap_or_default()
+}
+
+fn collscan(dir: Direction) -> Plan {
+    Plan {
+        access: Access::Records {
+            ranges: vec![KeyRange::all()],
+            dir,
+        },
+        sorted_by_access: false,
+        bounds: Vec::new(),
+        stage: "COLLSCAN",
+    }
+}
+
+/// Whether scanning `index` in some direction yields `sort`'s order:
+/// the sort is a prefix of the key pattern with all directions equal or
+/// all reversed.
+fn sort_direction(index: &IndexMeta, sort: &SortSpec) -> Option<Direction> {
+    let fields = index.fields();
+    let wanted = sort.fields();
+    if wanted.is_empty() || wanted.len() > fields.len() {
+        return None;
+    }
+    let same = wanted
+        .iter()
+        .zip(&fields)
+        .all(|((p, a), (q, b))| p == q && a == b);
+    let reversed = wanted
+        .iter()
+        .zip(&fields)
+        .all(|((p, a), (q, b))| p == q && a != b);
+    match (same, reversed) {
+        (true, _) => Some(Direction::Forward),
+        (_, true) => Some(Direction::Reverse),
+        _ => None,
+    }
+}
+
+fn whole_index_plan(index: &IndexMeta, dir: Direction, sorted: bool) -> Plan {
+    let bounds = index
+        .fields()
+        .into_iter()
+        .map(|(f, _)| (f, vec!["[MinKey, MaxKey]".to_owned()]))
+        .collect();
+    if index.is_id_index() {
+        return Plan {
+            access: Access::Records {
+                ranges: vec![KeyRange::all()],
+                dir,
+            },
+            sorted_by_access: sorted,
+            bounds,
+            stage: "IXSCAN",
+        };
+    }
+    Plan {
+        access: Access::Index {
+            index: index.clone(),
+            ranges: vec![KeyRange::all()],
+            dir,
+        },
+        sorted_by_access: sorted,
+        bounds,
+        stage: "IXSCAN",
+    }
+}
+
+fn index_plan(index: &IndexMeta, intervals: Vec<Interval>, q: &QuerySpec) -> Plan {
+    let descending = !index.fields().first().is_some_and(|(_, asc)| *asc);
+    let sort_dir = q.sort.as_ref().and_then(|s| {
+        // Only a sort on the leading field alone is served by a ranged scan:
+        // later fields are ordered only within one leading value.
+        (s.fields().len() == 1)
+            .then(|| sort_direction(index, s))
+            .flatten()
+    });
+    let dir = sort_dir.unwrap_or(Direction::Forward);
+    let mut ranges: Vec<KeyRange> = intervals
+        .iter()
+        .map(|iv| key_range(iv, descending))
+        .collect();
+    ranges.sort_by(|a, b| a.lower.cmp(&b.lower));
+    if dir == Direction::Reverse {
+        ranges.reverse();
+    }
+    let mut bounds = vec![(
+        leading_field(index),
+        intervals.iter().map(|iv| show(iv, descending)).collect(),
+    )];
+    bounds.extend(
+        index
+            .fields()
+            .into_iter()
+            .skip(1)
+            .map(|(f, _)| (f, vec!["[MinKey, MaxKey]".to_owned()])),
+    );
+    if index.is_id_index() {
+        return Plan {
+            access: Access::Records { ranges, dir },
+            sorted_by_access: sort_dir.is_some(),
+            bounds,
+            stage: "IXSCAN",
+        };
+    }
+    Plan {
+        access: Access::Index {
+            index: index.clone(),
+            ranges,
+            dir,
+        },
+        sorted_by_access: sort_dir.is_some(),
+        bounds,
+        stage: "IXSCAN",
+    }
+}
+
+fn records_plan(
+    intervals: Vec<Interval>,
+    dir: Direction,
+    q: &QuerySpec,
+    stage: &'static str,
+) -> Plan {
+    let mut ranges: Vec<KeyRange> = intervals.iter().map(|iv| key_range(iv, false)).collect();
+    ranges.sort_by(|a, b| a.lower.cmp(&b.lower));
+    let sorted = q
+        .sort
+        .as_ref()
+        .is_some_and(|s| s.fields() == [("_id".to_owned(), true)]);
+    Plan {
+        access: Access::Records { ranges, dir },
+        sorted_by_access: sorted,
+        bounds: vec![(
+            "_id".to_owned(),
+            intervals.iter().map(|iv| show(iv, false)).collect(),
+        )],
+        stage,
+    }
+}
+
+/// Whether an index can look this value up: scalars with a total order
+/// inside their bracket. Null, arrays, documents, regexes and NaN have
+/// matching rules an index range does not capture, so they fall back to a
+/// scan.
+fn indexable(v: &RawBson) -> bool {
+    match v.as_raw_bson_ref() {
+        RawBsonRef::Null
+        | RawBsonRef::Undefined
+        | RawBsonRef::Array(_)
+        | RawBsonRef::Document(_)
+        | RawBsonRef::RegularExpression(_)
+        | RawBsonRef::MinKey
+        | RawBsonRef::MaxKey => false,
+        RawBsonRef::Double(d) => !d.is_nan(),
+        RawBsonRef::Decimal128(d) => !d.to_string().contains("NaN"),
+        _ => true,
+    }
+}
+
+fn tag_of(v: &RawBson) -> u8 {
+    let mut buf = Vec::with_capacity(16);
+    keycode::encode_value(&mut buf, v.as_raw_bson_ref());
+    buf[0]
+}
+
+/// Equality / `$in` on `path` as point intervals, if every value is
+/// indexable.
+fn point_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>> {
+    for (p, pred) in preds {
+        if *p != path {
+            continue;
+        }
+        let values: Vec<&RawBson> = match pred {
+            Pred::Eq(v) => vec![v],
+            Pred::In(vs) if !vs.is_empty() => vs.iter().collect(),
+            _ => continue,
+        };
+        if values.iter().all(|v| indexable(v)) {
+            return Some(
+                values
+                    .into_iter()
+                    .map(|v| Interval {
+                        tag: tag_of(v),
+                        lower: End::Incl(v.clone()),
+                        upper: End::Incl(v.clone()),
+                    })
+                    .collect(),
+            );
+        }
+    }
+    None
+}
+
+/// `$gt/$gte/$lt/$lte` on `path` intersected into one interval.
+fn range_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>> {
+    let mut iv: Option<Interval> = None;
+    for (p, pred) in preds {
+        if *p != path {
+            continue;
+        }
+        let (v, is_lower, end) = match pred {
+            Pred::Gt(v) => (v, true, End::Excl(v.clone())),
+            Pred::Gte(v) => (v, true, End::Incl(v.clone())),
+            Pred::Lt(v) => (v, false, End::Excl(v.clone())),
+            Pred::Lte(v) => (v, false, End::Incl(v.clone())),
+            _ => continue,
+        };
+        if !indexable(v) {
+            continue;
+        }
+        let tag = tag_of(v);
+        let cur = iv.get_or_insert(Interval {
+            tag,
+            lower: End::Open,
+            upper: End::Open,
+        });
+        if cur.tag != tag {
+            // Two brackets: nothing can match; an empty interval says so.
+            return Some(Vec::new());
+        }
+        if is_lower {
+            cur.lower = tighter(&cur.lower, end, true);
+        } else {
+            cur.upper = tighter(&cur.upper, end, false);
+        }
+    }
+    iv.map(|i| vec![i])
+}
+
+fn end_key(e: &End) -> Option<(Vec<u8>, bool)> {
+    match e {
+        End::Open => None,
+        End::Incl(v) => Some((keycode::encode_key(v.as_raw_bson_ref()), true)),
+        End::Excl(v) => Some((keycode::encode_key(v.as_raw_bson_ref()), false)),
+    }
+}
+
+/// The stricter of two ends of the same side.
+fn tighter(cur: &End, new: End, lower: bool) -> End {
+    let (Some((a, a_incl)), Some((b, b_incl))) = (end_key(cur), end_key(&new)) else {
+        return if matches!(cur, End::Open) {
+            new
+        } else {
+            cur.clone()
+        };
+    };
+    let new_wins = match a.cmp(&b) {
+        std::cmp::Ordering::Equal => a_incl && !b_incl,
+        std::cmp::Ordering::Less => lower,
+        std::cmp::Ordering::Greater => !lower,
+    };
+    if new_wins { new } else { cur.clone() }
+}
+
+fn invert(bytes: &[u8]) -> Vec<u8> {
+    bytes.iter().map(|b| !b).collect()
+}
+
+fn succ(bytes: &[u8]) -> Vec<u8> {
+    keycode::prefix_successor(bytes).unwrap_or_else(|| vec![0xFF; bytes.len() + 1])
+}
+
+/// The key range holding every entry whose leading field lies in `iv`.
+fn key_range(iv: &Interval, descending: bool) -> KeyRange {
+    let lo = end_key(&iv.lower);
+    let hi = end_key(&iv.upper);
+    if !descending {
+        let lower = match lo {
+            None => vec![iv.tag],
+            Some((k, true)) => k,
+            Some((k, false)) => succ(&k),
+        };
+        let upper = match hi {
+            None => vec![iv.tag + 1],
+            Some((k, true)) => succ(&k),
+            Some((k, false)) => k,
+        };
+        KeyRange::new(lower, Some(upper))
+    } else {
+        let lower = match hi {
+            None => vec![!iv.tag],
+            Some((k, true)) => invert(&k),
+            Some((k, false)) => succ(&invert(&k)),
+        };
+        let upper = match lo {
+            None => vec![(!iv.tag).wrapping_add(1)],
+            Some((k, true)) => succ(&invert(&k)),
+            Some((k, false)) => invert(&k),
+        };
+        KeyRange::new(lower, Some(upper))
+    }
+}
+
+/// An interval in explain notation: `[5, 5]`, `(3, inf.0]`.
+fn show(iv: &Interval, descending: bool) -> String {
+    let val = |e: &End, low: bool| match e {
+        End::Incl(v) | End::Excl(v) => bson::Bson::try_from(v.clone())
+            .map(|b| crate::display::shell(&b))
+            .unwrap_or_default(),
+        End::Open => bracket_end(iv.tag, low),
+    };
+    let open = |e: &End| if matches!(e, End::Excl(_)) { "(" } else { "[" };
+    let close = |e: &End| if matches!(e, End::Excl(_)) { ")" } else { "]" };
+    if descending {
+        format!(
+            "{}{}, {}{}",
+            open(&iv.upper),
+            val(&iv.upper, false),
+            val(&iv.lower, true),
+            close(&iv.lower)
+        )
+    } else {
+        format!(
+            "{}{}, {}{}",
+            open(&iv.lower),
+            val(&iv.lower, true),
+            val(&iv.upper, false),
+            close(&iv.upper)
+        )
+    }
+}
+
+fn bracket_end(tag: u8, low: bool) -> String {
+    let s = match (tag, low) {
+        (t, true) if t == keycode::TAG_NUMBER => "-inf.0",
+        (t, false) if t == keycode::TAG_NUMBER => "inf.0",
+        (t, true) if t == keycode::TAG_STRING => "\"\"",
+        (t, false) if t == keycode::TAG_STRING => "{}",
+        (t, true) if t == keycode::TAG_DATE => "new Date(-9223372036854775808)",
+        (t, false) if t == keycode::TAG_DATE => "new Date(9223372036854775807)",
+        (_, true) => "MinKey",
+        (_, false) => "MaxKey",
+    };
+    s.to_owned()
+}

@@ -1,0 +1,324 @@
+//! The write path of one collection: documents in, records and index
+//! entries out, one atomic batch at a time.
+//!
+//! A [`Writer`] is used by exactly one thread at a time (the collection's
+//! single writer), so what it reads from the engine is the committed state
+//! and nothing else can change it underneath. It keeps an overlay of what
+//! its current, uncommitted batch has written (records and claimed unique
+//! keys) so that, for example, two documents with the same `_id` in one
+//! `insert` collide even though neither is committed yet.
+//!
+//! Statement-level operations (delete/update by filter, index builds, TTL
+//! expiry) live in [`crate::ops`]; this module only knows single documents.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
+
+use crate::catalog::CollectionMeta;
+use crate::engine::{Batch, Cf, Engine, KeyRange};
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::{KeyGen, duplicate_key_error};
+use crate::keycode;
+
+/// The largest document MongoDB stores.
+pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// A collection's metadata with its index key generators built once.
+#[derive(Debug)]
+pub struct IndexSet {
+    pub meta: CollectionMeta,
+    /// Secondary indexes, in catalog order.
+    pub keygens: Vec<KeyGen>,
+}
+
+impl IndexSet {
+    pub fn new(meta: CollectionMeta) -> Result<Arc<Self>> {
+        let keygens = meta
+            .secondary_indexes()
+            .map(KeyGen::new)
+            .collect::<Result<_>>()?;
+        Ok(Arc::new(IndexSet { meta, keygens }))
+    }
+
+    pub fn ns(&self) -> String {
+        self.meta.ns()
+    }
+
+    pub fn records(&self) -> Cf {
+        Cf::Id(self.meta.id)
+    }
+
+    pub fn keygen(&self, index_name: &str) -> Option<&KeyGen> {
+        self.keygens.iter().find(|k| k.name == index_name)
+    }
+}
+
+/// Single-document writes against one collection, buffered in one batch.
+pub struct Writer<'e> {
+    engine: &'e dyn Engine,
+    set: &'e IndexSet,
+    batch: Box<dyn Batch + 'e>,
+    /// Records written by the uncommitted batch: Some(doc) or None (deleted).
+    records: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Unique-index value prefixes claimed (Some(owner id)) or released (None)
+    /// by the uncommitted batch, per index column family.
+    unique: HashMap<(u64, Vec<u8>), Option<Vec<u8>>>,
+    ns: String,
+}
+
+/// Encodes a document's `_id` as its record key.
+pub fn id_key_of(id: RawBsonRef<'_>) -> Vec<u8> {
+    keycode::encode_key(id)
+}
+
+impl<'e> Writer<'e> {
+    pub fn new(engine: &'e dyn Engine, set: &'e IndexSet) -> Self {
+        Writer {
+            engine,
+            set,
+            batch: engine.batch(),
+            records: HashMap::new(),
+            unique: HashMap::new(),
+            ns: set.ns(),
+        }
+    }
+
+    /// Operations buffered so far.
+    pub fn pending_ops(&self) -> usize {
+        self.batch.len()
+    }
+
+    /// Commits the batch and starts a new one.
+    pub fn commit(&mut self, sync: bool) -> Result<()> {
+        let batch = std::mem::replace(&mut self.batch, self.engine.batch());
+        self.records.clear();
+        self.unique.clear();
+        if batch.is_empty() {
+            if sync {
+                self.engine.sync_wal()?;
+            }
+            return Ok(());
+        }
+        batch.commit(sync)
+    }
+
+    /// The current version of a record: the batch's if it wrote one.
+    pub fn get(&self, id_key: &[u8]) -> Result<Option<RawDocumentBuf>> {
+        let bytes = match self.records.get(id_key) {
+            Some(v) => v.clone(),
+            None => self.engine.get(self.set.records(), id_key)?,
+        };
+        bytes
+            .map(|b| RawDocumentBuf::from_bytes(b).map_err(Error::from))
+            .transpose()
+    }
+
+    /// Inserts a prepared document (see [`prepare_insert`]).
+    pub fn insert(&mut self, doc: &RawDocument) -> Result<()> {
+        let id = doc
+            .get("_id")?
+            .ok_or_else(|| Error::bad_value("document has no _id"))?;
+        let id_key = id_key_of(id);
+        if self.get(&id_key)?.is_some() {
+            let key_value =
+                bson::doc! { "_id": bson::Bson::try_from(id).unwrap_or(bson::Bson::Null) };
+            return Err(duplicate_key_error(
+                &self.ns,
+                crate::catalog::ID_INDEX_NAME,
+                &bson::doc! {"_id": 1},
+                key_value,
+            ));
+        }
+        let mut entries = Vec::new();
+        let mut spans = Vec::with_capacity(self.set.keygens.len());
+        for kg in &self.set.keygens {
+            let start = entries.len();
+            kg.keys(doc, &id_key, &mut entries)?;
+            spans.push(start..entries.len());
+        }
+        for (kg, span) in self.set.keygens.iter().zip(&spans) {
+            if kg.unique {
+                for entry in &entries[span.clone()] {
+                    self.claim_unique(kg, entry, &id_key)?;
+                }
+            }
+        }
+        self.batch
+            .put(self.set.records(), &id_key, doc.as_bytes())?;
+        for (kg, span) in self.set.keygens.iter().zip(spans) {
+            for entry in &entries[span] {
+                self.batch.put(Cf::Id(kg.cf), entry, &[])?;
+            }
+        }
+        self.records.insert(id_key, Some(doc.as_bytes().to_vec()));
+        Ok(())
+    }
+
+    /// Removes a document and all its index entries.
+    pub fn remove(&mut self, id_key: &[u8], doc: &RawDocument) -> Result<()> {
+        let mut entries = Vec::new();
+        for kg in &self.set.keygens {
+            entries.clear();
+            kg.keys(doc, id_key, &mut entries)?;
+            for entry in &entries {
+                self.batch.delete(Cf::Id(kg.cf), entry)?;
+                if kg.unique {
+                    let prefix = kg.value_prefix(entry, id_key.len()).to_vec();
+                    self.unique.insert((kg.cf, prefix), None);
+                }
+            }
+        }
+        self.batch.delete(self.set.records(), id_key)?;
+        self.records.insert(id_key.to_vec(), None);
+        Ok(())
+    }
+
+    /// Replaces `old` by `new` (same `_id`), touching only the index
+    /// entries that differ.
+    pub fn replace(&mut self, id_key: &[u8], old: &RawDocument, new: &RawDocument) -> Result<()> {
+        check_size(new)?;
+        let mut old_entries = Vec::new();
+        let mut new_entries = Vec::new();
+        let mut changes = Vec::new();
+        for kg in &self.set.keygens {
+            old_entries.clear();
+            new_entries.clear();
+            kg.keys(old, id_key, &mut old_entries)?;
+            kg.keys(new, id_key, &mut new_entries)?;
+            let removed: Vec<Vec<u8>> = old_entries
+                .iter()
+                .filter(|e| !new_entries.contains(e))
+                .cloned()
+                .collect();
+            let added: Vec<Vec<u8>> = new_entries
+                .iter()
+                .filter(|e| !old_entries.contains(e))
+                .cloned()
+                .collect();
+            if kg.unique {
+                for entry in &removed {
+                    let prefix = kg.value_prefix(entry, id_key.len()).to_vec();
+                    self.unique.insert((kg.cf, prefix), None);
+                }
+                for entry in &added {
+                    self.claim_unique(kg, entry, id_key)?;
+                }
+            }
+            changes.push((kg.cf, removed, added));
+        }
+        for (cf, removed, added) in changes {
+            for e in removed {
+                self.batch.delete(Cf::Id(cf), &e)?;
+            }
+            for e in added {
+                self.batch.put(Cf::Id(cf), &e, &[])?;
+            }
+        }
+        self.batch.put(self.set.records(), id_key, new.as_bytes())?;
+        self.records
+            .insert(id_key.to_vec(), Some(new.as_bytes().to_vec()));
+        Ok(())
+    }
+
+    /// Adds one index entry directly (index builds).
+    pub fn put_entry(&mut self, kg: &KeyGen, entry: &[u8], id_key: &[u8]) -> Result<()> {
+        if kg.unique {
+            self.claim_unique(kg, entry, id_key)?;
+        }
+        self.batch.put(Cf::Id(kg.cf), entry, &[])
+    }
+
+    /// Deletes a key range of a column family (index or records).
+    pub fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
+        self.batch.delete_range(cf, from, to)
+    }
+
+    /// Checks that no other document holds `entry`'s value in a unique
+    /// index, then claims it for `id_key`.
+    fn claim_unique(&mut self, kg: &KeyGen, entry: &[u8], id_key: &[u8]) -> Result<()> {
+        let prefix = kg.value_prefix(entry, id_key.len()).to_vec();
+        let slot = (kg.cf, prefix);
+        let taken = match self.unique.get(&slot) {
+            Some(Some(owner)) => owner.as_slice() != id_key,
+            Some(None) => false,
+            None => self.committed_owner_differs(kg, &slot.1, id_key)?,
+        };
+        if taken {
+            return Err(kg.duplicate_error(&self.ns, entry));
+        }
+        self.unique.insert(slot, Some(id_key.to_vec()));
+        Ok(())
+    }
+
+    fn committed_owner_differs(&self, kg: &KeyGen, prefix: &[u8], id_key: &[u8]) -> Result<bool> {
+        let mut cursor = self.engine.cursor(
+            Cf::Id(kg.cf),
+            KeyRange::prefix(prefix),
+            crate::engine::Direction::Forward,
+        )?;
+        while cursor.valid() {
+            let owner = kg.id_suffix(cursor.key())?;
+            // An entry that this batch already removed no longer counts.
+            let removed = matches!(self.records.get(owner), Some(None));
+            if owner != id_key && !removed {
+                return Ok(true);
+            }
+            cursor.advance();
+        }
+        cursor.status()?;
+        Ok(false)
+    }
+}
+
+fn check_size(doc: &RawDocument) -> Result<()> {
+    let size = doc.as_bytes().len();
+    if size > MAX_DOCUMENT_BYTES {
+        return Err(Error::new(
+            ErrorKind::BsonObjectTooLarge,
+            format!(
+                "object to insert too large. size in bytes: {size}, max size: {MAX_DOCUMENT_BYTES}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Makes a client document ready to store: `_id` first (generated as an
+/// ObjectId when missing, as the server does), `_id` of a storable type,
+/// and within the size limit. Returns the document unchanged (no copy)
+/// when it already has `_id` first.
+pub fn prepare_insert(doc: RawDocumentBuf) -> Result<RawDocumentBuf> {
+    let first_is_id = matches!(doc.iter().next(), Some(Ok((k, _))) if k.as_str() == "_id");
+    let out = if first_is_id {
+        doc
+    } else {
+        let mut out = RawDocumentBuf::new();
+        match doc.get("_id")? {
+            Some(id) => out.append(bson::raw::cstr!("_id"), id),
+            None => out.append(bson::raw::cstr!("_id"), bson::oid::ObjectId::new()),
+        }
+        for el in doc.iter() {
+            let (k, v) = el?;
+            if k.as_str() != "_id" {
+                out.append(k, v);
+            }
+        }
+        out
+    };
+    check_id(out.get("_id")?.expect("_id was placed first"))?;
+    check_size(&out)?;
+    Ok(out)
+}
+
+/// MongoDB refuses arrays, regexes and undefined as `_id`.
+pub fn check_id(id: RawBsonRef<'_>) -> Result<()> {
+    let what = match id {
+        RawBsonRef::Array(_) => "an array",
+        RawBsonRef::RegularExpression(_) => "a regex",
+        RawBsonRef::Undefined => "a undefined",
+        _ => return Ok(()),
+    };
+    Err(Error::bad_value(format!("can't use {what} for _id")))
+}

@@ -1,0 +1,152 @@
+//! The end-to-end test harness: a real node on 127.0.0.1:0 with its data
+//! in a temp dir, driven through the official Rust `mongodb` driver.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ebb_actors::clock::{Clock, ManualClock, SystemClock};
+use ebb_config::Config;
+use ebb_node::{NodeOptions, NodeThread};
+use mongodb::bson::Document;
+use mongodb::{Client, Collection, Database};
+
+pub struct TestNode {
+    pub node: Option<NodeThread>,
+    pub dir: tempfile::TempDir,
+    pub clock: Option<Arc<ManualClock>>,
+    pub config: Config,
+}
+
+impl TestNode {
+    /// A node with the default configuration and the system clock.
+    pub fn start() -> TestNode {
+        Self::start_with(|_| {}, None)
+    }
+
+    /// A node whose TTL monitor reads a manual clock.
+    pub fn start_with_clock(clock: Arc<ManualClock>) -> TestNode {
+        Self::start_with(|_| {}, Some(clock))
+    }
+
+    pub fn start_with(
+        configure: impl FnOnce(&mut Config),
+        clock: Option<Arc<ManualClock>>,
+    ) -> TestNode {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut config = Config::default();
+        config.net.port = 0;
+        config.storage.path = dir.path().join("data");
+        configure(&mut config);
+        let mut t = TestNode {
+            node: None,
+            dir,
+            clock,
+            config,
+        };
+        t.boot();
+        t
+    }
+
+    fn boot(&mut self) {
+        let clock: Arc<dyn Clock> = match &self.clock {
+            Some(c) => c.clone(),
+            None => Arc::new(SystemClock),
+        };
+        let opts = NodeOptions {
+            config: self.config.clone(),
+            clock,
+            argv: vec!["ebbd".into()],
+        };
+        self.node = Some(NodeThread::start(opts).expect("node starts"));
+    }
+
+    /// Shuts the node down and starts it again on the same data.
+    pub fn restart(&mut self) {
+        if let Some(n) = self.node.take() {
+            n.shutdown();
+        }
+        self.boot();
+    }
+
+    pub fn node(&self) -> &NodeThread {
+        self.node.as_ref().expect("node running")
+    }
+
+    pub fn uri(&self) -> String {
+        self.node().uri()
+    }
+
+    pub async fn client(&self) -> Client {
+        Client::with_uri_str(self.uri()).await.expect("client")
+    }
+
+    pub async fn db(&self, name: &str) -> Database {
+        self.client().await.database(name)
+    }
+
+    pub async fn coll(&self, db: &str, name: &str) -> Collection<Document> {
+        self.db(db).await.collection(name)
+    }
+}
+
+/// The server's error code of a driver error, whatever shape it came in.
+pub fn code(e: &mongodb::error::Error) -> Option<i32> {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+        ErrorKind::InsertMany(m) => m
+            .write_errors
+            .as_ref()
+            .and_then(|w| w.first())
+            .map(|w| w.code),
+        _ => None,
+    }
+}
+
+/// The server's error message of a driver error.
+pub fn message(e: &mongodb::error::Error) -> String {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => c.message.clone(),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => w.message.clone(),
+        ErrorKind::InsertMany(m) => m
+            .write_errors
+            .as_ref()
+            .and_then(|w| w.first())
+            .map(|w| w.message.clone())
+            .unwrap_or_default(),
+        _ => e.to_string(),
+    }
+}
+
+/// Asserts a driver result is a server error with `code`, returning its message.
+#[track_caller]
+pub fn expect_code<T: std::fmt::Debug>(r: mongodb::error::Result<T>, expected: i32) -> String {
+    match r {
+        Ok(v) => panic!("expected error {expected}, got Ok({v:?})"),
+        Err(e) => {
+            assert_eq!(code(&e), Some(expected), "unexpected error: {e}");
+            message(&e)
+        }
+    }
+}
+
+/// Polls `check` until it returns true or `deadline` passes.
+pub async fn eventually<F, Fut>(deadline: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    loop {
+        if check().await {
+            return true;
+        }
+        if start.elapsed() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -1,0 +1,19 @@
+// mongosh against ebbd: connect, insertOne, find, createIndex, getIndexes (issue 2).
+const name = 'mongosh_' + Math.floor(Math.random() * 1e9);
+const d = db.getSiblingDB(name);
+const check = (cond, what) => { if (!cond) { throw new Error('check failed: ' + what); } };
+
+const r = d.things.insertOne({ kind: 'widget', n: 1 });
+check(r.acknowledged && r.insertedId, 'insertOne acknowledged');
+d.things.insertMany([{ kind: 'gadget', n: 2 }, { kind: 'widget', n: 3 }]);
+
+const widgets = d.things.find({ kind: 'widget' }).sort({ n: 1 }).toArray();
+check(widgets.length === 2 && widgets[0].n === 1 && widgets[1].n === 3, 'find with filter and sort');
+
+check(d.things.createIndex({ kind: 1 }) === 'kind_1', 'createIndex returns the name');
+const idx = d.things.getIndexes();
+check(idx.length === 2 && idx[1].name === 'kind_1' && idx[1].key.kind === 1, 'getIndexes lists the index');
+
+check(d.things.countDocuments({ kind: 'widget' }) === 2, 'countDocuments');
+d.dropDatabase();
+print('mongosh checks passed');

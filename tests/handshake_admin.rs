@@ -1,0 +1,171 @@
+//! Handshake and administrative commands through the Rust driver.
+
+mod common;
+
+use common::{TestNode, expect_code};
+use mongodb::bson::{Bson, doc};
+
+#[tokio::test]
+async fn hello_reports_a_standalone_with_required_fields() {
+    let node = TestNode::start();
+    let admin = node.db("admin").await;
+    for cmd in ["hello", "isMaster", "ismaster"] {
+        let r = admin.run_command(doc! { cmd: 1 }).await.unwrap();
+        let primary = if cmd == "hello" {
+            "isWritablePrimary"
+        } else {
+            "ismaster"
+        };
+        assert_eq!(r.get_bool(primary).unwrap(), true, "{cmd}");
+        assert_eq!(r.get_i32("maxBsonObjectSize").unwrap(), 16 * 1024 * 1024);
+        assert_eq!(r.get_i32("maxMessageSizeBytes").unwrap(), 48_000_000);
+        assert_eq!(r.get_i32("maxWriteBatchSize").unwrap(), 100_000);
+        assert_eq!(r.get_i32("maxWireVersion").unwrap(), 21);
+        assert_eq!(r.get_i32("logicalSessionTimeoutMinutes").unwrap(), 30);
+        assert_eq!(r.get_f64("ok").unwrap(), 1.0);
+        assert!(r.get("topologyVersion").is_none());
+    }
+}
+
+#[tokio::test]
+async fn ping_build_info_and_small_admin_commands() {
+    let node = TestNode::start();
+    let admin = node.db("admin").await;
+    admin.run_command(doc! { "ping": 1 }).await.unwrap();
+    let info = admin.run_command(doc! { "buildInfo": 1 }).await.unwrap();
+    assert!(info.get_str("version").unwrap().starts_with("7.0."));
+    assert!(info.keys().all(|k| !k.to_lowercase().contains("ferret")));
+    let me = admin.run_command(doc! { "whatsmyuri": 1 }).await.unwrap();
+    assert!(me.get_str("you").unwrap().starts_with("127.0.0.1:"));
+    admin
+        .run_command(doc! { "connectionStatus": 1 })
+        .await
+        .unwrap();
+    let host = admin.run_command(doc! { "hostInfo": 1 }).await.unwrap();
+    assert!(
+        host.get_document("system")
+            .unwrap()
+            .get_i32("numCores")
+            .unwrap()
+            >= 1
+    );
+    let log = admin
+        .run_command(doc! { "getLog": "startupWarnings" })
+        .await
+        .unwrap();
+    assert!(log.get_array("log").unwrap().is_empty());
+    admin.run_command(doc! { "endSessions": [] }).await.unwrap();
+    let fcv = admin
+        .run_command(doc! { "getParameter": 1, "featureCompatibilityVersion": 1 })
+        .await
+        .unwrap();
+    assert_eq!(
+        fcv.get_document("featureCompatibilityVersion")
+            .unwrap()
+            .get_str("version")
+            .unwrap(),
+        "7.0"
+    );
+}
+
+#[tokio::test]
+async fn unknown_commands_and_atlas_version_fail_with_59() {
+    let node = TestNode::start();
+    let admin = node.db("admin").await;
+    let msg = expect_code(admin.run_command(doc! { "atlasVersion": 1 }).await, 59);
+    assert_eq!(msg, "no such command: 'atlasVersion'");
+    expect_code(admin.run_command(doc! { "frobnicate": 1 }).await, 59);
+    // The connection survives the error.
+    admin.run_command(doc! { "ping": 1 }).await.unwrap();
+}
+
+#[tokio::test]
+async fn set_parameter_validates_and_reports_previous_value() {
+    let node = TestNode::start();
+    let admin = node.db("admin").await;
+    let r = admin
+        .run_command(doc! { "setParameter": 1, "ttlMonitorSleepSecs": 5 })
+        .await
+        .unwrap();
+    assert_eq!(r.get("was"), Some(&Bson::Int32(60)));
+    let r = admin
+        .run_command(doc! { "getParameter": 1, "ttlMonitorSleepSecs": 1 })
+        .await
+        .unwrap();
+    assert_eq!(r.get("ttlMonitorSleepSecs"), Some(&Bson::Int32(5)));
+    let msg = expect_code(
+        admin
+            .run_command(doc! { "setParameter": 1, "ttlMonitorSleepSecs": 0 })
+            .await,
+        2,
+    );
+    assert_eq!(
+        msg,
+        "Invalid value for parameter ttlMonitorSleepSecs: 0 is not greater than 0"
+    );
+    expect_code(
+        admin
+            .run_command(doc! { "setParameter": 1, "noSuchParameter": 1 })
+            .await,
+        72,
+    );
+    expect_code(
+        admin
+            .run_command(doc! { "getParameter": 1, "noSuchParameter": 1 })
+            .await,
+        72,
+    );
+}
+
+#[tokio::test]
+async fn server_status_reports_host_uptime_connections_and_opcounters() {
+    let node = TestNode::start();
+    let db = node.db("s").await;
+    db.collection("c")
+        .insert_one(doc! { "a": 1 })
+        .await
+        .unwrap();
+    db.collection::<mongodb::bson::Document>("c")
+        .find_one(doc! {})
+        .await
+        .unwrap();
+    let s = node
+        .db("admin")
+        .await
+        .run_command(doc! { "serverStatus": 1 })
+        .await
+        .unwrap();
+    assert!(s.get_str("host").unwrap().contains(':'));
+    assert!(s.get_str("version").unwrap().starts_with("7.0"));
+    assert!(s.get_f64("uptime").unwrap() >= 0.0);
+    assert!(
+        s.get_document("connections")
+            .unwrap()
+            .get_i32("current")
+            .unwrap()
+            >= 1
+    );
+    let ops = s.get_document("opcounters").unwrap();
+    assert!(ops.get_i64("insert").unwrap() >= 1);
+    assert!(ops.get_i64("query").unwrap() >= 1);
+    let ttl = s
+        .get_document("metrics")
+        .unwrap()
+        .get_document("ttl")
+        .unwrap();
+    for k in ["deletedDocuments", "passes", "subPasses"] {
+        assert!(ttl.get_i64(k).is_ok(), "{k}");
+    }
+}
+
+#[tokio::test]
+async fn transactions_are_refused_on_a_standalone() {
+    let node = TestNode::start();
+    let db = node.db("tx").await;
+    let r = db
+        .run_command(
+            doc! { "find": "c", "txnNumber": 1i64, "autocommit": false, "startTransaction": true },
+        )
+        .await;
+    expect_code(r, 20);
+}
