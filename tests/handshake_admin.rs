@@ -16,7 +16,7 @@ async fn hello_reports_a_standalone_with_required_fields() {
         } else {
             "ismaster"
         };
-        assert_eq!(r.get_bool(primary).unwrap(), true, "{cmd}");
+        assert!(r.get_bool(primary).unwrap(), "{cmd}");
         assert_eq!(r.get_i32("maxBsonObjectSize").unwrap(), 16 * 1024 * 1024);
         assert_eq!(r.get_i32("maxMessageSizeBytes").unwrap(), 48_000_000);
         assert_eq!(r.get_i32("maxWriteBatchSize").unwrap(), 100_000);

@@ -656,11 +656,14 @@ pub enum IndexTarget {
     Key(bson::Document),
 }
 
+/// Edits one index record in place; an error leaves the catalog unchanged.
+pub type IndexEdit = Box<dyn FnOnce(&mut IndexMeta) -> Result<()> + Send>;
+
 /// A change to one index's options (`collMod`). `apply` validates against
 /// the current index and edits it; an error leaves the catalog unchanged.
 pub struct IndexChange {
     pub target: IndexTarget,
-    pub apply: Box<dyn FnOnce(&mut IndexMeta) -> Result<()> + Send>,
+    pub apply: IndexEdit,
 }
 
 /// The index before and after a change.

@@ -77,6 +77,12 @@ impl CollectionActor {
     }
 
     fn enqueue(&mut self, job: Job, ctx: &mut Context<Self>) {
+        if self.retired {
+            // The collection is gone (its column families may be dropped
+            // already): dropping the job drops its reply channel, which the
+            // sender sees as "collection was dropped".
+            return;
+        }
         self.queue.push_back(job);
         self.pump(ctx);
     }
@@ -108,10 +114,11 @@ impl CollectionActor {
                         .into_iter()
                         .map(|job| job(engine.as_ref(), &set))
                         .collect();
-                    if sync && !retired {
-                        if let Err(e) = engine.sync_wal() {
-                            tracing::error!(error = %e, "WAL sync failed");
-                        }
+                    if sync
+                        && !retired
+                        && let Err(e) = engine.sync_wal()
+                    {
+                        tracing::error!(error = %e, "WAL sync failed");
                     }
                     for ack in acks {
                         ack();

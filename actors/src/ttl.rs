@@ -150,15 +150,16 @@ async fn run(shared: &Arc<Shared>, stopping: &AtomicBool) {
         }
         let now = shared.clock.now_millis();
         let mut next = now.saturating_add(shared.params.ttl_monitor_sleep_secs() * 1000);
-        if enabled && shared.ttl_prompt {
-            if let Some(due) = earliest_due(shared).await {
-                let floor = if had_errors {
-                    now + RETRY_AFTER_ERROR.as_millis() as i64
-                } else {
-                    now
-                };
-                next = next.min(due.max(floor));
-            }
+        if enabled
+            && shared.ttl_prompt
+            && let Some(due) = earliest_due(shared).await
+        {
+            let floor = if had_errors {
+                now + RETRY_AFTER_ERROR.as_millis() as i64
+            } else {
+                now
+            };
+            next = next.min(due.max(floor));
         }
         shared
             .ttl

@@ -13,10 +13,9 @@ use ebb_storage::{Error as StorageError, ErrorKind};
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandError {
     pub code: i32,
-    pub code_name: String,
     pub errmsg: String,
     /// Extra fields for the reply (e.g. `keyPattern`/`keyValue`).
-    pub extra: Option<Document>,
+    pub extra: Option<Box<Document>>,
 }
 
 pub type CommandResult<T = RawDocumentBuf> = Result<T, CommandError>;
@@ -140,7 +139,6 @@ impl CommandError {
     pub fn new(code: i32, errmsg: impl Into<String>) -> Self {
         CommandError {
             code,
-            code_name: code_name(code),
             errmsg: errmsg.into(),
             extra: None,
         }
@@ -168,10 +166,10 @@ impl CommandError {
             "ok": 0.0,
             "errmsg": &self.errmsg,
             "code": self.code,
-            "codeName": &self.code_name,
+            "codeName": code_name(self.code),
         };
         if let Some(extra) = &self.extra {
-            d.extend(extra.clone());
+            d.extend(*extra.clone());
         }
         RawDocumentBuf::try_from(&d).expect("error replies are valid BSON")
     }
@@ -180,7 +178,7 @@ impl CommandError {
     pub fn to_write_error(&self, index: usize) -> Document {
         let mut d = doc! { "index": index as i32, "code": self.code, "errmsg": &self.errmsg };
         if let Some(extra) = &self.extra {
-            d.extend(extra.clone());
+            d.extend(*extra.clone());
         }
         d
     }
@@ -195,7 +193,6 @@ impl From<StorageError> for CommandError {
         }
         CommandError {
             code,
-            code_name: code_name(code),
             errmsg: e.message,
             extra: e.detail,
         }
@@ -223,7 +220,7 @@ mod tests {
     fn engine_failures_hide_their_detail() {
         let e: CommandError = StorageError::engine("IO error: /secret/path").into();
         assert_eq!(e.code, 1);
-        assert_eq!(e.code_name, "InternalError");
+        assert_eq!(code_name(e.code), "InternalError");
         assert!(!e.errmsg.contains("secret"));
     }
 
@@ -232,7 +229,10 @@ mod tests {
         let e: CommandError = StorageError::new(ErrorKind::DuplicateKey, "E11000 dup")
             .with_detail(doc! { "keyPattern": { "a": 1 }, "keyValue": { "a": 1 } })
             .into();
-        assert_eq!((e.code, e.code_name.as_str()), (11000, "DuplicateKey"));
+        assert_eq!(
+            (e.code, code_name(e.code).as_str()),
+            (11000, "DuplicateKey")
+        );
         let w = e.to_write_error(3);
         assert_eq!(w.get_i32("index").unwrap(), 3);
         assert!(w.contains_key("keyPattern"));

@@ -72,9 +72,12 @@ fn main() -> anyhow::Result<()> {
 
 fn init_logging(config: &Config) {
     let filter = tracing_subscriber::EnvFilter::new(&config.log.level);
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
+
     match config.log.format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),

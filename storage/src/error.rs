@@ -114,7 +114,7 @@ pub struct Error {
     pub message: String,
     /// Extra structured detail some errors carry to the client
     /// (the duplicate key's pattern and value).
-    pub detail: Option<bson::Document>,
+    pub detail: Option<Box<bson::Document>>,
 }
 
 impl Error {
@@ -127,7 +127,7 @@ impl Error {
     }
 
     pub fn with_detail(mut self, detail: bson::Document) -> Self {
-        self.detail = Some(detail);
+        self.detail = Some(Box::new(detail));
         self
     }
 

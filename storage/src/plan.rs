@@ -50,7 +50,7 @@ pub enum Access {
     },
     /// Ranges of a secondary index; each entry's `_id` is fetched.
     Index {
-        index: IndexMeta,
+        index: Box<IndexMeta>,
         ranges: Vec<KeyRange>,
         dir: Direction,
     },
@@ -221,7 +221,7 @@ fn whole_index_plan(index: &IndexMeta, dir: Direction, sorted: bool) -> Plan {
     }
     Plan {
         access: Access::Index {
-            index: index.clone(),
+            index: Box::new(index.clone()),
             ranges: vec![KeyRange::all()],
             dir,
         },
@@ -270,7 +270,7 @@ fn index_plan(index: &IndexMeta, intervals: Vec<Interval>, q: &QuerySpec) -> Pla
     }
     Plan {
         access: Access::Index {
-            index: index.clone(),
+            index: Box::new(index.clone()),
             ranges,
             dir,
         },

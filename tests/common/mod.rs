@@ -49,6 +49,7 @@ impl TestNode {
     }
 
     fn boot(&mut self) {
+        init_logging();
         let clock: Arc<dyn Clock> = match &self.clock {
             Some(c) => c.clone(),
             None => Arc::new(SystemClock),
@@ -88,6 +89,20 @@ impl TestNode {
     pub async fn coll(&self, db: &str, name: &str) -> Collection<Document> {
         self.db(db).await.collection(name)
     }
+}
+
+/// Sends the node's logs to the test output (shown for failing tests);
+/// `RUST_LOG` selects the level, warnings by default.
+fn init_logging() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    });
 }
 
 /// The server's error code of a driver error, whatever shape it came in.

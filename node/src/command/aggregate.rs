@@ -138,10 +138,10 @@ fn path_value(doc: &RawDocument, path: &str) -> Option<RawBson> {
         (RawBsonRef::Array(a), Some(rest)) => {
             let mut out = RawArrayBuf::new();
             for el in a.into_iter().flatten() {
-                if let RawBsonRef::Document(d) = el {
-                    if let Some(v) = path_value(d, rest) {
-                        out.push(v);
-                    }
+                if let RawBsonRef::Document(d) = el
+                    && let Some(v) = path_value(d, rest)
+                {
+                    out.push(v);
                 }
             }
             Some(RawBson::Array(out))
@@ -611,10 +611,8 @@ impl AccState {
                     }
                 }
             }
-            (AccState::Pick(cur), Acc::First(e)) => {
-                if first_seen {
-                    *cur = Some(eval(e, doc).unwrap_or(RawBson::Null));
-                }
+            (AccState::Pick(cur), Acc::First(e)) if first_seen => {
+                *cur = Some(eval(e, doc).unwrap_or(RawBson::Null));
             }
             (AccState::Pick(cur), Acc::Last(e)) => {
                 *cur = Some(eval(e, doc).unwrap_or(RawBson::Null))
@@ -625,13 +623,12 @@ impl AccState {
                 }
             }
             (AccState::List(list), Acc::AddToSet(e)) => {
-                if let Some(v) = eval(e, doc) {
-                    if !list
+                if let Some(v) = eval(e, doc)
+                    && !list
                         .iter()
                         .any(|x| compare_values(x.as_raw_bson_ref(), v.as_raw_bson_ref()).is_eq())
-                    {
-                        list.push(v);
-                    }
+                {
+                    list.push(v);
                 }
             }
             _ => {}
@@ -854,10 +851,10 @@ fn add_fields(doc: &RawDocument, fields: &[(String, Expr)]) -> CommandResult<Raw
         }
     }
     for (k, v) in values {
-        if let Some(v) = v {
-            if doc.get(k)?.is_none() {
-                out.append(cstr(k), v);
-            }
+        if let Some(v) = v
+            && doc.get(k)?.is_none()
+        {
+            out.append(cstr(k), v);
         }
     }
     Ok(out)

@@ -171,10 +171,10 @@ pub async fn list_databases(req: Request) -> CommandResult {
         } else {
             doc! { "name": db.clone(), "sizeOnDisk": size, "empty": false }
         };
-        if let Some(f) = &filter {
-            if !f.matches(&RawDocumentBuf::try_from(&entry)?) {
-                continue;
-            }
+        if let Some(f) = &filter
+            && !f.matches(&RawDocumentBuf::try_from(&entry)?)
+        {
+            continue;
         }
         total += size;
         databases.push(entry);

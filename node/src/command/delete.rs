@@ -4,7 +4,7 @@ use bson::RawBsonRef;
 use ebb_actors::collection::DeleteDocs;
 use ebb_storage::ops::DeleteStatement;
 
-use super::write::{collection_gone, documents, map_errors, n_reply, ordered, target};
+use super::write::{documents, map_errors, n_reply, ordered, send_write};
 use super::{Request, ok, query};
 use crate::args::{Args, as_i64, type_name};
 use crate::context::NodeContext;
@@ -42,21 +42,14 @@ pub async fn delete(req: Request) -> CommandResult {
     NodeContext::count(&req.node.opcounters.delete, raw.len() as u64);
     let mut n = 0;
     if !statements.is_empty() {
-        if let Some(entry) = target(&req, name, false).await? {
-            let r = entry
-                .addr
-                .send(DeleteDocs {
-                    statements,
-                    ordered,
-                    sync,
-                })
-                .await;
-            // A collection dropped meanwhile holds nothing to delete.
-            if !collection_gone(&r) {
-                let out = r??;
-                n = out.n;
-                errors.extend(map_errors(out.errors, &positions));
-            }
+        let sent = send_write(&req, name, false, || DeleteDocs {
+            statements: statements.clone(),
+            ordered,
+            sync,
+        });
+        if let Some(out) = sent.await? {
+            n = out.n;
+            errors.extend(map_errors(out.errors, &positions));
         }
     }
     ok(n_reply(n, errors))

@@ -64,29 +64,28 @@ pub async fn explain(req: Request) -> CommandResult {
         "command": Document::try_from(inner.as_ref())?,
         "serverInfo": { "host": hostname(), "port": i32::from(req.node.config.net.port), "version": VERSION, "gitVersion": env!("CARGO_PKG_VERSION") },
     };
-    if verbosity != "queryPlanner" {
-        if let (Some(spec), Some(plan), Some(records)) = run {
-            let started = std::time::Instant::now();
-            let stats = req
-                .node
-                .read(move |snap| {
-                    let mut cursor =
-                        QueryCursor::new(records, plan, spec.filter, spec.sort, 0, None)?;
-                    cursor.for_each(snap, &mut |_| true)?;
-                    Ok(cursor.stats)
-                })
-                .await?;
-            reply.insert(
-                "executionStats",
-                doc! {
-                    "executionSuccess": true,
-                    "nReturned": stats.returned as i64,
-                    "executionTimeMillis": started.elapsed().as_millis() as i64,
-                    "totalKeysExamined": stats.keys_examined as i64,
-                    "totalDocsExamined": stats.docs_examined as i64,
-                },
-            );
-        }
+    if verbosity != "queryPlanner"
+        && let (Some(spec), Some(plan), Some(records)) = run
+    {
+        let started = std::time::Instant::now();
+        let stats = req
+            .node
+            .read(move |snap| {
+                let mut cursor = QueryCursor::new(records, plan, spec.filter, spec.sort, 0, None)?;
+                cursor.for_each(snap, &mut |_| true)?;
+                Ok(cursor.stats)
+            })
+            .await?;
+        reply.insert(
+            "executionStats",
+            doc! {
+                "executionSuccess": true,
+                "nReturned": stats.returned as i64,
+                "executionTimeMillis": started.elapsed().as_millis() as i64,
+                "totalKeysExamined": stats.keys_examined as i64,
+                "totalDocsExamined": stats.docs_examined as i64,
+            },
+        );
     }
     ok(reply)
 }
@@ -131,15 +130,15 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<Explained> 
     };
     let plan = plan::plan(&entry.set.meta, &cmd.spec)?;
     let mut root = access_stage(&plan);
-    if !plan.sorted_by_access {
-        if let Some(sort) = &cmd.spec.sort {
-            let pattern: Document = sort
-                .fields()
-                .iter()
-                .map(|(f, asc)| (f.clone(), Bson::Int32(if *asc { 1 } else { -1 })))
-                .collect();
-            root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": ebb_storage::exec::MAX_SORT_BYTES as i64, "type": "simple", "inputStage": root };
-        }
+    if !plan.sorted_by_access
+        && let Some(sort) = &cmd.spec.sort
+    {
+        let pattern: Document = sort
+            .fields()
+            .iter()
+            .map(|(f, asc)| (f.clone(), Bson::Int32(if *asc { 1 } else { -1 })))
+            .collect();
+        root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": ebb_storage::exec::MAX_SORT_BYTES as i64, "type": "simple", "inputStage": root };
     }
     if cmd.skip > 0 {
         root = doc! { "stage": "SKIP", "skipAmount": cmd.skip as i64, "inputStage": root };

@@ -6,7 +6,7 @@ use ebb_actors::collection::ModifyOne;
 use ebb_storage::ops::FindAndModify;
 use ebb_storage::update::UpdateSpec;
 
-use super::write::{collection_gone, target, unsupported};
+use super::write::{send_write, unsupported};
 use super::{Request, check_collection_name, ok, query};
 use crate::args::Args;
 use crate::error::{CommandError, CommandResult};
@@ -76,27 +76,11 @@ pub async fn find_and_modify(req: Request) -> CommandResult {
         upsert,
     };
     let sync = args.journaled();
-    let mut attempt = 0;
-    let out = loop {
-        attempt += 1;
-        let Some(entry) = target(&req, name, upsert).await? else {
-            break None;
-        };
-        let r = entry
-            .addr
-            .send(ModifyOne {
-                request: request.clone(),
-                sync,
-            })
-            .await;
-        if collection_gone(&r) {
-            if upsert && attempt < 2 {
-                continue;
-            }
-            break None;
-        }
-        break Some(r??);
-    };
+    let out = send_write(&req, name, upsert, || ModifyOne {
+        request: request.clone(),
+        sync,
+    })
+    .await?;
     let out = out.unwrap_or_default();
     let value = match (out.value, &projection) {
         (Some(d), Some(p)) => Bson::Document(bson::Document::try_from(p.apply(&d))?),

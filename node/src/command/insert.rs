@@ -3,7 +3,7 @@
 use bson::RawDocumentBuf;
 use ebb_actors::collection::InsertDocs;
 
-use super::write::{collection_gone, documents, map_errors, n_reply, ordered, target};
+use super::write::{documents, map_errors, n_reply, ordered, send_write};
 use super::{Request, ok};
 use crate::args::Args;
 use crate::context::NodeContext;
@@ -21,23 +21,13 @@ pub async fn insert(req: Request) -> CommandResult {
     let ordered = ordered(&args)?;
     let sync = args.journaled();
     let count = docs.len() as u64;
-    let mut attempt = 0;
-    let outcome = loop {
-        let entry = target(&req, name, true).await?.expect("created on demand");
-        let r = entry
-            .addr
-            .send(InsertDocs {
-                docs: docs.clone(),
-                ordered,
-                sync,
-            })
-            .await;
-        attempt += 1;
-        if collection_gone(&r) && attempt < 2 {
-            continue;
-        }
-        break r??;
-    };
+    let outcome = send_write(&req, name, true, || InsertDocs {
+        docs: docs.clone(),
+        ordered,
+        sync,
+    })
+    .await?
+    .expect("inserts create their collection");
     NodeContext::count(&req.node.opcounters.insert, count);
     let positions: Vec<usize> = (0..count as usize).collect();
     ok(n_reply(outcome.n, map_errors(outcome.errors, &positions)))

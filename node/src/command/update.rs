@@ -11,9 +11,7 @@ use ebb_actors::collection::UpdateDocs;
 use ebb_storage::ops::UpdateStatement;
 use ebb_storage::update::UpdateSpec;
 
-use super::write::{
-    collection_gone, documents, map_errors, ordered, target, unsupported, with_write_errors,
-};
+use super::write::{documents, map_errors, ordered, send_write, unsupported, with_write_errors};
 use super::{Request, ok, query};
 use crate::args::{Args, type_name};
 use crate::context::NodeContext;
@@ -60,31 +58,15 @@ pub async fn update(req: Request) -> CommandResult {
     }
     NodeContext::count(&req.node.opcounters.update, raw.len() as u64);
     let (mut n, mut n_modified, mut upserted) = (0u64, 0u64, Vec::new());
-    let mut attempt = 0;
-    let outcome = loop {
-        attempt += 1;
-        if statements.is_empty() {
-            break None;
-        }
-        let Some(entry) = target(&req, name, any_upsert).await? else {
-            break None;
-        };
-        let r = entry
-            .addr
-            .send(UpdateDocs {
-                statements: statements.clone(),
-                ordered,
-                sync,
-            })
-            .await;
-        if collection_gone(&r) {
-            // Dropped meanwhile: upserts recreate it, plain updates match nothing.
-            if any_upsert && attempt < 2 {
-                continue;
-            }
-            break None;
-        }
-        break Some(r??);
+    let outcome = if statements.is_empty() {
+        None
+    } else {
+        send_write(&req, name, any_upsert, || UpdateDocs {
+            statements: statements.clone(),
+            ordered,
+            sync,
+        })
+        .await?
     };
     if let Some(out) = outcome {
         n = out.n;

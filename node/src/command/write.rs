@@ -4,6 +4,7 @@
 
 use bson::{Document, RawBsonRef, RawDocument, doc};
 use ebb_actors::catalog::EnsureCollection;
+use ebb_actors::collection::CollectionActor;
 use ebb_actors::shared::CollectionEntry;
 use ebb_storage::ErrorKind;
 use ebb_storage::ops::WriteError;
@@ -39,12 +40,49 @@ pub async fn target(
 
 /// Whether an actor error means the collection went away under the write
 /// (so the write should find or create it again).
-pub fn collection_gone<T>(r: &Result<Result<T, ebb_storage::Error>, actix::MailboxError>) -> bool {
+fn collection_gone<T>(r: &Result<Result<T, ebb_storage::Error>, actix::MailboxError>) -> bool {
     match r {
         Err(_) => true,
         Ok(Err(e)) => e.kind == ErrorKind::NamespaceNotFound,
         Ok(Ok(_)) => false,
     }
+}
+
+/// How many times a write chases a collection that concurrent `drop`s
+/// keep removing before giving up.
+const MAX_ATTEMPTS: usize = 8;
+
+/// Sends a write to the collection's writer. When a concurrent `drop`
+/// retires the writer first, a creating write (insert, upsert) finds or
+/// creates the collection again and retries; any other write has nothing
+/// left to change and returns `None`, as it does for a missing collection.
+pub async fn send_write<M, T>(
+    req: &Request,
+    name: &str,
+    create: bool,
+    message: impl Fn() -> M,
+) -> CommandResult<Option<T>>
+where
+    M: actix::Message<Result = ebb_storage::Result<T>> + Send + 'static,
+    T: Send + 'static,
+    CollectionActor: actix::Handler<M>,
+{
+    for _ in 0..MAX_ATTEMPTS {
+        let Some(entry) = target(req, name, create).await? else {
+            return Ok(None);
+        };
+        let r = entry.addr.send(message()).await;
+        if !collection_gone(&r) {
+            return Ok(Some(r??));
+        }
+        if !create {
+            return Ok(None);
+        }
+    }
+    Err(CommandError::new(
+        codes::NAMESPACE_NOT_FOUND,
+        format!("collection {}.{name} was dropped during the write", req.db),
+    ))
 }
 
 /// The documents of an array argument (`documents`, `updates`, `deletes`),

@@ -1,0 +1,143 @@
+//! Collection and database commands, end to end.
+
+mod common;
+
+use common::{TestNode, expect_code};
+use mongodb::bson::{Document, doc};
+
+#[tokio::test]
+async fn create_list_rename_and_drop_collections() {
+    let node = TestNode::start();
+    let db = node.db("cat").await;
+    db.create_collection("a").await.unwrap();
+    expect_code(db.create_collection("a").capped(true).size(1024).await, 72);
+    db.collection::<Document>("b")
+        .insert_one(doc! { "x": 1 })
+        .await
+        .unwrap();
+    let mut names = db.list_collection_names().await.unwrap();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+
+    let r = db
+        .run_command(doc! { "listCollections": 1, "filter": { "name": "b" } })
+        .await
+        .unwrap();
+    let batch = r
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(batch.len(), 1);
+    let info = batch[0].as_document().unwrap();
+    assert_eq!(info.get_str("type").unwrap(), "collection");
+    assert!(
+        !info
+            .get_document("info")
+            .unwrap()
+            .get_bool("readOnly")
+            .unwrap()
+    );
+    // The Rust driver's full listing parses every field.
+    let specs: Vec<_> = {
+        use futures::TryStreamExt;
+        db.list_collections()
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap()
+    };
+    assert_eq!(specs.len(), 2);
+
+    let admin = node.db("admin").await;
+    admin
+        .run_command(doc! { "renameCollection": "cat.b", "to": "cat.c" })
+        .await
+        .unwrap();
+    assert_eq!(
+        db.collection::<Document>("c")
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        1
+    );
+    expect_code(
+        admin
+            .run_command(doc! { "renameCollection": "cat.b", "to": "cat.d" })
+            .await,
+        26,
+    );
+    expect_code(
+        admin
+            .run_command(doc! { "renameCollection": "cat.a", "to": "cat.c" })
+            .await,
+        48,
+    );
+
+    let r = db.run_command(doc! { "drop": "c" }).await.unwrap();
+    assert_eq!(r.get_i32("nIndexesWas").unwrap(), 1);
+    expect_code(db.run_command(doc! { "drop": "c" }).await, 26);
+    expect_code(db.run_command(doc! { "create": "bad$name" }).await, 73);
+}
+
+#[tokio::test]
+async fn list_and_drop_databases() {
+    let node = TestNode::start();
+    let client = node.client().await;
+    client
+        .database("one")
+        .collection::<Document>("c")
+        .insert_one(doc! {})
+        .await
+        .unwrap();
+    client
+        .database("two")
+        .collection::<Document>("c")
+        .insert_one(doc! {})
+        .await
+        .unwrap();
+    let names = client.list_database_names().await.unwrap();
+    assert_eq!(names, ["one", "two"]);
+    let full = client.list_databases().await.unwrap();
+    assert_eq!(full.len(), 2);
+    client.database("one").drop().await.unwrap();
+    assert_eq!(client.list_database_names().await.unwrap(), ["two"]);
+    // Writing again recreates the collection.
+    client
+        .database("one")
+        .collection::<Document>("c")
+        .insert_one(doc! { "again": true })
+        .await
+        .unwrap();
+    assert_eq!(
+        client
+            .database("one")
+            .collection::<Document>("c")
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn drop_during_writes_loses_nothing_written_after() {
+    let node = TestNode::start();
+    let c = node.coll("race", "c").await;
+    let writer = {
+        let c = c.clone();
+        tokio::spawn(async move {
+            for i in 0..200 {
+                c.insert_one(doc! { "i": i }).await.unwrap();
+            }
+        })
+    };
+    for _ in 0..5 {
+        c.drop().await.unwrap();
+        tokio::task::yield_now().await;
+    }
+    writer.await.unwrap();
+    c.insert_one(doc! { "last": true }).await.unwrap();
+    assert_eq!(c.count_documents(doc! { "last": true }).await.unwrap(), 1);
+}
