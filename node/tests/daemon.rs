@@ -23,7 +23,6 @@ impl Drop for Daemon {
 }
 
 /// Starts `ebbd` on an ephemeral port and waits for its "ready" line.
-
 pub fn spawn(data: &std::path::Path, extra: &[&str]) -> Daemon {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ebbd"))
         .args(["--port", "0", "--db-path"])
