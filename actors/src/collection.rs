@@ -280,7 +280,8 @@ pub struct Retire;
 
 impl CollectionActor {
     fn note_due(&self, earliest: Option<i64>) {
-        if let Some(due) = earliest {
+        // With prompt expiry off the monitor keeps MongoDB's fixed interval.
+        if let Some(due) = earliest.filter(|_| self.shared.ttl_prompt) {
             self.shared.ttl.note_due(due);
         }
     }

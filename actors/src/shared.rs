@@ -93,6 +93,9 @@ pub struct TtlState {
     /// Whether the monitor runs at all (false on a former replica-set
     /// member, see `local.system.replset`).
     pub running: std::sync::atomic::AtomicBool,
+    /// Times the monitor has woken from a sleep (for diagnostics and for
+    /// tests that must know it looked at its parameters again).
+    pub wakeups: AtomicU64,
 }
 
 impl Default for TtlState {
@@ -105,6 +108,7 @@ impl Default for TtlState {
             wake: Notify::new(),
             current: Mutex::new(None),
             running: std::sync::atomic::AtomicBool::new(false),
+            wakeups: AtomicU64::new(0),
         }
     }
 }

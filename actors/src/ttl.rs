@@ -171,6 +171,7 @@ async fn run(shared: &Arc<Shared>, stopping: &AtomicBool) {
             _ = shared.ttl.wake.notified() => {}
             _ = clock_jump(&mut jumps) => {}
         }
+        shared.ttl.wakeups.fetch_add(1, Ordering::SeqCst);
     }
 }
 

@@ -48,6 +48,11 @@ pub async fn server_status(req: Request) -> CommandResult {
                 "deletedDocuments": load(&ttl.deleted_documents),
                 "passes": load(&ttl.passes),
                 "subPasses": load(&ttl.sub_passes),
+                // ebb's own: whether the monitor runs, how often it woke,
+                // and when it plans to wake next (millis since the epoch).
+                "monitorRunning": ttl.running.load(Ordering::Relaxed),
+                "monitorWakeups": load(&ttl.wakeups),
+                "nextWakeMillis": ttl.next_wake_millis.load(Ordering::Relaxed),
             },
             "document": {
                 "inserted": load(&writes.inserted),

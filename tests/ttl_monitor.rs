@@ -1,0 +1,428 @@
+//! The TTL monitor: MongoDB's parameters, passes and counters (spec G–J),
+//! plus ebb's prompt expiry and pacing.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{TestNode, eventually, expect_code};
+use ebb_actors::clock::ManualClock;
+use ebb_config::ParamValue;
+use mongodb::bson::{Bson, DateTime, Document, doc};
+use mongodb::options::IndexOptions;
+use mongodb::{Collection, IndexModel};
+
+const T0: i64 = 1_767_225_600_000;
+
+fn at(ms: i64) -> Bson {
+    Bson::DateTime(DateTime::from_millis(ms))
+}
+
+async fn ttl_index(c: &Collection<Document>, field: &str, secs: u64) {
+    let o = IndexOptions::builder()
+        .expire_after(Duration::from_secs(secs))
+        .build();
+    c.create_index(
+        IndexModel::builder()
+            .keys(doc! { field: 1 })
+            .options(o)
+            .build(),
+    )
+    .await
+    .unwrap();
+}
+
+async fn count(c: &Collection<Document>) -> u64 {
+    c.count_documents(doc! {}).await.unwrap()
+}
+
+fn manual_node(configure: impl FnOnce(&mut ebb_config::Config)) -> TestNode {
+    TestNode::start_with(configure, Some(Arc::new(ManualClock::new(T0))))
+}
+
+fn set(config: &mut ebb_config::Config, name: &str, v: ParamValue) {
+    config.set_parameter.set(name, v).unwrap();
+}
+
+async fn server_ttl(node: &TestNode) -> Document {
+    let s = node
+        .db("admin")
+        .await
+        .run_command(doc! { "serverStatus": 1 })
+        .await
+        .unwrap();
+    s.get_document("metrics")
+        .unwrap()
+        .get_document("ttl")
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test]
+async fn parameters_have_mongodb_defaults_bounds_and_was() {
+    let node = TestNode::start();
+    let admin = node.db("admin").await;
+    let all = admin
+        .run_command(doc! { "getParameter": "*" })
+        .await
+        .unwrap();
+    assert_eq!(all.get("ttlMonitorEnabled"), Some(&Bson::Boolean(true)));
+    assert_eq!(all.get("ttlMonitorSleepSecs"), Some(&Bson::Int32(60)));
+    assert_eq!(
+        all.get("ttlMonitorBatchDeletes"),
+        Some(&Bson::Boolean(true))
+    );
+    assert_eq!(
+        all.get("ttlIndexDeleteTargetDocs"),
+        Some(&Bson::Int32(50000))
+    );
+    assert_eq!(
+        all.get("ttlIndexDeleteTargetTimeMS"),
+        Some(&Bson::Int32(1000))
+    );
+    assert_eq!(
+        all.get("ttlMonitorSubPassTargetSecs"),
+        Some(&Bson::Int32(60))
+    );
+    for (name, bad, reason) in [
+        ("ttlMonitorSleepSecs", -5, "-5 is not greater than 0"),
+        (
+            "ttlIndexDeleteTargetDocs",
+            -1,
+            "-1 is not greater than or equal to 0",
+        ),
+        (
+            "ttlIndexDeleteTargetTimeMS",
+            -1,
+            "-1 is not greater than or equal to 0",
+        ),
+        (
+            "ttlMonitorSubPassTargetSecs",
+            -1,
+            "-1 is not greater than or equal to 0",
+        ),
+    ] {
+        let msg = expect_code(
+            admin
+                .run_command(doc! { "setParameter": 1, name: bad })
+                .await,
+            2,
+        );
+        assert_eq!(msg, format!("Invalid value for parameter {name}: {reason}"));
+    }
+    let r = admin
+        .run_command(doc! { "setParameter": 1, "ttlMonitorEnabled": false })
+        .await
+        .unwrap();
+    assert_eq!(r.get("was"), Some(&Bson::Boolean(true)));
+    let r = admin
+        .run_command(doc! { "setParameter": 1, "ttlIndexDeleteTargetDocs": 0 })
+        .await
+        .unwrap();
+    assert_eq!(r.get("was"), Some(&Bson::Int32(50000)));
+}
+
+#[tokio::test]
+async fn parameters_come_from_the_config_at_startup() {
+    let node = TestNode::start_with(
+        |c| {
+            set(c, "ttlMonitorSleepSecs", ParamValue::Int(1));
+            set(c, "ttlMonitorBatchDeletes", ParamValue::Bool(false));
+        },
+        None,
+    );
+    let r = node
+        .db("admin")
+        .await
+        .run_command(
+            doc! { "getParameter": 1, "ttlMonitorSleepSecs": 1, "ttlMonitorBatchDeletes": 1 },
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.get("ttlMonitorSleepSecs"), Some(&Bson::Int32(1)));
+    assert_eq!(r.get("ttlMonitorBatchDeletes"), Some(&Bson::Boolean(false)));
+}
+
+#[tokio::test]
+async fn disabled_monitor_runs_no_pass_until_enabled_again() {
+    let node = manual_node(|_| {});
+    let c = node.coll("m", "c").await;
+    ttl_index(&c, "at", 0).await;
+    node.set_parameter("ttlMonitorEnabled", false).await;
+    let passes = server_ttl(&node).await.get_i64("passes").unwrap();
+    let wakeups = server_ttl(&node).await.get_i64("monitorWakeups").unwrap();
+    c.insert_one(doc! { "at": at(T0 - 1000) }).await.unwrap();
+    // Two wake-ups after disabling: the monitor has looked at the
+    // parameter at least once more and skipped the pass.
+    let woke = eventually(Duration::from_secs(10), || async {
+        node.advance(Duration::from_secs(1));
+        server_ttl(&node).await.get_i64("monitorWakeups").unwrap() >= wakeups + 2
+    })
+    .await;
+    assert!(woke);
+    let ttl = server_ttl(&node).await;
+    assert!(
+        ttl.get_i64("passes").unwrap() <= passes + 1,
+        "at most the pass already running finished"
+    );
+    assert_eq!(count(&c).await, 1);
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    assert_eq!(count(&c).await, 0);
+}
+
+#[tokio::test]
+async fn per_visit_targets_split_a_pass_into_sub_passes_round_robin() {
+    let node = manual_node(|c| {
+        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
+        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
+        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+    });
+    let a = node.coll("m", "a").await;
+    let b = node.coll("m", "b").await;
+    ttl_index(&a, "at", 0).await;
+    ttl_index(&b, "at", 0).await;
+    a.insert_many((0..35).map(|_| doc! { "at": at(T0 - 1) }))
+        .await
+        .unwrap();
+    b.insert_many((0..5).map(|_| doc! { "at": at(T0 - 1) }))
+        .await
+        .unwrap();
+    let before = server_ttl(&node).await;
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    let after = server_ttl(&node).await;
+    assert_eq!(count(&a).await + count(&b).await, 0);
+    assert_eq!(
+        after.get_i64("deletedDocuments").unwrap() - before.get_i64("deletedDocuments").unwrap(),
+        40
+    );
+    // 35 documents at 10 per visit, one visit per sub-pass: at least 4.
+    assert!(after.get_i64("subPasses").unwrap() - before.get_i64("subPasses").unwrap() >= 4);
+}
+
+#[tokio::test]
+async fn without_batch_deletes_one_visit_deletes_everything() {
+    let node = manual_node(|c| {
+        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
+        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
+        set(c, "ttlMonitorBatchDeletes", ParamValue::Bool(false));
+        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+    });
+    let a = node.coll("m", "a").await;
+    ttl_index(&a, "at", 0).await;
+    a.insert_many((0..3000).map(|_| doc! { "at": at(T0 - 1) }))
+        .await
+        .unwrap();
+    let before = server_ttl(&node).await;
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    let after = server_ttl(&node).await;
+    assert_eq!(count(&a).await, 0);
+    let passes = after.get_i64("passes").unwrap() - before.get_i64("passes").unwrap();
+    let sub_passes = after.get_i64("subPasses").unwrap() - before.get_i64("subPasses").unwrap();
+    assert_eq!(passes, sub_passes, "every pass is a single sub-pass");
+}
+
+#[tokio::test]
+async fn explain_of_a_multi_delete_shows_batched_delete() {
+    let node = TestNode::start();
+    let db = node.db("m").await;
+    db.collection::<Document>("c")
+        .insert_one(doc! { "a": 1 })
+        .await
+        .unwrap();
+    let stage = |e: Document| {
+        e.get_document("queryPlanner")
+            .unwrap()
+            .get_document("winningPlan")
+            .unwrap()
+            .get_str("stage")
+            .unwrap()
+            .to_owned()
+    };
+    let many = db
+        .run_command(
+            doc! { "explain": { "delete": "c", "deletes": [{ "q": { "a": 1 }, "limit": 0 }] } },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stage(many), "BATCHED_DELETE");
+    let one = db
+        .run_command(
+            doc! { "explain": { "delete": "c", "deletes": [{ "q": { "a": 1 }, "limit": 1 }] } },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stage(one), "DELETE");
+    node.set_parameter("ttlMonitorBatchDeletes", false).await;
+    let unbatched = db
+        .run_command(
+            doc! { "explain": { "delete": "c", "deletes": [{ "q": { "a": 1 }, "limit": 0 }] } },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stage(unbatched), "DELETE");
+}
+
+#[tokio::test]
+async fn current_op_shows_a_ttl_delete_while_it_runs() {
+    let node = TestNode::start_with(
+        |c| {
+            c.ttl.max_deletes_per_sec = 1000;
+            set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+        },
+        None,
+    );
+    let c = node.coll("m", "slow").await;
+    ttl_index(&c, "at", 0).await;
+    c.insert_many((0..4000).map(|_| doc! { "at": DateTime::from_millis(0) }))
+        .await
+        .unwrap();
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    let admin = node.db("admin").await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let op = loop {
+        let r = admin.run_command(doc! { "currentOp": 1 }).await.unwrap();
+        let ops = r.get_array("inprog").unwrap();
+        let ttl = ops
+            .iter()
+            .filter_map(|o| o.as_document())
+            .find(|o| o.get_str("desc").ok() == Some("TTLMonitor"));
+        if let Some(op) = ttl {
+            break op.clone();
+        }
+        assert!(Instant::now() < deadline, "no TTL operation in currentOp");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(op.get_str("ns").unwrap(), "m.slow");
+    assert_eq!(op.get_str("op").unwrap(), "remove");
+    assert!(op.get_bool("active").unwrap());
+}
+
+#[tokio::test]
+async fn a_runtime_sleep_change_wakes_a_sleeping_monitor() {
+    let node = TestNode::start_with(
+        |c| {
+            c.ttl.prompt = false;
+            set(c, "ttlMonitorSleepSecs", ParamValue::Int(3600));
+        },
+        None,
+    );
+    let c = node.coll("m", "c").await;
+    ttl_index(&c, "at", 0).await;
+    // Let the start-up pass and the wake-up for the new index go by.
+    let settled = eventually(Duration::from_secs(10), || async {
+        server_ttl(&node).await.get_i64("passes").unwrap() >= 1
+    })
+    .await;
+    assert!(settled);
+    c.insert_one(doc! { "at": DateTime::from_millis(0) })
+        .await
+        .unwrap();
+    assert_eq!(
+        count(&c).await,
+        1,
+        "no prompt wake-up: MongoDB's fixed interval"
+    );
+    node.set_parameter("ttlMonitorSleepSecs", 1).await;
+    let gone = eventually(Duration::from_secs(10), || async { count(&c).await == 0 }).await;
+    assert!(gone, "the shorter sleep took effect at once");
+}
+
+/// Prompt expiry: with ttlMonitorSleepSecs at its default 60, a document
+/// due at T is gone by T + 250 ms. (The 100 ms target is measured by the
+/// benchmark harness; this bound leaves room for a loaded CI machine.)
+#[tokio::test]
+async fn documents_are_gone_within_250_ms_of_their_due_time() {
+    let node = TestNode::start();
+    let c = node.coll("m", "prompt").await;
+    ttl_index(&c, "expireAt", 0).await;
+    for round in 0..3 {
+        let due = DateTime::now().timestamp_millis() + 700;
+        c.insert_one(doc! { "_id": round, "expireAt": DateTime::from_millis(due) })
+            .await
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let gone_at = loop {
+            let now = DateTime::now().timestamp_millis();
+            if c.count_documents(doc! { "_id": round }).await.unwrap() == 0 {
+                break now;
+            }
+            assert!(
+                now < due + 250,
+                "round {round}: still present {} ms after its due time",
+                now - due
+            );
+            assert!(Instant::now() < deadline, "round {round}: never expired");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        assert!(
+            gone_at >= due,
+            "round {round}: deleted {} ms before its due time",
+            due - gone_at
+        );
+    }
+}
+
+/// Pacing: `ttl.max_deletes_per_sec` bounds the monitor's delete rate.
+#[tokio::test]
+async fn max_deletes_per_sec_paces_a_mass_expiry() {
+    let node = TestNode::start_with(
+        |c| {
+            c.ttl.max_deletes_per_sec = 2000;
+            set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+        },
+        None,
+    );
+    let c = node.coll("m", "paced").await;
+    ttl_index(&c, "at", 0).await;
+    c.insert_many((0..4000).map(|_| doc! { "at": DateTime::from_millis(0) }))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    let gone = eventually(Duration::from_secs(30), || async { count(&c).await == 0 }).await;
+    assert!(gone);
+    // 4000 deletions at 2000/s take at least ~1.9 s (100 ms of burst credit).
+    assert!(
+        started.elapsed() >= Duration::from_millis(1800),
+        "took only {:?}",
+        started.elapsed()
+    );
+}
+
+/// A standalone that finds documents in local.system.replset at startup
+/// never starts the monitor (spec J-52).
+#[tokio::test]
+async fn former_replica_set_member_never_starts_the_monitor() {
+    let mut node = TestNode::start();
+    let c = node.coll("m", "c").await;
+    ttl_index(&c, "at", 0).await;
+    node.coll("local", "system.replset")
+        .await
+        .insert_one(doc! { "_id": "rs0", "members": [] })
+        .await
+        .unwrap();
+    node.restart();
+    let c = node.coll("m", "c").await;
+    c.insert_one(doc! { "at": DateTime::from_millis(0) })
+        .await
+        .unwrap();
+    let ttl = server_ttl(&node).await;
+    assert!(!ttl.get_bool("monitorRunning").unwrap());
+    assert_eq!(ttl.get_i64("passes").unwrap(), 0);
+    assert_eq!(count(&c).await, 1);
+    // Removing the document takes a restart to matter, as in MongoDB.
+    node.coll("local", "system.replset")
+        .await
+        .delete_many(doc! {})
+        .await
+        .unwrap();
+    assert!(!server_ttl(&node).await.get_bool("monitorRunning").unwrap());
+    node.restart();
+    let c = node.coll("m", "c").await;
+    let gone = eventually(Duration::from_secs(10), || async { count(&c).await == 0 }).await;
+    assert!(gone);
+}
