@@ -1,0 +1,147 @@
+//! kill -9 in the middle of a TTL pass: after a restart no unexpired
+//! document is missing, every index agrees with the records, and the
+//! expired documents left over go on the next pass.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use mongodb::bson::{DateTime, Document, doc};
+use mongodb::options::IndexOptions;
+use mongodb::{Collection, Database, IndexModel};
+use support::spawn;
+
+const EXPIRED: usize = 100_000;
+const LIVE: usize = 100_000;
+
+async fn deleted(db: &Database) -> i64 {
+    let s = db.run_command(doc! { "serverStatus": 1 }).await.unwrap();
+    s.get_document("metrics")
+        .unwrap()
+        .get_document("ttl")
+        .unwrap()
+        .get_i64("deletedDocuments")
+        .unwrap()
+}
+
+/// Entries of one index as a full hinted scan sees them: (keys, documents).
+async fn scan_counts(db: &Database, hint: Document) -> (i64, i64) {
+    let e = db
+        .run_command(doc! { "explain": { "find": "events", "filter": {}, "hint": hint }, "verbosity": "executionStats" })
+        .await
+        .unwrap();
+    let s = e.get_document("executionStats").unwrap();
+    (
+        s.get_i64("totalKeysExamined").unwrap(),
+        s.get_i64("nReturned").unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn kill_during_a_ttl_pass_loses_nothing_unexpired_and_keeps_indexes_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let paced = [
+        ("EBB_TTL__MAX_DELETES_PER_SEC", "20000"),
+        ("EBB_SETPARAMETER__TTLMONITORENABLED", "false"),
+    ];
+    let mut d = spawn(dir.path(), &paced);
+    let client = d.client().await;
+    let db = client.database("crash");
+    let c: Collection<Document> = db.collection("events");
+    let ttl = IndexOptions::builder()
+        .expire_after(Duration::from_secs(3600))
+        .build();
+    c.create_index(
+        IndexModel::builder()
+            .keys(doc! { "at": 1 })
+            .options(ttl)
+            .build(),
+    )
+    .await
+    .unwrap();
+    c.create_index(IndexModel::builder().keys(doc! { "k": 1 }).build())
+        .await
+        .unwrap();
+    let now = DateTime::now().timestamp_millis();
+    let (old, future) = (
+        DateTime::from_millis(now - 2 * 3_600_000),
+        DateTime::from_millis(now + 86_400_000),
+    );
+    let docs: Vec<Document> = (0..EXPIRED + LIVE)
+        .map(|i| {
+            let live = i % 2 == 0;
+            doc! { "_id": i as i64, "live": live, "at": if live { future } else { old }, "k": (i % 100) as i32 }
+        })
+        .collect();
+    for chunk in docs.chunks(10_000) {
+        c.insert_many(chunk.to_vec()).await.unwrap();
+    }
+
+    let admin = client.database("admin");
+    admin
+        .run_command(doc! { "setParameter": 1, "ttlMonitorEnabled": true })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let at_kill = loop {
+        let n = deleted(&admin).await;
+        if n >= 10_000 {
+            break n;
+        }
+        assert!(Instant::now() < deadline, "the TTL pass never got going");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    d.child.kill().unwrap();
+    d.child.wait().unwrap();
+    assert!(
+        at_kill < EXPIRED as i64,
+        "killed after the pass had finished ({at_kill} deleted)"
+    );
+    drop(client);
+
+    // Restart with the monitor off to look at exactly what the crash left.
+    let d = spawn(
+        dir.path(),
+        &[("EBB_SETPARAMETER__TTLMONITORENABLED", "false")],
+    );
+    let client = d.client().await;
+    let db = client.database("crash");
+    let c: Collection<Document> = db.collection("events");
+    assert_eq!(
+        c.count_documents(doc! { "live": true }).await.unwrap(),
+        LIVE as u64,
+        "unexpired documents lost"
+    );
+    let records = c.count_documents(doc! {}).await.unwrap() as i64;
+    assert!(
+        records < (EXPIRED + LIVE) as i64,
+        "the pass deleted something before the kill"
+    );
+    for hint in [doc! { "_id": 1 }, doc! { "at": 1 }, doc! { "k": 1 }] {
+        let (keys, returned) = scan_counts(&db, hint.clone()).await;
+        assert_eq!(
+            (keys, returned),
+            (records, records),
+            "index {hint} disagrees with the records"
+        );
+    }
+
+    // The expired documents left over go on the next pass.
+    client
+        .database("admin")
+        .run_command(doc! { "setParameter": 1, "ttlMonitorEnabled": true })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while c.count_documents(doc! { "live": false }).await.unwrap() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "leftover expired documents were not deleted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), LIVE as u64);
+    for hint in [doc! { "_id": 1 }, doc! { "at": 1 }, doc! { "k": 1 }] {
+        assert_eq!(scan_counts(&db, hint).await, (LIVE as i64, LIVE as i64));
+    }
+}
