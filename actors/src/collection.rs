@@ -11,6 +11,12 @@
 //!
 //! Control jobs (a new index set, drop) run alone, between groups, so every
 //! write sees exactly one version of the collection's indexes.
+//!
+//! TTL chunks wait in a queue of their own and alternate with foreground
+//! groups: while both have work, a foreground write waits for at most the
+//! one chunk already running, and expiry still gets every other turn, so
+//! neither can starve the other (MongoDB runs TTL deletes at low priority
+//! for the same reason).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -61,6 +67,10 @@ pub struct CollectionActor {
     shared: Arc<Shared>,
     set: Arc<IndexSet>,
     queue: VecDeque<Job>,
+    /// TTL chunks, served alternately with `queue`.
+    expiry: VecDeque<WriteJob>,
+    /// Whether the last thing run came from `queue`.
+    foreground_ran_last: bool,
     busy: bool,
     retired: bool,
 }
@@ -71,6 +81,8 @@ impl CollectionActor {
             shared,
             set,
             queue: VecDeque::new(),
+            expiry: VecDeque::new(),
+            foreground_ran_last: false,
             busy: false,
             retired: false,
         }
@@ -92,54 +104,37 @@ impl CollectionActor {
         if self.busy {
             return;
         }
+        let expiry_turn =
+            !self.expiry.is_empty() && (self.queue.is_empty() || self.foreground_ran_last);
+        if expiry_turn {
+            let job = self.expiry.pop_front().expect("checked non-empty");
+            self.foreground_ran_last = false;
+            self.run_writes(vec![job], false, ctx);
+            return;
+        }
         let Some(front) = self.queue.pop_front() else {
             return;
         };
-        self.busy = true;
+        self.foreground_ran_last = true;
         let engine = self.shared.engine.clone();
-        let set = self.set.clone();
         match front {
             Job::Write { run, sync } => {
                 let mut jobs = vec![run];
-                let mut sync = sync || self.shared.durability == Durability::SyncEachWrite;
+                let mut sync = sync;
                 while let Some(Job::Write { .. }) = self.queue.front() {
                     if let Some(Job::Write { run, sync: s }) = self.queue.pop_front() {
                         jobs.push(run);
                         sync |= s;
                     }
                 }
-                let retired = self.retired;
-                let group = tokio::task::spawn_blocking(move || {
-                    let acks: Vec<Ack> = jobs
-                        .into_iter()
-                        .map(|job| job(engine.as_ref(), &set))
-                        .collect();
-                    if sync
-                        && !retired
-                        && let Err(e) = engine.sync_wal()
-                    {
-                        tracing::error!(error = %e, "WAL sync failed");
-                    }
-                    for ack in acks {
-                        ack();
-                    }
-                });
-                ctx.spawn(
-                    async move {
-                        let _ = group.await;
-                    }
-                    .into_actor(self)
-                    .map(|_, act, ctx| {
-                        act.busy = false;
-                        act.pump(ctx);
-                    }),
-                );
+                self.run_writes(jobs, sync, ctx);
             }
             Job::Build {
                 set: new_set,
                 new_names,
                 reply,
             } => {
+                self.busy = true;
                 let built = new_set.clone();
                 let work = tokio::task::spawn_blocking(move || {
                     ops::build_indexes(engine.as_ref(), &built, &new_names)
@@ -173,6 +168,37 @@ impl CollectionActor {
         }
     }
 
+    /// Runs a group of write jobs on the blocking pool; one WAL sync covers
+    /// the group when durability asks for it.
+    fn run_writes(&mut self, jobs: Vec<WriteJob>, sync: bool, ctx: &mut Context<Self>) {
+        self.busy = true;
+        let engine = self.shared.engine.clone();
+        let set = self.set.clone();
+        let sync = sync || self.shared.durability == Durability::SyncEachWrite;
+        let group = tokio::task::spawn_blocking(move || {
+            let acks: Vec<Ack> = jobs
+                .into_iter()
+                .map(|job| job(engine.as_ref(), &set))
+                .collect();
+            if sync && let Err(e) = engine.sync_wal() {
+                tracing::error!(error = %e, "WAL sync failed");
+            }
+            for ack in acks {
+                ack();
+            }
+        });
+        ctx.spawn(
+            async move {
+                let _ = group.await;
+            }
+            .into_actor(self)
+            .map(|_, act, ctx| {
+                act.busy = false;
+                act.pump(ctx);
+            }),
+        );
+    }
+
     /// Queues a write whose result is sent back through a oneshot.
     fn write<T: Send + 'static>(
         &mut self,
@@ -188,6 +214,26 @@ impl CollectionActor {
             })
         });
         self.enqueue(Job::Write { run, sync }, ctx);
+        rx
+    }
+
+    /// Queues a TTL chunk (see the module doc for how it is scheduled).
+    fn expire(
+        &mut self,
+        ctx: &mut Context<Self>,
+        f: impl FnOnce(&dyn Engine, &IndexSet) -> Result<ExpireOutcome> + Send + 'static,
+    ) -> oneshot::Receiver<Result<ExpireOutcome>> {
+        let (tx, rx) = oneshot::channel();
+        if self.retired {
+            return rx;
+        }
+        self.expiry.push_back(Box::new(move |engine, set| {
+            let result = f(engine, set);
+            Box::new(move || {
+                let _ = tx.send(result);
+            })
+        }));
+        self.pump(ctx);
         rx
     }
 }
@@ -384,7 +430,7 @@ impl Handler<ExpireChunk> for CollectionActor {
     type Result = ResponseFuture<Result<ExpireOutcome>>;
 
     fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
-        let rx = self.write(ctx, false, move |engine, set| {
+        let rx = self.expire(ctx, move |engine, set| {
             ops::expire(
                 engine,
                 set,

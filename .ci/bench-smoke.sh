@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every load-harness scenario at a tiny size so the harness cannot rot.
+# No timing is asserted here (the machine is shared and the build is a debug
+# build); BENCHMARKS.md holds the measured figures. Usage: .ci/bench-smoke.sh target/debug
+set -euo pipefail
+bin=$1
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$bin/ebb-bench" purge --docs 3000 --ebbd "$bin/ebbd" --json "$out/purge.json" --plot "$out/purge.svg"
+"$bin/ebb-bench" lag --rate 500 --duration 2 --ebbd "$bin/ebbd" --json "$out/lag.json" --plot "$out/lag.svg"
+"$bin/ebb-bench" insert --docs 3000 --clients 2 --ebbd "$bin/ebbd" --json "$out/insert.json"
+"$bin/ebb-bench" foreground --docs 3000 --ebbd "$bin/ebbd" --json "$out/foreground.json"
+for f in purge lag insert foreground; do
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='$f', d" "$out/$f.json"
+done
+grep -q "<polyline" "$out/purge.svg" && grep -q "<polyline" "$out/lag.svg"
+echo "bench smoke passed"

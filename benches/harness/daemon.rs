@@ -1,0 +1,105 @@
+//! The `ebbd` under test: a child process on a temp dir, whose CPU time
+//! and peak memory are read from /proc.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+/// A started ebbd (or a node given by URI).
+pub struct Target {
+    pub uri: String,
+    child: Option<Child>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Target {
+    /// Starts ebbd with `env` on a fresh temp dir, or uses `uri`.
+    pub fn start(
+        uri: Option<&str>,
+        ebbd: Option<&PathBuf>,
+        env: &[(&str, String)],
+    ) -> Result<Target> {
+        if let Some(uri) = uri {
+            return Ok(Target {
+                uri: uri.to_owned(),
+                child: None,
+                _dir: None,
+            });
+        }
+        let bin = match ebbd {
+            Some(p) => p.clone(),
+            None => std::env::current_exe()?.with_file_name("ebbd"),
+        };
+        let dir = tempfile::tempdir()?;
+        let mut child = Command::new(&bin)
+            .args(["--port", "0", "--db-path"])
+            .arg(dir.path().join("data"))
+            .env("EBB_LOG__LEVEL", "warn,ebb_node::server=info")
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("local_addr=").nth(1) {
+                    let _ = tx.send(
+                        rest.split_whitespace()
+                            .next()
+                            .unwrap_or_default()
+                            .to_owned(),
+                    );
+                } else if line.contains("ERROR") {
+                    eprintln!("ebbd: {line}");
+                }
+            }
+        });
+        let Ok(addr) = rx.recv_timeout(Duration::from_secs(60)) else {
+            let _ = child.kill();
+            bail!("ebbd did not report its address");
+        };
+        Ok(Target {
+            uri: format!("mongodb://{addr}/?directConnection=true"),
+            child: Some(child),
+            _dir: Some(dir),
+        })
+    }
+
+    fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// ebbd's CPU time so far (user + system), if it is our child.
+    pub fn cpu(&self) -> Option<Duration> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()?)).ok()?;
+        // Fields after the parenthesised command name; utime and stime are
+        // the 12th and 13th of them, in clock ticks (100 per second here).
+        let after = stat.rsplit_once(')')?.1;
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let ticks: u64 =
+            fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        Some(Duration::from_millis(ticks * 10))
+    }
+
+    /// ebbd's peak resident memory in bytes.
+    pub fn peak_rss(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            let _ = child.wait();
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! What the scenarios send: documents of a fixed shape, loaded in batches
+//! from concurrent clients, and the server figures they poll.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use mongodb::bson::{DateTime, Document, doc, oid::ObjectId};
+use mongodb::{Client, Collection};
+
+/// The 100-byte payload every document carries.
+pub const PAYLOAD: &str = "ebb-bench-payload-0123456789-abcdefghijklmnopqrstuvwxyz-0123456789-ABCDEFGHIJKLMNOPQRSTUVWXYZ-012345";
+
+/// One benchmark document: ObjectId `_id`, the TTL date, a secondary key.
+pub fn make_doc(at: DateTime, k: i32) -> Document {
+    doc! { "_id": ObjectId::new(), "at": at, "k": k, "payload": PAYLOAD }
+}
+
+/// Inserts `n` documents made by `make(i)` in batches of 1,000 from
+/// `clients` concurrent tasks; returns the elapsed time.
+pub async fn load(
+    coll: &Collection<Document>,
+    n: usize,
+    clients: usize,
+    make: impl Fn(usize) -> Document + Send + Sync + 'static,
+) -> Result<Duration> {
+    let make = Arc::new(make);
+    let next = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let progress = tokio::spawn(progress("loaded", done.clone(), n));
+    let mut tasks = Vec::new();
+    for _ in 0..clients.max(1) {
+        let (coll, make, next, done) = (coll.clone(), make.clone(), next.clone(), done.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let start = next.fetch_add(1000, Ordering::SeqCst);
+                if start >= n {
+                    return anyhow::Ok(());
+                }
+                let batch: Vec<Document> =
+                    (start..(start + 1000).min(n)).map(|i| make(i)).collect();
+                let len = batch.len();
+                coll.insert_many(batch).await?;
+                done.fetch_add(len, Ordering::SeqCst);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    progress.abort();
+    Ok(started.elapsed())
+}
+
+/// Prints `what: x/n` to stderr every second until aborted.
+pub async fn progress(what: &'static str, done: Arc<AtomicUsize>, n: usize) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        eprintln!("  {what} {}/{n}", done.load(Ordering::SeqCst));
+    }
+}
+
+/// `serverStatus.metrics.ttl.deletedDocuments`.
+pub async fn deleted(client: &Client) -> Result<i64> {
+    let s = client
+        .database("admin")
+        .run_command(doc! { "serverStatus": 1 })
+        .await?;
+    Ok(s.get_document("metrics")?
+        .get_document("ttl")?
+        .get_i64("deletedDocuments")?)
+}
+
+/// The `p`-th percentile (0..=100) of sorted values.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+/// Milliseconds since the epoch, now.
+pub fn now_ms() -> i64 {
+    DateTime::now().timestamp_millis()
+}
