@@ -141,3 +141,37 @@ async fn drop_during_writes_loses_nothing_written_after() {
     c.insert_one(doc! { "last": true }).await.unwrap();
     assert_eq!(c.count_documents(doc! { "last": true }).await.unwrap(), 1);
 }
+
+#[tokio::test]
+async fn compact_reclaims_the_space_of_deleted_documents() {
+    let node = TestNode::start();
+    let db = node.db("space").await;
+    let c = db.collection::<Document>("c");
+    // Incompressible payloads, so the sizes measure documents, not LZ4.
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut noise = move || {
+        (0..1000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b'a' + (state % 26) as u8)
+            })
+            .collect::<String>()
+    };
+    for chunk in 0..10 {
+        c.insert_many((0..1000).map(|i| doc! { "_id": chunk * 1000 + i, "p": noise() }))
+            .await
+            .unwrap();
+    }
+    db.run_command(doc! { "compact": "c" }).await.unwrap();
+    let size = |d: Document| d.get_i64("storageSize").unwrap();
+    let full = size(db.run_command(doc! { "collStats": "c" }).await.unwrap());
+    assert!(full > 1_000_000, "10 MB of documents take {full} bytes");
+    c.delete_many(doc! {}).await.unwrap();
+    let r = db.run_command(doc! { "compact": "c" }).await.unwrap();
+    assert!(r.get_i64("bytesFreed").unwrap() > 1_000_000);
+    let empty = size(db.run_command(doc! { "collStats": "c" }).await.unwrap());
+    assert!(empty < full / 10, "after compact: {empty} bytes of {full}");
+    expect_code(db.run_command(doc! { "compact": "missing" }).await, 26);
+}

@@ -426,3 +426,33 @@ async fn former_replica_set_member_never_starts_the_monitor() {
     let gone = eventually(Duration::from_secs(10), || async { count(&c).await == 0 }).await;
     assert!(gone);
 }
+
+/// An error on one index is logged and the pass goes on to the others.
+#[tokio::test]
+async fn a_failing_index_does_not_stop_the_pass() {
+    let node = manual_node(|c| set(c, "ttlMonitorEnabled", ParamValue::Bool(false)));
+    let broken = node.coll("m", "broken").await;
+    let healthy = node.coll("m", "healthy").await;
+    ttl_index(&broken, "at", 0).await;
+    ttl_index(&healthy, "at", 0).await;
+    broken.insert_one(doc! { "at": at(T0 - 1) }).await.unwrap();
+    healthy.insert_one(doc! { "at": at(T0 - 1) }).await.unwrap();
+    // Break the first collection's TTL index underneath the catalog: its
+    // column family disappears, so every scan of it fails in the engine.
+    let ctx = node.node().context().clone();
+    let state = ctx.shared.catalog.load();
+    let meta = &state.get("m", "broken").unwrap().set.meta;
+    let cf = meta.index("at_1").unwrap().id;
+    ctx.shared
+        .engine
+        .drop_cf(ebb_storage::engine::Cf::Id(cf))
+        .unwrap();
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    assert_eq!(
+        count(&healthy).await,
+        0,
+        "the healthy index expired despite the failing one"
+    );
+    assert_eq!(count(&broken).await, 1);
+}

@@ -26,15 +26,7 @@ async fn deleted(db: &Database) -> i64 {
 
 /// Entries of one index as a full hinted scan sees them: (keys, documents).
 async fn scan_counts(db: &Database, hint: Document) -> (i64, i64) {
-    let e = db
-        .run_command(doc! { "explain": { "find": "events", "filter": {}, "hint": hint }, "verbosity": "executionStats" })
-        .await
-        .unwrap();
-    let s = e.get_document("executionStats").unwrap();
-    (
-        s.get_i64("totalKeysExamined").unwrap(),
-        s.get_i64("nReturned").unwrap(),
-    )
+    scan_counts_in(db, "events", hint).await
 }
 
 #[tokio::test]
@@ -144,4 +136,83 @@ async fn kill_during_a_ttl_pass_loses_nothing_unexpired_and_keeps_indexes_consis
     for hint in [doc! { "_id": 1 }, doc! { "at": 1 }, doc! { "k": 1 }] {
         assert_eq!(scan_counts(&db, hint).await, (LIVE as i64, LIVE as i64));
     }
+}
+
+/// SIGTERM in the middle of a TTL pass: the monitor stops between chunks,
+/// ebbd exits 0, and nothing is half-deleted.
+#[tokio::test]
+async fn sigterm_during_a_ttl_pass_stops_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let paced = [
+        ("EBB_TTL__MAX_DELETES_PER_SEC", "5000"),
+        ("EBB_SETPARAMETER__TTLMONITORENABLED", "false"),
+    ];
+    let mut d = spawn(dir.path(), &paced);
+    let client = d.client().await;
+    let c: Collection<Document> = client.database("stop").collection("events");
+    let ttl = IndexOptions::builder()
+        .expire_after(Duration::from_secs(0))
+        .build();
+    c.create_index(
+        IndexModel::builder()
+            .keys(doc! { "at": 1 })
+            .options(ttl)
+            .build(),
+    )
+    .await
+    .unwrap();
+    c.create_index(IndexModel::builder().keys(doc! { "k": 1 }).build())
+        .await
+        .unwrap();
+    let docs: Vec<Document> = (0..20_000)
+        .map(|i| doc! { "_id": i, "at": DateTime::from_millis(0), "k": i % 7 })
+        .collect();
+    c.insert_many(docs).await.unwrap();
+    let admin = client.database("admin");
+    admin
+        .run_command(doc! { "setParameter": 1, "ttlMonitorEnabled": true })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while deleted(&admin).await < 1000 {
+        assert!(Instant::now() < deadline, "the pass never got going");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(client);
+    let started = Instant::now();
+    assert_eq!(support::terminate(&mut d.child).code(), Some(0));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "shutdown waited for the whole pass"
+    );
+
+    let d = spawn(
+        dir.path(),
+        &[("EBB_SETPARAMETER__TTLMONITORENABLED", "false")],
+    );
+    let client = d.client().await;
+    let db = client.database("stop");
+    let c: Collection<Document> = db.collection("events");
+    let records = c.count_documents(doc! {}).await.unwrap() as i64;
+    assert!(records > 0 && records < 20_000, "{records} left");
+    for hint in [doc! { "_id": 1 }, doc! { "at": 1 }, doc! { "k": 1 }] {
+        let (keys, returned) = scan_counts_in(&db, "events", hint.clone()).await;
+        assert_eq!(
+            (keys, returned),
+            (records, records),
+            "index {hint} disagrees with the records"
+        );
+    }
+}
+
+async fn scan_counts_in(db: &Database, coll: &str, hint: Document) -> (i64, i64) {
+    let e = db
+        .run_command(doc! { "explain": { "find": coll, "filter": {}, "hint": hint }, "verbosity": "executionStats" })
+        .await
+        .unwrap();
+    let s = e.get_document("executionStats").unwrap();
+    (
+        s.get_i64("totalKeysExamined").unwrap(),
+        s.get_i64("nReturned").unwrap(),
+    )
 }
