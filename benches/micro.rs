@@ -109,7 +109,8 @@ fn ttl_chunk(c: &mut Criterion) {
         b.iter_batched(
             || ops::insert(&engine, &set, docs(CHUNK), true).unwrap(),
             |_| {
-                let out = ops::expire(&engine, &set, "at_1", 2_000, CHUNK, None).unwrap();
+                let out =
+                    ebb_storage::expire::expire(&engine, &set, "at_1", 2_000, CHUNK, None).unwrap();
                 assert_eq!(out.deleted, CHUNK as u64);
             },
             BatchSize::PerIteration,

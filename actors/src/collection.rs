@@ -20,19 +20,29 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use bson::RawDocumentBuf;
 use ebb_storage::engine::Engine;
+use ebb_storage::expire::ExpireOutcome;
 use ebb_storage::ops::{
-    self, DeleteOutcome, DeleteStatement, ExpireOutcome, FindAndModify, FindAndModifyOutcome,
-    InsertOutcome, UpdateOutcome, UpdateStatement,
+    self, DeleteOutcome, DeleteStatement, FindAndModify, FindAndModifyOutcome, InsertOutcome,
+    UpdateOutcome, UpdateStatement,
 };
 use ebb_storage::write::IndexSet;
 use ebb_storage::{Error, ErrorKind, Result};
 use tokio::sync::oneshot;
 
 use crate::shared::{Durability, Shared};
+
+/// Documents per TTL chunk while foreground writes are active. A write
+/// queued behind a chunk waits for all of it; at 16 documents that is a few
+/// tens of microseconds (BENCHMARKS.md, `foreground`: 128 and 32 cost
+/// insert p99 6x and 3.5x idle, 16 costs 1.7x).
+const FOREGROUND_CHUNK_DOCS: usize = 16;
+/// How recent a foreground write must be to count as activity.
+const FOREGROUND_WINDOW: Duration = Duration::from_millis(100);
 
 /// A write job: runs on a blocking thread, returns the acknowledgement to
 /// send once the group is durable.
@@ -71,6 +81,8 @@ pub struct CollectionActor {
     expiry: VecDeque<WriteJob>,
     /// Whether the last thing run came from `queue`.
     foreground_ran_last: bool,
+    /// When the last foreground write was queued.
+    last_foreground: Option<Instant>,
     busy: bool,
     retired: bool,
 }
@@ -83,6 +95,7 @@ impl CollectionActor {
             queue: VecDeque::new(),
             expiry: VecDeque::new(),
             foreground_ran_last: false,
+            last_foreground: None,
             busy: false,
             retired: false,
         }
@@ -109,7 +122,7 @@ impl CollectionActor {
         if expiry_turn {
             let job = self.expiry.pop_front().expect("checked non-empty");
             self.foreground_ran_last = false;
-            self.run_writes(vec![job], false, ctx);
+            self.run_expiry(job, ctx);
             return;
         }
         let Some(front) = self.queue.pop_front() else {
@@ -199,6 +212,34 @@ impl CollectionActor {
         );
     }
 
+    /// Runs one TTL chunk on the low-priority background thread.
+    fn run_expiry(&mut self, job: WriteJob, ctx: &mut Context<Self>) {
+        self.busy = true;
+        let shared = self.shared.clone();
+        let set = self.set.clone();
+        let chunk = async move {
+            let engine = shared.engine.clone();
+            if let Some(ack) = shared
+                .background
+                .run(move || job(engine.as_ref(), &set))
+                .await
+            {
+                ack();
+            }
+        };
+        ctx.spawn(chunk.into_actor(self).map(|_, act, ctx| {
+            act.busy = false;
+            act.pump(ctx);
+        }));
+    }
+
+    /// Whether foreground writes arrived lately: TTL chunks then shrink so
+    /// a write never waits long behind one.
+    fn foreground_active(&self) -> bool {
+        self.last_foreground
+            .is_some_and(|t| t.elapsed() < FOREGROUND_WINDOW)
+    }
+
     /// Queues a write whose result is sent back through a oneshot.
     fn write<T: Send + 'static>(
         &mut self,
@@ -206,6 +247,7 @@ impl CollectionActor {
         sync: bool,
         f: impl FnOnce(&dyn Engine, &IndexSet) -> Result<T> + Send + 'static,
     ) -> oneshot::Receiver<Result<T>> {
+        self.last_foreground = Some(Instant::now());
         let (tx, rx) = oneshot::channel();
         let run: WriteJob = Box::new(move |engine, set| {
             let result = f(engine, set);
@@ -430,13 +472,18 @@ impl Handler<ExpireChunk> for CollectionActor {
     type Result = ResponseFuture<Result<ExpireOutcome>>;
 
     fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
+        let limit = if self.foreground_active() {
+            msg.limit.min(FOREGROUND_CHUNK_DOCS)
+        } else {
+            msg.limit
+        };
         let rx = self.expire(ctx, move |engine, set| {
-            ops::expire(
+            ebb_storage::expire::expire(
                 engine,
                 set,
                 &msg.index,
                 msg.cutoff_millis,
-                msg.limit,
+                limit,
                 msg.resume_after.as_deref(),
             )
         });

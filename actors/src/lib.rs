@@ -8,6 +8,7 @@
 //! published catalog in [`shared::Shared`]. This crate knows nothing of the
 //! wire protocol or MongoDB's error codes.
 
+pub mod background;
 pub mod catalog;
 pub mod clock;
 pub mod collection;

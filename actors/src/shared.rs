@@ -138,6 +138,8 @@ pub enum Durability {
 /// Shared by the actors and the node.
 pub struct Shared {
     pub engine: Arc<dyn Engine>,
+    /// The low-priority thread TTL chunks run on.
+    pub background: crate::background::Background,
     pub clock: Arc<dyn Clock>,
     pub params: Arc<Params>,
     pub catalog: CatalogView,

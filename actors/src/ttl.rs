@@ -27,7 +27,6 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use ebb_storage::catalog::IndexMeta;
-use ebb_storage::ops;
 use tokio::sync::watch;
 
 use crate::collection::{CollectionActor, ExpireChunk};
@@ -215,7 +214,8 @@ async fn earliest_due(shared: &Arc<Shared>) -> Option<i64> {
         items
             .iter()
             .filter_map(|(set, name, secs)| {
-                let date = ops::earliest_date(engine.as_ref(), set, name).ok()??;
+                let date =
+                    ebb_storage::expire::earliest_date(engine.as_ref(), set, name).ok()??;
                 Some(date.saturating_add(secs.saturating_mul(1000)))
             })
             .min()

@@ -50,7 +50,7 @@ async fn load_purge_set(c: &Collection<Document>, n: usize) -> Result<(i64, Dura
     index(c, doc! { "at": 1 }, Some(365 * DAY_SECS)).await?;
     index(c, doc! { "k": 1 }, None).await?;
     let load_at = now_ms() / 1000 * 1000;
-    let took = load(c, n, 4, move |i| {
+    let (took, _) = load(c, n, 4, move |i| {
         make_doc(DateTime::from_millis(load_at), (i % 1000) as i32)
     })
     .await?;
@@ -242,7 +242,7 @@ async fn insert(args: &Args) -> Result<Outcome> {
     index(&c, doc! { "at": 1 }, Some(DAY_SECS)).await?;
     let at = DateTime::from_millis(now_ms() + DAY_SECS * 1000);
     let cpu_before = target.cpu();
-    let took = load(&c, n, args.clients, move |i| {
+    let (took, points) = load(&c, n, args.clients, move |i| {
         make_doc(at, (i % 1000) as i32)
     })
     .await?;
@@ -267,7 +267,32 @@ async fn insert(args: &Args) -> Result<Outcome> {
         target.peak_rss().map(|b| b / (1 << 20)),
         "MiB",
     );
+    out.series = Some(Series {
+        title: format!("insert: {n} documents from {} clients", args.clients),
+        x_label: "seconds".into(),
+        y_label: "documents inserted".into(),
+        points,
+    });
     Ok(out)
+}
+
+/// The largest value in each `window` of a timeline, at the window's start
+/// (seconds after `origin`).
+fn window_max<'a>(
+    origin: Instant,
+    timeline: impl Iterator<Item = &'a (Instant, f64)>,
+    window: Duration,
+) -> Vec<(f64, f64)> {
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    for (at, v) in timeline {
+        let w = at.duration_since(origin).as_secs_f64();
+        let w = (w / window.as_secs_f64()).floor() * window.as_secs_f64();
+        match points.last_mut() {
+            Some((last, max)) if *last == w => *max = max.max(*v),
+            _ => points.push((w, *v)),
+        }
+    }
+    points
 }
 
 /// A tiny xorshift generator: the harness needs spread, not quality.
@@ -282,10 +307,12 @@ impl Rng {
     }
 }
 
-/// Latencies of find-by-_id and insert_one, in ms, sorted.
+/// Latencies of find-by-_id and insert_one, in ms, sorted; and each
+/// insert's (start, latency in ms) in the order they ran.
 struct Latencies {
     find: Vec<f64>,
     insert: Vec<f64>,
+    insert_timeline: Vec<(Instant, f64)>,
 }
 
 /// Alternates find_one by a random live `_id` and insert_one until `until`
@@ -299,6 +326,7 @@ async fn foreground_ops(
     let mut lat = Latencies {
         find: Vec::new(),
         insert: Vec::new(),
+        insert_timeline: Vec::new(),
     };
     let far = DateTime::from_millis(now_ms() + DAY_SECS * 1000);
     while !until() {
@@ -308,7 +336,9 @@ async fn foreground_ops(
         lat.find.push(t.elapsed().as_secs_f64() * 1000.0);
         let t = Instant::now();
         c.insert_one(make_doc(far, 7)).await?;
-        lat.insert.push(t.elapsed().as_secs_f64() * 1000.0);
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        lat.insert.push(ms);
+        lat.insert_timeline.push((t, ms));
     }
     lat.find.sort_by(f64::total_cmp);
     lat.insert.sort_by(f64::total_cmp);
@@ -336,9 +366,25 @@ async fn foreground(args: &Args) -> Result<Outcome> {
             .collect();
         c.insert_many(live).await?;
         let (load_at, _) = load_purge_set(&c, n).await?;
-        // Idle: three seconds of foreground traffic with nothing expiring.
-        let idle_end = Instant::now() + Duration::from_secs(3);
+        // Let the load's flushes and compactions settle, then three seconds
+        // of foreground traffic with nothing expiring. A poller reads
+        // serverStatus every 5 ms, as the watcher does during the purge, so
+        // both measurements carry the same extra load.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let idle_start = Instant::now();
+        let idle_end = idle_start + Duration::from_secs(3);
+        let poller = {
+            let client = client.clone();
+            tokio::spawn(async move {
+                while Instant::now() < idle_end {
+                    deleted(&client).await?;
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                anyhow::Ok(())
+            })
+        };
         let idle = foreground_ops(&c, &ids, || Instant::now() > idle_end).await?;
+        poller.await??;
         // During: the same traffic while the whole purge set expires.
         let base = deleted(&client).await?;
         let t = make_due(&c, load_at).await?;
@@ -357,6 +403,17 @@ async fn foreground(args: &Args) -> Result<Outcome> {
         let during = foreground_ops(&c, &ids, || done.load(Ordering::SeqCst)).await?;
         watcher.await??;
         let purge_s = (now_ms() - t) as f64 / 1000.0;
+        if label == "unpaced" {
+            let timeline = idle.insert_timeline.iter().chain(&during.insert_timeline);
+            out.series = Some(Series {
+                title: format!(
+                    "foreground: insert_one latency, idle, then while {n} documents expire"
+                ),
+                x_label: "seconds (idle for 3 s, purge from the gap on)".into(),
+                y_label: "slowest insert_one per 100 ms (ms)".into(),
+                points: window_max(idle_start, timeline, Duration::from_millis(100)),
+            });
+        }
         out.add(&format!("{label}_rate_limit"), rate, "deletes/s");
         out.add(&format!("{label}_purge_s"), purge_s, "s");
         for (op, idle_l, during_l) in [

@@ -18,18 +18,35 @@ pub fn make_doc(at: DateTime, k: i32) -> Document {
 }
 
 /// Inserts `n` documents made by `make(i)` in batches of 1,000 from
-/// `clients` concurrent tasks; returns the elapsed time.
+/// `clients` concurrent tasks; returns the elapsed time and the documents
+/// inserted so far, sampled every 50 ms (seconds, count).
 pub async fn load(
     coll: &Collection<Document>,
     n: usize,
     clients: usize,
     make: impl Fn(usize) -> Document + Send + Sync + 'static,
-) -> Result<Duration> {
+) -> Result<(Duration, Vec<(f64, f64)>)> {
     let make = Arc::new(make);
     let next = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let progress = tokio::spawn(progress("loaded", done.clone(), n));
+    let sampler = {
+        let done = done.clone();
+        tokio::spawn(async move {
+            let mut points = Vec::new();
+            loop {
+                points.push((
+                    started.elapsed().as_secs_f64(),
+                    done.load(Ordering::SeqCst) as f64,
+                ));
+                if done.load(Ordering::SeqCst) >= n {
+                    return points;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    };
     let mut tasks = Vec::new();
     for _ in 0..clients.max(1) {
         let (coll, make, next, done) = (coll.clone(), make.clone(), next.clone(), done.clone());
@@ -51,7 +68,9 @@ pub async fn load(
         t.await??;
     }
     progress.abort();
-    Ok(started.elapsed())
+    let took = started.elapsed();
+    let points = sampler.await?;
+    Ok((took, points))
 }
 
 /// Prints `what: x/n` to stderr every second until aborted.

@@ -103,6 +103,7 @@ impl Node {
         };
         let shared = Arc::new(Shared {
             engine: engine.clone(),
+            background: ebb_actors::background::Background::start(),
             clock: opts.clock,
             params: Arc::new(Params::new(config.set_parameter.clone())),
             catalog: CatalogView::default(),

@@ -35,6 +35,8 @@ pub struct KeyGen {
     pub name: String,
     pub unique: bool,
     fields: Vec<(String, bool)>,
+    /// No key field is a dotted path.
+    top_level_only: bool,
     sparse: bool,
     partial: Option<Filter>,
     key_pattern: bson::Document,
@@ -50,11 +52,13 @@ impl KeyGen {
                 Some(Filter::parse(&raw)?)
             }
         };
+        let fields = index.fields();
         Ok(KeyGen {
             cf: index.id,
             name: index.name.clone(),
             unique: index.unique,
-            fields: index.fields(),
+            top_level_only: fields.iter().all(|(f, _)| !f.contains('.')),
+            fields,
             sparse: index.sparse,
             partial,
             key_pattern: index.key.clone(),
@@ -76,6 +80,9 @@ impl KeyGen {
     pub fn keys(&self, doc: &RawDocument, id_key: &[u8], out: &mut Vec<Vec<u8>>) -> Result<usize> {
         if !self.covers(doc) {
             return Ok(0);
+        }
+        if let Some(added) = self.top_level_key(doc, id_key, out)? {
+            return Ok(added);
         }
         let paths: Vec<&str> = self.fields.iter().map(|(p, _)| p.as_str()).collect();
         let found = index_keys(doc, &paths)?;
@@ -104,6 +111,43 @@ impl KeyGen {
             }
         }
         Ok(out.len() - start)
+    }
+
+    /// The common case without the general path walk: every key field is a
+    /// top-level name and no value is an array, so the document has exactly
+    /// one key. None when the general walk is needed.
+    fn top_level_key(
+        &self,
+        doc: &RawDocument,
+        id_key: &[u8],
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<Option<usize>> {
+        if !self.top_level_only {
+            return Ok(None);
+        }
+        let mut key = Vec::with_capacity(32 + id_key.len());
+        let mut any_present = false;
+        for (field, ascending) in &self.fields {
+            let v = match doc.get(field)? {
+                Some(RawBsonRef::Array(_)) => return Ok(None),
+                Some(v) => {
+                    any_present = true;
+                    v
+                }
+                None => RawBsonRef::Null,
+            };
+            if *ascending {
+                keycode::encode_value(&mut key, v);
+            } else {
+                keycode::encode_value_desc(&mut key, v);
+            }
+        }
+        if self.sparse && !any_present {
+            return Ok(Some(0));
+        }
+        key.extend_from_slice(id_key);
+        out.push(key);
+        Ok(Some(1))
     }
 
     /// The part of an entry key that holds the field values.

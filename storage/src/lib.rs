@@ -11,6 +11,7 @@ pub mod display;
 pub mod engine;
 pub mod error;
 pub mod exec;
+pub mod expire;
 pub mod index;
 pub mod keycode;
 pub mod numeric;

@@ -12,10 +12,9 @@
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
-use crate::engine::{Cf, Direction, Engine, KeyRange};
+use crate::engine::{Direction, Engine, KeyRange};
 use crate::error::{Error, Result};
 use crate::exec::{Found, QueryCursor};
-use crate::keycode;
 use crate::plan::{self, Hint, QuerySpec};
 use crate::query::filter::Filter;
 use crate::query::sort::SortSpec;
@@ -401,106 +400,6 @@ pub fn build_indexes(engine: &dyn Engine, set: &IndexSet, new_names: &[String]) 
     }
     cursor.status()?;
     w.commit(false)
-}
-
-/// Result of one TTL expiry chunk.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct ExpireOutcome {
-    pub deleted: u64,
-    /// Where the next chunk of this visit resumes (exclusive), when
-    /// `more` is set.
-    pub resume_after: Option<Vec<u8>>,
-    /// Whether expired entries remain beyond this chunk.
-    pub more: bool,
-}
-
-/// Deletes up to `limit` documents whose TTL index entry holds a Date
-/// `<= cutoff_millis`, starting after `resume_after`.
-///
-/// Runs on the collection's single writer, so the index entries it scans
-/// are current: a document whose date was moved past the cutoff no longer
-/// has an entry in the range, and a document in the index passed its
-/// partial filter. No re-check of the document is needed.
-pub fn expire(
-    engine: &dyn Engine,
-    set: &IndexSet,
-    index_name: &str,
-    cutoff_millis: i64,
-    limit: usize,
-    resume_after: Option<&[u8]>,
-) -> Result<ExpireOutcome> {
-    let Some(kg) = set.keygen(index_name) else {
-        // Dropped since the monitor looked: nothing to do.
-        return Ok(ExpireOutcome::default());
-    };
-    let (start, end) = keycode::date_range_up_to(cutoff_millis, kg.leading_descending());
-    let lower = match resume_after {
-        Some(after) if after >= start.as_slice() => {
-            let mut k = after.to_vec();
-            k.push(0);
-            k
-        }
-        _ => start,
-    };
-    let mut cursor = engine.cursor(
-        Cf::Id(kg.cf),
-        KeyRange::new(lower, Some(end)),
-        Direction::Forward,
-    )?;
-    let mut ids: Vec<Vec<u8>> = Vec::with_capacity(limit.min(4096));
-    let mut last = None;
-    while cursor.valid() && ids.len() < limit.max(1) {
-        let id = kg.id_suffix(cursor.key())?.to_vec();
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-        last = Some(cursor.key().to_vec());
-        cursor.advance();
-    }
-    let more = cursor.valid();
-    cursor.status()?;
-    drop(cursor);
-
-    let docs = engine.multi_get(set.records(), &ids)?;
-    let mut w = Writer::new(engine, set);
-    let mut out = ExpireOutcome {
-        more,
-        resume_after: last,
-        ..Default::default()
-    };
-    for (id_key, doc) in ids.iter().zip(docs) {
-        // A multikey document can show up under several dates; after its
-        // first removal in an earlier chunk the record is gone.
-        let Some(doc) = doc else { continue };
-        w.remove(id_key, RawDocument::from_bytes(&doc)?)?;
-        out.deleted += 1;
-    }
-    w.commit(false)?;
-    Ok(out)
-}
-
-/// The earliest Date in a TTL index (its first entry in the Date bracket),
-/// for scheduling the next wake-up.
-pub fn earliest_date(engine: &dyn Engine, set: &IndexSet, index_name: &str) -> Result<Option<i64>> {
-    let Some(kg) = set.keygen(index_name) else {
-        return Ok(None);
-    };
-    let descending = kg.leading_descending();
-    let (start, end) = keycode::date_range_up_to(i64::MAX, descending);
-    // Inverted bytes put the oldest date of a descending index last.
-    let dir = if descending {
-        Direction::Reverse
-    } else {
-        Direction::Forward
-    };
-    let cursor = engine.cursor(Cf::Id(kg.cf), KeyRange::new(start, Some(end)), dir)?;
-    let first = if cursor.valid() {
-        keycode::leading_date(cursor.key(), descending)
-    } else {
-        None
-    };
-    cursor.status()?;
-    Ok(first)
 }
 
 /// Reads one document by `_id` on a snapshot (used by tests and tools).

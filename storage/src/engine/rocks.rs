@@ -60,6 +60,12 @@ impl RocksEngine {
         let cf_options = column_family_options(&cache);
 
         let mut db_options = cf_options.clone();
+        // Compactions are background work: on a small machine they must not
+        // take CPU from foreground requests (the default environment is
+        // process-wide, so this is done once per open, idempotently).
+        let mut env = rocksdb::Env::new().map_err(engine_err)?;
+        env.lower_thread_pool_cpu_priority();
+        db_options.set_env(&env);
         db_options.create_if_missing(true);
         db_options.create_missing_column_families(true);
         db_options.set_max_background_jobs(2);
@@ -154,6 +160,8 @@ impl Engine for RocksEngine {
             engine: self,
             inner: WriteBatch::default(),
             handles: Vec::new(),
+            pending: Vec::new(),
+            bytes: Vec::new(),
             len: 0,
         })
     }
@@ -228,44 +236,89 @@ impl Engine for RocksEngine {
     }
 }
 
+/// A write batch that hands point writes to RocksDB in key order.
+///
+/// A memtable insert searches the skiplist from a hint left by the previous
+/// insert into the same memtable, so keys applied in order cost almost
+/// nothing to place while random ones search from the top. Point writes are
+/// therefore buffered and applied sorted by (column family, key) — a stable
+/// sort, so two writes of one key keep their order — and a range delete
+/// first flushes what came before it, so no write crosses a range delete.
 struct RocksBatch<'a> {
     engine: &'a RocksEngine,
     inner: WriteBatch,
     // Handle lookups take a lock inside the rocksdb crate; a batch touches
     // only a few families, so it keeps the handles it has resolved.
     handles: Vec<(Cf, Arc<BoundColumnFamily<'a>>)>,
+    pending: Vec<PointWrite>,
+    /// Keys and values of `pending`, back to back.
+    bytes: Vec<u8>,
     len: usize,
 }
 
+/// A buffered put (`value` is Some) or delete.
+struct PointWrite {
+    handle: usize,
+    key: std::ops::Range<usize>,
+    value: Option<std::ops::Range<usize>>,
+}
+
 impl<'a> RocksBatch<'a> {
-    fn handle(&mut self, cf: Cf) -> Result<Arc<BoundColumnFamily<'a>>> {
-        if let Some((_, h)) = self.handles.iter().find(|(c, _)| *c == cf) {
-            return Ok(h.clone());
+    fn handle(&mut self, cf: Cf) -> Result<usize> {
+        if let Some(i) = self.handles.iter().position(|(c, _)| *c == cf) {
+            return Ok(i);
         }
         let h = self.engine.handle(cf)?;
-        self.handles.push((cf, h.clone()));
-        Ok(h)
+        self.handles.push((cf, h));
+        Ok(self.handles.len() - 1)
+    }
+
+    fn stash(&mut self, data: &[u8]) -> std::ops::Range<usize> {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(data);
+        start..self.bytes.len()
+    }
+
+    fn buffer(&mut self, cf: Cf, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        let handle = self.handle(cf)?;
+        let key = self.stash(key);
+        let value = value.map(|v| self.stash(v));
+        self.pending.push(PointWrite { handle, key, value });
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Applies the buffered point writes to the RocksDB batch in order.
+    fn flush_pending(&mut self) {
+        let bytes = &self.bytes;
+        self.pending.sort_by(|a, b| {
+            (a.handle, &bytes[a.key.clone()]).cmp(&(b.handle, &bytes[b.key.clone()]))
+        });
+        for w in self.pending.drain(..) {
+            let h = &self.handles[w.handle].1;
+            let key = &bytes[w.key];
+            match w.value {
+                Some(v) => self.inner.put_cf(h, key, &bytes[v]),
+                None => self.inner.delete_cf(h, key),
+            }
+        }
+        self.bytes.clear();
     }
 }
 
 impl Batch for RocksBatch<'_> {
     fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<()> {
-        let h = self.handle(cf)?;
-        self.inner.put_cf(&h, key, value);
-        self.len += 1;
-        Ok(())
+        self.buffer(cf, key, Some(value))
     }
 
     fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()> {
-        let h = self.handle(cf)?;
-        self.inner.delete_cf(&h, key);
-        self.len += 1;
-        Ok(())
+        self.buffer(cf, key, None)
     }
 
     fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
+        self.flush_pending();
         let h = self.handle(cf)?;
-        self.inner.delete_range_cf(&h, from, to);
+        self.inner.delete_range_cf(&self.handles[h].1, from, to);
         self.len += 1;
         Ok(())
     }
@@ -274,7 +327,8 @@ impl Batch for RocksBatch<'_> {
         self.len
     }
 
-    fn commit(self: Box<Self>, sync: bool) -> Result<()> {
+    fn commit(mut self: Box<Self>, sync: bool) -> Result<()> {
+        self.flush_pending();
         let mut wo = WriteOptions::default();
         wo.set_sync(sync);
         let RocksBatch { engine, inner, .. } = *self;
@@ -422,6 +476,24 @@ mod tests {
         b.commit(false).unwrap();
         assert_eq!(snap.get(Cf::Id(1), b"x").unwrap(), None);
         assert_eq!(e.get(Cf::Id(1), b"x").unwrap(), Some(b"1".to_vec()));
+    }
+
+    #[test]
+    fn writes_of_one_key_keep_their_order_and_never_cross_a_range_delete() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = open(dir.path());
+        e.create_cf(Cf::Id(3)).unwrap();
+        let mut b = e.batch();
+        b.put(Cf::Id(3), b"z", b"1").unwrap();
+        b.put(Cf::Id(3), b"a", b"1").unwrap();
+        b.delete(Cf::Id(3), b"a").unwrap();
+        b.put(Cf::Id(3), b"m", b"old").unwrap();
+        b.delete_range(Cf::Id(3), b"m", b"n").unwrap();
+        b.put(Cf::Id(3), b"m", b"new").unwrap();
+        b.commit(false).unwrap();
+        assert_eq!(e.get(Cf::Id(3), b"a").unwrap(), None);
+        assert_eq!(e.get(Cf::Id(3), b"m").unwrap(), Some(b"new".to_vec()));
+        assert_eq!(e.get(Cf::Id(3), b"z").unwrap(), Some(b"1".to_vec()));
     }
 
     #[test]

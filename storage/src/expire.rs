@@ -1,0 +1,367 @@
+//! TTL expiry on the storage side: one chunk of expired documents deleted
+//! in one batch, and the earliest due date of a TTL index.
+//!
+//! Runs on the collection's single writer, so the index entries a chunk
+//! scans are current: a document updated to a later date has already left
+//! the range, and a document in a partial index passed its filter. Nothing
+//! is re-checked and nothing can change between the scan and the delete.
+//!
+//! A large chunk writes as few tombstones as the layout allows:
+//!
+//! - the TTL entries it scanned, `[lower, last]`, are one contiguous key
+//!   range holding only entries of documents it deletes: one range
+//!   tombstone replaces a point delete per document (and later scans skip
+//!   it in one step instead of walking a tombstone per document);
+//! - records are clustered by `_id`, and documents that expire together
+//!   were usually inserted together (ObjectIds grow with time): when the
+//!   records between the chunk's smallest and largest `_id` are exactly its
+//!   documents, one range scan reads them and one range tombstone deletes
+//!   them; otherwise they are read with a multi-get and deleted one by one;
+//! - only the entries of the other indexes are deleted point by point.
+//!
+//! A small chunk (the writer shrinks chunks while foreground writes are
+//! active) deletes point by point instead: every new iterator re-fragments
+//! all range tombstones of the mutable memtable, so thousands of small
+//! range tombstones would slow every later scan, while a few hundred
+//! adjacent point deletes applied in key order cost little.
+
+use std::collections::HashSet;
+
+use bson::RawDocument;
+
+use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
+use crate::error::Result;
+use crate::keycode;
+use crate::write::IndexSet;
+
+/// Chunks at least this large use range tombstones.
+const RANGE_DELETE_MIN_DOCS: usize = 512;
+
+/// Result of one TTL expiry chunk.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ExpireOutcome {
+    pub deleted: u64,
+    /// Where the next chunk of this visit resumes (exclusive), when `more`
+    /// is set.
+    pub resume_after: Option<Vec<u8>>,
+    /// Whether expired entries remain beyond this chunk.
+    pub more: bool,
+}
+
+/// The smallest key strictly greater than `key`.
+fn just_after(key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + 1);
+    k.extend_from_slice(key);
+    k.push(0);
+    k
+}
+
+/// Deletes up to `limit` documents whose entry in TTL index `index_name`
+/// holds a Date `<= cutoff_millis`, starting after `resume_after`.
+pub fn expire(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    index_name: &str,
+    cutoff_millis: i64,
+    limit: usize,
+    resume_after: Option<&[u8]>,
+) -> Result<ExpireOutcome> {
+    let Some(ttl) = set.keygen(index_name) else {
+        // Dropped since the monitor looked: nothing to do.
+        return Ok(ExpireOutcome::default());
+    };
+    let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
+    let lower = match resume_after {
+        Some(after) if after >= start.as_slice() => just_after(after),
+        _ => start,
+    };
+
+    // The chunk: up to `limit` distinct documents from the TTL range.
+    let mut cursor = engine.cursor(
+        Cf::Id(ttl.cf),
+        KeyRange::new(lower.clone(), Some(end)),
+        Direction::Forward,
+    )?;
+    let mut ids: Vec<Vec<u8>> = Vec::with_capacity(limit.min(4096));
+    let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(limit.min(4096));
+    let mut last = None;
+    while cursor.valid() && ids.len() < limit.max(1) {
+        let id = ttl.id_suffix(cursor.key())?;
+        // A multikey document appears once per date in the range.
+        if !seen.contains(id) {
+            seen.insert(id.to_vec());
+            ids.push(id.to_vec());
+        }
+        last = Some(cursor.key().to_vec());
+        cursor.advance();
+    }
+    let more = cursor.valid();
+    cursor.status()?;
+    drop(cursor);
+    let Some(last) = last else {
+        return Ok(ExpireOutcome::default());
+    };
+
+    let mut batch = engine.batch();
+    let ranged = ids.len() >= RANGE_DELETE_MIN_DOCS;
+    let docs = read_and_delete_records(engine, set, &ids, ranged, batch.as_mut())?;
+    let ttl_upper = just_after(&last);
+    if ranged {
+        batch.delete_range(Cf::Id(ttl.cf), &lower, &ttl_upper)?;
+    }
+    let mut entries = Vec::new();
+    for (id, doc) in &docs {
+        let doc = RawDocument::from_bytes(doc)?;
+        for kg in &set.keygens {
+            entries.clear();
+            kg.keys(doc, id, &mut entries)?;
+            for e in &entries {
+                let covered = ranged
+                    && kg.cf == ttl.cf
+                    && e.as_slice() >= lower.as_slice()
+                    && e.as_slice() < ttl_upper.as_slice();
+                if !covered {
+                    batch.delete(Cf::Id(kg.cf), e)?;
+                }
+            }
+        }
+    }
+    batch.commit(false)?;
+    Ok(ExpireOutcome {
+        deleted: docs.len() as u64,
+        resume_after: Some(last),
+        more,
+    })
+}
+
+/// Reads the records of `ids` and adds their deletion to `batch`: one range
+/// scan when they are adjacent in the records family (one range tombstone
+/// too when `ranged`), a multi-get otherwise.
+fn read_and_delete_records(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    ids: &[Vec<u8>],
+    ranged: bool,
+    batch: &mut dyn Batch,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let (Some(first), Some(last)) = (ids.iter().min(), ids.iter().max()) else {
+        return Ok(Vec::new());
+    };
+    let upper = just_after(last);
+    let mut cursor = engine.cursor(
+        set.records(),
+        KeyRange::new(first.clone(), Some(upper.clone())),
+        Direction::Forward,
+    )?;
+    let mut docs = Vec::with_capacity(ids.len());
+    while cursor.valid() && docs.len() <= ids.len() {
+        docs.push((cursor.key().to_vec(), cursor.value().to_vec()));
+        cursor.advance();
+    }
+    cursor.status()?;
+    drop(cursor);
+    // Every id is in the range and ids are distinct, so the range holds
+    // exactly them when it holds as many records as there are ids.
+    if docs.len() == ids.len() {
+        if ranged {
+            batch.delete_range(set.records(), first, &upper)?;
+        } else {
+            for (id, _) in &docs {
+                batch.delete(set.records(), id)?;
+            }
+        }
+        return Ok(docs);
+    }
+    let values = engine.multi_get(set.records(), ids)?;
+    let mut docs = Vec::with_capacity(ids.len());
+    for (id, value) in ids.iter().zip(values) {
+        if let Some(value) = value {
+            batch.delete(set.records(), id)?;
+            docs.push((id.clone(), value));
+        }
+    }
+    Ok(docs)
+}
+
+/// The earliest Date in a TTL index (its first entry in the Date bracket),
+/// for scheduling the next wake-up.
+pub fn earliest_date(engine: &dyn Engine, set: &IndexSet, index_name: &str) -> Result<Option<i64>> {
+    let Some(kg) = set.keygen(index_name) else {
+        return Ok(None);
+    };
+    let descending = kg.leading_descending();
+    let (start, end) = keycode::date_range_up_to(i64::MAX, descending);
+    // Inverted bytes put the oldest date of a descending index last.
+    let dir = if descending {
+        Direction::Reverse
+    } else {
+        Direction::Forward
+    };
+    let cursor = engine.cursor(Cf::Id(kg.cf), KeyRange::new(start, Some(end)), dir)?;
+    let first = if cursor.valid() {
+        keycode::leading_date(cursor.key(), descending)
+    } else {
+        None
+    };
+    cursor.status()?;
+    Ok(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bson::{Bson, DateTime, doc, rawdoc};
+
+    use super::*;
+    use crate::catalog::{CollectionMeta, IndexMeta};
+    use crate::engine::rocks::{RocksEngine, RocksOptions};
+    use crate::ops;
+
+    fn setup() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = RocksEngine::open(&RocksOptions {
+            path: dir.path().to_path_buf(),
+            block_cache_bytes: 1 << 20,
+            write_buffer_bytes: 4 << 20,
+        })
+        .unwrap();
+        let index = |id, name: &str, key| IndexMeta {
+            id,
+            name: name.into(),
+            key,
+            unique: false,
+            ..CollectionMeta::id_index(0)
+        };
+        let mut ttl = index(11, "at_1", doc! { "at": 1 });
+        ttl.expire_after_seconds = Some(0);
+        let meta = CollectionMeta {
+            id: 10,
+            db: "t".into(),
+            name: "c".into(),
+            uuid: bson::Binary {
+                subtype: bson::spec::BinarySubtype::Uuid,
+                bytes: vec![0; 16],
+            },
+            options: doc! {},
+            indexes: vec![
+                CollectionMeta::id_index(10),
+                ttl,
+                index(12, "k_1", doc! { "k": 1 }),
+            ],
+        };
+        for cf in [10, 11, 12] {
+            engine.create_cf(Cf::Id(cf)).unwrap();
+        }
+        (dir, engine, IndexSet::new(meta).unwrap())
+    }
+
+    fn keys(engine: &RocksEngine, cf: u64) -> usize {
+        let mut c = engine
+            .cursor(Cf::Id(cf), KeyRange::all(), Direction::Forward)
+            .unwrap();
+        let mut n = 0;
+        while c.valid() {
+            n += 1;
+            c.advance();
+        }
+        n
+    }
+
+    fn ids(engine: &RocksEngine) -> Vec<i32> {
+        let mut c = engine
+            .cursor(Cf::Id(10), KeyRange::all(), Direction::Forward)
+            .unwrap();
+        let mut out = Vec::new();
+        while c.valid() {
+            out.push(
+                RawDocument::from_bytes(c.value())
+                    .unwrap()
+                    .get_i32("_id")
+                    .unwrap(),
+            );
+            c.advance();
+        }
+        out
+    }
+
+    fn at(ms: i64) -> Bson {
+        Bson::DateTime(DateTime::from_millis(ms))
+    }
+
+    #[test]
+    fn adjacent_expired_records_go_with_every_index_entry() {
+        let (_d, engine, set) = setup();
+        let docs = (0..10)
+            .map(|i| rawdoc! { "_id": i, "at": DateTime::from_millis(100), "k": i % 3 })
+            .collect();
+        ops::insert(&engine, &set, docs, true).unwrap();
+        let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+        assert_eq!((out.deleted, out.more), (10, false));
+        assert_eq!(
+            (keys(&engine, 10), keys(&engine, 11), keys(&engine, 12)),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn interleaved_live_records_survive_with_their_entries() {
+        let (_d, engine, set) = setup();
+        let docs = (0..10)
+            .map(|i| {
+                let when = if i % 2 == 0 { at(100) } else { at(10_000) };
+                bson::RawDocumentBuf::try_from(&doc! { "_id": i, "at": when, "k": i }).unwrap()
+            })
+            .collect();
+        ops::insert(&engine, &set, docs, true).unwrap();
+        let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+        assert_eq!(out.deleted, 5);
+        assert_eq!(ids(&engine), [1, 3, 5, 7, 9]);
+        assert_eq!((keys(&engine, 11), keys(&engine, 12)), (5, 5));
+    }
+
+    #[test]
+    fn a_multikey_document_loses_its_later_dates_too() {
+        let (_d, engine, set) = setup();
+        let doc = bson::RawDocumentBuf::try_from(
+            &doc! { "_id": 1, "at": [at(10_000), at(100), at(100)], "k": 1 },
+        )
+        .unwrap();
+        let live =
+            bson::RawDocumentBuf::try_from(&doc! { "_id": 2, "at": at(5_000), "k": 2 }).unwrap();
+        ops::insert(&engine, &set, vec![doc, live], true).unwrap();
+        let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+        assert_eq!(out.deleted, 1);
+        assert_eq!(ids(&engine), [2]);
+        assert_eq!(
+            keys(&engine, 11),
+            1,
+            "only the live document's entry is left"
+        );
+    }
+
+    #[test]
+    fn chunks_resume_after_the_last_key() {
+        let (_d, engine, set) = setup();
+        let docs = (0..10)
+            .map(|i| rawdoc! { "_id": i, "at": DateTime::from_millis(i64::from(i)), "k": 0 })
+            .collect();
+        ops::insert(&engine, &set, docs, true).unwrap();
+        let first = expire(&engine, &set, "at_1", 100, 4, None).unwrap();
+        assert_eq!((first.deleted, first.more), (4, true));
+        let second = expire(&engine, &set, "at_1", 100, 4, first.resume_after.as_deref()).unwrap();
+        assert_eq!((second.deleted, second.more), (4, true));
+        let third = expire(
+            &engine,
+            &set,
+            "at_1",
+            100,
+            4,
+            second.resume_after.as_deref(),
+        )
+        .unwrap();
+        assert_eq!((third.deleted, third.more), (2, false));
+        assert_eq!(keys(&engine, 10) + keys(&engine, 11) + keys(&engine, 12), 0);
+        assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), None);
+    }
+}
