@@ -8,10 +8,10 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$bin/ebb-bench" purge --docs 3000 --ebbd "$bin/ebbd" --json "$out/purge.json" --plot "$out/purge.svg"
 "$bin/ebb-bench" lag --rate 500 --duration 2 --ebbd "$bin/ebbd" --json "$out/lag.json" --plot "$out/lag.svg"
-"$bin/ebb-bench" insert --docs 3000 --clients 2 --ebbd "$bin/ebbd" --json "$out/insert.json"
-"$bin/ebb-bench" foreground --docs 3000 --ebbd "$bin/ebbd" --json "$out/foreground.json"
+"$bin/ebb-bench" insert --docs 3000 --clients 2 --ebbd "$bin/ebbd" --json "$out/insert.json" --plot "$out/insert.svg"
+"$bin/ebb-bench" foreground --docs 3000 --ebbd "$bin/ebbd" --json "$out/foreground.json" --plot "$out/foreground.svg"
 for f in purge lag insert foreground; do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='$f', d" "$out/$f.json"
 done
-grep -q "<polyline" "$out/purge.svg" && grep -q "<polyline" "$out/lag.svg"
+for f in purge lag insert foreground; do grep -q "<polyline" "$out/$f.svg"; done
 echo "bench smoke passed"

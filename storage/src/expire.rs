@@ -24,8 +24,19 @@
 //! all range tombstones of the mutable memtable, so thousands of small
 //! range tombstones would slow every later scan, while a few hundred
 //! adjacent point deletes applied in key order cost little.
+//!
+//! Point tombstones stay until compaction drops them, and a scan from the
+//! start of the Date bracket walks every one of them: under a steady
+//! stream of expiries each pass would walk all the tombstones of the
+//! passes before it. So an ascending TTL index keeps a [`Floor`]: a key
+//! below which its Date bracket is known to hold nothing. A chunk that
+//! scanned from the floor raises it past what it deleted; every write that
+//! puts an entry lowers it to that entry. Scans and [`earliest_date`] start
+//! at the floor. (A descending TTL index keeps its oldest dates at the end
+//! of the bracket, where the scan stops, and has no floor.)
 
 use std::collections::HashSet;
+use std::sync::Mutex;
 
 use bson::RawDocument;
 
@@ -46,6 +57,36 @@ pub struct ExpireOutcome {
     pub resume_after: Option<Vec<u8>>,
     /// Whether expired entries remain beyond this chunk.
     pub more: bool,
+}
+
+/// Where the expired entries of an ascending TTL index can start: no key
+/// of the Date bracket sorts below it. Unknown (the bracket's start) until
+/// a chunk has scanned from the bottom. Lives in the index's `KeyGen`, so a
+/// new index set (DDL, collMod) starts unknown again.
+#[derive(Debug, Default)]
+pub struct Floor(Mutex<Option<Vec<u8>>>);
+
+impl Floor {
+    /// A write puts `key` into the index.
+    pub fn lower(&self, key: &[u8]) {
+        let mut floor = self.0.lock().expect("floor lock");
+        if floor.as_deref().is_some_and(|f| key < f) {
+            *floor = Some(key.to_vec());
+        }
+    }
+
+    /// The lowest key that can exist in `[start, ...)`.
+    fn base(&self, start: Vec<u8>) -> Vec<u8> {
+        match &*self.0.lock().expect("floor lock") {
+            Some(f) if *f > start => f.clone(),
+            _ => start,
+        }
+    }
+
+    /// Nothing below `key` is left.
+    fn raise(&self, key: Vec<u8>) {
+        *self.0.lock().expect("floor lock") = Some(key);
+    }
 }
 
 /// The smallest key strictly greater than `key`.
@@ -71,15 +112,23 @@ pub fn expire(
         return Ok(ExpireOutcome::default());
     };
     let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
-    let lower = match resume_after {
-        Some(after) if after >= start.as_slice() => just_after(after),
-        _ => start,
+    let base = match ttl.floor() {
+        Some(floor) => floor.base(start),
+        None => start,
     };
+    let lower = match resume_after {
+        Some(after) if after >= base.as_slice() => just_after(after),
+        _ => base.clone(),
+    };
+    let from_bottom = lower == base;
+    if lower >= end {
+        return Ok(ExpireOutcome::default());
+    }
 
     // The chunk: up to `limit` distinct documents from the TTL range.
     let mut cursor = engine.cursor(
         Cf::Id(ttl.cf),
-        KeyRange::new(lower.clone(), Some(end)),
+        KeyRange::new(lower.clone(), Some(end.clone())),
         Direction::Forward,
     )?;
     let mut ids: Vec<Vec<u8>> = Vec::with_capacity(limit.min(4096));
@@ -99,6 +148,9 @@ pub fn expire(
     cursor.status()?;
     drop(cursor);
     let Some(last) = last else {
+        if from_bottom && let Some(floor) = ttl.floor() {
+            floor.raise(end);
+        }
         return Ok(ExpireOutcome::default());
     };
 
@@ -127,6 +179,9 @@ pub fn expire(
         }
     }
     batch.commit(false)?;
+    if from_bottom && let Some(floor) = ttl.floor() {
+        floor.raise(if more { ttl_upper } else { end });
+    }
     Ok(ExpireOutcome {
         deleted: docs.len() as u64,
         resume_after: Some(last),
@@ -191,6 +246,13 @@ pub fn earliest_date(engine: &dyn Engine, set: &IndexSet, index_name: &str) -> R
     };
     let descending = kg.leading_descending();
     let (start, end) = keycode::date_range_up_to(i64::MAX, descending);
+    let start = match kg.floor() {
+        Some(floor) => floor.base(start),
+        None => start,
+    };
+    if start >= end {
+        return Ok(None);
+    }
     // Inverted bytes put the oldest date of a descending index last.
     let dir = if descending {
         Direction::Reverse
@@ -287,6 +349,66 @@ mod tests {
 
     fn at(ms: i64) -> Bson {
         Bson::DateTime(DateTime::from_millis(ms))
+    }
+
+    #[test]
+    fn the_floor_skips_what_was_deleted_but_never_what_a_write_puts_below_it() {
+        let (_d, engine, set) = setup();
+        let dated =
+            |id: i32, ms: i64| rawdoc! { "_id": id, "at": DateTime::from_millis(ms), "k": id };
+        ops::insert(
+            &engine,
+            &set,
+            (0..5).map(|i| dated(i, 100 + i as i64)).collect(),
+            true,
+        )
+        .unwrap();
+        ops::insert(&engine, &set, vec![dated(9, 900)], true).unwrap();
+        // A visit in two chunks: the first scanned from the bottom and
+        // raises the floor past what it deleted.
+        let out = expire(&engine, &set, "at_1", 500, 3, None).unwrap();
+        assert_eq!((out.deleted, out.more), (3, true));
+        let out = expire(&engine, &set, "at_1", 500, 3, out.resume_after.as_deref()).unwrap();
+        assert_eq!((out.deleted, out.more), (2, false));
+        assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(900));
+        // Documents dated below the floor are written later: the next scan
+        // and the earliest date still see them.
+        ops::insert(&engine, &set, vec![dated(20, 50), dated(21, 60)], true).unwrap();
+        assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(50));
+        let out = expire(&engine, &set, "at_1", 500, 1000, None).unwrap();
+        assert_eq!((out.deleted, out.more), (2, false));
+        assert_eq!(ids(&engine), vec![9]);
+        // After an empty scan up to a cutoff, a later write below it counts.
+        assert_eq!(
+            expire(&engine, &set, "at_1", 500, 1000, None)
+                .unwrap()
+                .deleted,
+            0
+        );
+        ops::insert(&engine, &set, vec![dated(30, 400)], true).unwrap();
+        assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(400));
+        assert_eq!(
+            expire(&engine, &set, "at_1", 500, 1000, None)
+                .unwrap()
+                .deleted,
+            1
+        );
+        assert_eq!(ids(&engine), vec![9]);
+        // An update that moves a date below the floor counts too.
+        let mut w = crate::write::Writer::new(&engine, &set);
+        let id_key = keycode::encode_key(bson::RawBsonRef::Int32(9));
+        w.replace(&id_key, &dated(9, 900), &dated(9, 300)).unwrap();
+        w.commit(false).unwrap();
+        assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(300));
+        assert_eq!(
+            expire(&engine, &set, "at_1", 500, 1000, None)
+                .unwrap()
+                .deleted,
+            1
+        );
+        assert_eq!(ids(&engine), Vec::<i32>::new());
+        assert_eq!(keys(&engine, 11), 0);
+        assert_eq!(keys(&engine, 12), 0);
     }
 
     #[test]

@@ -23,6 +23,7 @@ use bson::{RawBsonRef, RawDocument};
 use crate::catalog::IndexMeta;
 use crate::error::{Error, ErrorKind, Result};
 
+use crate::expire::Floor;
 use crate::keycode;
 use crate::query::filter::Filter;
 use crate::query::path::index_keys;
@@ -40,6 +41,8 @@ pub struct KeyGen {
     sparse: bool,
     partial: Option<Filter>,
     key_pattern: bson::Document,
+    /// For an ascending TTL index: where its expired entries can start.
+    floor: Option<Floor>,
 }
 
 impl KeyGen {
@@ -62,7 +65,21 @@ impl KeyGen {
             sparse: index.sparse,
             partial,
             key_pattern: index.key.clone(),
+            floor: (index.is_ttl() && index.fields().first().is_some_and(|(_, asc)| *asc))
+                .then(Floor::default),
         })
+    }
+
+    /// The floor of an ascending TTL index (`expire.rs` explains it).
+    pub fn floor(&self) -> Option<&Floor> {
+        self.floor.as_ref()
+    }
+
+    /// Records that a write puts `entry` into this index.
+    pub fn note_put(&self, entry: &[u8]) {
+        if let Some(floor) = &self.floor {
+            floor.lower(entry);
+        }
     }
 
     /// Whether the first key field is descending.

@@ -149,6 +149,7 @@ impl<'e> Writer<'e> {
             .put(self.set.records(), &id_key, doc.as_bytes())?;
         for (kg, span) in self.set.keygens.iter().zip(spans) {
             for entry in &entries[span] {
+                kg.note_put(entry);
                 self.batch.put(Cf::Id(kg.cf), entry, &[])?;
             }
         }
@@ -206,14 +207,15 @@ impl<'e> Writer<'e> {
                     self.claim_unique(kg, entry, id_key)?;
                 }
             }
-            changes.push((kg.cf, removed, added));
+            changes.push((kg, removed, added));
         }
-        for (cf, removed, added) in changes {
+        for (kg, removed, added) in changes {
             for e in removed {
-                self.batch.delete(Cf::Id(cf), &e)?;
+                self.batch.delete(Cf::Id(kg.cf), &e)?;
             }
             for e in added {
-                self.batch.put(Cf::Id(cf), &e, &[])?;
+                kg.note_put(&e);
+                self.batch.put(Cf::Id(kg.cf), &e, &[])?;
             }
         }
         self.batch.put(self.set.records(), id_key, new.as_bytes())?;
@@ -227,6 +229,7 @@ impl<'e> Writer<'e> {
         if kg.unique {
             self.claim_unique(kg, entry, id_key)?;
         }
+        kg.note_put(entry);
         self.batch.put(Cf::Id(kg.cf), entry, &[])
     }
 
