@@ -42,6 +42,7 @@ use bson::RawDocument;
 
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
 use crate::error::Result;
+use crate::index::KeyGen;
 use crate::keycode;
 use crate::write::IndexSet;
 
@@ -89,6 +90,15 @@ impl Floor {
     }
 }
 
+/// The lowest key at or above `start` that the index can hold: its floor,
+/// when it has one above `start`.
+fn lowest_possible(kg: &KeyGen, start: Vec<u8>) -> Vec<u8> {
+    match kg.floor() {
+        Some(floor) => floor.base(start),
+        None => start,
+    }
+}
+
 /// The smallest key strictly greater than `key`.
 fn just_after(key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(key.len() + 1);
@@ -112,10 +122,7 @@ pub fn expire(
         return Ok(ExpireOutcome::default());
     };
     let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
-    let base = match ttl.floor() {
-        Some(floor) => floor.base(start),
-        None => start,
-    };
+    let base = lowest_possible(ttl, start);
     let lower = match resume_after {
         Some(after) if after >= base.as_slice() => just_after(after),
         _ => base.clone(),
@@ -246,10 +253,7 @@ pub fn earliest_date(engine: &dyn Engine, set: &IndexSet, index_name: &str) -> R
     };
     let descending = kg.leading_descending();
     let (start, end) = keycode::date_range_up_to(i64::MAX, descending);
-    let start = match kg.floor() {
-        Some(floor) => floor.base(start),
-        None => start,
-    };
+    let start = lowest_possible(kg, start);
     if start >= end {
         return Ok(None);
     }
