@@ -186,6 +186,8 @@ async fn per_visit_targets_split_a_pass_into_sub_passes_round_robin() {
     a.insert_many((0..35).map(|_| doc! { "at": at(T0 - 1) }))
         .await
         .unwrap();
+    // One live document: `a` cannot be expired whole, it goes in visits.
+    a.insert_one(doc! { "at": at(T0 + 60_000) }).await.unwrap();
     b.insert_many((0..5).map(|_| doc! { "at": at(T0 - 1) }))
         .await
         .unwrap();
@@ -193,13 +195,67 @@ async fn per_visit_targets_split_a_pass_into_sub_passes_round_robin() {
     node.set_parameter("ttlMonitorEnabled", true).await;
     node.ttl_pass().await;
     let after = server_ttl(&node).await;
-    assert_eq!(count(&a).await + count(&b).await, 0);
+    assert_eq!(count(&a).await + count(&b).await, 1);
     assert_eq!(
         after.get_i64("deletedDocuments").unwrap() - before.get_i64("deletedDocuments").unwrap(),
         40
     );
     // 35 documents at 10 per visit, one visit per sub-pass: at least 4.
     assert!(after.get_i64("subPasses").unwrap() - before.get_i64("subPasses").unwrap() >= 4);
+}
+
+#[tokio::test]
+async fn a_collection_entirely_due_is_emptied_at_once_with_its_indexes() {
+    let mut node = manual_node(|c| {
+        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
+        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
+        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+    });
+    let a = node.coll("m", "a").await;
+    ttl_index(&a, "at", 0).await;
+    let unique = IndexOptions::builder().unique(true).build();
+    a.create_index(
+        IndexModel::builder()
+            .keys(doc! { "u": 1 })
+            .options(unique)
+            .build(),
+    )
+    .await
+    .unwrap();
+    let docs =
+        |at_ms: i64| (0..35).map(move |i| doc! { "_id": i, "at": at(at_ms), "u": i, "k": i % 3 });
+    a.insert_many(docs(T0 - 1)).await.unwrap();
+    // A restart leaves the collection without recent foreground writes,
+    // the one condition (besides every document being due) for taking it
+    // whole.
+    node.restart();
+    let a = node.coll("m", "a").await;
+    let (deleted, passes, sub_passes) = node.ttl_metrics().await;
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    let after = node.ttl_metrics().await;
+    assert_eq!(count(&a).await, 0);
+    assert_eq!(
+        after.0 - deleted,
+        35,
+        "deletedDocuments counts every document"
+    );
+    // In visits of 10 the first pass alone would take 4 sub-passes; taken
+    // whole it takes 2 (the second finds nothing), and a pass still running
+    // may have finished one more.
+    let extra = (after.2 - sub_passes) - (after.1 - passes);
+    assert!(extra <= 2, "{extra} sub-passes beyond one per pass");
+    // The index entries went too: the same `_id`s and unique values are
+    // free again, and index scans find only the new documents.
+    a.insert_many(docs(T0 + 60_000)).await.unwrap();
+    assert_eq!(count(&a).await, 35);
+    assert_eq!(a.count_documents(doc! { "k": 1 }).await.unwrap(), 12);
+    assert_eq!(
+        a.count_documents(doc! { "u": { "$gte": 30 } })
+            .await
+            .unwrap(),
+        5
+    );
 }
 
 #[tokio::test]
@@ -369,7 +425,7 @@ async fn documents_are_gone_within_250_ms_of_their_due_time() {
 /// Pacing: `ttl.max_deletes_per_sec` bounds the monitor's delete rate.
 #[tokio::test]
 async fn max_deletes_per_sec_paces_a_mass_expiry() {
-    let node = TestNode::start_with(
+    let mut node = TestNode::start_with(
         |c| {
             c.ttl.max_deletes_per_sec = 2000;
             set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
@@ -381,6 +437,10 @@ async fn max_deletes_per_sec_paces_a_mass_expiry() {
     c.insert_many((0..4000).map(|_| doc! { "at": DateTime::from_millis(0) }))
         .await
         .unwrap();
+    // After a restart nothing but the rate keeps the collection, all of it
+    // due, from being expired whole at once.
+    node.restart();
+    let c = node.coll("m", "paced").await;
     let started = Instant::now();
     node.set_parameter("ttlMonitorEnabled", true).await;
     let gone = eventually(Duration::from_secs(30), || async { count(&c).await == 0 }).await;

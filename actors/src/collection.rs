@@ -346,6 +346,10 @@ pub struct ExpireChunk {
     pub cutoff_millis: i64,
     pub limit: usize,
     pub resume_after: Option<Vec<u8>>,
+    /// The chunk may instead delete the whole collection at once when every
+    /// document in it is due (`expire::expire_all`): set when no rate limit
+    /// applies. The writer ignores it while foreground writes are active.
+    pub whole: bool,
 }
 
 /// Builds new indexes, then uses `set` (which lists them).
@@ -472,12 +476,24 @@ impl Handler<ExpireChunk> for CollectionActor {
     type Result = ResponseFuture<Result<ExpireOutcome>>;
 
     fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
-        let limit = if self.foreground_active() {
+        let active = self.foreground_active();
+        let limit = if active {
             msg.limit.min(FOREGROUND_CHUNK_DOCS)
         } else {
             msg.limit
         };
+        let whole = msg.whole && !active;
         let rx = self.expire(ctx, move |engine, set| {
+            if whole
+                && let Some(deleted) =
+                    ebb_storage::expire::expire_all(engine, set, &msg.index, msg.cutoff_millis)?
+            {
+                return Ok(ExpireOutcome {
+                    deleted,
+                    resume_after: None,
+                    more: false,
+                });
+            }
             ebb_storage::expire::expire(
                 engine,
                 set,

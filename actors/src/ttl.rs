@@ -14,6 +14,11 @@
 //! wait at most one chunk. Between chunks the monitor can stop (shutdown)
 //! and pace itself (`ttl.max_deletes_per_sec`).
 //!
+//! Without a rate limit, a chunk may find every document of the collection
+//! due and delete them all at once (`expire::expire_all`): a few range
+//! tombstones whatever the count, so it can exceed the visit's
+//! `ttlIndexDeleteTargetDocs`, which exists to bound a visit's work.
+//!
 //! Beyond MongoDB: after a pass the monitor reads the earliest Date of each
 //! TTL index and sleeps only until that entry falls due (never longer than
 //! `ttlMonitorSleepSecs`), and writers that index an earlier due time wake
@@ -330,6 +335,7 @@ async fn visit(
             cutoff_millis: cutoff,
             limit: limit as usize,
             resume_after: resume.take(),
+            whole: pacer.unlimited(),
         };
         let out = match t.addr.send(chunk).await {
             Ok(Ok(out)) => out,
@@ -381,6 +387,11 @@ impl Pacer {
             per_sec,
             next: Instant::now(),
         }
+    }
+
+    /// Whether no rate applies.
+    fn unlimited(&self) -> bool {
+        self.per_sec == 0
     }
 
     /// Waits until a chunk may start; returns the chunk size to use.

@@ -43,6 +43,11 @@ pub struct Args {
     /// Documents (purge, insert, foreground).
     #[arg(long, default_value_t = 1_000_000)]
     pub docs: usize,
+    /// Documents that never fall due, loaded after the due ones (purge).
+    /// With any, the collection cannot be expired whole in one step, so the
+    /// purge runs chunk by chunk.
+    #[arg(long, default_value_t = 0)]
+    pub keep: usize,
     /// Insert rate in documents per second (lag).
     #[arg(long, default_value_t = 10_000)]
     pub rate: usize,

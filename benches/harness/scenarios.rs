@@ -12,7 +12,7 @@ use mongodb::{Client, Collection, IndexModel};
 
 use crate::daemon::Target;
 use crate::report::{Outcome, Series};
-use crate::workload::{deleted, load, make_doc, now_ms, percentile};
+use crate::workload::{PAYLOAD, deleted, load, make_doc, now_ms, percentile};
 use crate::{Args, Scenario, floor};
 
 const DAY_SECS: i64 = 86_400;
@@ -83,6 +83,10 @@ async fn purge(args: &Args) -> Result<Outcome> {
     let target = Target::start(args.uri.as_deref(), args.ebbd.as_ref(), &[])?;
     let (client, c) = connect(&target, "purge").await?;
     let (load_at, load_time) = load_purge_set(&c, n).await?;
+    if args.keep > 0 {
+        let live = (0..args.keep).map(|i| doc! { "k": (i % 1000) as i32, "payload": PAYLOAD });
+        c.insert_many(live).await?;
+    }
     let base = deleted(&client).await?;
     let t = make_due(&c, load_at).await?;
     sleep_until_ms(t).await;
@@ -111,8 +115,11 @@ async fn purge(args: &Args) -> Result<Outcome> {
         _ => None,
     };
     let remaining = c.count_documents(doc! {}).await?;
-    if remaining != 0 {
-        bail!("{remaining} documents left after the purge");
+    if remaining != args.keep as u64 {
+        bail!(
+            "{remaining} documents left after the purge, not {}",
+            args.keep
+        );
     }
     let peak_rss = target.peak_rss();
     eprintln!("  measuring the raw RocksDB floor for {n} documents");
@@ -120,6 +127,7 @@ async fn purge(args: &Args) -> Result<Outcome> {
     let empty_s = empty_ms / 1000.0;
     let mut out = Outcome::new("purge");
     out.add("docs", n, "");
+    out.add("kept_docs", args.keep, "");
     out.add("load_s", load_time.as_secs_f64(), "s");
     out.add(
         "first_delete_after_due_ms",

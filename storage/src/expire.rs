@@ -25,6 +25,17 @@
 //! range tombstones would slow every later scan, while a few hundred
 //! adjacent point deletes applied in key order cost little.
 //!
+//! When every document of the collection is due (a cache loaded at once,
+//! a batch of sessions that share an expiry time), [`expire_all`] deletes
+//! the whole collection with one range tombstone per column family instead
+//! of chunks: its cost does not grow with the number of documents beyond
+//! counting them. It applies only when the index proves it: the TTL index
+//! is neither sparse nor partial, so every document has an entry, and its
+//! first and last entries both hold Dates due by the cutoff, so every entry
+//! between them does too. The writer offers it only when no rate limit
+//! applies and no foreground write arrived lately, and only to collections
+//! of up to two million documents, since counting them holds the writer.
+//!
 //! Point tombstones stay until compaction drops them, and a scan from the
 //! start of the Date bracket walks every one of them: under a steady
 //! stream of expiries each pass would walk all the tombstones of the
@@ -48,6 +59,8 @@ use crate::write::IndexSet;
 
 /// Chunks at least this large use range tombstones.
 const RANGE_DELETE_MIN_DOCS: usize = 512;
+/// The largest collection (by the engine's estimate) [`expire_all`] takes.
+const WHOLE_COLLECTION_MAX_DOCS: u64 = 2_000_000;
 
 /// Result of one TTL expiry chunk.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -196,6 +209,62 @@ pub fn expire(
     })
 }
 
+/// Deletes every document of the collection when every one of them is due
+/// by TTL index `index_name` at `cutoff_millis` (see the module doc);
+/// returns how many went, or `None` (and deletes nothing) when that cannot
+/// be proven from the index's first and last entries.
+pub fn expire_all(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    index_name: &str,
+    cutoff_millis: i64,
+) -> Result<Option<u64>> {
+    let Some(ttl) = set.keygen(index_name) else {
+        return Ok(None);
+    };
+    if !ttl.indexes_every_document() {
+        return Ok(None);
+    }
+    let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
+    let cf = Cf::Id(ttl.cf);
+    let below = KeyRange::new(Vec::new(), Some(start));
+    if edge(engine, cf, below, Direction::Forward)?.is_some() {
+        return Ok(None);
+    }
+    match edge(engine, cf, KeyRange::all(), Direction::Reverse)? {
+        Some(last) if last < end => {}
+        _ => return Ok(None),
+    }
+
+    // Counting holds the writer (about 0.2 s per million documents here):
+    // beyond this size chunks keep a foreground write from waiting long.
+    if engine.stats(set.records())?.estimated_keys > WHOLE_COLLECTION_MAX_DOCS {
+        return Ok(None);
+    }
+    // Nothing else writes while this runs (single writer), so the count is
+    // exactly what the range tombstones below remove.
+    let count = engine.count(set.records(), KeyRange::all())?;
+    let mut batch = engine.batch();
+    for cf in std::iter::once(set.records()).chain(set.keygens.iter().map(|kg| Cf::Id(kg.cf))) {
+        if let Some(last) = edge(engine, cf, KeyRange::all(), Direction::Reverse)? {
+            batch.delete_range(cf, &[], &just_after(&last))?;
+        }
+    }
+    batch.commit(false)?;
+    if let Some(floor) = ttl.floor() {
+        floor.raise(end);
+    }
+    Ok(Some(count))
+}
+
+/// The first key of `range` in direction `dir`.
+fn edge(engine: &dyn Engine, cf: Cf, range: KeyRange, dir: Direction) -> Result<Option<Vec<u8>>> {
+    let cursor = engine.cursor(cf, range, dir)?;
+    let key = cursor.valid().then(|| cursor.key().to_vec());
+    cursor.status()?;
+    Ok(key)
+}
+
 /// Reads the records of `ids` and adds their deletion to `batch`: one range
 /// scan when they are adjacent in the records family (one range tombstone
 /// too when `ranged`), a multi-get otherwise.
@@ -285,6 +354,14 @@ mod tests {
     use crate::ops;
 
     fn setup() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
+        setup_with(|_| {})
+    }
+
+    /// Records in family 10, TTL index `at_1` (shaped by `ttl`) in 11,
+    /// plain index `k_1` in 12.
+    fn setup_with(
+        ttl: impl FnOnce(&mut IndexMeta),
+    ) -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
         let dir = tempfile::tempdir().unwrap();
         let engine = RocksEngine::open(&RocksOptions {
             path: dir.path().to_path_buf(),
@@ -299,8 +376,9 @@ mod tests {
             unique: false,
             ..CollectionMeta::id_index(0)
         };
-        let mut ttl = index(11, "at_1", doc! { "at": 1 });
-        ttl.expire_after_seconds = Some(0);
+        let mut ttl_index = index(11, "at_1", doc! { "at": 1 });
+        ttl_index.expire_after_seconds = Some(0);
+        ttl(&mut ttl_index);
         let meta = CollectionMeta {
             id: 10,
             db: "t".into(),
@@ -312,7 +390,7 @@ mod tests {
             options: doc! {},
             indexes: vec![
                 CollectionMeta::id_index(10),
-                ttl,
+                ttl_index,
                 index(12, "k_1", doc! { "k": 1 }),
             ],
         };
@@ -413,6 +491,133 @@ mod tests {
         assert_eq!(ids(&engine), Vec::<i32>::new());
         assert_eq!(keys(&engine, 11), 0);
         assert_eq!(keys(&engine, 12), 0);
+    }
+
+    fn insert(engine: &RocksEngine, set: &IndexSet, docs: Vec<bson::Document>) {
+        let raw = docs
+            .iter()
+            .map(|d| bson::RawDocumentBuf::try_from(d).unwrap())
+            .collect();
+        ops::insert(engine, set, raw, true).unwrap();
+    }
+
+    fn all_keys(engine: &RocksEngine) -> (usize, usize, usize) {
+        (keys(engine, 10), keys(engine, 11), keys(engine, 12))
+    }
+
+    #[test]
+    fn a_collection_entirely_due_goes_at_once_and_later_writes_are_kept() {
+        let (_d, engine, set) = setup();
+        insert(
+            &engine,
+            &set,
+            (0..10)
+                .map(|i| doc! { "_id": i, "at": at(100 - i64::from(i)), "k": i % 3 })
+                .collect(),
+        );
+        assert_eq!(expire_all(&engine, &set, "at_1", 100).unwrap(), Some(10));
+        assert_eq!(all_keys(&engine), (0, 0, 0));
+        // A write after the range tombstones is visible, expires normally,
+        // and is seen below the raised floor.
+        insert(
+            &engine,
+            &set,
+            vec![
+                doc! { "_id": 0, "at": at(5_000), "k": 1 },
+                doc! { "_id": 1, "at": at(50), "k": 1 },
+            ],
+        );
+        assert_eq!(ids(&engine), [0, 1]);
+        assert_eq!(all_keys(&engine), (2, 2, 2));
+        assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(50));
+        assert_eq!(expire_all(&engine, &set, "at_1", 100).unwrap(), None);
+        assert_eq!(
+            expire(&engine, &set, "at_1", 100, 1000, None)
+                .unwrap()
+                .deleted,
+            1
+        );
+        assert_eq!(ids(&engine), [0]);
+    }
+
+    #[test]
+    fn one_document_not_provably_due_keeps_the_collection_whole() {
+        let not_due = [
+            doc! { "_id": 99, "at": at(5_000), "k": 0 },
+            doc! { "_id": 99, "k": 0 },
+            doc! { "_id": 99, "at": "soon", "k": 0 },
+            doc! { "_id": 99, "at": [at(100), at(5_000)], "k": 0 },
+            doc! { "_id": 99, "at": [at(100), 7], "k": 0 },
+        ];
+        for odd in not_due {
+            let (_d, engine, set) = setup();
+            let mut docs: Vec<_> = (0..5)
+                .map(|i| doc! { "_id": i, "at": at(100), "k": i })
+                .collect();
+            docs.push(odd.clone());
+            insert(&engine, &set, docs);
+            let before = all_keys(&engine);
+            assert_eq!(
+                expire_all(&engine, &set, "at_1", 100).unwrap(),
+                None,
+                "{odd}"
+            );
+            assert_eq!(all_keys(&engine), before, "{odd}");
+            // The chunked path still takes what is due: the array with a
+            // due date included, as MongoDB expires at the earliest date.
+            let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+            let array = odd.get_array("at").is_ok();
+            assert_eq!(out.deleted, if array { 6 } else { 5 }, "{odd}");
+        }
+    }
+
+    #[test]
+    fn sparse_and_partial_ttl_indexes_never_take_the_whole_collection() {
+        let sparse = |m: &mut IndexMeta| m.sparse = true;
+        let partial = |m: &mut IndexMeta| m.partial_filter = Some(doc! { "k": { "$gte": 0 } });
+        for (name, shape) in [
+            ("sparse", &sparse as &dyn Fn(&mut IndexMeta)),
+            ("partial", &partial),
+        ] {
+            let (_d, engine, set) = setup_with(shape);
+            // Every document the index holds is due, but one it skips is
+            // not in it at all.
+            insert(
+                &engine,
+                &set,
+                vec![
+                    doc! { "_id": 1, "at": at(100), "k": 1 },
+                    doc! { "_id": 2, "k": -1 },
+                ],
+            );
+            assert_eq!(
+                expire_all(&engine, &set, "at_1", 100).unwrap(),
+                None,
+                "{name}"
+            );
+            assert_eq!(
+                expire(&engine, &set, "at_1", 100, 1000, None)
+                    .unwrap()
+                    .deleted,
+                1
+            );
+            assert_eq!(ids(&engine), [2], "{name}");
+        }
+    }
+
+    #[test]
+    fn a_descending_ttl_index_takes_the_whole_collection_too() {
+        let (_d, engine, set) = setup_with(|m| m.key = doc! { "at": -1 });
+        insert(
+            &engine,
+            &set,
+            (0..4)
+                .map(|i| doc! { "_id": i, "at": at(10 * i64::from(i)), "k": i })
+                .collect(),
+        );
+        assert_eq!(expire_all(&engine, &set, "at_1", 20).unwrap(), None);
+        assert_eq!(expire_all(&engine, &set, "at_1", 30).unwrap(), Some(4));
+        assert_eq!(all_keys(&engine), (0, 0, 0));
     }
 
     #[test]

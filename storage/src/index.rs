@@ -87,6 +87,12 @@ impl KeyGen {
         self.fields.first().is_some_and(|(_, asc)| !asc)
     }
 
+    /// Whether every document of the collection has at least one entry
+    /// (neither sparse nor partial).
+    pub fn indexes_every_document(&self) -> bool {
+        !self.sparse && self.partial.is_none()
+    }
+
     /// Whether `doc` belongs in this index at all (partial filter).
     pub fn covers(&self, doc: &RawDocument) -> bool {
         self.partial.as_ref().is_none_or(|f| f.matches(doc))

@@ -123,6 +123,9 @@ pub trait Engine: Send + Sync + 'static {
     /// A cursor over the latest committed state.
     fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>>;
     fn snapshot(&self) -> Box<dyn Snapshot + '_>;
+    /// Counts the keys of `range` in one bulk scan that leaves the block
+    /// cache as it was.
+    fn count(&self, cf: Cf, range: KeyRange) -> Result<u64>;
 
     /// Makes every acknowledged write durable (fsync of the WAL).
     fn sync_wal(&self) -> Result<()>;

@@ -186,6 +186,26 @@ impl Engine for RocksEngine {
         Ok(Box::new(RocksCursor::start(iter, range, dir)))
     }
 
+    fn count(&self, cf: Cf, range: KeyRange) -> Result<u64> {
+        let h = self.handle(cf)?;
+        let mut ro = read_options(&range);
+        // Blocks read once: caching them would evict what foreground reads
+        // use, and grow the heap only to free it again.
+        ro.fill_cache(false);
+        let mut cursor = RocksCursor::start(
+            self.db.raw_iterator_cf_opt(&h, ro),
+            range,
+            Direction::Forward,
+        );
+        let mut n = 0;
+        while cursor.valid() {
+            n += 1;
+            cursor.advance();
+        }
+        cursor.status()?;
+        Ok(n)
+    }
+
     fn snapshot(&self) -> Box<dyn Snapshot + '_> {
         Box::new(RocksSnapshot {
             engine: self,
