@@ -255,3 +255,74 @@ async fn converting_a_plain_index_with_coll_mod_makes_it_expire() {
     node.ttl_pass().await;
     assert!(ids(&c).await.is_empty());
 }
+
+#[tokio::test]
+async fn writes_racing_expiry_chunks_keep_documents_and_indexes_consistent() {
+    let node = node();
+    let c = node.coll("t", "race").await;
+    ttl_index(&c, doc! { "at": 1 }, 0, None).await;
+    c.create_index(IndexModel::builder().keys(doc! { "k": 1 }).build())
+        .await
+        .unwrap();
+    node.set_parameter("ttlMonitorEnabled", false).await;
+    c.insert_many((0..3000).map(|i| doc! { "_id": i, "at": at(T0 - 1), "k": i }))
+        .await
+        .unwrap();
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    // While chunks run (planned off the writer, as foreground writes are
+    // active), move some due documents to a later date and insert new ones.
+    let later = at(T0 + HOUR);
+    let mut kept = Vec::new();
+    for (j, i) in (0..3000).step_by(3).enumerate() {
+        let r = c
+            .update_one(doc! { "_id": i }, doc! { "$set": { "at": later.clone() } })
+            .await
+            .unwrap();
+        if r.matched_count == 1 {
+            kept.push(i);
+        }
+        let new_id = 100_000 + j as i32;
+        c.insert_one(doc! { "_id": new_id, "at": later.clone(), "k": -1 })
+            .await
+            .unwrap();
+        kept.push(new_id);
+    }
+    let settled = common::eventually(Duration::from_secs(30), || async {
+        c.count_documents(doc! {}).await.unwrap() == kept.len() as u64
+    })
+    .await;
+    let mut left: Vec<i32> = c
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect::<Vec<Document>>()
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect();
+    left.sort();
+    kept.sort();
+    assert!(
+        settled,
+        "{} documents left, expected {}",
+        left.len(),
+        kept.len()
+    );
+    assert_eq!(
+        left, kept,
+        "exactly the moved and the new documents survive"
+    );
+    // Both indexes hold exactly the surviving documents.
+    let by_k = c
+        .count_documents(doc! { "k": { "$gte": -1 } })
+        .hint(mongodb::options::Hint::Name("k_1".into()))
+        .await
+        .unwrap();
+    let by_at = c
+        .count_documents(doc! { "at": { "$gte": at(0) } })
+        .hint(mongodb::options::Hint::Name("at_1".into()))
+        .await
+        .unwrap();
+    assert_eq!((by_k, by_at), (kept.len() as u64, kept.len() as u64));
+}

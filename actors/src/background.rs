@@ -1,19 +1,24 @@
-//! One low-priority thread for TTL deletions.
+//! Two low-priority threads for TTL work.
 //!
 //! Expiry is background work: it must not take CPU from foreground reads
-//! and writes on a small machine. Every TTL chunk of every collection runs
-//! here, on a thread whose scheduling priority is lowered once at start
-//! (nice +10 on Linux; the nice value is per thread there), so the kernel
-//! prefers foreground threads whenever both are runnable. Only one chunk
-//! runs at a time anyway: the monitor visits indexes one after another.
+//! and writes on a small machine. TTL chunks that hold a collection's
+//! writer run on `ebb-ttl`, whose scheduling priority is lowered once at
+//! start (nice +10 on Linux; the nice value is per thread there), so the
+//! kernel prefers foreground threads whenever both are runnable, yet a
+//! write waiting behind a chunk is not kept waiting long. Chunks planned
+//! without holding the writer run on `ebb-ttl-plan` at `SCHED_IDLE`: the
+//! kernel runs it only on otherwise idle CPU, which is safe because no
+//! other thread ever waits for it. Only one chunk runs at a time anyway:
+//! the monitor visits indexes one after another.
 
 use std::sync::mpsc;
 
 type Task = Box<dyn FnOnce() + Send>;
 
-/// The background thread's inbox.
+/// The background threads' inboxes.
 pub struct Background {
     tx: mpsc::Sender<Task>,
+    idle: mpsc::Sender<Task>,
 }
 
 /// How much lower than normal the thread runs (a nice value).
@@ -21,32 +26,71 @@ const NICENESS: i32 = 10;
 
 impl Background {
     pub fn start() -> Self {
-        let (tx, rx) = mpsc::channel::<Task>();
-        std::thread::Builder::new()
-            .name("ebb-ttl".into())
-            .spawn(move || {
-                lower_priority();
-                for task in rx {
-                    task();
-                }
-            })
-            .expect("spawn the TTL thread");
-        Background { tx }
+        Background {
+            tx: spawn("ebb-ttl", lower_priority),
+            idle: spawn("ebb-ttl-plan", idle_priority),
+        }
     }
 
-    /// Runs `f` on the background thread; resolves with its result.
+    /// Runs `f` on the nice +10 thread; resolves with its result.
     pub async fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Option<T> {
-        let (done, result) = tokio::sync::oneshot::channel();
-        let task: Task = Box::new(move || {
-            let _ = done.send(f());
-        });
-        self.tx.send(task).ok()?;
-        result.await.ok()
+        on(&self.tx, f).await
+    }
+
+    /// Runs `f` on the idle-priority thread: only for work that holds
+    /// nothing another thread may wait for.
+    pub async fn run_idle<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        on(&self.idle, f).await
     }
 }
+
+async fn on<T: Send + 'static>(
+    tx: &mpsc::Sender<Task>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (done, result) = tokio::sync::oneshot::channel();
+    let task: Task = Box::new(move || {
+        let _ = done.send(f());
+    });
+    tx.send(task).ok()?;
+    result.await.ok()
+}
+
+fn spawn(name: &str, setup: fn()) -> mpsc::Sender<Task> {
+    let (tx, rx) = mpsc::channel::<Task>();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            setup();
+            for task in rx {
+                task();
+            }
+        })
+        .expect("spawn a TTL thread");
+    tx
+}
+
+#[cfg(target_os = "linux")]
+fn idle_priority() {
+    // SAFETY: sched_param is plain data; sched_setscheduler reads it.
+    let rc = unsafe {
+        let param = libc::sched_param { sched_priority: 0 };
+        libc::sched_setscheduler(0, libc::SCHED_IDLE, &param)
+    };
+    if rc != 0 {
+        tracing::warn!("could not give the TTL planning thread idle priority");
+        lower_priority();
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn idle_priority() {}
 
 #[cfg(target_os = "linux")]
 fn lower_priority() {

@@ -17,6 +17,17 @@
 //! one chunk already running, and expiry still gets every other turn, so
 //! neither can starve the other (MongoDB runs TTL deletes at low priority
 //! for the same reason).
+//!
+//! While foreground writes are active, a chunk does its reading without
+//! holding the writer: it is planned (scanned, records read, deletions
+//! decided: `expire::plan`) on the TTL thread while foreground groups go
+//! on, and only its batch is applied on the writer. A plan is applied only
+//! if no foreground job started since it was made (`epoch`), so it never
+//! deletes from a state that has changed; a stale plan is made again, and
+//! after [`MAX_STALE_PLANS`] the chunk runs whole on the writer. Planning
+//! runs at idle CPU priority (it holds nothing a write waits for); when a
+//! busy CPU starves it, the next chunk runs on the writer at the TTL
+//! thread's priority instead, so expiry always progresses.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -25,7 +36,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use bson::RawDocumentBuf;
 use ebb_storage::engine::Engine;
-use ebb_storage::expire::ExpireOutcome;
+use ebb_storage::expire::{ExpireOutcome, Plan};
 use ebb_storage::ops::{
     self, DeleteOutcome, DeleteStatement, FindAndModify, FindAndModifyOutcome, InsertOutcome,
     UpdateOutcome, UpdateStatement,
@@ -37,12 +48,18 @@ use tokio::sync::oneshot;
 use crate::shared::{Durability, Shared};
 
 /// Documents per TTL chunk while foreground writes are active. A write
-/// queued behind a chunk waits for all of it; at 16 documents that is a few
-/// tens of microseconds (BENCHMARKS.md, `foreground`: 128 and 32 cost
-/// insert p99 6x and 3.5x idle, 16 costs 1.7x).
+/// queued behind a chunk waits for its commit (or, for a chunk run on the
+/// writer, all of it), so chunks stay small (BENCHMARKS.md, `foreground`:
+/// before planning, 128 and 32 cost insert p99 6x and 3.5x idle, 16 2.1x).
 const FOREGROUND_CHUNK_DOCS: usize = 16;
 /// How recent a foreground write must be to count as activity.
 const FOREGROUND_WINDOW: Duration = Duration::from_millis(100);
+/// Plans of one chunk discarded for a write in between before the chunk
+/// runs on the writer instead.
+const MAX_STALE_PLANS: u32 = 2;
+/// A plan that took longer than this (its thread starved by a busy CPU)
+/// makes the next chunk run on the writer, at the TTL thread's priority.
+const PLAN_PATIENCE: Duration = Duration::from_millis(50);
 
 /// A write job: runs on a blocking thread, returns the acknowledgement to
 /// send once the group is durable.
@@ -78,7 +95,16 @@ pub struct CollectionActor {
     set: Arc<IndexSet>,
     queue: VecDeque<Job>,
     /// TTL chunks, served alternately with `queue`.
-    expiry: VecDeque<WriteJob>,
+    expiry: VecDeque<Expiry>,
+    /// Counts foreground jobs started: a plan is applied only at the
+    /// epoch it was made at.
+    epoch: u64,
+    /// A chunk is being planned off the writer.
+    planning: bool,
+    /// A planned chunk waiting for its turn on the writer.
+    planned: Option<Planned>,
+    /// The last plan took longer than [`PLAN_PATIENCE`].
+    plan_starved: bool,
     /// Whether the last thing run came from `queue`.
     foreground_ran_last: bool,
     /// When the last foreground write was queued.
@@ -94,6 +120,10 @@ impl CollectionActor {
             set,
             queue: VecDeque::new(),
             expiry: VecDeque::new(),
+            epoch: 0,
+            planning: false,
+            planned: None,
+            plan_starved: false,
             foreground_ran_last: false,
             last_foreground: None,
             busy: false,
@@ -117,18 +147,29 @@ impl CollectionActor {
         if self.busy {
             return;
         }
-        let expiry_turn =
-            !self.expiry.is_empty() && (self.queue.is_empty() || self.foreground_ran_last);
-        if expiry_turn {
-            let job = self.expiry.pop_front().expect("checked non-empty");
+        let expiry_ready = self.planned.is_some() || (!self.expiry.is_empty() && !self.planning);
+        if expiry_ready && (self.queue.is_empty() || self.foreground_ran_last) {
             self.foreground_ran_last = false;
-            self.run_expiry(job, ctx);
+            match self.planned.take() {
+                Some(p) if p.epoch == self.epoch && Arc::ptr_eq(&p.set, &self.set) => {
+                    self.apply(p, ctx)
+                }
+                Some(mut p) => {
+                    p.chunk.stale_plans += 1;
+                    self.start_expiry(p.chunk, ctx);
+                }
+                None => {
+                    let chunk = self.expiry.pop_front().expect("checked non-empty");
+                    self.start_expiry(chunk, ctx);
+                }
+            }
             return;
         }
         let Some(front) = self.queue.pop_front() else {
             return;
         };
         self.foreground_ran_last = true;
+        self.epoch += 1;
         let engine = self.shared.engine.clone();
         match front {
             Job::Write { run, sync } => {
@@ -212,25 +253,133 @@ impl CollectionActor {
         );
     }
 
-    /// Runs one TTL chunk on the low-priority background thread.
-    fn run_expiry(&mut self, job: WriteJob, ctx: &mut Context<Self>) {
+    /// Starts a TTL chunk: planned off the writer while foreground writes
+    /// are active, otherwise run on the writer.
+    fn start_expiry(&mut self, chunk: Expiry, ctx: &mut Context<Self>) {
+        let active = self.foreground_active();
+        if active && chunk.stale_plans < MAX_STALE_PLANS && !self.plan_starved {
+            self.plan(chunk, ctx);
+        } else {
+            // One chunk on the writer, then planning gets another chance.
+            self.plan_starved = false;
+            self.run_expiry(chunk, active, ctx);
+        }
+    }
+
+    /// Runs one TTL chunk on the writer, on the low-priority background
+    /// thread. Without foreground activity it may take the whole
+    /// collection at once (`expire::expire_all`).
+    fn run_expiry(&mut self, chunk: Expiry, active: bool, ctx: &mut Context<Self>) {
         self.busy = true;
         let shared = self.shared.clone();
         let set = self.set.clone();
-        let chunk = async move {
+        let Expiry { msg, reply, .. } = chunk;
+        let limit = chunk_limit(&msg, active);
+        let whole = msg.whole && !active;
+        let work = async move {
             let engine = shared.engine.clone();
-            if let Some(ack) = shared
+            let result = shared
                 .background
-                .run(move || job(engine.as_ref(), &set))
-                .await
-            {
-                ack();
+                .run(move || {
+                    let engine = engine.as_ref();
+                    if whole
+                        && let Some(deleted) = ebb_storage::expire::expire_all(
+                            engine,
+                            &set,
+                            &msg.index,
+                            msg.cutoff_millis,
+                        )?
+                    {
+                        return Ok(ExpireOutcome {
+                            deleted,
+                            resume_after: None,
+                            more: false,
+                        });
+                    }
+                    ebb_storage::expire::expire(
+                        engine,
+                        &set,
+                        &msg.index,
+                        msg.cutoff_millis,
+                        limit,
+                        msg.resume_after.as_deref(),
+                    )
+                })
+                .await;
+            if let Some(result) = result {
+                let _ = reply.send(result);
             }
         };
-        ctx.spawn(chunk.into_actor(self).map(|_, act, ctx| {
+        ctx.spawn(work.into_actor(self).map(|_, act, ctx| {
             act.busy = false;
             act.pump(ctx);
         }));
+    }
+
+    /// Plans a chunk on the background thread while the writer stays free.
+    fn plan(&mut self, chunk: Expiry, ctx: &mut Context<Self>) {
+        self.planning = true;
+        let (shared, set, epoch) = (self.shared.clone(), self.set.clone(), self.epoch);
+        let limit = chunk_limit(&chunk.msg, true);
+        let (index, cutoff) = (chunk.msg.index.clone(), chunk.msg.cutoff_millis);
+        let resume = chunk.msg.resume_after.clone();
+        let planning_set = set.clone();
+        let started = Instant::now();
+        let work = async move {
+            let engine = shared.engine.clone();
+            shared
+                .background
+                .run_idle(move || {
+                    ebb_storage::expire::plan(
+                        engine.as_ref(),
+                        &planning_set,
+                        &index,
+                        cutoff,
+                        limit,
+                        resume.as_deref(),
+                    )
+                })
+                .await
+        };
+        ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
+            act.planning = false;
+            act.plan_starved = started.elapsed() > PLAN_PATIENCE;
+            match result {
+                Some(Ok(plan)) => {
+                    act.planned = Some(Planned {
+                        chunk,
+                        plan,
+                        epoch,
+                        set,
+                    })
+                }
+                Some(Err(e)) => {
+                    let _ = chunk.reply.send(Err(e));
+                }
+                None => {}
+            }
+            act.pump(ctx);
+        }));
+    }
+
+    /// Applies a plan made at the current epoch. The commit runs at normal
+    /// priority: a foreground write may be waiting behind it.
+    fn apply(&mut self, p: Planned, ctx: &mut Context<Self>) {
+        self.busy = true;
+        let engine = self.shared.engine.clone();
+        let Planned {
+            chunk, plan, set, ..
+        } = p;
+        let work = tokio::task::spawn_blocking(move || {
+            ebb_storage::expire::apply(engine.as_ref(), &set, plan)
+        });
+        ctx.spawn(async move { flatten(work.await) }.into_actor(self).map(
+            move |result, act, ctx| {
+                let _ = chunk.reply.send(result);
+                act.busy = false;
+                act.pump(ctx);
+            },
+        ));
     }
 
     /// Whether foreground writes arrived lately: TTL chunks then shrink so
@@ -258,25 +407,30 @@ impl CollectionActor {
         self.enqueue(Job::Write { run, sync }, ctx);
         rx
     }
+}
 
-    /// Queues a TTL chunk (see the module doc for how it is scheduled).
-    fn expire(
-        &mut self,
-        ctx: &mut Context<Self>,
-        f: impl FnOnce(&dyn Engine, &IndexSet) -> Result<ExpireOutcome> + Send + 'static,
-    ) -> oneshot::Receiver<Result<ExpireOutcome>> {
-        let (tx, rx) = oneshot::channel();
-        if self.retired {
-            return rx;
-        }
-        self.expiry.push_back(Box::new(move |engine, set| {
-            let result = f(engine, set);
-            Box::new(move || {
-                let _ = tx.send(result);
-            })
-        }));
-        self.pump(ctx);
-        rx
+/// A queued TTL chunk.
+struct Expiry {
+    msg: ExpireChunk,
+    reply: oneshot::Sender<Result<ExpireOutcome>>,
+    /// Plans of this chunk discarded because a write came in between.
+    stale_plans: u32,
+}
+
+/// A chunk planned off the writer, with what it was planned against.
+struct Planned {
+    chunk: Expiry,
+    plan: Plan,
+    epoch: u64,
+    set: Arc<IndexSet>,
+}
+
+/// Documents the chunk may delete: fewer while foreground writes are active.
+fn chunk_limit(msg: &ExpireChunk, active: bool) -> usize {
+    if active {
+        msg.limit.min(FOREGROUND_CHUNK_DOCS)
+    } else {
+        msg.limit
     }
 }
 
@@ -476,33 +630,15 @@ impl Handler<ExpireChunk> for CollectionActor {
     type Result = ResponseFuture<Result<ExpireOutcome>>;
 
     fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
-        let active = self.foreground_active();
-        let limit = if active {
-            msg.limit.min(FOREGROUND_CHUNK_DOCS)
-        } else {
-            msg.limit
-        };
-        let whole = msg.whole && !active;
-        let rx = self.expire(ctx, move |engine, set| {
-            if whole
-                && let Some(deleted) =
-                    ebb_storage::expire::expire_all(engine, set, &msg.index, msg.cutoff_millis)?
-            {
-                return Ok(ExpireOutcome {
-                    deleted,
-                    resume_after: None,
-                    more: false,
-                });
-            }
-            ebb_storage::expire::expire(
-                engine,
-                set,
-                &msg.index,
-                msg.cutoff_millis,
-                limit,
-                msg.resume_after.as_deref(),
-            )
-        });
+        let (reply, rx) = oneshot::channel();
+        if !self.retired {
+            self.expiry.push_back(Expiry {
+                msg,
+                reply,
+                stale_plans: 0,
+            });
+            self.pump(ctx);
+        }
         Box::pin(recv(rx))
     }
 }

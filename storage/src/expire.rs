@@ -130,9 +130,152 @@ pub fn expire(
     limit: usize,
     resume_after: Option<&[u8]>,
 ) -> Result<ExpireOutcome> {
+    let mut batch = engine.batch();
+    let found = collect(
+        engine,
+        set,
+        index_name,
+        cutoff_millis,
+        limit,
+        resume_after,
+        &mut batch,
+    )?;
+    if !batch.is_empty() {
+        batch.commit(false)?;
+    }
+    Ok(found.finish(set, index_name))
+}
+
+/// A chunk read and decided without holding the writer: the deletions it
+/// would make, to be applied by the writer only if nothing was written to
+/// the collection in between (the caller's check; the plan cannot tell).
+#[derive(Debug)]
+pub struct Plan {
+    index_name: String,
+    deletes: Vec<Delete>,
+    found: Found,
+}
+
+impl Plan {
+    /// Documents the plan deletes.
+    pub fn docs(&self) -> u64 {
+        self.found.deleted
+    }
+}
+
+/// Reads one chunk like [`expire`] but only records its deletions.
+pub fn plan(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    index_name: &str,
+    cutoff_millis: i64,
+    limit: usize,
+    resume_after: Option<&[u8]>,
+) -> Result<Plan> {
+    let mut deletes = Vec::new();
+    let found = collect(
+        engine,
+        set,
+        index_name,
+        cutoff_millis,
+        limit,
+        resume_after,
+        &mut deletes,
+    )?;
+    Ok(Plan {
+        index_name: index_name.to_owned(),
+        deletes,
+        found,
+    })
+}
+
+/// Applies a [`Plan`] made against this same `set` with no write since.
+pub fn apply(engine: &dyn Engine, set: &IndexSet, plan: Plan) -> Result<ExpireOutcome> {
+    let mut batch = engine.batch();
+    for d in &plan.deletes {
+        match d {
+            Delete::Key(cf, key) => batch.delete(*cf, key)?,
+            Delete::Range(cf, from, to) => batch.delete_range(*cf, from, to)?,
+        }
+    }
+    if !batch.is_empty() {
+        batch.commit(false)?;
+    }
+    Ok(plan.found.finish(set, &plan.index_name))
+}
+
+/// One recorded deletion of a [`Plan`].
+#[derive(Debug)]
+enum Delete {
+    Key(Cf, Vec<u8>),
+    Range(Cf, Vec<u8>, Vec<u8>),
+}
+
+/// Where a chunk puts its deletions: a batch committed at once, or a plan.
+trait Sink {
+    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()>;
+    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()>;
+}
+
+impl Sink for Box<dyn Batch + '_> {
+    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()> {
+        Batch::delete(self.as_mut(), cf, key)
+    }
+    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
+        Batch::delete_range(self.as_mut(), cf, from, to)
+    }
+}
+
+impl Sink for Vec<Delete> {
+    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()> {
+        self.push(Delete::Key(cf, key.to_vec()));
+        Ok(())
+    }
+    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
+        self.push(Delete::Range(cf, from.to_vec(), to.to_vec()));
+        Ok(())
+    }
+}
+
+/// What a chunk found, beyond its deletions.
+#[derive(Debug, Default)]
+struct Found {
+    deleted: u64,
+    last: Option<Vec<u8>>,
+    more: bool,
+    /// Where the index's floor goes once the deletions are applied.
+    raise: Option<Vec<u8>>,
+}
+
+impl Found {
+    /// Called once the deletions are committed.
+    fn finish(self, set: &IndexSet, index_name: &str) -> ExpireOutcome {
+        if let (Some(key), Some(floor)) =
+            (self.raise, set.keygen(index_name).and_then(KeyGen::floor))
+        {
+            floor.raise(key);
+        }
+        ExpireOutcome {
+            deleted: self.deleted,
+            resume_after: self.last,
+            more: self.more,
+        }
+    }
+}
+
+/// Scans one chunk and puts its deletions into `out`.
+fn collect(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    index_name: &str,
+    cutoff_millis: i64,
+    limit: usize,
+    resume_after: Option<&[u8]>,
+    out: &mut dyn Sink,
+) -> Result<Found> {
     let Some(ttl) = set.keygen(index_name) else {
         // Dropped since the monitor looked: nothing to do.
-        return Ok(ExpireOutcome::default());
+        return Ok(Found::default());
     };
     let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
     let base = lowest_possible(ttl, start);
@@ -142,7 +285,7 @@ pub fn expire(
     };
     let from_bottom = lower == base;
     if lower >= end {
-        return Ok(ExpireOutcome::default());
+        return Ok(Found::default());
     }
 
     // The chunk: up to `limit` distinct documents from the TTL range.
@@ -167,19 +310,19 @@ pub fn expire(
     let more = cursor.valid();
     cursor.status()?;
     drop(cursor);
+    let has_floor = from_bottom && ttl.floor().is_some();
     let Some(last) = last else {
-        if from_bottom && let Some(floor) = ttl.floor() {
-            floor.raise(end);
-        }
-        return Ok(ExpireOutcome::default());
+        return Ok(Found {
+            raise: has_floor.then_some(end),
+            ..Found::default()
+        });
     };
 
-    let mut batch = engine.batch();
     let ranged = ids.len() >= RANGE_DELETE_MIN_DOCS;
-    let docs = read_and_delete_records(engine, set, &ids, ranged, batch.as_mut())?;
+    let docs = read_and_delete_records(engine, set, &ids, ranged, out)?;
     let ttl_upper = just_after(&last);
     if ranged {
-        batch.delete_range(Cf::Id(ttl.cf), &lower, &ttl_upper)?;
+        out.delete_range(Cf::Id(ttl.cf), &lower, &ttl_upper)?;
     }
     let mut entries = Vec::new();
     for (id, doc) in &docs {
@@ -193,18 +336,15 @@ pub fn expire(
                     && e.as_slice() >= lower.as_slice()
                     && e.as_slice() < ttl_upper.as_slice();
                 if !covered {
-                    batch.delete(Cf::Id(kg.cf), e)?;
+                    out.delete(Cf::Id(kg.cf), e)?;
                 }
             }
         }
     }
-    batch.commit(false)?;
-    if from_bottom && let Some(floor) = ttl.floor() {
-        floor.raise(if more { ttl_upper } else { end });
-    }
-    Ok(ExpireOutcome {
+    Ok(Found {
         deleted: docs.len() as u64,
-        resume_after: Some(last),
+        raise: has_floor.then_some(if more { ttl_upper } else { end }),
+        last: Some(last),
         more,
     })
 }
@@ -273,7 +413,7 @@ fn read_and_delete_records(
     set: &IndexSet,
     ids: &[Vec<u8>],
     ranged: bool,
-    batch: &mut dyn Batch,
+    batch: &mut dyn Sink,
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let (Some(first), Some(last)) = (ids.iter().min(), ids.iter().max()) else {
         return Ok(Vec::new());
@@ -618,6 +758,29 @@ mod tests {
         assert_eq!(expire_all(&engine, &set, "at_1", 20).unwrap(), None);
         assert_eq!(expire_all(&engine, &set, "at_1", 30).unwrap(), Some(4));
         assert_eq!(all_keys(&engine), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_plan_deletes_nothing_until_applied_then_what_expire_would() {
+        let (_d, engine, set) = setup();
+        insert(
+            &engine,
+            &set,
+            (0..6)
+                .map(|i| doc! { "_id": i, "at": at(100 + i64::from(i)), "k": i % 2 })
+                .collect(),
+        );
+        let plan = super::plan(&engine, &set, "at_1", 103, 3, None).unwrap();
+        assert_eq!(plan.docs(), 3);
+        assert_eq!(all_keys(&engine), (6, 6, 6), "planning writes nothing");
+        let out = apply(&engine, &set, plan).unwrap();
+        assert_eq!((out.deleted, out.more), (3, true));
+        assert_eq!(ids(&engine), [3, 4, 5]);
+        assert_eq!(all_keys(&engine), (3, 3, 3));
+        // The floor moved with the applied plan, as `expire` moves it.
+        let rest = expire(&engine, &set, "at_1", 103, 10, out.resume_after.as_deref()).unwrap();
+        assert_eq!((rest.deleted, rest.more), (1, false));
+        assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(104));
     }
 
     #[test]
