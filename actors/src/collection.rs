@@ -31,6 +31,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -531,6 +532,25 @@ impl CollectionActor {
             self.shared.ttl.note_due(due);
         }
     }
+
+    /// The reply to a queued write; `note` sees a successful outcome first
+    /// (due times for the TTL monitor, `serverStatus` counters).
+    fn answer<T: 'static>(
+        &self,
+        rx: oneshot::Receiver<Result<T>>,
+        note: impl FnOnce(&Self, &T) + 'static,
+    ) -> ResponseActFuture<Self, Result<T>> {
+        Box::pin(
+            async move { recv(rx).await }
+                .into_actor(self)
+                .map(|res, act, _| {
+                    if let Ok(out) = &res {
+                        note(act, out);
+                    }
+                    res
+                }),
+        )
+    }
 }
 
 impl Handler<InsertDocs> for CollectionActor {
@@ -540,20 +560,10 @@ impl Handler<InsertDocs> for CollectionActor {
         let rx = self.write(ctx, msg.sync, move |engine, set| {
             ops::insert(engine, set, msg.docs, msg.ordered)
         });
-        Box::pin(
-            async move { recv(rx).await }
-                .into_actor(self)
-                .map(|res, act, _| {
-                    if let Ok(out) = &res {
-                        act.note_due(out.earliest_due);
-                        act.shared
-                            .writes
-                            .inserted
-                            .fetch_add(out.n, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    res
-                }),
-        )
+        self.answer(rx, |act, out| {
+            act.note_due(out.earliest_due);
+            act.shared.writes.inserted.fetch_add(out.n, Relaxed);
+        })
     }
 }
 
@@ -565,20 +575,10 @@ impl Handler<UpdateDocs> for CollectionActor {
         let rx = self.write(ctx, msg.sync, move |engine, set| {
             ops::update(engine, set, msg.statements, msg.ordered, now)
         });
-        Box::pin(
-            async move { recv(rx).await }
-                .into_actor(self)
-                .map(|res, act, _| {
-                    if let Ok(out) = &res {
-                        act.note_due(out.earliest_due);
-                        act.shared
-                            .writes
-                            .updated
-                            .fetch_add(out.n_modified, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    res
-                }),
-        )
+        self.answer(rx, |act, out| {
+            act.note_due(out.earliest_due);
+            act.shared.writes.updated.fetch_add(out.n_modified, Relaxed);
+        })
     }
 }
 
@@ -589,19 +589,9 @@ impl Handler<DeleteDocs> for CollectionActor {
         let rx = self.write(ctx, msg.sync, move |engine, set| {
             ops::delete(engine, set, msg.statements, msg.ordered)
         });
-        Box::pin(
-            async move { recv(rx).await }
-                .into_actor(self)
-                .map(|res, act, _| {
-                    if let Ok(out) = &res {
-                        act.shared
-                            .writes
-                            .deleted
-                            .fetch_add(out.n, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    res
-                }),
-        )
+        self.answer(rx, |act, out| {
+            act.shared.writes.deleted.fetch_add(out.n, Relaxed);
+        })
     }
 }
 
@@ -613,16 +603,7 @@ impl Handler<ModifyOne> for CollectionActor {
         let rx = self.write(ctx, msg.sync, move |engine, set| {
             ops::find_and_modify(engine, set, msg.request, now)
         });
-        Box::pin(
-            async move { recv(rx).await }
-                .into_actor(self)
-                .map(|res, act, _| {
-                    if let Ok(out) = &res {
-                        act.note_due(out.earliest_due);
-                    }
-                    res
-                }),
-        )
+        self.answer(rx, |act, out| act.note_due(out.earliest_due))
     }
 }
 
