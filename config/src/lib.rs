@@ -104,7 +104,8 @@ pub struct Ttl {
     /// Wake when the earliest TTL entry falls due; false sleeps MongoDB's plain
     /// `ttlMonitorSleepSecs` between passes.
     pub prompt: bool,
-    /// Upper bound on TTL deletions per second; 0 means unlimited.
+    /// Upper bound on TTL deletions per second; 0 means unlimited. With a
+    /// bound, a collection that is entirely due is never deleted at once.
     pub max_deletes_per_sec: u64,
 }
 
