@@ -25,9 +25,11 @@
 //! if no foreground job started since it was made (`epoch`), so it never
 //! deletes from a state that has changed; a stale plan is made again, and
 //! after [`MAX_STALE_PLANS`] the chunk runs whole on the writer. Planning
-//! runs at idle CPU priority (it holds nothing a write waits for); when a
-//! busy CPU starves it, the next chunk runs on the writer at the TTL
-//! thread's priority instead, so expiry always progresses.
+//! runs at idle CPU priority (it holds nothing a write waits for); a chunk
+//! whose plan is not back within [`PLAN_PATIENCE`] (a busy CPU starves the
+//! planning thread) runs on the writer at the TTL thread's priority
+//! instead, and so do later chunks for [`PLAN_BACKOFF`] and until that plan
+//! is back, so expiry always progresses.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -58,9 +60,14 @@ const FOREGROUND_WINDOW: Duration = Duration::from_millis(100);
 /// Plans of one chunk discarded for a write in between before the chunk
 /// runs on the writer instead.
 const MAX_STALE_PLANS: u32 = 2;
-/// A plan that took longer than this (its thread starved by a busy CPU)
-/// makes the next chunk run on the writer, at the TTL thread's priority.
+/// How long a chunk waits for its plan (the planning thread may be starved
+/// by a busy CPU) before it runs on the writer instead, at the TTL
+/// thread's priority.
 const PLAN_PATIENCE: Duration = Duration::from_millis(50);
+/// After a plan ran out of patience, chunks run on the writer for this long
+/// before planning is tried again: a CPU that starved one plan is likely
+/// still busy.
+const PLAN_BACKOFF: Duration = Duration::from_secs(1);
 
 /// A write job: runs on a blocking thread, returns the acknowledgement to
 /// send once the group is durable.
@@ -100,12 +107,17 @@ pub struct CollectionActor {
     /// Counts foreground jobs started: a plan is applied only at the
     /// epoch it was made at.
     epoch: u64,
-    /// A chunk is being planned off the writer.
-    planning: bool,
+    /// The chunk being planned off the writer, with the plan's number.
+    planning: Option<(u64, Expiry)>,
+    /// Numbers plans, so an abandoned plan's late result is recognised.
+    plans: u64,
+    /// A plan is out on the planning thread, possibly an abandoned one:
+    /// until it is back, chunks run on the writer.
+    plan_out: bool,
+    /// No planning before this (set when a plan ran out of patience).
+    plan_not_before: Option<Instant>,
     /// A planned chunk waiting for its turn on the writer.
     planned: Option<Planned>,
-    /// The last plan took longer than [`PLAN_PATIENCE`].
-    plan_starved: bool,
     /// Whether the last thing run came from `queue`.
     foreground_ran_last: bool,
     /// When the last foreground write was queued.
@@ -122,9 +134,11 @@ impl CollectionActor {
             queue: VecDeque::new(),
             expiry: VecDeque::new(),
             epoch: 0,
-            planning: false,
+            planning: None,
+            plans: 0,
+            plan_out: false,
+            plan_not_before: None,
             planned: None,
-            plan_starved: false,
             foreground_ran_last: false,
             last_foreground: None,
             busy: false,
@@ -148,7 +162,8 @@ impl CollectionActor {
         if self.busy {
             return;
         }
-        let expiry_ready = self.planned.is_some() || (!self.expiry.is_empty() && !self.planning);
+        let expiry_ready =
+            self.planned.is_some() || (!self.expiry.is_empty() && self.planning.is_none());
         if expiry_ready && (self.queue.is_empty() || self.foreground_ran_last) {
             self.foreground_ran_last = false;
             match self.planned.take() {
@@ -258,11 +273,10 @@ impl CollectionActor {
     /// are active, otherwise run on the writer.
     fn start_expiry(&mut self, chunk: Expiry, ctx: &mut Context<Self>) {
         let active = self.foreground_active();
-        if active && chunk.stale_plans < MAX_STALE_PLANS && !self.plan_starved {
+        let may_plan = !self.plan_out && self.plan_not_before.is_none_or(|t| Instant::now() >= t);
+        if active && chunk.stale_plans < MAX_STALE_PLANS && may_plan {
             self.plan(chunk, ctx);
         } else {
-            // One chunk on the writer, then planning gets another chance.
-            self.plan_starved = false;
             self.run_expiry(chunk, active, ctx);
         }
     }
@@ -317,15 +331,20 @@ impl CollectionActor {
         }));
     }
 
-    /// Plans a chunk on the background thread while the writer stays free.
+    /// Plans a chunk on the idle-priority thread while the writer stays
+    /// free. If the plan is not back within [`PLAN_PATIENCE`], the chunk
+    /// goes back to the queue and runs on the writer; the late plan is
+    /// dropped.
     fn plan(&mut self, chunk: Expiry, ctx: &mut Context<Self>) {
-        self.planning = true;
+        self.plans += 1;
+        let id = self.plans;
         let (shared, set, epoch) = (self.shared.clone(), self.set.clone(), self.epoch);
         let limit = chunk_limit(&chunk.msg, true);
         let (index, cutoff) = (chunk.msg.index.clone(), chunk.msg.cutoff_millis);
         let resume = chunk.msg.resume_after.clone();
+        self.planning = Some((id, chunk));
+        self.plan_out = true;
         let planning_set = set.clone();
-        let started = Instant::now();
         let work = async move {
             let engine = shared.engine.clone();
             shared
@@ -343,8 +362,10 @@ impl CollectionActor {
                 .await
         };
         ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
-            act.planning = false;
-            act.plan_starved = started.elapsed() > PLAN_PATIENCE;
+            act.plan_out = false;
+            let Some(chunk) = act.take_planning(id) else {
+                return; // abandoned: the chunk already went to the writer
+            };
             match result {
                 Some(Ok(plan)) => {
                     act.planned = Some(Planned {
@@ -361,6 +382,24 @@ impl CollectionActor {
             }
             act.pump(ctx);
         }));
+        ctx.run_later(PLAN_PATIENCE, move |act, ctx| {
+            if let Some(chunk) = act.take_planning(id) {
+                act.plan_not_before = Some(Instant::now() + PLAN_BACKOFF);
+                act.expiry.push_front(chunk);
+                act.pump(ctx);
+            }
+        });
+    }
+
+    /// The chunk of plan `id`, if that plan is still the one awaited.
+    fn take_planning(&mut self, id: u64) -> Option<Expiry> {
+        match self.planning.take() {
+            Some((current, chunk)) if current == id => Some(chunk),
+            other => {
+                self.planning = other;
+                None
+            }
+        }
     }
 
     /// Applies a plan made at the current epoch. The commit runs at normal
