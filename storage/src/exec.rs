@@ -279,11 +279,5 @@ fn raw_doc(bytes: &[u8]) -> Result<RawDocumentBuf> {
 /// Counts the keys of a whole column family range without reading values.
 pub fn count_keys(snap: &dyn Snapshot, cf: u64, range: KeyRange) -> Result<u64> {
     let mut cursor = snap.cursor(Cf::Id(cf), range, Direction::Forward)?;
-    let mut n = 0;
-    while cursor.valid() {
-        n += 1;
-        cursor.advance();
-    }
-    cursor.status()?;
-    Ok(n)
+    crate::engine::count_rest(cursor.as_mut())
 }

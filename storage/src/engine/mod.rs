@@ -78,6 +78,17 @@ pub trait Cursor {
     fn status(&self) -> Result<()>;
 }
 
+/// Advances `cursor` to the end of its range, counting the keys it passes.
+pub fn count_rest(cursor: &mut dyn Cursor) -> Result<u64> {
+    let mut n = 0;
+    while cursor.valid() {
+        n += 1;
+        cursor.advance();
+    }
+    cursor.status()?;
+    Ok(n)
+}
+
 /// A consistent point-in-time view for reads.
 pub trait Snapshot: Send {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>>;

@@ -197,13 +197,7 @@ impl Engine for RocksEngine {
             range,
             Direction::Forward,
         );
-        let mut n = 0;
-        while cursor.valid() {
-            n += 1;
-            cursor.advance();
-        }
-        cursor.status()?;
-        Ok(n)
+        super::count_rest(&mut cursor)
     }
 
     fn snapshot(&self) -> Box<dyn Snapshot + '_> {
