@@ -1,10 +1,14 @@
 //! TTL expiry on the storage side: one chunk of expired documents deleted
-//! in one batch, and the earliest due date of a TTL index.
+//! in one batch, a whole collection that is entirely due, and the earliest
+//! due date of a TTL index.
 //!
-//! Runs on the collection's single writer, so the index entries a chunk
-//! scans are current: a document updated to a later date has already left
-//! the range, and a document in a partial index passed its filter. Nothing
-//! is re-checked and nothing can change between the scan and the delete.
+//! [`expire`] runs on the collection's single writer, so the index entries
+//! a chunk scans are current: a document updated to a later date has
+//! already left the range, and a document in a partial index passed its
+//! filter. Nothing is re-checked and nothing can change between the scan
+//! and the delete. [`plan`] does the same reading without the writer and
+//! [`apply`] commits its deletions later; the writer applies a plan only if
+//! it wrote nothing in between, which keeps the same guarantee.
 //!
 //! A large chunk writes as few tombstones as the layout allows:
 //!
