@@ -20,8 +20,8 @@
 //!
 //! While foreground writes are active, a chunk does its reading without
 //! holding the writer: it is planned (scanned, records read, deletions
-//! decided: `expire::plan`) on the TTL thread while foreground groups go
-//! on, and only its batch is applied on the writer. A plan is applied only
+//! decided: `expire::plan`) on the idle-priority planning thread while
+//! foreground groups go on, and only its batch is applied on the writer. A plan is applied only
 //! if no foreground job started since it was made (`epoch`), so it never
 //! deletes from a state that has changed; a stale plan is made again, and
 //! after [`MAX_STALE_PLANS`] the chunk runs whole on the writer. Planning

@@ -396,7 +396,7 @@ impl Pacer {
 
     /// Waits until a chunk may start; returns the chunk size to use.
     async fn wait_for(&mut self, limit: u64) -> u64 {
-        if self.per_sec == 0 {
+        if self.unlimited() {
             return limit.max(1);
         }
         let now = Instant::now();

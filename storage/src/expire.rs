@@ -476,14 +476,8 @@ pub fn earliest_date(engine: &dyn Engine, set: &IndexSet, index_name: &str) -> R
     } else {
         Direction::Forward
     };
-    let cursor = engine.cursor(Cf::Id(kg.cf), KeyRange::new(start, Some(end)), dir)?;
-    let first = if cursor.valid() {
-        keycode::leading_date(cursor.key(), descending)
-    } else {
-        None
-    };
-    cursor.status()?;
-    Ok(first)
+    let first = edge(engine, Cf::Id(kg.cf), KeyRange::new(start, Some(end)), dir)?;
+    Ok(first.and_then(|key| keycode::leading_date(&key, descending)))
 }
 
 #[cfg(test)]

@@ -56,6 +56,7 @@ impl KeyGen {
             }
         };
         let fields = index.fields();
+        let ascending_ttl = index.is_ttl() && fields.first().is_some_and(|(_, asc)| *asc);
         Ok(KeyGen {
             cf: index.id,
             name: index.name.clone(),
@@ -65,8 +66,7 @@ impl KeyGen {
             sparse: index.sparse,
             partial,
             key_pattern: index.key.clone(),
-            floor: (index.is_ttl() && index.fields().first().is_some_and(|(_, asc)| *asc))
-                .then(Floor::default),
+            floor: ascending_ttl.then(Floor::default),
         })
     }
 
