@@ -9,12 +9,12 @@ use std::hint::black_box;
 use bson::{RawBsonRef, RawDocumentBuf, doc, rawdoc};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use ebb_storage::catalog::{CollectionMeta, IndexMeta};
+use ebb_storage::encoding::keycode;
 use ebb_storage::engine::Engine;
 use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
-use ebb_storage::keycode;
-use ebb_storage::ops;
 use ebb_storage::query::filter::Filter;
-use ebb_storage::write::IndexSet;
+use ebb_storage::write::statement as ops;
+use ebb_storage::{IndexSet, ttl};
 
 fn encoding(c: &mut Criterion) {
     let oid = bson::oid::ObjectId::new();
@@ -109,8 +109,13 @@ fn ttl_chunk(c: &mut Criterion) {
         b.iter_batched(
             || ops::insert(&engine, &set, docs(CHUNK), true).unwrap(),
             |_| {
-                let out =
-                    ebb_storage::expire::expire(&engine, &set, "at_1", 2_000, CHUNK, None).unwrap();
+                let chunk = ttl::Chunk {
+                    index: "at_1",
+                    cutoff_millis: 2_000,
+                    limit: CHUNK,
+                    resume_after: None,
+                };
+                let out = ttl::expire(&engine, &set, chunk, &ttl::ExpiryPolicy::default()).unwrap();
                 assert_eq!(out.deleted, CHUNK as u64);
             },
             BatchSize::PerIteration,

@@ -500,7 +500,7 @@ async fn a_failing_index_does_not_stop_the_pass() {
     // Break the first collection's TTL index underneath the catalog: its
     // column family disappears, so every scan of it fails in the engine.
     let ctx = node.node().context().clone();
-    let state = ctx.shared.catalog.load();
+    let state = ctx.view.load();
     let meta = &state.get("m", "broken").unwrap().set.meta;
     let cf = meta.index("at_1").unwrap().id;
     ctx.shared

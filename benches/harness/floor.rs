@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use ebb_storage::encoding::keycode::encode_key;
 use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
 use ebb_storage::engine::{Cf, Engine};
-use ebb_storage::keycode::encode_key;
 use mongodb::bson::{DateTime, RawBsonRef, RawDocumentBuf};
 
 use crate::workload::make_doc;

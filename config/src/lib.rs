@@ -13,6 +13,7 @@
 //! `EBB_TTL__MAX_DELETES_PER_SEC=5000`, `EBB_SETPARAMETER__TTLMONITORSLEEPSECS=1`.
 
 mod error;
+pub mod limits;
 mod load;
 pub mod params;
 mod units;
@@ -23,15 +24,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use error::ConfigError;
+use limits::MAX_MESSAGE_BYTES;
 pub use load::Overrides;
 pub use params::{
     Bound, ParamError, ParamInput, ParamSpec, ParamValue, ServerParameters, TTL_PARAMS,
 };
 pub use units::{ByteSize, LogFormat, SyncPolicy};
-
-/// The largest wire message the node accepts: MongoDB's `maxMessageSizeBytes`. Drivers size
-/// their batches by it, so it may be lowered but never raised.
-pub const MAX_MESSAGE_BYTES: u32 = 48_000_000;
 
 /// The whole configuration. `Config::default()` equals the shipped `ebb.toml`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

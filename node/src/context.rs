@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use actix::Addr;
-use ebb_actors::catalog::CatalogActor;
-use ebb_actors::shared::{CollectionEntry, Shared};
+use ebb_actors::catalog::{CatalogActor, CatalogView};
+use ebb_actors::collection::CollectionHandle;
+use ebb_actors::runtime::Runtime;
+use ebb_actors::shared::Shared;
 use ebb_storage::engine::Snapshot;
 use tokio::sync::Semaphore;
 
@@ -34,6 +36,9 @@ pub struct ConnectionCounters {
 
 pub struct NodeContext {
     pub shared: Arc<Shared>,
+    /// The published catalog: what reads see.
+    pub view: Arc<CatalogView>,
+    /// Where DDL goes.
     pub catalog: Addr<CatalogActor>,
     pub cursors: CursorManager,
     pub started: Instant,
@@ -49,16 +54,12 @@ pub struct NodeContext {
 const MAX_CONCURRENT_READS: usize = 64;
 
 impl NodeContext {
-    pub fn new(
-        shared: Arc<Shared>,
-        catalog: Addr<CatalogActor>,
-        config: Arc<ebb_config::Config>,
-        argv: Vec<String>,
-    ) -> Self {
+    pub fn new(runtime: &Runtime, config: Arc<ebb_config::Config>, argv: Vec<String>) -> Self {
         NodeContext {
             cursors: CursorManager::new(config.cursors.idle_timeout),
-            shared,
-            catalog,
+            shared: runtime.shared.clone(),
+            view: runtime.view.clone(),
+            catalog: runtime.catalog.clone(),
             started: Instant::now(),
             opcounters: OpCounters::default(),
             connections: ConnectionCounters::default(),
@@ -69,8 +70,8 @@ impl NodeContext {
     }
 
     /// The collection, if it exists.
-    pub fn collection(&self, db: &str, name: &str) -> Option<CollectionEntry> {
-        self.shared.catalog.load().get(db, name).cloned()
+    pub fn collection(&self, db: &str, name: &str) -> Option<CollectionHandle> {
+        self.view.load().get(db, name).cloned()
     }
 
     /// Runs a read on a snapshot on the blocking pool.

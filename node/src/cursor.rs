@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
-use ebb_storage::exec::QueryCursor;
+use ebb_storage::query::exec::QueryCursor;
 use ebb_storage::query::projection::Projection;
 
 /// Where a cursor's further results come from.

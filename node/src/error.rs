@@ -20,118 +20,164 @@ pub struct CommandError {
 
 pub type CommandResult<T = RawDocumentBuf> = Result<T, CommandError>;
 
-/// MongoDB's error codes that ebb raises itself (not via a storage kind).
-pub mod codes {
-    pub const INTERNAL_ERROR: i32 = 1;
-    pub const BAD_VALUE: i32 = 2;
-    pub const NO_SUCH_KEY: i32 = 4;
-    pub const FAILED_TO_PARSE: i32 = 9;
-    pub const TYPE_MISMATCH: i32 = 14;
-    pub const ILLEGAL_OPERATION: i32 = 20;
-    pub const NAMESPACE_NOT_FOUND: i32 = 26;
-    pub const INDEX_NOT_FOUND: i32 = 27;
-    pub const CURSOR_NOT_FOUND: i32 = 43;
-    pub const COMMAND_NOT_FOUND: i32 = 59;
-    pub const CANNOT_CREATE_INDEX: i32 = 67;
-    pub const INVALID_OPTIONS: i32 = 72;
-    pub const INVALID_NAMESPACE: i32 = 73;
-    pub const INDEX_OPTIONS_CONFLICT: i32 = 85;
-    pub const OPERATION_FAILED: i32 = 96;
-    pub const INVALID_INDEX_SPECIFICATION_OPTION: i32 = 197;
-    pub const UNKNOWN_FIELD: i32 = 40415;
-    pub const MISSING_FIELD: i32 = 40414;
-    pub const UNRECOGNIZED_PIPELINE_STAGE: i32 = 40324;
+/// Declares MongoDB's error codes once: each line is the constant, its
+/// number and its `codeName`. Nothing else in ebb writes a code number.
+macro_rules! code_table {
+    ($($name:ident = $code:literal, $code_name:literal;)*) => {
+        /// MongoDB's error codes ebb reports.
+        pub mod codes {
+            $(pub const $name: i32 = $code;)*
+        }
+
+        /// The codeName MongoDB reports for a code (`Location<n>` for codes
+        /// that have no name, as mongod does).
+        pub fn code_name(code: i32) -> String {
+            match code {
+                $($code => $code_name.to_owned(),)*
+                other => format!("Location{other}"),
+            }
+        }
+    };
 }
 
-/// The codeName MongoDB reports for a code.
-pub fn code_name(code: i32) -> String {
-    let name = match code {
-        1 => "InternalError",
-        16 => "InvalidLength",
-        13 => "Unauthorized",
-        168 => "InvalidPipelineOperator",
-        238 => "NotImplemented",
-        352 => "UnsupportedOpQueryCommand",
-        2 => "BadValue",
-        4 => "NoSuchKey",
-        9 => "FailedToParse",
-        14 => "TypeMismatch",
-        20 => "IllegalOperation",
-        26 => "NamespaceNotFound",
-        27 => "IndexNotFound",
-        28 => "PathNotViable",
-        34 => "CannotBackfillArray",
-        54 => "NotSingleValueField",
-        40 => "ConflictingUpdateOperators",
-        43 => "CursorNotFound",
-        48 => "NamespaceExists",
-        52 => "DollarPrefixedFieldName",
-        56 => "EmptyFieldName",
-        59 => "CommandNotFound",
-        66 => "ImmutableField",
-        67 => "CannotCreateIndex",
-        72 => "InvalidOptions",
-        73 => "InvalidNamespace",
-        85 => "IndexOptionsConflict",
-        86 => "IndexKeySpecsConflict",
-        96 => "OperationFailed",
-        121 => "DocumentValidationFailure",
-        166 => "CommandNotSupportedOnView",
-        171 => "CannotIndexParallelArrays",
-        181 => "AmbiguousIndexKeyPattern",
-        197 => "InvalidIndexSpecificationOption",
-        292 => "QueryExceededMemoryLimitNoDiskUseAllowed",
-        10334 => "BSONObjectTooLarge",
-        11000 => "DuplicateKey",
-        17280 => "KeyTooLong",
-        other => return format!("Location{other}"),
-    };
-    name.to_owned()
+code_table! {
+    INTERNAL_ERROR = 1, "InternalError";
+    BAD_VALUE = 2, "BadValue";
+    NO_SUCH_KEY = 4, "NoSuchKey";
+    FAILED_TO_PARSE = 9, "FailedToParse";
+    UNAUTHORIZED = 13, "Unauthorized";
+    TYPE_MISMATCH = 14, "TypeMismatch";
+    INVALID_LENGTH = 16, "InvalidLength";
+    ILLEGAL_OPERATION = 20, "IllegalOperation";
+    NAMESPACE_NOT_FOUND = 26, "NamespaceNotFound";
+    INDEX_NOT_FOUND = 27, "IndexNotFound";
+    PATH_NOT_VIABLE = 28, "PathNotViable";
+    CANNOT_BACKFILL_ARRAY = 34, "CannotBackfillArray";
+    CONFLICTING_UPDATE_OPERATORS = 40, "ConflictingUpdateOperators";
+    CURSOR_NOT_FOUND = 43, "CursorNotFound";
+    NAMESPACE_EXISTS = 48, "NamespaceExists";
+    DOLLAR_PREFIXED_FIELD_NAME = 52, "DollarPrefixedFieldName";
+    NOT_SINGLE_VALUE_FIELD = 54, "NotSingleValueField";
+    EMPTY_FIELD_NAME = 56, "EmptyFieldName";
+    COMMAND_NOT_FOUND = 59, "CommandNotFound";
+    IMMUTABLE_FIELD = 66, "ImmutableField";
+    CANNOT_CREATE_INDEX = 67, "CannotCreateIndex";
+    INVALID_OPTIONS = 72, "InvalidOptions";
+    INVALID_NAMESPACE = 73, "InvalidNamespace";
+    INDEX_OPTIONS_CONFLICT = 85, "IndexOptionsConflict";
+    INDEX_KEY_SPECS_CONFLICT = 86, "IndexKeySpecsConflict";
+    OPERATION_FAILED = 96, "OperationFailed";
+    DOCUMENT_VALIDATION_FAILURE = 121, "DocumentValidationFailure";
+    COMMAND_NOT_SUPPORTED_ON_VIEW = 166, "CommandNotSupportedOnView";
+    INVALID_PIPELINE_OPERATOR = 168, "InvalidPipelineOperator";
+    CANNOT_INDEX_PARALLEL_ARRAYS = 171, "CannotIndexParallelArrays";
+    AMBIGUOUS_INDEX_KEY_PATTERN = 181, "AmbiguousIndexKeyPattern";
+    INVALID_INDEX_SPECIFICATION_OPTION = 197, "InvalidIndexSpecificationOption";
+    NOT_IMPLEMENTED = 238, "NotImplemented";
+    QUERY_EXCEEDED_MEMORY_LIMIT = 292, "QueryExceededMemoryLimitNoDiskUseAllowed";
+    UNSUPPORTED_OP_QUERY_COMMAND = 352, "UnsupportedOpQueryCommand";
+    BSON_OBJECT_TOO_LARGE = 10334, "BSONObjectTooLarge";
+    DUPLICATE_KEY = 11000, "DuplicateKey";
+    // Locations: codes mongod raises at one place in its source, without a
+    // name (codeName `Location<n>`).
+    SORT_KEY_ILLEGAL = 15974, "Location15974";
+    SORT_ORDER_BAD = 15975, "Location15975";
+    GROUP_UNKNOWN_OPERATOR = 15952, "Location15952";
+    GROUP_WITHOUT_ID = 15955, "Location15955";
+    STAGE_COUNT_ARGUMENT = 15956, "Location15956";
+    LIMIT_NOT_POSITIVE = 15958, "Location15958";
+    STAGE_SPEC_NOT_OBJECT = 15959, "Location15959";
+    UNWIND_SPEC_TYPE = 15981, "Location15981";
+    FIELD_PATH_EMPTY_COMPONENT = 15998, "Location15998";
+    FIELD_PATH_DOLLAR_COMPONENT = 16410, "Location16410";
+    INVALID_FIELD_PATH_EXPRESSION = 16872, "Location16872";
+    DISTINCT_TOO_BIG = 17217, "Location17217";
+    KEY_TOO_LONG = 17280, "KeyTooLong";
+    SORT_EXPRESSION_NOT_META = 17312, "Location17312";
+    UNWIND_WITHOUT_PATH = 28812, "Location28812";
+    UNWIND_PATH_WITHOUT_DOLLAR = 28818, "Location28818";
+    UNSET_SPEC_TYPE = 31002, "Location31002";
+    UNSET_SPEC_ELEMENT = 31120, "Location31120";
+    PROJECTION_PATH_PREFIX_COLLISION = 31249, "Location31249";
+    PROJECTION_PATH_COLLISION = 31250, "Location31250";
+    PROJECTION_INCLUSION_IN_EXCLUSION = 31253, "Location31253";
+    PROJECTION_EXCLUSION_IN_INCLUSION = 31254, "Location31254";
+    COUNT_FIELD_INVALID = 40156, "Location40156";
+    GROUP_FIELD_NOT_ACCUMULATOR = 40234, "Location40234";
+    GROUP_FIELD_NOT_ONE_ACCUMULATOR = 40238, "Location40238";
+    STAGE_NOT_ONE_FIELD = 40323, "Location40323";
+    UNRECOGNIZED_PIPELINE_STAGE = 40324, "Location40324";
+    FIELD_PATH_EMPTY = 40352, "Location40352";
+    FIELD_PATH_TRAILING_DOT = 40353, "Location40353";
+    MISSING_FIELD = 40414, "Location40414";
+    UNKNOWN_FIELD = 40415, "Location40415";
+    OP_MSG_WITHOUT_DB = 40571, "Location40571";
+    EMPTY_SUB_PROJECTION = 51270, "Location51270";
+    OP_QUERY_NOT_A_COMMAND = 5739101, "Location5739101";
 }
 
 /// The code of each storage error kind.
 pub fn code_of(kind: ErrorKind) -> i32 {
     use ErrorKind::*;
+    use codes::*;
     match kind {
-        BadValue | BadHint => 2,
-        FailedToParse => 9,
-        TypeMismatch => 14,
-        ImmutableField => 66,
-        ConflictingUpdateOperators => 40,
-        PathNotViable => 28,
-        DollarPrefixedFieldName => 52,
-        DuplicateKey => 11000,
-        CannotIndexParallelArrays => 171,
-        KeyTooLong => 17280,
-        BsonObjectTooLarge => 10334,
-        NamespaceNotFound => 26,
-        NamespaceExists => 48,
-        IndexNotFound => 27,
-        InvalidIndexSpecificationOption => 197,
-        CannotCreateIndex => 67,
-        IndexOptionsConflict => 85,
-        IndexKeySpecsConflict => 86,
-        InvalidOptions => 72,
-        InvalidNamespace => 73,
-        AmbiguousIndexKeyPattern => 181,
-        IllegalOperation => 20,
-        QueryExceededMemoryLimit => 292,
-        ProjectionInclusionInExclusion => 31253,
-        ProjectionExclusionInInclusion => 31254,
-        ProjectionPathCollision => 31250,
-        ProjectionPathPrefixCollision => 31249,
-        EmptySubProjection => 51270,
-        IllegalSortKey => 15974,
-        BadSortOrder => 15975,
-        SortExpressionNotMeta => 17312,
-        EmptyFieldPath => 40352,
-        FieldPathTrailingDot => 40353,
-        EmptyFieldPathComponent => 15998,
-        DollarPrefixedFieldPathComponent => 16410,
-        EmptyFieldName => 56,
-        NotSingleValueField => 54,
-        CannotBackfillArray => 34,
-        Corrupt | Engine => 1,
+        BadValue | BadHint => BAD_VALUE,
+        FailedToParse => FAILED_TO_PARSE,
+        TypeMismatch => TYPE_MISMATCH,
+        ImmutableField => IMMUTABLE_FIELD,
+        ConflictingUpdateOperators => CONFLICTING_UPDATE_OPERATORS,
+        PathNotViable => PATH_NOT_VIABLE,
+        DollarPrefixedFieldName => DOLLAR_PREFIXED_FIELD_NAME,
+        DuplicateKey => DUPLICATE_KEY,
+        CannotIndexParallelArrays => CANNOT_INDEX_PARALLEL_ARRAYS,
+        KeyTooLong => KEY_TOO_LONG,
+        BsonObjectTooLarge => BSON_OBJECT_TOO_LARGE,
+        NamespaceNotFound => NAMESPACE_NOT_FOUND,
+        NamespaceExists => NAMESPACE_EXISTS,
+        IndexNotFound => INDEX_NOT_FOUND,
+        InvalidIndexSpecificationOption => INVALID_INDEX_SPECIFICATION_OPTION,
+        CannotCreateIndex => CANNOT_CREATE_INDEX,
+        IndexOptionsConflict => INDEX_OPTIONS_CONFLICT,
+        IndexKeySpecsConflict => INDEX_KEY_SPECS_CONFLICT,
+        InvalidOptions => INVALID_OPTIONS,
+        InvalidNamespace => INVALID_NAMESPACE,
+        AmbiguousIndexKeyPattern => AMBIGUOUS_INDEX_KEY_PATTERN,
+        IllegalOperation => ILLEGAL_OPERATION,
+        QueryExceededMemoryLimit => QUERY_EXCEEDED_MEMORY_LIMIT,
+        ProjectionInclusionInExclusion => PROJECTION_INCLUSION_IN_EXCLUSION,
+        ProjectionExclusionInInclusion => PROJECTION_EXCLUSION_IN_INCLUSION,
+        ProjectionPathCollision => PROJECTION_PATH_COLLISION,
+        ProjectionPathPrefixCollision => PROJECTION_PATH_PREFIX_COLLISION,
+        EmptySubProjection => EMPTY_SUB_PROJECTION,
+        IllegalSortKey => SORT_KEY_ILLEGAL,
+        BadSortOrder => SORT_ORDER_BAD,
+        SortExpressionNotMeta => SORT_EXPRESSION_NOT_META,
+        EmptyFieldPath => FIELD_PATH_EMPTY,
+        FieldPathTrailingDot => FIELD_PATH_TRAILING_DOT,
+        EmptyFieldPathComponent => FIELD_PATH_EMPTY_COMPONENT,
+        DollarPrefixedFieldPathComponent => FIELD_PATH_DOLLAR_COMPONENT,
+        EmptyFieldName => EMPTY_FIELD_NAME,
+        NotSingleValueField => NOT_SINGLE_VALUE_FIELD,
+        CannotBackfillArray => CANNOT_BACKFILL_ARRAY,
+        NotImplemented => NOT_IMPLEMENTED,
+        InvalidFieldPathExpression => INVALID_FIELD_PATH_EXPRESSION,
+        InvalidPipelineOperator => INVALID_PIPELINE_OPERATOR,
+        StageNotOneField => STAGE_NOT_ONE_FIELD,
+        UnrecognizedPipelineStage => UNRECOGNIZED_PIPELINE_STAGE,
+        StageSpecNotObject => STAGE_SPEC_NOT_OBJECT,
+        StageCountArgument => STAGE_COUNT_ARGUMENT,
+        LimitNotPositive => LIMIT_NOT_POSITIVE,
+        GroupWithoutId => GROUP_WITHOUT_ID,
+        GroupFieldNotAccumulator => GROUP_FIELD_NOT_ACCUMULATOR,
+        GroupFieldNotOneAccumulator => GROUP_FIELD_NOT_ONE_ACCUMULATOR,
+        UnknownGroupOperator => GROUP_UNKNOWN_OPERATOR,
+        UnsetSpecType => UNSET_SPEC_TYPE,
+        UnsetSpecElement => UNSET_SPEC_ELEMENT,
+        UnwindSpecType => UNWIND_SPEC_TYPE,
+        UnwindWithoutPath => UNWIND_WITHOUT_PATH,
+        UnwindPathWithoutDollar => UNWIND_PATH_WITHOUT_DOLLAR,
+        CountFieldInvalid => COUNT_FIELD_INVALID,
+        Corrupt | Engine => INTERNAL_ERROR,
     }
 }
 
@@ -240,6 +286,18 @@ mod tests {
 
     #[test]
     fn unnamed_codes_are_locations() {
-        assert_eq!(code_name(40415), "Location40415");
+        assert_eq!(code_name(codes::UNKNOWN_FIELD), "Location40415");
+        assert_eq!(code_name(12345), "Location12345");
+    }
+
+    #[test]
+    fn every_storage_kind_has_a_code_with_a_name() {
+        assert_eq!(code_of(ErrorKind::NotImplemented), 238);
+        assert_eq!(
+            code_name(code_of(ErrorKind::NotImplemented)),
+            "NotImplemented"
+        );
+        assert_eq!(code_of(ErrorKind::UnrecognizedPipelineStage), 40324);
+        assert_eq!(code_name(code_of(ErrorKind::DuplicateKey)), "DuplicateKey");
     }
 }

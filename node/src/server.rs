@@ -1,30 +1,25 @@
 //! The node's lifecycle and its connections.
 //!
-//! [`Node::start`] opens the engine, loads the catalog (starting one writer
-//! per collection), starts the TTL monitor (unless this is a former
-//! replica-set member), the WAL syncer and the cursor reaper, and accepts
-//! connections. Each connection is a task that reads one message, runs it,
-//! writes one reply (none for `moreToCome`), and repeats; a framing error
-//! closes that connection only.
+//! [`Node::start`] opens the engine, starts the actors' [`Runtime`] on it
+//! (catalog, one writer per collection, TTL monitor, WAL syncer), the
+//! cursor reaper, and accepts connections. Each connection is a task that
+//! reads one message, runs it, writes one reply (none for `moreToCome`),
+//! and repeats; a framing error closes that connection only.
 //!
 //! [`Node::shutdown`] is ordered and bounded: stop accepting, let every
-//! connection finish its current command, stop the TTL monitor between
-//! chunks, drain every collection's writer, sync and flush the engine.
+//! connection finish its current command, then shut the runtime down (TTL
+//! monitor between chunks, every collection's writer drained, WAL synced,
+//! engine flushed).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use actix::prelude::*;
 use bson::{RawBsonRef, RawDocumentBuf, rawdoc};
-use ebb_actors::catalog::CatalogActor;
 use ebb_actors::clock::Clock;
-use ebb_actors::collection::Retire;
-use ebb_actors::params::Params;
-use ebb_actors::shared::{CatalogView, Durability, Shared, TtlState, WriteCounters};
-use ebb_actors::ttl::{StopMonitor, TtlMonitor};
-use ebb_config::{Config, SyncPolicy};
+use ebb_actors::runtime::Runtime;
+use ebb_config::Config;
 use ebb_storage::engine::Engine;
 use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
 use tokio::io::AsyncWriteExt;
@@ -40,9 +35,6 @@ use crate::wire::{self, Body, Message, OpMsg, OpQuery};
 
 /// How long shutdown waits for connections to finish their command.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-/// Documents per TTL chunk: small enough that a foreground write waits at
-/// most about a millisecond behind one.
-pub const TTL_CHUNK_DOCS: usize = 1024;
 
 /// Why the node could not start.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +62,7 @@ pub struct NodeOptions {
 /// A running node.
 pub struct Node {
     ctx: Arc<NodeContext>,
-    monitor: Option<Addr<TtlMonitor>>,
+    runtime: Runtime,
     local_addr: SocketAddr,
     stop: watch::Sender<bool>,
     accept: tokio::task::JoinHandle<JoinSet<()>>,
@@ -97,43 +89,10 @@ impl Node {
                 .map_err(|e| storage_err(ebb_storage::Error::engine(e.to_string())))?
                 .map_err(storage_err)?,
         );
-        let durability = match config.storage.sync {
-            SyncPolicy::Always => Durability::SyncEachWrite,
-            SyncPolicy::Interval(d) => Durability::Interval(d),
-        };
-        let shared = Arc::new(Shared {
-            engine: engine.clone(),
-            background: ebb_actors::background::Background::start(),
-            clock: opts.clock,
-            params: Arc::new(Params::new(config.set_parameter.clone())),
-            catalog: CatalogView::default(),
-            ttl: TtlState::default(),
-            durability,
-            ttl_chunk_docs: TTL_CHUNK_DOCS,
-            ttl_max_deletes_per_sec: config.ttl.max_deletes_per_sec,
-            ttl_prompt: config.ttl.prompt,
-            writes: WriteCounters::default(),
-        });
-        let catalog = CatalogActor::load(shared.clone())
+        let runtime = Runtime::start(engine, &config, opts.clock)
             .await
-            .map_err(storage_err)?
-            .start();
-        let ctx = Arc::new(NodeContext::new(
-            shared.clone(),
-            catalog,
-            config.clone(),
-            opts.argv,
-        ));
-
-        let monitor = if former_replica_set_member(&ctx).await {
-            tracing::warn!(
-                "Document(s) exist in 'local.system.replset', which is used for replication. \
-                 This node runs as a standalone. The TTL collection monitor will not start because of this."
-            );
-            None
-        } else {
-            Some(TtlMonitor::new(shared.clone()).start())
-        };
+            .map_err(storage_err)?;
+        let ctx = Arc::new(NodeContext::new(&runtime, config.clone(), opts.argv));
 
         let addr = format!("{}:{}", config.net.bind, config.net.port);
         let listener = TcpListener::bind(&addr)
@@ -147,14 +106,11 @@ impl Node {
             .map_err(|source| StartError::Bind { addr, source })?;
         let (stop, stop_rx) = watch::channel(false);
         let accept = tokio::spawn(accept_loop(listener, ctx.clone(), stop_rx.clone()));
-        let mut background = vec![tokio::spawn(reap_cursors(ctx.clone(), stop_rx.clone()))];
-        if let Durability::Interval(every) = durability {
-            background.push(tokio::spawn(sync_wal(engine, every, stop_rx)));
-        }
+        let background = vec![tokio::spawn(reap_cursors(ctx.clone(), stop_rx))];
         tracing::info!(%local_addr, path = %config.storage.path.display(), "ebbd ready");
         Ok(Node {
             ctx,
-            monitor,
+            runtime,
             local_addr,
             stop,
             accept,
@@ -184,44 +140,14 @@ impl Node {
                 connections.abort_all();
             }
         }
-        if let Some(monitor) = &self.monitor {
-            let _ = monitor.send(StopMonitor).await;
-        }
-        for entry in self.ctx.shared.catalog.load().collections.values() {
-            let _ = entry.addr.send(Retire).await;
-        }
         for task in self.background {
             task.abort();
         }
-        let engine = self.ctx.shared.engine.clone();
-        let flushed =
-            tokio::task::spawn_blocking(move || engine.sync_wal().and_then(|()| engine.flush()))
-                .await;
-        match flushed {
-            Ok(Ok(())) => tracing::info!("storage flushed; shutdown complete"),
-            Ok(Err(e)) => tracing::error!(error = %e, "flush at shutdown failed"),
-            Err(e) => tracing::error!(error = %e, "flush task failed"),
+        match self.runtime.shutdown().await {
+            Ok(()) => tracing::info!("storage flushed; shutdown complete"),
+            Err(e) => tracing::error!(error = %e, "flush at shutdown failed"),
         }
     }
-}
-
-/// Whether `local.system.replset` holds documents (MongoDB then never
-/// starts the TTL monitor; checked once, at startup).
-async fn former_replica_set_member(ctx: &Arc<NodeContext>) -> bool {
-    let Some(entry) = ctx.collection("local", "system.replset") else {
-        return false;
-    };
-    let records = entry.set.meta.id;
-    ctx.read(move |snap| {
-        let c = snap.cursor(
-            ebb_storage::engine::Cf::Id(records),
-            ebb_storage::engine::KeyRange::all(),
-            ebb_storage::engine::Direction::Forward,
-        )?;
-        Ok(c.valid())
-    })
-    .await
-    .unwrap_or(false)
 }
 
 async fn accept_loop(
@@ -337,14 +263,14 @@ async fn handle(
                     if matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
                         run_command(ctx, conn, Some(db.to_owned()), query).await
                     } else {
-                        CommandError::new(352, format!(
+                        CommandError::new(codes::UNSUPPORTED_OP_QUERY_COMMAND, format!(
                             "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal"
                         ))
                         .to_reply()
                     }
                 }
                 None => {
-                    rawdoc! { "$err": "OP_QUERY is only supported for commands", "code": 5739101, "ok": 0.0 }
+                    rawdoc! { "$err": "OP_QUERY is only supported for commands", "code": codes::OP_QUERY_NOT_A_COMMAND, "ok": 0.0 }
                 }
             };
             Some(wire::encode_op_reply(*reply_id, request_id, &reply))
@@ -401,7 +327,7 @@ async fn dispatch(
             Some(RawBsonRef::String(db)) => db.to_owned(),
             _ => {
                 return Err(CommandError::new(
-                    40571,
+                    codes::OP_MSG_WITHOUT_DB,
                     "OP_MSG requests require a $db argument",
                 ));
             }
@@ -440,22 +366,6 @@ async fn reap_cursors(ctx: Arc<NodeContext>, mut stop: watch::Receiver<bool>) {
                 let reaped = ctx.cursors.reap();
                 if reaped > 0 {
                     tracing::debug!(reaped, "reaped idle cursors");
-                }
-            }
-        }
-    }
-}
-
-/// Group commit of the WAL: acknowledged writes become durable within
-/// one interval (like MongoDB's journal commit interval).
-async fn sync_wal(engine: Arc<dyn Engine>, every: Duration, mut stop: watch::Receiver<bool>) {
-    loop {
-        tokio::select! {
-            _ = stop.changed() => return,
-            _ = tokio::time::sleep(every) => {
-                let engine = engine.clone();
-                if let Ok(Err(e)) = tokio::task::spawn_blocking(move || engine.sync_wal()).await {
-                    tracing::error!(error = %e, "periodic WAL sync failed");
                 }
             }
         }

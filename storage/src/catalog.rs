@@ -145,9 +145,11 @@ fn same_document(a: &bson::Document, b: &bson::Document) -> bool {
                     bson::RawBson::try_from(va.clone()),
                     bson::RawBson::try_from(vb.clone()),
                 ) {
-                    (Ok(x), Ok(y)) => {
-                        crate::cmp::compare_values(x.as_raw_bson_ref(), y.as_raw_bson_ref()).is_eq()
-                    }
+                    (Ok(x), Ok(y)) => crate::encoding::cmp::compare_values(
+                        x.as_raw_bson_ref(),
+                        y.as_raw_bson_ref(),
+                    )
+                    .is_eq(),
                     _ => va == vb,
                 }
         })

@@ -101,6 +101,43 @@ pub enum ErrorKind {
     /// A projection or sort path has a component starting with `$`;
     /// MongoDB's location 16410.
     DollarPrefixedFieldPathComponent,
+    /// A feature ebb does not implement yet (refused rather than ignored).
+    NotImplemented,
+    /// An aggregation field path (`"$a..b"`, `"$"`) is not valid; MongoDB's
+    /// location 16872.
+    InvalidFieldPathExpression,
+    /// An expression operator (`{$foo: …}`) is not recognised.
+    InvalidPipelineOperator,
+    /// A pipeline element is not a one-field document; location 40323.
+    StageNotOneField,
+    /// The stage name is not recognised; location 40324.
+    UnrecognizedPipelineStage,
+    /// A stage that takes a document was given something else; 15959.
+    StageSpecNotObject,
+    /// `$skip`/`$limit` got a negative or non-numeric value; 15956.
+    StageCountArgument,
+    /// `$limit: 0`; location 15958.
+    LimitNotPositive,
+    /// A `$group` has no `_id`; location 15955.
+    GroupWithoutId,
+    /// A `$group` field is not an accumulator document; location 40234.
+    GroupFieldNotAccumulator,
+    /// A `$group` field names more than one accumulator; location 40238.
+    GroupFieldNotOneAccumulator,
+    /// A `$group` field names an unknown accumulator; location 15952.
+    UnknownGroupOperator,
+    /// `$unset` is neither a string nor an array; location 31002.
+    UnsetSpecType,
+    /// A `$unset` array holds a non-string; location 31120.
+    UnsetSpecElement,
+    /// `$unwind` is neither a string nor a document; location 15981.
+    UnwindSpecType,
+    /// `$unwind` names no path; location 28812.
+    UnwindWithoutPath,
+    /// An `$unwind` path does not start with `$`; location 28818.
+    UnwindPathWithoutDollar,
+    /// `$count`'s field is empty, `$`-prefixed or dotted; location 40156.
+    CountFieldInvalid,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// The storage engine failed.
@@ -149,6 +186,14 @@ impl Error {
 
     pub fn engine(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Engine, message)
+    }
+
+    /// Refuses what ebb does not do yet: "<what> is not implemented in ebb".
+    pub fn not_implemented(what: &str) -> Self {
+        Self::new(
+            ErrorKind::NotImplemented,
+            format!("{what} is not implemented in ebb"),
+        )
     }
 }
 

@@ -1,24 +1,36 @@
 //! ebb-storage: everything ebb keeps on disk and how it is read back.
 //!
-//! Owns the RocksDB engine (behind a small trait), the order-preserving key
-//! encoding, catalog records, document and index reads/writes, query
-//! matching, projection, sorting, update operators and index bounds.
+//! Rooms, from the bottom up (ARCHITECTURE.md draws the map):
+//!
+//! - `engine`: the key-value engine behind a small trait; only its `rocks`
+//!   file names RocksDB.
+//! - `encoding`: type brackets, MongoDB's comparison order, exact numbers,
+//!   the order-preserving key encoding.
+//! - `catalog`: collection and index records.
+//! - `query`: the query language (paths, filters, projection, sort), the
+//!   planner and the executor.
+//! - `update`: update documents and their operators.
+//! - `pipeline`: aggregation (stages, expressions, accumulators).
+//! - `index`: index entry keys and the collection handle ([`IndexSet`]).
+//! - `write`: single-document writes and the write statements.
+//! - `ttl`: expiry, all of it (rule, policy, floor, chunks, whole
+//!   collections).
+//! - `collection`: what a collection's owner asks of storage besides
+//!   writes (counts, sizes, compaction).
+//!
 //! It knows nothing about actors, sockets or MongoDB's numeric error codes.
 
 pub mod catalog;
-pub mod cmp;
-pub mod display;
+pub mod collection;
+pub mod encoding;
 pub mod engine;
 pub mod error;
-pub mod exec;
-pub mod expire;
 pub mod index;
-pub mod keycode;
-pub mod numeric;
-pub mod ops;
-pub mod plan;
+pub mod pipeline;
 pub mod query;
+pub mod ttl;
 pub mod update;
 pub mod write;
 
 pub use error::{Error, ErrorKind, Result};
+pub use index::IndexSet;

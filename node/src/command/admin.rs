@@ -26,7 +26,7 @@ pub async fn build_info(_req: Request) -> CommandResult {
         "sysInfo": "deprecated",
         "bits": 64,
         "debug": cfg!(debug_assertions),
-        "maxBsonObjectSize": super::handshake::MAX_BSON_OBJECT_SIZE,
+        "maxBsonObjectSize": ebb_config::limits::MAX_BSON_OBJECT_BYTES as i32,
         "storageEngines": ["rocksdb"],
         "buildEnvironment": { "target_os": std::env::consts::OS, "target_arch": std::env::consts::ARCH },
     })

@@ -3,7 +3,6 @@
 
 use bson::{Bson, Document, RawBsonRef, RawDocumentBuf, doc};
 use ebb_actors::catalog::{CreateCollection, DropCollection, DropDatabase, RenameCollection};
-use ebb_storage::engine::Cf;
 use ebb_storage::query::filter::Filter;
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok};
@@ -120,7 +119,7 @@ pub async fn list_collections(req: Request) -> CommandResult {
         Some(f) => Some(Filter::parse(f)?),
         None => None,
     };
-    let state = req.node.shared.catalog.load();
+    let state = req.node.view.load();
     let mut docs = Vec::new();
     for e in state.in_db(&req.db) {
         let meta = &e.set.meta;
@@ -151,19 +150,16 @@ pub async fn list_databases(req: Request) -> CommandResult {
         Some(f) => Some(Filter::parse(f)?),
         None => None,
     };
-    let state = req.node.shared.catalog.load();
+    let state = req.node.view.load();
     let engine = req.node.shared.engine.clone();
     let mut databases = Vec::new();
     let mut total: i64 = 0;
     for db in state.databases() {
         let size: i64 = state
             .in_db(&db)
-            .flat_map(|e| e.set.meta.column_families())
-            .map(|cf| {
-                engine
-                    .stats(Cf::Id(cf))
-                    .map(|s| s.sst_bytes.max(s.live_data_bytes) as i64)
-                    .unwrap_or(0)
+            .map(|e| {
+                let sizes = e.sizes(engine.as_ref());
+                (sizes.data_bytes + sizes.total_index_bytes()) as i64
             })
             .sum();
         let entry = if name_only {
@@ -209,7 +205,7 @@ pub async fn rename_collection(req: Request) -> CommandResult {
     };
     if req.db != "admin" {
         return Err(CommandError::new(
-            13,
+            codes::UNAUTHORIZED,
             "renameCollection may only be run against the admin database.",
         ));
     }
@@ -236,23 +232,7 @@ pub async fn compact(req: Request) -> CommandResult {
             "collection does not exist",
         ));
     };
-    let cfs = entry.set.meta.column_families();
-    let engine = req.node.shared.engine.clone();
-    let (before, after) =
-        tokio::task::spawn_blocking(move || -> ebb_storage::Result<(u64, u64)> {
-            let size = |engine: &dyn ebb_storage::engine::Engine| -> ebb_storage::Result<u64> {
-                cfs.iter()
-                    .map(|cf| engine.stats(Cf::Id(*cf)).map(|s| s.sst_bytes))
-                    .sum()
-            };
-            let before = size(engine.as_ref())?;
-            for cf in &cfs {
-                engine.compact(Cf::Id(*cf), None)?;
-            }
-            Ok((before, size(engine.as_ref())?))
-        })
-        .await
-        .map_err(|_| CommandError::internal())??;
-    tracing::info!(ns = %entry.set.ns(), before, after, "compacted collection");
-    ok(doc! { "bytesFreed": before.saturating_sub(after) as i64 })
+    let freed = entry.compact(req.node.shared.engine.clone()).await?;
+    tracing::info!(ns = %entry.ns(), freed, "compacted collection");
+    ok(doc! { "bytesFreed": freed as i64 })
 }

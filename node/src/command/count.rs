@@ -1,14 +1,13 @@
 //! `count` and `distinct`.
 
 use bson::{Bson, RawBsonRef, doc};
-use ebb_storage::engine::KeyRange;
-use ebb_storage::exec::{QueryCursor, count_keys};
-use ebb_storage::plan::{self, QuerySpec};
+use ebb_storage::query::exec::QueryCursor;
+use ebb_storage::query::plan::{self, QuerySpec};
 
 use super::{Request, check_collection_name, ok, query};
 use crate::args::Args;
 use crate::context::NodeContext;
-use crate::error::{CommandError, CommandResult};
+use crate::error::{CommandError, CommandResult, codes};
 
 pub async fn count(req: Request) -> CommandResult {
     let args = Args::parse(
@@ -39,7 +38,7 @@ pub async fn count(req: Request) -> CommandResult {
         .node
         .read(move |snap| {
             let n = if spec.filter.is_empty() && spec.hint.is_none() {
-                count_keys(snap, records, KeyRange::all())?.saturating_sub(skip)
+                entry.count(snap)?.saturating_sub(skip)
             } else {
                 let mut cursor = QueryCursor::new(records, plan, spec.filter, None, skip, None)?;
                 let mut n = 0u64;
@@ -80,39 +79,42 @@ pub async fn distinct(req: Request) -> CommandResult {
     };
     let plan = plan::plan(&entry.set.meta, &spec)?;
     let records = entry.set.meta.id;
-    let values =
-        req.node
-            .read(move |snap| {
-                let mut cursor = QueryCursor::new(records, plan, spec.filter, None, 0, None)?;
-                let mut values: Vec<bson::RawBson> = Vec::new();
-                let mut failure = None;
-                cursor.for_each(snap, &mut |found| {
-                    let found_values = ebb_storage::query::path::index_values(&found.doc, &key);
-                    for v in found_values.values {
-                        if matches!(v, RawBsonRef::Undefined) {
-                            continue;
-                        }
-                        if !values.iter().any(|x| {
-                            ebb_storage::cmp::compare_values(x.as_raw_bson_ref(), v).is_eq()
-                        }) {
-                            values.push(bson::RawBson::from(v));
-                        }
+    let values = req
+        .node
+        .read(move |snap| {
+            let mut cursor = QueryCursor::new(records, plan, spec.filter, None, 0, None)?;
+            let mut values: Vec<bson::RawBson> = Vec::new();
+            let mut failure = None;
+            cursor.for_each(snap, &mut |found| {
+                let found_values = ebb_storage::query::path::index_values(&found.doc, &key);
+                for v in found_values.values {
+                    if matches!(v, RawBsonRef::Undefined) {
+                        continue;
                     }
-                    if values.len() > 1_000_000 {
-                        failure = Some(CommandError::new(17217, "distinct too big, 16mb cap"));
-                        return false;
+                    if !values.iter().any(|x| {
+                        ebb_storage::encoding::cmp::compare_values(x.as_raw_bson_ref(), v).is_eq()
+                    }) {
+                        values.push(bson::RawBson::from(v));
                     }
-                    true
-                })?;
-                if let Some(e) = failure {
-                    return Err(e);
                 }
-                values.sort_by(|a, b| {
-                    ebb_storage::cmp::compare_values(a.as_raw_bson_ref(), b.as_raw_bson_ref())
-                });
-                Ok(values)
-            })
-            .await?;
+                if values.len() > 1_000_000 {
+                    failure = Some(CommandError::new(
+                        codes::DISTINCT_TOO_BIG,
+                        "distinct too big, 16mb cap",
+                    ));
+                    return false;
+                }
+                true
+            })?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            values.sort_by(|a, b| {
+                ebb_storage::encoding::cmp::compare_values(a.as_raw_bson_ref(), b.as_raw_bson_ref())
+            });
+            Ok(values)
+        })
+        .await?;
     let values: Vec<Bson> = values
         .into_iter()
         .map(Bson::try_from)

@@ -2,7 +2,7 @@
 
 use bson::RawBsonRef;
 use ebb_actors::collection::DeleteDocs;
-use ebb_storage::ops::DeleteStatement;
+use ebb_storage::write::statement::DeleteStatement;
 
 use super::write::{documents, map_errors, n_reply, ordered, send_write};
 use super::{Request, ok, query};

@@ -3,9 +3,10 @@
 //! actual run.
 
 use bson::{Bson, Document, RawBsonRef, RawDocument, doc};
+use ebb_config::limits::MAX_SORT_BYTES;
 use ebb_storage::engine::Direction;
-use ebb_storage::exec::QueryCursor;
-use ebb_storage::plan::{self, Access, Plan, QuerySpec};
+use ebb_storage::query::exec::QueryCursor;
+use ebb_storage::query::plan::{self, Access, Plan, QuerySpec};
 
 use super::admin::{VERSION, hostname};
 use super::find::parse_find;
@@ -138,7 +139,7 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<Explained> 
             .iter()
             .map(|(f, asc)| (f.clone(), Bson::Int32(if *asc { 1 } else { -1 })))
             .collect();
-        root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": ebb_storage::exec::MAX_SORT_BYTES as i64, "type": "simple", "inputStage": root };
+        root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": MAX_SORT_BYTES as i64, "type": "simple", "inputStage": root };
     }
     if cmd.skip > 0 {
         root = doc! { "stage": "SKIP", "skipAmount": cmd.skip as i64, "inputStage": root };

@@ -5,13 +5,12 @@
 //! `getMore` resumes it on a fresh snapshot.
 
 use bson::{RawBsonRef, RawDocumentBuf, doc};
-use ebb_storage::exec::{BatchLimits, QueryCursor};
-use ebb_storage::plan::{self, QuerySpec};
+use ebb_config::limits::MAX_BATCH_BYTES;
+use ebb_storage::query::exec::{BatchLimits, QueryCursor};
+use ebb_storage::query::plan::{self, QuerySpec};
 use ebb_storage::query::projection::Projection;
 
-use super::{
-    MAX_BATCH_BYTES, Request, check_collection_name, check_db_name, cursor_reply, ok, query,
-};
+use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query};
 use crate::args::Args;
 use crate::context::NodeContext;
 use crate::cursor::{OpenCursor, Source};
@@ -232,7 +231,7 @@ pub async fn get_more(req: Request) -> CommandResult {
             cursor.ns
         );
         req.node.cursors.put_back(id, cursor);
-        return Err(CommandError::new(13, msg));
+        return Err(CommandError::new(codes::UNAUTHORIZED, msg));
     }
     respond_as(&req.node, Some(id), cursor, batch_size, false, false).await
 }

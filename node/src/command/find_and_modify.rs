@@ -3,8 +3,8 @@
 
 use bson::{Bson, RawBsonRef, doc};
 use ebb_actors::collection::ModifyOne;
-use ebb_storage::ops::FindAndModify;
 use ebb_storage::update::UpdateSpec;
+use ebb_storage::write::statement::FindAndModify;
 
 use super::write::{send_write, unsupported};
 use super::{Request, check_collection_name, ok, query};

@@ -1,18 +1,16 @@
 //! `hello` / `isMaster` / `ismaster`: how drivers discover what we are.
 //!
 //! A standalone, field for field as drivers require (see the wire-protocol
-//! spec §2.2): int32 size limits, wire versions 0..21 (MongoDB 7.0), a
+//! spec §2.2): int32 size limits (the configured message limit), wire versions 0..21 (MongoDB 7.0), a
 //! session timeout so drivers use sessions, and no `topologyVersion` (we
 //! do not implement the awaitable hello) or `compression`.
 
 use bson::{RawBsonRef, doc};
+use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_WRITE_BATCH_SIZE};
 
 use super::{Request, ok};
 use crate::error::CommandResult;
 
-pub const MAX_BSON_OBJECT_SIZE: i32 = 16 * 1024 * 1024;
-pub const MAX_MESSAGE_SIZE_BYTES: i32 = 48_000_000;
-pub const MAX_WRITE_BATCH_SIZE: i32 = 100_000;
 pub const MIN_WIRE_VERSION: i32 = 0;
 pub const MAX_WIRE_VERSION: i32 = 21;
 
@@ -36,9 +34,11 @@ pub async fn hello(req: Request) -> CommandResult {
         d.insert("helloOk", true);
     }
     d.extend(doc! {
-        "maxBsonObjectSize": MAX_BSON_OBJECT_SIZE,
-        "maxMessageSizeBytes": MAX_MESSAGE_SIZE_BYTES,
-        "maxWriteBatchSize": MAX_WRITE_BATCH_SIZE,
+        "maxBsonObjectSize": MAX_BSON_OBJECT_BYTES as i32,
+        // The configured limit: a driver sizes its batches by it, so it
+        // must never advertise more than the node accepts.
+        "maxMessageSizeBytes": req.node.config.net.max_message_bytes as i32,
+        "maxWriteBatchSize": MAX_WRITE_BATCH_SIZE as i32,
         "localTime": bson::DateTime::now(),
         "logicalSessionTimeoutMinutes": 30,
         "connectionId": req.conn.id as i32,

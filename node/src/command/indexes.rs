@@ -12,7 +12,7 @@ use ebb_actors::catalog::{
     CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyIndex,
 };
 use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta};
-use ebb_storage::display::shell;
+use ebb_storage::encoding::display::shell;
 use ebb_storage::query::filter::Filter;
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok};

@@ -182,10 +182,6 @@ pub fn cursor_reply(id: i64, ns: &str, batch: Vec<RawDocumentBuf>, first: bool) 
     Ok(rawdoc! { "cursor": cursor, "ok": 1.0 })
 }
 
-/// The largest reply batch, leaving room for the envelope under the
-/// 16 MiB document limit.
-pub const MAX_BATCH_BYTES: usize = 16 * 1024 * 1024 - 64 * 1024;
-
 /// Checks a collection name as MongoDB does.
 pub fn check_collection_name(db: &str, name: &str) -> CommandResult<()> {
     let invalid = name.is_empty()

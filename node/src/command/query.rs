@@ -4,8 +4,8 @@
 
 use bson::{RawBsonRef, RawDocument, rawdoc};
 use ebb_storage::engine::Direction;
-use ebb_storage::plan::Hint;
 use ebb_storage::query::filter::Filter;
+use ebb_storage::query::plan::Hint;
 use ebb_storage::query::projection::Projection;
 use ebb_storage::query::sort::SortSpec;
 

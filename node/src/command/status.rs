@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use bson::{Document, doc};
-use ebb_storage::engine::Cf;
+use ebb_actors::collection::CollectionHandle;
 
 use super::admin::{VERSION, hostname};
 use super::{Request, ok};
@@ -85,40 +85,29 @@ pub async fn current_op(req: Request) -> CommandResult {
     ok(doc! { "inprog": inprog })
 }
 
-/// Size figures of one collection, from engine estimates.
-fn collection_sizes(
-    node: &NodeContext,
-    set: &ebb_storage::write::IndexSet,
-) -> (i64, i64, Document, i64) {
-    let engine = &node.shared.engine;
-    let stats = |cf: u64| engine.stats(Cf::Id(cf)).unwrap_or_default();
-    let records = stats(set.meta.id);
+/// Size figures of one collection, from engine estimates: documents,
+/// data bytes, bytes per index, total index bytes.
+fn collection_sizes(node: &NodeContext, handle: &CollectionHandle) -> (i64, i64, Document, i64) {
+    let sizes = handle.sizes(node.shared.engine.as_ref());
     let mut index_sizes = Document::new();
-    let mut total_index = 0i64;
-    for i in &set.meta.indexes {
-        let size = if i.is_id_index() {
-            0
-        } else {
-            stats(i.id).sst_bytes.max(stats(i.id).live_data_bytes) as i64
-        };
-        total_index += size;
-        index_sizes.insert(i.name.clone(), size);
+    for (name, bytes) in &sizes.indexes {
+        index_sizes.insert(name.clone(), *bytes as i64);
     }
     (
-        records.estimated_keys as i64,
-        records.live_data_bytes.max(records.sst_bytes) as i64,
+        sizes.documents as i64,
+        sizes.data_bytes as i64,
         index_sizes,
-        total_index,
+        sizes.total_index_bytes() as i64,
     )
 }
 
 pub async fn db_stats(req: Request) -> CommandResult {
     Args::parse(&req.body, &["scale", "freeStorage"])?;
-    let state = req.node.shared.catalog.load();
+    let state = req.node.view.load();
     let (mut objects, mut data, mut indexes, mut index_size, mut collections) =
         (0i64, 0i64, 0i64, 0i64, 0i32);
     for e in state.in_db(&req.db) {
-        let (count, size, _, idx) = collection_sizes(&req.node, &e.set);
+        let (count, size, _, idx) = collection_sizes(&req.node, e);
         objects += count;
         data += size;
         indexes += e.set.meta.indexes.len() as i64;
@@ -149,7 +138,7 @@ pub async fn coll_stats(req: Request) -> CommandResult {
             format!("Collection [{}.{name}] not found.", req.db),
         ));
     };
-    let (count, size, index_sizes, total_index) = collection_sizes(&req.node, &entry.set);
+    let (count, size, index_sizes, total_index) = collection_sizes(&req.node, &entry);
     ok(doc! {
         "ns": entry.set.ns(),
         "count": count,

@@ -8,8 +8,8 @@
 
 use bson::RawBsonRef;
 use ebb_actors::collection::UpdateDocs;
-use ebb_storage::ops::UpdateStatement;
 use ebb_storage::update::UpdateSpec;
+use ebb_storage::write::statement::UpdateStatement;
 
 use super::write::{documents, map_errors, ordered, send_write, unsupported, with_write_errors};
 use super::{Request, ok, query};

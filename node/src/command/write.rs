@@ -5,9 +5,10 @@
 use bson::{Document, RawBsonRef, RawDocument, doc};
 use ebb_actors::catalog::EnsureCollection;
 use ebb_actors::collection::CollectionActor;
-use ebb_actors::shared::CollectionEntry;
+use ebb_actors::collection::CollectionHandle;
+use ebb_config::limits::MAX_WRITE_BATCH_SIZE;
 use ebb_storage::ErrorKind;
-use ebb_storage::ops::WriteError;
+use ebb_storage::write::statement::WriteError;
 
 use super::{Request, check_collection_name, check_db_name};
 use crate::args::{Args, type_name};
@@ -18,7 +19,7 @@ pub async fn target(
     req: &Request,
     name: &str,
     create: bool,
-) -> CommandResult<Option<CollectionEntry>> {
+) -> CommandResult<Option<CollectionHandle>> {
     check_db_name(&req.db)?;
     check_collection_name(&req.db, name)?;
     if let Some(e) = req.node.collection(&req.db, name) {
@@ -107,11 +108,11 @@ pub fn documents<'a>(args: &Args<'a>, field: &str) -> CommandResult<Vec<&'a RawD
             }
         }
     }
-    if out.is_empty() || out.len() > super::handshake::MAX_WRITE_BATCH_SIZE as usize {
+    if out.is_empty() || out.len() > MAX_WRITE_BATCH_SIZE {
         return Err(CommandError::new(
-            16,
+            codes::INVALID_LENGTH,
             format!(
-                "Write batch sizes must be between 1 and 100000. Got {} operations.",
+                "Write batch sizes must be between 1 and {MAX_WRITE_BATCH_SIZE}. Got {} operations.",
                 out.len()
             ),
         ));

@@ -207,7 +207,7 @@ fn decode_op_query(payload: &[u8]) -> Result<OpQuery, FramingError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::DEFAULT_MAX_MESSAGE_LEN;
+    const DEFAULT_MAX_MESSAGE_LEN: usize = ebb_config::limits::MAX_MESSAGE_BYTES as usize;
     use crate::wire::testing::{
         CHECKSUM_PRESENT, EXHAUST_ALLOWED, MORE_TO_COME, OpMsgBuilder, op_query, raw_frame,
     };

@@ -40,7 +40,8 @@ pub fn encode_op_reply(request_id: i32, response_to: i32, document: &RawDocument
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{Body, DEFAULT_MAX_MESSAGE_LEN, decode_frame};
+    use crate::wire::{Body, decode_frame};
+    const DEFAULT_MAX_MESSAGE_LEN: usize = ebb_config::limits::MAX_MESSAGE_BYTES as usize;
     use bson::rawdoc;
 
     /// `{ok: 1.0}`: 17 bytes.

@@ -30,10 +30,6 @@ pub use error::FramingError;
 pub use message::{Body, Message, MsgFlags, OpMsg, OpQuery};
 pub use read::read_message;
 
-/// The largest message we accept, and the `maxMessageSizeBytes` a `hello` reply advertises.
-/// Drivers use the same figure as their default.
-pub const DEFAULT_MAX_MESSAGE_LEN: usize = 48_000_000;
-
 /// The deepest nesting of documents and arrays a request may contain, counting the command
 /// document itself as depth 1. MongoDB refuses BSON nested deeper than this; enforcing it here
 /// lets the layers above walk documents recursively without risking the stack.

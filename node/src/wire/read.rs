@@ -22,7 +22,7 @@ const RETAINED_CAPACITY: usize = 1024 * 1024;
 /// Reads the next message from `reader`, using `buf` as scratch space.
 ///
 /// Returns `Ok(None)` when the peer closed the connection cleanly between messages. Messages
-/// whose `messageLength` exceeds `max_len` (normally [`super::DEFAULT_MAX_MESSAGE_LEN`]) are
+/// whose `messageLength` exceeds `max_len` (the configured `net.max_message_bytes`) are
 /// refused before their body is read. Any error leaves the stream at an unknown position:
 /// the caller must close the connection.
 ///
@@ -75,8 +75,9 @@ async fn read_up_to<R: AsyncRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Body;
     use crate::wire::testing::{CHECKSUM_PRESENT, MORE_TO_COME, OpMsgBuilder, op_query};
-    use crate::wire::{Body, DEFAULT_MAX_MESSAGE_LEN};
+    const DEFAULT_MAX_MESSAGE_LEN: usize = ebb_config::limits::MAX_MESSAGE_BYTES as usize;
     use bson::rawdoc;
     use tokio::io::AsyncWriteExt;
 

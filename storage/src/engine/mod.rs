@@ -57,9 +57,18 @@ impl KeyRange {
     pub fn prefix(prefix: &[u8]) -> Self {
         KeyRange {
             lower: prefix.to_vec(),
-            upper: crate::keycode::prefix_successor(prefix),
+            upper: crate::encoding::keycode::prefix_successor(prefix),
         }
     }
+}
+
+/// The smallest key strictly greater than `key`: an exclusive upper bound
+/// that still includes `key`.
+pub fn key_after(key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + 1);
+    k.extend_from_slice(key);
+    k.push(0);
+    k
 }
 
 /// A positioned cursor over one column family. It starts on the first key
@@ -87,6 +96,19 @@ pub fn count_rest(cursor: &mut dyn Cursor) -> Result<u64> {
     }
     cursor.status()?;
     Ok(n)
+}
+
+/// The first key of `range` in direction `dir`, if the range holds any.
+pub fn first_key(
+    engine: &dyn Engine,
+    cf: Cf,
+    range: KeyRange,
+    dir: Direction,
+) -> Result<Option<Vec<u8>>> {
+    let cursor = engine.cursor(cf, range, dir)?;
+    let key = cursor.valid().then(|| cursor.key().to_vec());
+    cursor.status()?;
+    Ok(key)
 }
 
 /// A consistent point-in-time view for reads.

@@ -21,8 +21,9 @@ use bson::spec::ElementType;
 use bson::{RawArray, RawBson, RawBsonRef, RawDocument};
 
 use super::path::{LeafArray, any_candidate, elements};
-use super::{element, is_nan, number_as_f64, truthy};
-use crate::cmp::{canonical_type, compare_values};
+use super::value::{element, is_nan, number_as_f64, truthy};
+use crate::encoding::bracket::canonical_type;
+use crate::encoding::cmp::compare_values;
 use crate::error::{Error, Result};
 
 /// A parsed filter.

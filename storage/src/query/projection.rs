@@ -15,7 +15,7 @@
 use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::path::elements;
-use super::{element, field_path, truthy};
+use super::value::{element, field_path, truthy};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Whether a projection keeps only what it names or drops what it names.

@@ -16,8 +16,8 @@ use std::cmp::Ordering;
 use bson::{RawBsonRef, RawDocument};
 
 use super::path::index_keys;
-use super::{element, field_path, number_as_f64};
-use crate::cmp::compare_values;
+use super::value::{element, field_path, number_as_f64};
+use crate::encoding::cmp::compare_values;
 use crate::error::{Error, ErrorKind, Result};
 
 /// A parsed sort specification.

@@ -7,11 +7,7 @@
 //!
 //! It does not parse anything and does not decide what an operator does.
 
-use bson::raw::CStr;
-use bson::{DateTime, Timestamp};
-
-use super::UpdateContext;
-use super::ops::Outcome;
+use super::env::{Env, Outcome, Site, UpdateContext};
 use super::path::{FieldPath, array_index};
 use super::plan::{Node, ObjectNode, Plan};
 use super::tree::{Fields, Value, field_index};
@@ -19,104 +15,6 @@ use crate::{Error, ErrorKind, Result};
 
 /// MongoDB refuses to pad an array with more nulls than this.
 const MAX_BACKFILL: usize = 1_500_000;
-
-/// Hands out the current time as a date or as distinct timestamps.
-#[derive(Debug)]
-pub(crate) struct Clock {
-    now: DateTime,
-    ticks: u32,
-}
-
-impl Clock {
-    pub(crate) fn new(now: DateTime) -> Clock {
-        Clock { now, ticks: 0 }
-    }
-
-    /// A timestamp at `now`'s second; each call gets the next increment,
-    /// as MongoDB gives each generated timestamp its own tick.
-    pub(crate) fn next_timestamp(&mut self) -> Timestamp {
-        self.ticks += 1;
-        Timestamp {
-            time: (self.now.timestamp_millis().max(0) / 1000) as u32,
-            increment: self.ticks,
-        }
-    }
-}
-
-/// What the walk carries besides the document.
-#[derive(Debug)]
-pub(crate) struct Env<'a> {
-    pub(crate) is_insert: bool,
-    pub(crate) now: DateTime,
-    clock: Clock,
-    /// The document's `_id` before the update, for messages.
-    id: Option<Value<'a>>,
-    /// Each `$rename` source's value, taken out before the walk.
-    pub(crate) renamed: Vec<Option<Value<'a>>>,
-    /// Whether any operator changed the document.
-    modified: bool,
-    /// Whether a new top-level `$` field is an error (it is not when
-    /// building an upsert, where the insert rules apply).
-    forbid_dollar_fields: bool,
-    /// The first field created inside an existing `_id`: the part of its
-    /// path that existed.
-    id_grown: Option<String>,
-}
-
-impl<'a> Env<'a> {
-    fn new(
-        ctx: &UpdateContext,
-        doc: &Value<'a>,
-        renames: usize,
-        forbid_dollar_fields: bool,
-    ) -> Env<'a> {
-        let id = match doc {
-            Value::Doc(fields) => field_index(fields, "_id").map(|i| fields[i].1.clone()),
-            _ => None,
-        };
-        Env {
-            is_insert: ctx.is_insert,
-            now: ctx.now,
-            clock: Clock::new(ctx.now),
-            id,
-            renamed: (0..renames).map(|_| None).collect(),
-            modified: false,
-            forbid_dollar_fields,
-            id_grown: None,
-        }
-    }
-
-    /// `{_id: 1}`, or `{no id}`.
-    pub(crate) fn id_in_braces(&self) -> String {
-        format!("{{{}}}", self.id_or_no_id())
-    }
-
-    /// `_id: 1`, or `no id`.
-    pub(crate) fn id_or_no_id(&self) -> String {
-        self.id
-            .as_ref()
-            .map_or_else(|| "no id".to_owned(), |id| id.render_element("_id"))
-    }
-
-    pub(crate) fn next_timestamp(&mut self) -> Timestamp {
-        self.clock.next_timestamp()
-    }
-}
-
-/// Where an operator is being applied.
-#[derive(Debug)]
-pub(crate) struct Site<'s> {
-    pub(crate) path: &'s FieldPath,
-    /// The name of the nearest array above the element, if any.
-    pub(crate) array_name: Option<&'s str>,
-}
-
-impl Site<'_> {
-    /// The element's own field name (or index), for messages.
-    pub(crate) fn name(&self) -> &str {
-        self.path.part(self.path.len() - 1).as_str()
-    }
-}
 
 /// Position of the walk.
 #[derive(Debug, Clone, Copy)]
@@ -482,10 +380,4 @@ pub(crate) fn id_first(fields: &mut Fields<'_>) {
         let id = fields.remove(i);
         fields.insert(0, id);
     }
-}
-
-/// A field name taken from a path or filter key, which is a valid C string
-/// because it was cut from one.
-pub(crate) fn cstr(s: &str) -> Result<&CStr> {
-    Ok(<&CStr>::try_from(s)?)
 }

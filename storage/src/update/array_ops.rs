@@ -3,7 +3,7 @@
 //!
 //! Each works on the one array the tree walk hands it and never looks
 //! elsewhere in the document. Element equality is always
-//! `crate::cmp::compare_values` (so 1 and 1.0 are the same element, as in
+//! `crate::encoding::cmp::compare_values` (so 1 and 1.0 are the same element, as in
 //! MongoDB).
 
 use std::cmp::Ordering;
@@ -12,12 +12,11 @@ use bson::RawBsonRef;
 use bson::raw::RawBson;
 use bson::spec::ElementType;
 
-use super::apply::{Env, Site};
-use super::ops::Outcome;
+use super::env::{Env, Outcome, Site};
 use super::pull::Condition;
 use super::render;
 use super::tree::Value;
-use crate::cmp::compare_values;
+use crate::encoding::cmp::compare_values;
 use crate::{Error, Result};
 
 /// A parsed `$push` argument.

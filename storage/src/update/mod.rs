@@ -11,13 +11,13 @@
 //! Submodules, in the order an update flows through them: `path` and
 //! `plan` parse; `upsert` seeds a document from a filter; `tree` opens a
 //! document for editing; `apply` walks the plan over it; `ops`,
-//! `array_ops`, `pull`, `arith` and `decimal` are the operators themselves;
+//! `array_ops` and `pull` are the operators themselves (arithmetic is
+//! `encoding::arith`, shared with aggregation);
 //! `render` writes values into messages the way MongoDB does.
 
 mod apply;
-mod arith;
 mod array_ops;
-mod decimal;
+mod env;
 mod ops;
 mod path;
 mod plan;
@@ -31,12 +31,15 @@ use std::cmp::Ordering;
 use bson::raw::RawBson;
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf, Timestamp};
 
-use self::apply::{Clock, apply_plan, dollar_prefixed_field, id_first};
+use self::apply::{apply_plan, dollar_prefixed_field, id_first};
+use self::env::Clock;
 use self::plan::Plan;
 use self::tree::{Fields, Value, encode_fields, field_index};
 use self::upsert::Scope;
-use crate::cmp::compare_values;
+use crate::encoding::cmp::compare_values;
 use crate::{Error, ErrorKind, Result};
+
+pub use self::env::UpdateContext;
 
 /// A parsed update: a replacement document or a set of operators.
 #[derive(Debug, Clone)]
@@ -49,15 +52,6 @@ pub enum UpdateSpec {
 #[derive(Debug, Clone)]
 pub struct OperatorUpdate {
     plan: Plan,
-}
-
-/// What an update needs to know besides the documents.
-#[derive(Debug, Clone, Copy)]
-pub struct UpdateContext {
-    /// The update is building a document to insert (`$setOnInsert` applies).
-    pub is_insert: bool,
-    /// The time `$currentDate` and empty timestamps take.
-    pub now: bson::DateTime,
 }
 
 impl UpdateSpec {

@@ -12,12 +12,12 @@ use bson::RawBsonRef;
 use bson::raw::RawBson;
 use bson::spec::ElementType;
 
-use super::apply::{Env, Site};
-use super::arith::Num;
 use super::array_ops::{AddToSet, Pop, Pull, PullAll, Push};
+use super::env::{Env, Outcome, Site};
 use super::render;
 use super::tree::Value;
-use crate::cmp::compare_values;
+use crate::encoding::arith::Num;
+use crate::encoding::cmp::compare_values;
 use crate::{Error, ErrorKind, Result};
 
 /// Which operator a top-level key of an update document names.
@@ -61,15 +61,6 @@ impl OpKind {
             _ => return None,
         })
     }
-}
-
-/// What applying an operator to an existing element did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    Unchanged,
-    Changed,
-    /// The element must go (`$unset`); in an array it becomes null.
-    Removed,
 }
 
 /// One parsed operator with its argument, ready to apply at its path.

@@ -13,7 +13,8 @@ use std::cmp::Ordering;
 use bson::raw::RawBson;
 use bson::{RawBsonRef, RawDocument};
 
-use crate::cmp::{canonical_type, compare_values};
+use crate::encoding::bracket::canonical_type;
+use crate::encoding::cmp::compare_values;
 use crate::{Error, Result};
 
 /// A parsed `$pull` argument.

@@ -7,31 +7,11 @@
 use bson::RawBsonRef;
 use bson::spec::ElementType;
 
+use crate::encoding::display;
+
 /// MongoDB's name for a BSON type, as in `$type` and error messages.
 pub(crate) fn type_name(t: ElementType) -> &'static str {
-    match t {
-        ElementType::Double => "double",
-        ElementType::String => "string",
-        ElementType::EmbeddedDocument => "object",
-        ElementType::Array => "array",
-        ElementType::Binary => "binData",
-        ElementType::Undefined => "undefined",
-        ElementType::ObjectId => "objectId",
-        ElementType::Boolean => "bool",
-        ElementType::DateTime => "date",
-        ElementType::Null => "null",
-        ElementType::RegularExpression => "regex",
-        ElementType::DbPointer => "dbPointer",
-        ElementType::JavaScriptCode => "javascript",
-        ElementType::Symbol => "symbol",
-        ElementType::JavaScriptCodeWithScope => "javascriptWithScope",
-        ElementType::Int32 => "int",
-        ElementType::Timestamp => "timestamp",
-        ElementType::Int64 => "long",
-        ElementType::Decimal128 => "decimal",
-        ElementType::MaxKey => "maxKey",
-        ElementType::MinKey => "minKey",
-    }
+    display::type_name_of(t)
 }
 
 /// `name: value`, as MongoDB prints one element.

@@ -144,6 +144,12 @@ pub(crate) fn value_bytes(v: RawBsonRef<'_>) -> Vec<u8> {
     doc.into_bytes()
 }
 
+/// A field name taken from a path or filter key, which is a valid C string
+/// because it was cut from one.
+pub(crate) fn cstr(s: &str) -> Result<&CStr> {
+    Ok(<&CStr>::try_from(s)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

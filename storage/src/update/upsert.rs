@@ -12,8 +12,7 @@ use std::collections::BTreeMap;
 
 use bson::{RawBsonRef, RawDocument};
 
-use super::apply::cstr;
-use super::tree::{Fields, Value, field_index};
+use super::tree::{Fields, Value, cstr, field_index};
 use crate::{Error, ErrorKind, Result};
 
 /// Which equalities to take.

@@ -16,12 +16,12 @@
 
 use bson::{RawBson, RawBsonRef};
 
+use super::filter::{Filter, Pred};
+use super::sort::SortSpec;
 use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::encoding::{bracket, keycode};
 use crate::engine::{Direction, KeyRange};
 use crate::error::{Error, ErrorKind, Result};
-use crate::keycode;
-use crate::query::filter::{Filter, Pred};
-use crate::query::sort::SortSpec;
 
 /// What the client asked for, already parsed.
 #[derive(Debug, Clone)]
@@ -460,7 +460,7 @@ fn key_range(iv: &Interval, descending: bool) -> KeyRange {
 fn show(iv: &Interval, descending: bool) -> String {
     let val = |e: &End, low: bool| match e {
         End::Incl(v) | End::Excl(v) => bson::Bson::try_from(v.clone())
-            .map(|b| crate::display::shell(&b))
+            .map(|b| crate::encoding::display::shell(&b))
             .unwrap_or_default(),
         End::Open => bracket_end(iv.tag, low),
     };
@@ -487,12 +487,12 @@ fn show(iv: &Interval, descending: bool) -> String {
 
 fn bracket_end(tag: u8, low: bool) -> String {
     let s = match (tag, low) {
-        (t, true) if t == keycode::TAG_NUMBER => "-inf.0",
-        (t, false) if t == keycode::TAG_NUMBER => "inf.0",
-        (t, true) if t == keycode::TAG_STRING => "\"\"",
-        (t, false) if t == keycode::TAG_STRING => "{}",
-        (t, true) if t == keycode::TAG_DATE => "new Date(-9223372036854775808)",
-        (t, false) if t == keycode::TAG_DATE => "new Date(9223372036854775807)",
+        (t, true) if t == bracket::TAG_NUMBER => "-inf.0",
+        (t, false) if t == bracket::TAG_NUMBER => "inf.0",
+        (t, true) if t == bracket::TAG_STRING => "\"\"",
+        (t, false) if t == bracket::TAG_STRING => "{}",
+        (t, true) if t == bracket::TAG_DATE => "new Date(-9223372036854775808)",
+        (t, false) if t == bracket::TAG_DATE => "new Date(9223372036854775807)",
         (_, true) => "MinKey",
         (_, false) => "MaxKey",
     };

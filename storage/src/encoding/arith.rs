@@ -3,6 +3,9 @@
 //! overflows is an error; any decimal makes a decimal; otherwise any double
 //! makes a double.
 //!
+//! `$sum` and `$avg` in aggregation use the same type (`Num::sum`), so an
+//! update and a pipeline never disagree on a result's type or value.
+//!
 //! Pure arithmetic on numbers; which field the number came from, and what
 //! to say when it fails, is the operator's business.
 
@@ -128,6 +131,25 @@ impl Num {
         }
     }
 
+    /// The sum as `$sum` and `$avg` keep it: the same type rules as `$inc`,
+    /// except that an int64 overflow widens to a double instead of failing.
+    pub(crate) fn sum(self, o: Num) -> Num {
+        self.add(o).unwrap_or_else(|| {
+            // Only int64 arithmetic overflows, and integers convert exactly
+            // enough to a double for a running total.
+            Num::Double(self.as_f64() + o.as_f64())
+        })
+    }
+
+    /// The value as a double (decimals through their text form); for
+    /// averages, never for comparisons.
+    pub(crate) fn to_f64(self) -> f64 {
+        match self {
+            Num::Decimal(x) => x.to_string().parse().unwrap_or(f64::NAN),
+            other => other.as_f64(),
+        }
+    }
+
     fn as_dec(self) -> Dec {
         match self {
             Num::Int(x) => decimal::from_i64(x.into()),
@@ -179,6 +201,16 @@ mod tests {
             show(dec("1").add(Num::Double(1.0))),
             "decimal 2.00000000000000"
         );
+    }
+
+    #[test]
+    fn sum_widens_int64_overflow_to_double_where_inc_fails() {
+        assert_eq!(
+            show(Some(Num::Long(i64::MAX).sum(Num::Int(1)))),
+            "double 9.223372036854776e18"
+        );
+        assert_eq!(show(Some(dec("0.1").sum(dec("0.2")))), "decimal 0.3");
+        assert_eq!(show(Some(Num::Int(1).sum(Num::Int(2)))), "int 3");
     }
 
     #[test]

@@ -11,39 +11,8 @@ use std::cmp::Ordering;
 
 use bson::RawBsonRef;
 
-use crate::keycode::{
-    TAG_ARRAY, TAG_BINARY, TAG_BOOL, TAG_CODE, TAG_CODE_WITH_SCOPE, TAG_DATE, TAG_DBPOINTER,
-    TAG_MAXKEY, TAG_MINKEY, TAG_NULL, TAG_NUMBER, TAG_OBJECT, TAG_OBJECTID, TAG_REGEX, TAG_STRING,
-    TAG_TIMESTAMP, TAG_UNDEFINED,
-};
-use crate::numeric;
-
-/// The canonical type bracket of a value; smaller sorts first. The bracket
-/// numbers are the key encoding's type tags, so the two cannot disagree.
-pub fn canonical_type(v: &RawBsonRef<'_>) -> u8 {
-    match v {
-        RawBsonRef::MinKey => TAG_MINKEY,
-        RawBsonRef::Undefined => TAG_UNDEFINED,
-        RawBsonRef::Null => TAG_NULL,
-        RawBsonRef::Int32(_)
-        | RawBsonRef::Int64(_)
-        | RawBsonRef::Double(_)
-        | RawBsonRef::Decimal128(_) => TAG_NUMBER,
-        RawBsonRef::String(_) | RawBsonRef::Symbol(_) => TAG_STRING,
-        RawBsonRef::Document(_) => TAG_OBJECT,
-        RawBsonRef::Array(_) => TAG_ARRAY,
-        RawBsonRef::Binary(_) => TAG_BINARY,
-        RawBsonRef::ObjectId(_) => TAG_OBJECTID,
-        RawBsonRef::Boolean(_) => TAG_BOOL,
-        RawBsonRef::DateTime(_) => TAG_DATE,
-        RawBsonRef::Timestamp(_) => TAG_TIMESTAMP,
-        RawBsonRef::RegularExpression(_) => TAG_REGEX,
-        RawBsonRef::DbPointer(_) => TAG_DBPOINTER,
-        RawBsonRef::JavaScriptCode(_) => TAG_CODE,
-        RawBsonRef::JavaScriptCodeWithScope(_) => TAG_CODE_WITH_SCOPE,
-        RawBsonRef::MaxKey => TAG_MAXKEY,
-    }
-}
+use super::bracket::{TAG_NUMBER, canonical_type, db_pointer_parts};
+use super::numeric;
 
 /// Compares two values in MongoDB's order.
 pub fn compare_values(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> Ordering {
@@ -153,47 +122,10 @@ pub fn compare_arrays(a: &bson::RawArray, b: &bson::RawArray) -> Ordering {
     }
 }
 
-/// The namespace and ObjectId of a DBPointer, which the bson crate keeps
-/// private; read back through its raw encoding.
-pub(crate) fn db_pointer_parts(p: bson::raw::RawDbPointerRef<'_>) -> (Vec<u8>, [u8; 12]) {
-    let mut doc = bson::RawDocumentBuf::new();
-    doc.append(bson::raw::cstr!("p"), RawBsonRef::DbPointer(p));
-    let bytes = doc.as_bytes();
-    let value = &bytes[DB_POINTER_VALUE_AT..bytes.len() - 1];
-    let (namespace, oid) = value.split_at(value.len() - 12);
-    // the namespace is an i32-length-prefixed, NUL-terminated BSON string
-    let namespace = &namespace[4..namespace.len() - 1];
-    let mut id = [0u8; 12];
-    id.copy_from_slice(oid);
-    (namespace.to_vec(), id)
-}
-
-/// Builds a DBPointer (the bson crate has no public constructor) by
-/// reading it from a one-field document in BSON's wire layout.
-pub(crate) fn make_db_pointer(namespace: &str, id: [u8; 12]) -> crate::Result<bson::RawBson> {
-    let mut value = Vec::with_capacity(namespace.len() + 17);
-    value.extend(((namespace.len() + 1) as i32).to_le_bytes());
-    value.extend(namespace.as_bytes());
-    value.push(0);
-    value.extend(id);
-    let mut bytes = Vec::with_capacity(value.len() + 8);
-    bytes.extend(((DB_POINTER_VALUE_AT + value.len() + 1) as i32).to_le_bytes());
-    bytes.extend([bson::spec::ElementType::DbPointer as u8, b'p', 0]);
-    bytes.extend(value);
-    bytes.push(0);
-    let doc = bson::RawDocumentBuf::from_bytes(bytes)?;
-    let pointer = doc
-        .get("p")?
-        .ok_or_else(|| crate::Error::corrupt("DBPointer did not round-trip"))?;
-    Ok(pointer.into())
-}
-
-/// layout of `{p: <DBPointer>}`: i32 len | 0x0C | "p\0" | value | 0x00
-const DB_POINTER_VALUE_AT: usize = 7;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encoding::bracket::make_db_pointer;
     use bson::oid::ObjectId;
     use bson::spec::BinarySubtype;
     use bson::{Binary, Bson, Decimal128, RawBson, RawDocumentBuf, doc};

@@ -8,52 +8,19 @@
 //! keys) so that, for example, two documents with the same `_id` in one
 //! `insert` collide even though neither is committed yet.
 //!
-//! Statement-level operations (delete/update by filter, index builds, TTL
-//! expiry) live in [`crate::ops`]; this module only knows single documents.
+//! Statement-level operations (delete/update by filter, index builds) live
+//! in `statement`, TTL expiry in [`crate::ttl`]; this module only knows
+//! single documents.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
+use ebb_config::limits::MAX_BSON_OBJECT_BYTES;
 
-use crate::catalog::CollectionMeta;
-use crate::engine::{Batch, Cf, Engine, KeyRange};
+use crate::encoding::keycode;
+use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::{KeyGen, duplicate_key_error};
-use crate::keycode;
-
-/// The largest document MongoDB stores.
-pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
-
-/// A collection's metadata with its index key generators built once.
-#[derive(Debug)]
-pub struct IndexSet {
-    pub meta: CollectionMeta,
-    /// Secondary indexes, in catalog order.
-    pub keygens: Vec<KeyGen>,
-}
-
-impl IndexSet {
-    pub fn new(meta: CollectionMeta) -> Result<Arc<Self>> {
-        let keygens = meta
-            .secondary_indexes()
-            .map(KeyGen::new)
-            .collect::<Result<_>>()?;
-        Ok(Arc::new(IndexSet { meta, keygens }))
-    }
-
-    pub fn ns(&self) -> String {
-        self.meta.ns()
-    }
-
-    pub fn records(&self) -> Cf {
-        Cf::Id(self.meta.id)
-    }
-
-    pub fn keygen(&self, index_name: &str) -> Option<&KeyGen> {
-        self.keygens.iter().find(|k| k.name == index_name)
-    }
-}
+use crate::index::{IndexSet, KeyGen, duplicate_key_error};
 
 /// Single-document writes against one collection, buffered in one batch.
 pub struct Writer<'e> {
@@ -66,6 +33,8 @@ pub struct Writer<'e> {
     /// by the uncommitted batch, per index column family.
     unique: HashMap<(u64, Vec<u8>), Option<Vec<u8>>>,
     ns: String,
+    /// The earliest TTL due time among the entries this writer put.
+    earliest_due: Option<i64>,
 }
 
 /// Encodes a document's `_id` as its record key.
@@ -82,7 +51,22 @@ impl<'e> Writer<'e> {
             records: HashMap::new(),
             unique: HashMap::new(),
             ns: set.ns(),
+            earliest_due: None,
         }
+    }
+
+    /// The earliest TTL due time (millis) among the index entries written
+    /// through this writer, committed or not: the monitor is woken for it.
+    pub fn earliest_due(&self) -> Option<i64> {
+        self.earliest_due
+    }
+
+    /// Buffers an index entry, noting its due time.
+    fn put_index_entry(&mut self, kg: &KeyGen, entry: &[u8]) -> Result<()> {
+        if let Some(due) = kg.note_put(entry) {
+            self.earliest_due = Some(self.earliest_due.map_or(due, |e| e.min(due)));
+        }
+        self.batch.put(Cf::Id(kg.cf), entry, &[])
     }
 
     /// Operations buffered so far.
@@ -131,8 +115,9 @@ impl<'e> Writer<'e> {
                 key_value,
             ));
         }
+        let set = self.set;
         let mut entries = Vec::new();
-        let mut spans = Vec::with_capacity(self.set.keygens.len());
+        let mut spans = Vec::with_capacity(set.keygens.len());
         for kg in &self.set.keygens {
             let start = entries.len();
             kg.keys(doc, &id_key, &mut entries)?;
@@ -147,10 +132,9 @@ impl<'e> Writer<'e> {
         }
         self.batch
             .put(self.set.records(), &id_key, doc.as_bytes())?;
-        for (kg, span) in self.set.keygens.iter().zip(spans) {
+        for (kg, span) in set.keygens.iter().zip(spans) {
             for entry in &entries[span] {
-                kg.note_put(entry);
-                self.batch.put(Cf::Id(kg.cf), entry, &[])?;
+                self.put_index_entry(kg, entry)?;
             }
         }
         self.records.insert(id_key, Some(doc.as_bytes().to_vec()));
@@ -180,10 +164,11 @@ impl<'e> Writer<'e> {
     /// entries that differ.
     pub fn replace(&mut self, id_key: &[u8], old: &RawDocument, new: &RawDocument) -> Result<()> {
         check_size(new)?;
+        let set = self.set;
         let mut old_entries = Vec::new();
         let mut new_entries = Vec::new();
         let mut changes = Vec::new();
-        for kg in &self.set.keygens {
+        for kg in &set.keygens {
             old_entries.clear();
             new_entries.clear();
             kg.keys(old, id_key, &mut old_entries)?;
@@ -214,8 +199,7 @@ impl<'e> Writer<'e> {
                 self.batch.delete(Cf::Id(kg.cf), &e)?;
             }
             for e in added {
-                kg.note_put(&e);
-                self.batch.put(Cf::Id(kg.cf), &e, &[])?;
+                self.put_index_entry(kg, &e)?;
             }
         }
         self.batch.put(self.set.records(), id_key, new.as_bytes())?;
@@ -229,8 +213,7 @@ impl<'e> Writer<'e> {
         if kg.unique {
             self.claim_unique(kg, entry, id_key)?;
         }
-        kg.note_put(entry);
-        self.batch.put(Cf::Id(kg.cf), entry, &[])
+        self.put_index_entry(kg, entry)
     }
 
     /// Deletes a key range of a column family (index or records).
@@ -256,11 +239,9 @@ impl<'e> Writer<'e> {
     }
 
     fn committed_owner_differs(&self, kg: &KeyGen, prefix: &[u8], id_key: &[u8]) -> Result<bool> {
-        let mut cursor = self.engine.cursor(
-            Cf::Id(kg.cf),
-            KeyRange::prefix(prefix),
-            crate::engine::Direction::Forward,
-        )?;
+        let mut cursor =
+            self.engine
+                .cursor(Cf::Id(kg.cf), KeyRange::prefix(prefix), Direction::Forward)?;
         while cursor.valid() {
             let owner = kg.id_suffix(cursor.key())?;
             // An entry that this batch already removed no longer counts.
@@ -277,11 +258,11 @@ impl<'e> Writer<'e> {
 
 fn check_size(doc: &RawDocument) -> Result<()> {
     let size = doc.as_bytes().len();
-    if size > MAX_DOCUMENT_BYTES {
+    if size > MAX_BSON_OBJECT_BYTES {
         return Err(Error::new(
             ErrorKind::BsonObjectTooLarge,
             format!(
-                "object to insert too large. size in bytes: {size}, max size: {MAX_DOCUMENT_BYTES}"
+                "object to insert too large. size in bytes: {size}, max size: {MAX_BSON_OBJECT_BYTES}"
             ),
         ));
     }

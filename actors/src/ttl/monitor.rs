@@ -22,8 +22,10 @@
 //! Beyond MongoDB: after a pass the monitor reads the earliest Date of each
 //! TTL index and sleeps only until that entry falls due (never longer than
 //! `ttlMonitorSleepSecs`), and writers that index an earlier due time wake
-//! it ([`TtlState::note_due`](crate::shared::TtlState::note_due)). With
-//! `ttl.prompt = false` it keeps MongoDB's fixed interval.
+//! it ([`TtlState::note_due`](super::TtlState::note_due)). With
+//! `ttl.prompt = false` it keeps MongoDB's fixed interval. When to wake,
+//! and how long to back off after a pass with errors, is decided in
+//! `wake`; the deletion rate in `pacer`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -32,27 +34,38 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use ebb_storage::catalog::IndexMeta;
+use ebb_storage::ttl::{cutoff_millis, due_millis, earliest_date};
 use tokio::sync::watch;
 
+use super::pacer::Pacer;
+use super::state::TtlOp;
+use super::wake::{Backoff, WakeInputs, next_wake};
+use crate::catalog::{CatalogState, CatalogView};
 use crate::collection::{CollectionActor, ExpireChunk};
-use crate::shared::{CatalogState, Shared, TtlOp};
+use crate::shared::Shared;
 
-/// Wait at least this long before retrying after a pass with errors, so a
-/// failing index cannot make the monitor spin.
-const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);
+/// Why deleting from one TTL index failed. The pass logs it and goes on
+/// with the next index; the next prompt wake-up backs off.
+#[derive(Debug, thiserror::Error)]
+pub enum TtlError {
+    #[error("{0}")]
+    Storage(#[from] ebb_storage::Error),
+}
 
 pub struct TtlMonitor {
     shared: Arc<Shared>,
+    view: Arc<CatalogView>,
     stopping: Arc<AtomicBool>,
     stopped: watch::Receiver<bool>,
     stopped_tx: Option<watch::Sender<bool>>,
 }
 
 impl TtlMonitor {
-    pub fn new(shared: Arc<Shared>) -> Self {
+    pub fn new(shared: Arc<Shared>, view: Arc<CatalogView>) -> Self {
         let (tx, rx) = watch::channel(false);
         TtlMonitor {
             shared,
+            view,
             stopping: Arc::new(AtomicBool::new(false)),
             stopped: rx,
             stopped_tx: Some(tx),
@@ -65,12 +78,13 @@ impl Actor for TtlMonitor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         let shared = self.shared.clone();
+        let view = self.view.clone();
         let stopping = self.stopping.clone();
         let stopped = self.stopped_tx.take().expect("started once");
         shared.ttl.running.store(true, Ordering::SeqCst);
         ctx.spawn(
             async move {
-                run(&shared, &stopping).await;
+                run(&shared, &view, &stopping).await;
                 shared.ttl.running.store(false, Ordering::SeqCst);
                 let _ = stopped.send(true);
             }
@@ -130,16 +144,15 @@ fn targets(state: &CatalogState) -> Vec<Target> {
         .collect()
 }
 
-async fn run(shared: &Arc<Shared>, stopping: &AtomicBool) {
+async fn run(shared: &Arc<Shared>, view: &CatalogView, stopping: &AtomicBool) {
     let mut jumps = shared.clock.jumps();
-    let mut pacer = Pacer::new(shared.ttl_max_deletes_per_sec);
+    let mut pacer = Pacer::new(shared.policy.max_deletes_per_sec);
+    let mut backoff = Backoff::default();
     while !stopping.load(Ordering::SeqCst) {
         let enabled = shared.params.ttl_monitor_enabled();
-        let had_errors = if enabled {
-            run_pass(shared, stopping, &mut pacer).await
-        } else {
-            false
-        };
+        if enabled {
+            backoff.record(run_pass(shared, view, stopping, &mut pacer).await);
+        }
         if stopping.load(Ordering::SeqCst) {
             break;
         }
@@ -153,18 +166,19 @@ async fn run(shared: &Arc<Shared>, stopping: &AtomicBool) {
             j.borrow_and_update();
         }
         let now = shared.clock.now_millis();
-        let mut next = now.saturating_add(shared.params.ttl_monitor_sleep_secs() * 1000);
-        if enabled
-            && shared.ttl_prompt
-            && let Some(due) = earliest_due(shared).await
-        {
-            let floor = if had_errors {
-                now + RETRY_AFTER_ERROR.as_millis() as i64
+        let prompt = enabled && shared.policy.prompt;
+        let inputs = WakeInputs {
+            now,
+            sleep_secs: shared.params.ttl_monitor_sleep_secs(),
+            enabled,
+            prompt: shared.policy.prompt,
+            earliest_due: if prompt {
+                earliest_due(shared, view).await
             } else {
-                now
-            };
-            next = next.min(due.max(floor));
-        }
+                None
+            },
+        };
+        let next = next_wake(inputs, backoff);
         shared
             .ttl
             .next_wake_millis
@@ -191,8 +205,8 @@ async fn clock_jump(jumps: &mut Option<watch::Receiver<i64>>) {
 }
 
 /// The earliest time any TTL index has an entry falling due.
-async fn earliest_due(shared: &Arc<Shared>) -> Option<i64> {
-    let state = shared.catalog.load();
+async fn earliest_due(shared: &Arc<Shared>, view: &CatalogView) -> Option<i64> {
+    let state = view.load();
     let engine = shared.engine.clone();
     let items: Vec<_> = state
         .collections
@@ -219,9 +233,8 @@ async fn earliest_due(shared: &Arc<Shared>) -> Option<i64> {
         items
             .iter()
             .filter_map(|(set, name, secs)| {
-                let date =
-                    ebb_storage::expire::earliest_date(engine.as_ref(), set, name).ok()??;
-                Some(date.saturating_add(secs.saturating_mul(1000)))
+                let date = earliest_date(engine.as_ref(), set, name).ok()??;
+                Some(due_millis(date, *secs))
             })
             .min()
     })
@@ -231,7 +244,12 @@ async fn earliest_due(shared: &Arc<Shared>) -> Option<i64> {
 }
 
 /// One pass; returns whether any index failed.
-async fn run_pass(shared: &Arc<Shared>, stopping: &AtomicBool, pacer: &mut Pacer) -> bool {
+async fn run_pass(
+    shared: &Arc<Shared>,
+    view: &CatalogView,
+    stopping: &AtomicBool,
+    pacer: &mut Pacer,
+) -> bool {
     let started = Instant::now();
     let mut deleted_total = 0u64;
     let mut sub_passes = 0u64;
@@ -239,7 +257,7 @@ async fn run_pass(shared: &Arc<Shared>, stopping: &AtomicBool, pacer: &mut Pacer
     loop {
         let sub_started = Instant::now();
         let sub_target = Duration::from_secs(shared.params.ttl_monitor_sub_pass_target_secs());
-        let mut queue: VecDeque<Target> = targets(&shared.catalog.load()).into();
+        let mut queue: VecDeque<Target> = targets(&view.load()).into();
         let mut work_left = false;
         while let Some(t) = queue.pop_front() {
             if stopping.load(Ordering::SeqCst) {
@@ -290,11 +308,8 @@ async fn visit(
     t: &Target,
     stopping: &AtomicBool,
     pacer: &mut Pacer,
-) -> Result<Visit, String> {
-    let cutoff = shared
-        .clock
-        .now_millis()
-        .saturating_sub(t.expire_after_secs.saturating_mul(1000));
+) -> Result<Visit, TtlError> {
+    let cutoff = cutoff_millis(shared.clock.now_millis(), t.expire_after_secs);
     let batching = shared.params.ttl_monitor_batch_deletes();
     let target_docs = if batching {
         shared.params.ttl_index_delete_target_docs()
@@ -325,7 +340,7 @@ async fn visit(
         if stopping.load(Ordering::SeqCst) {
             break Ok(());
         }
-        let mut limit = shared.ttl_chunk_docs as u64;
+        let mut limit = shared.policy.chunk_docs as u64;
         if target_docs > 0 {
             limit = limit.min(target_docs - visit.deleted);
         }
@@ -335,12 +350,12 @@ async fn visit(
             cutoff_millis: cutoff,
             limit: limit as usize,
             resume_after: resume.take(),
-            whole: pacer.unlimited(),
+            whole: pacer.unlimited() && shared.policy.allows_whole_collection(),
         };
         let out = match t.addr.send(chunk).await {
             Ok(Ok(out)) => out,
             Ok(Err(e)) if e.kind == ebb_storage::ErrorKind::NamespaceNotFound => break Ok(()),
-            Ok(Err(e)) => break Err(e.to_string()),
+            Ok(Err(e)) => break Err(e.into()),
             // The collection was dropped under us: nothing left to do.
             Err(_) => break Ok(()),
         };
@@ -371,49 +386,4 @@ async fn visit(
 
 fn set_current(shared: &Shared, op: Option<TtlOp>) {
     *shared.ttl.current.lock().expect("ttl op lock") = op;
-}
-
-/// Paces deletions to a rate: after `n` deletions the next chunk may
-/// start `n / rate` seconds later. Unused credit is capped at 100 ms so a
-/// quiet period does not allow a burst.
-struct Pacer {
-    per_sec: u64,
-    next: Instant,
-}
-
-impl Pacer {
-    fn new(per_sec: u64) -> Self {
-        Pacer {
-            per_sec,
-            next: Instant::now(),
-        }
-    }
-
-    /// Whether no rate applies.
-    fn unlimited(&self) -> bool {
-        self.per_sec == 0
-    }
-
-    /// Waits until a chunk may start; returns the chunk size to use.
-    async fn wait_for(&mut self, limit: u64) -> u64 {
-        if self.unlimited() {
-            return limit.max(1);
-        }
-        let now = Instant::now();
-        let credit = Duration::from_millis(100);
-        if self.next + credit < now {
-            self.next = now - credit;
-        }
-        if self.next > now {
-            tokio::time::sleep_until(self.next.into()).await;
-        }
-        // Chunks of at most 10 ms worth keep the rate smooth.
-        limit.min((self.per_sec / 100).max(1)).max(1)
-    }
-
-    fn spent(&mut self, deleted: u64) {
-        if self.per_sec > 0 {
-            self.next += Duration::from_secs_f64(deleted as f64 / self.per_sec as f64);
-        }
-    }
 }

@@ -18,14 +18,15 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use actix::prelude::*;
+use ebb_storage::IndexSet;
 use ebb_storage::catalog::{self, CollectionMeta, IndexMeta};
-use ebb_storage::display::shell;
+use ebb_storage::encoding::display::shell;
 use ebb_storage::engine::Cf;
-use ebb_storage::write::IndexSet;
 use ebb_storage::{Error, ErrorKind, Result};
 
-use crate::collection::{BuildIndexes, CollectionActor, Retire, SwitchIndexSet};
-use crate::shared::{CatalogState, CollectionEntry, Shared};
+use super::view::{CatalogState, CatalogView};
+use crate::collection::{BuildIndexes, CollectionActor, CollectionHandle, Retire, SwitchIndexSet};
+use crate::shared::Shared;
 
 /// MongoDB's limit of indexes per collection.
 pub const MAX_INDEXES: usize = 64;
@@ -37,6 +38,7 @@ pub struct CatalogActor {
 /// The catalog's state, moved into each DDL operation and back.
 pub struct CatalogCore {
     shared: Arc<Shared>,
+    view: Arc<CatalogView>,
     next_id: u64,
     state: CatalogState,
 }
@@ -48,9 +50,9 @@ impl Actor for CatalogActor {
 impl CatalogActor {
     /// Loads the catalog from disk, removes column families no collection
     /// owns (left by a crash mid-DDL), starts one `CollectionActor` per
-    /// collection and publishes the catalog. Must run inside an actix
-    /// system.
-    pub async fn load(shared: Arc<Shared>) -> Result<Self> {
+    /// collection and publishes the catalog in `view`. Must run inside an
+    /// actix system.
+    pub async fn load(shared: Arc<Shared>, view: Arc<CatalogView>) -> Result<Self> {
         let engine = shared.engine.clone();
         let (metas, next_id) = blocking(move || {
             let metas = catalog::load_collections(engine.as_ref())?;
@@ -75,13 +77,14 @@ impl CatalogActor {
             let addr = CollectionActor::new(shared.clone(), set.clone()).start();
             state.collections.insert(
                 (set.meta.db.clone(), set.meta.name.clone()),
-                CollectionEntry { set, addr },
+                CollectionHandle { set, addr },
             );
         }
-        shared.catalog.publish(state.clone());
+        view.publish(state.clone());
         Ok(CatalogActor {
             core: Some(CatalogCore {
                 shared,
+                view,
                 next_id,
                 state,
             }),
@@ -145,7 +148,7 @@ impl CatalogCore {
     }
 
     fn publish(&self) {
-        self.shared.catalog.publish(self.state.clone());
+        self.view.publish(self.state.clone());
     }
 
     /// Persists collection records (and the id counter) in one batch.
@@ -210,7 +213,7 @@ impl CatalogCore {
         name: &str,
         options: bson::Document,
         allow_existing: bool,
-    ) -> Result<CollectionEntry> {
+    ) -> Result<CollectionHandle> {
         if let Some(e) = self.state.get(db, name) {
             if allow_existing || e.set.meta.options == options {
                 return Ok(e.clone());
@@ -232,7 +235,7 @@ impl CatalogCore {
         self.persist(vec![meta.clone()], vec![]).await?;
         let set = IndexSet::new(meta)?;
         let addr = CollectionActor::new(self.shared.clone(), set.clone()).start();
-        let entry = CollectionEntry { set, addr };
+        let entry = CollectionHandle { set, addr };
         self.state
             .collections
             .insert(Self::key(db, name), entry.clone());
@@ -339,7 +342,7 @@ impl CatalogCore {
         let has_ttl = set.meta.indexes.iter().any(IndexMeta::is_ttl);
         self.state.collections.insert(
             Self::key(db, name),
-            CollectionEntry {
+            CollectionHandle {
                 set,
                 addr: entry.addr,
             },
@@ -361,10 +364,10 @@ impl CatalogCore {
     /// anything: drops of indexes, option changes, renames.
     async fn replace_meta(
         &mut self,
-        old: &CollectionEntry,
+        old: &CollectionHandle,
         meta: CollectionMeta,
         dropped_cfs: Vec<u64>,
-    ) -> Result<CollectionEntry> {
+    ) -> Result<CollectionHandle> {
         let set = IndexSet::new(meta.clone())?;
         let old_key = Self::key(&old.set.meta.db, &old.set.meta.name);
         let new_key = Self::key(&meta.db, &meta.name);
@@ -375,7 +378,7 @@ impl CatalogCore {
         };
         self.persist(vec![meta], removed).await?;
         self.state.collections.remove(&old_key);
-        let entry = CollectionEntry {
+        let entry = CollectionHandle {
             set: set.clone(),
             addr: old.addr.clone(),
         };
@@ -676,7 +679,7 @@ pub struct IndexChangeOutcome {
 /// Creates a collection if it does not exist (implicit creation by a
 /// write or `createIndexes`).
 #[derive(Message)]
-#[rtype(result = "Result<CollectionEntry>")]
+#[rtype(result = "Result<CollectionHandle>")]
 pub struct EnsureCollection {
     pub db: String,
     pub name: String,
@@ -684,7 +687,7 @@ pub struct EnsureCollection {
 
 /// `create`: fails if the collection exists with other options.
 #[derive(Message)]
-#[rtype(result = "Result<CollectionEntry>")]
+#[rtype(result = "Result<CollectionHandle>")]
 pub struct CreateCollection {
     pub db: String,
     pub name: String,
@@ -740,7 +743,7 @@ pub struct ModifyIndex {
 }
 
 impl Handler<EnsureCollection> for CatalogActor {
-    type Result = AtomicResponse<Self, Result<CollectionEntry>>;
+    type Result = AtomicResponse<Self, Result<CollectionHandle>>;
 
     fn handle(&mut self, m: EnsureCollection, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
@@ -753,7 +756,7 @@ impl Handler<EnsureCollection> for CatalogActor {
 }
 
 impl Handler<CreateCollection> for CatalogActor {
-    type Result = AtomicResponse<Self, Result<CollectionEntry>>;
+    type Result = AtomicResponse<Self, Result<CollectionHandle>>;
 
     fn handle(&mut self, m: CreateCollection, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {

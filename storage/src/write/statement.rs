@@ -1,5 +1,5 @@
 //! Statement-level writes on one collection: insert, update, delete,
-//! findAndModify, index builds and TTL expiry.
+//! findAndModify and index builds (TTL expiry is `crate::ttl`).
 //!
 //! Each function runs on the collection's single writer (the actor calls it
 //! on a blocking thread), finds its targets on a snapshot taken at the start
@@ -12,14 +12,15 @@
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
+use super::writer::{Writer, id_key_of, prepare_insert};
 use crate::engine::{Direction, Engine, KeyRange};
 use crate::error::{Error, Result};
-use crate::exec::{Found, QueryCursor};
-use crate::plan::{self, Hint, QuerySpec};
+use crate::index::IndexSet;
+use crate::query::exec::{Found, QueryCursor};
 use crate::query::filter::Filter;
+use crate::query::plan::{self, Hint, QuerySpec};
 use crate::query::sort::SortSpec;
 use crate::update::{UpdateContext, UpdateSpec};
-use crate::write::{IndexSet, Writer, id_key_of, prepare_insert};
 
 /// Uncommitted operations after which a long statement commits a chunk.
 const CHUNK_OPS: usize = 16 * 1024;
@@ -56,10 +57,7 @@ pub fn insert(
             Ok(doc)
         });
         match result {
-            Ok(doc) => {
-                out.n += 1;
-                note_due(set, &doc, &mut out.earliest_due);
-            }
+            Ok(_) => out.n += 1,
             Err(error) => {
                 out.errors.push(WriteError { index, error });
                 if ordered {
@@ -72,32 +70,8 @@ pub fn insert(
         }
     }
     w.commit(false)?;
+    out.earliest_due = w.earliest_due();
     Ok(out)
-}
-
-/// The earliest TTL due time (`date + expireAfterSeconds`) `doc` adds.
-fn note_due(set: &IndexSet, doc: &RawDocument, earliest: &mut Option<i64>) {
-    for index in set.meta.indexes.iter().filter(|i| i.is_ttl()) {
-        let Some((field, _)) = index.fields().into_iter().next() else {
-            continue;
-        };
-        let Some(kg) = set.keygen(&index.name) else {
-            continue;
-        };
-        if !kg.covers(doc) {
-            continue;
-        }
-        let secs = i64::from(index.expire_after_seconds.unwrap_or(0));
-        let found = crate::query::path::index_values(doc, &field);
-        for v in found.values {
-            if let RawBsonRef::DateTime(d) = v {
-                let due = d
-                    .timestamp_millis()
-                    .saturating_add(secs.saturating_mul(1000));
-                *earliest = Some(earliest.map_or(due, |e| e.min(due)));
-            }
-        }
-    }
 }
 
 /// One statement of a `delete` command.
@@ -198,6 +172,7 @@ pub fn update(
         }
     }
     w.commit(false)?;
+    out.earliest_due = w.earliest_due();
     Ok(out)
 }
 
@@ -225,7 +200,6 @@ fn update_one_statement(
         matched += 1;
         if let Some(new) = st.update.apply(&found.doc, &ctx)? {
             w.replace(&found.id_key, &found.doc, &new)?;
-            note_due(set, &new, &mut out.earliest_due);
             out.n_modified += 1;
         }
         if w.pending_ops() >= CHUNK_OPS {
@@ -246,7 +220,6 @@ fn update_one_statement(
     )?;
     let doc = prepare_insert(doc)?;
     w.insert(&doc)?;
-    note_due(set, &doc, &mut out.earliest_due);
     out.n += 1;
     let id = doc
         .get("_id")?
@@ -336,7 +309,6 @@ pub fn find_and_modify(
             let after = match new {
                 Some(new) => {
                     w.replace(&found.id_key, &found.doc, &new)?;
-                    note_due(set, &new, &mut out.earliest_due);
                     new
                 }
                 None => found.doc.clone(),
@@ -355,7 +327,6 @@ pub fn find_and_modify(
             )?;
             let doc = prepare_insert(doc)?;
             w.insert(&doc)?;
-            note_due(set, &doc, &mut out.earliest_due);
             out.n = 1;
             out.upserted = doc
                 .get("_id")?
@@ -365,6 +336,7 @@ pub fn find_and_modify(
         (None, _) => {}
     }
     w.commit(false)?;
+    out.earliest_due = w.earliest_due();
     Ok(out)
 }
 

@@ -4,7 +4,7 @@
 //!
 //! Only the arithmetic updates need: decode, encode, add, multiply, numeric
 //! equality and the conversions from int/long/double. Ordering of decimals
-//! belongs to `crate::numeric`.
+//! belongs to `crate::encoding::numeric`.
 //!
 //! Layout (BID encoding, the one BSON uses), as a little-endian u128:
 //!

@@ -74,28 +74,9 @@ use bson::raw::CString;
 use bson::spec::BinarySubtype;
 use bson::{Binary, DateTime, RawArrayBuf, RawBson, RawBsonRef, RawDocumentBuf, Regex};
 
-use crate::cmp::{canonical_type, db_pointer_parts, make_db_pointer};
+use super::bracket::*;
+use super::numeric::{Class, Exact};
 use crate::error::{Error, Result};
-use crate::numeric::{Class, Exact};
-
-pub const TAG_MINKEY: u8 = 0x01;
-pub const TAG_UNDEFINED: u8 = 0x02;
-pub const TAG_NULL: u8 = 0x05;
-pub const TAG_NUMBER: u8 = 0x0A;
-/// Strings and symbols.
-pub const TAG_STRING: u8 = 0x0F;
-pub const TAG_OBJECT: u8 = 0x14;
-pub const TAG_ARRAY: u8 = 0x19;
-pub const TAG_BINARY: u8 = 0x1E;
-pub const TAG_OBJECTID: u8 = 0x23;
-pub const TAG_BOOL: u8 = 0x28;
-pub const TAG_DATE: u8 = 0x2D;
-pub const TAG_TIMESTAMP: u8 = 0x2F;
-pub const TAG_REGEX: u8 = 0x32;
-pub const TAG_DBPOINTER: u8 = 0x37;
-pub const TAG_CODE: u8 = 0x3C;
-pub const TAG_CODE_WITH_SCOPE: u8 = 0x41;
-pub const TAG_MAXKEY: u8 = 0x7F;
 
 /// Ends an object, array or scope; below every tag so a prefix sorts first.
 const END: u8 = 0x00;
@@ -681,8 +662,8 @@ mod tests {
     use proptest::collection::vec;
     use proptest::prelude::*;
 
+    use super::super::cmp::compare_values;
     use super::*;
-    use crate::cmp::compare_values;
 
     fn dec(text: &str) -> RawBson {
         RawBson::Decimal128(text.parse::<Decimal128>().unwrap())

@@ -11,16 +11,14 @@
 use std::collections::{HashSet, VecDeque};
 
 use bson::RawDocumentBuf;
+use ebb_config::limits::MAX_SORT_BYTES;
 
-use crate::engine::{Cf, Direction, KeyRange, Snapshot};
+use super::filter::Filter;
+use super::plan::{Access, Plan};
+use super::sort::SortSpec;
+use crate::engine::{Cf, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::KeyGen;
-use crate::plan::{Access, Plan};
-use crate::query::filter::Filter;
-use crate::query::sort::SortSpec;
-
-/// The in-memory sort limit (MongoDB's internalQueryMaxBlockingSortMemoryUsageBytes).
-pub const MAX_SORT_BYTES: usize = 100 * 1024 * 1024;
 
 /// A matching document with its encoded `_id` (the record key).
 #[derive(Debug, Clone)]
@@ -274,10 +272,4 @@ fn seek_past(cursor: &mut dyn crate::engine::Cursor, after: &[u8]) {
 
 fn raw_doc(bytes: &[u8]) -> Result<RawDocumentBuf> {
     RawDocumentBuf::from_bytes(bytes.to_vec()).map_err(|e| Error::corrupt(format!("record: {e}")))
-}
-
-/// Counts the keys of a whole column family range without reading values.
-pub fn count_keys(snap: &dyn Snapshot, cf: u64, range: KeyRange) -> Result<u64> {
-    let mut cursor = snap.cursor(Cf::Id(cf), range, Direction::Forward)?;
-    crate::engine::count_rest(cursor.as_mut())
 }

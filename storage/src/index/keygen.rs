@@ -6,7 +6,7 @@
 //! enc(field₁) ‖ enc(field₂) ‖ … ‖ enc(_id)
 //! ```
 //!
-//! where `enc` is [`crate::keycode`]'s order-preserving encoding, inverted
+//! where `enc` is [`crate::encoding::keycode`]'s order-preserving encoding, inverted
 //! for descending fields. Appending `_id` makes every entry unique, so equal
 //! field values sort by `_id`, and the `_id` of an entry is recovered by
 //! skipping the field values. A unique index is checked by looking for
@@ -21,12 +21,11 @@
 use bson::{RawBsonRef, RawDocument};
 
 use crate::catalog::IndexMeta;
+use crate::encoding::{display, keycode};
 use crate::error::{Error, ErrorKind, Result};
-
-use crate::expire::Floor;
-use crate::keycode;
 use crate::query::filter::Filter;
 use crate::query::path::index_keys;
+use crate::ttl::{Floor, due_millis};
 
 /// Computes the entry keys of one index.
 #[derive(Debug)]
@@ -41,6 +40,8 @@ pub struct KeyGen {
     sparse: bool,
     partial: Option<Filter>,
     key_pattern: bson::Document,
+    /// For a TTL index: its `expireAfterSeconds`.
+    expire_after_secs: Option<i64>,
     /// For an ascending TTL index: where its expired entries can start.
     floor: Option<Floor>,
 }
@@ -66,6 +67,9 @@ impl KeyGen {
             sparse: index.sparse,
             partial,
             key_pattern: index.key.clone(),
+            expire_after_secs: index
+                .is_ttl()
+                .then(|| i64::from(index.expire_after_seconds.unwrap_or(0))),
             floor: ascending_ttl.then(Floor::default),
         })
     }
@@ -75,11 +79,17 @@ impl KeyGen {
         self.floor.as_ref()
     }
 
-    /// Records that a write puts `entry` into this index.
-    pub fn note_put(&self, entry: &[u8]) {
+    /// Records that a write puts `entry` into this index (the floor of a
+    /// TTL index goes down to it) and returns when the entry falls due, if
+    /// this is a TTL index and the entry holds a Date: the one place the
+    /// write path learns due times, so the monitor can be woken for them.
+    pub fn note_put(&self, entry: &[u8]) -> Option<i64> {
         if let Some(floor) = &self.floor {
             floor.lower(entry);
         }
+        let secs = self.expire_after_secs?;
+        let date = keycode::leading_date(entry, self.leading_descending())?;
+        Some(due_millis(date, secs))
     }
 
     /// Whether the first key field is descending.
@@ -218,7 +228,7 @@ pub fn duplicate_key_error(
 ) -> Error {
     let shown = key_value
         .iter()
-        .map(|(k, v)| format!("{k}: {}", crate::display::shell(v)))
+        .map(|(k, v)| format!("{k}: {}", display::shell(v)))
         .collect::<Vec<_>>()
         .join(", ");
     Error::new(

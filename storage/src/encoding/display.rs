@@ -1,7 +1,41 @@
-//! Values as MongoDB prints them in error messages (`{ a: "x" }`,
-//! `ObjectId('…')`), so messages read the same as the server's.
+//! Values and type names as MongoDB prints them in error messages
+//! (`{ a: "x" }`, `ObjectId('…')`, `objectId`), so messages read the same
+//! as the server's.
 
-use bson::Bson;
+use bson::spec::ElementType;
+use bson::{Bson, RawBsonRef};
+
+/// MongoDB's name for a BSON type, as in `$type` and error messages.
+pub fn type_name_of(t: ElementType) -> &'static str {
+    match t {
+        ElementType::Double => "double",
+        ElementType::String => "string",
+        ElementType::EmbeddedDocument => "object",
+        ElementType::Array => "array",
+        ElementType::Binary => "binData",
+        ElementType::Undefined => "undefined",
+        ElementType::ObjectId => "objectId",
+        ElementType::Boolean => "bool",
+        ElementType::DateTime => "date",
+        ElementType::Null => "null",
+        ElementType::RegularExpression => "regex",
+        ElementType::DbPointer => "dbPointer",
+        ElementType::JavaScriptCode => "javascript",
+        ElementType::Symbol => "symbol",
+        ElementType::JavaScriptCodeWithScope => "javascriptWithScope",
+        ElementType::Int32 => "int",
+        ElementType::Timestamp => "timestamp",
+        ElementType::Int64 => "long",
+        ElementType::Decimal128 => "decimal",
+        ElementType::MaxKey => "maxKey",
+        ElementType::MinKey => "minKey",
+    }
+}
+
+/// MongoDB's name for the type of `v`.
+pub fn type_name(v: &RawBsonRef<'_>) -> &'static str {
+    type_name_of(v.element_type())
+}
 
 /// Formats a value the way mongod's error messages show it.
 pub fn shell(v: &Bson) -> String {

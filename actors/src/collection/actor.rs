@@ -1,0 +1,462 @@
+//! `CollectionActor`: the single writer of one collection.
+//!
+//! Every change to a collection's records and index entries — inserts,
+//! updates, deletes, index builds, TTL expiry — is work for this actor, so
+//! writes to one collection never race and need no locks. What runs next
+//! is decided by the collection's [`Schedule`] (a state machine, tested on
+//! its own); this actor only feeds it events and runs the actions it hands
+//! out. Work runs on the blocking pool or the TTL threads, never on the
+//! arbiter. Writes run in groups (group commit): each job writes its own
+//! atomic batch, and when durability asks for it one WAL sync covers the
+//! whole group before any of it is acknowledged. Control jobs (a new index
+//! set, drop) run alone, between groups, so every write sees exactly one
+//! version of the collection's indexes.
+//!
+//! TTL chunks run on the `ebb-ttl` thread at lowered priority; chunks
+//! planned off the writer run on `ebb-ttl-plan` at idle priority and are
+//! applied on the blocking pool at normal priority (a write may wait behind
+//! the apply, never behind a starved thread).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use actix::prelude::*;
+use ebb_storage::engine::Engine;
+use ebb_storage::ttl::{self, ExpireOutcome, Plan};
+use ebb_storage::write::statement::{
+    self as ops, DeleteOutcome, FindAndModifyOutcome, InsertOutcome, UpdateOutcome,
+};
+use ebb_storage::{Error, ErrorKind, IndexSet, Result};
+use tokio::sync::oneshot;
+
+use super::messages::{
+    BuildIndexes, DeleteDocs, ExpireChunk, InsertDocs, ModifyOne, Retire, SwitchIndexSet,
+    UpdateDocs,
+};
+use super::schedule::{Action, PLAN_PATIENCE, Schedule};
+use crate::shared::{Durability, Shared};
+
+/// A write job: runs on a blocking thread, returns the acknowledgement to
+/// send once the group is durable.
+type WriteJob = Box<dyn FnOnce(&dyn Engine, &IndexSet) -> Ack + Send>;
+/// Sends a job's reply.
+type Ack = Box<dyn FnOnce() + Send>;
+
+/// A queued write with its durability request (`j: true`).
+struct Write {
+    run: WriteJob,
+    sync: bool,
+}
+
+/// Work that runs alone on the writer.
+enum Control {
+    /// Builds the entries of new indexes, then switches to `set`.
+    Build {
+        set: Arc<IndexSet>,
+        new_names: Vec<String>,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    /// Switches to a new index set without building anything (dropped
+    /// indexes, changed options).
+    Switch {
+        set: Arc<IndexSet>,
+        reply: oneshot::Sender<()>,
+    },
+    /// The collection is being dropped: finish what is queued, refuse the rest.
+    Retire { reply: oneshot::Sender<()> },
+}
+
+/// A queued TTL chunk with its reply.
+struct Expiry {
+    msg: ExpireChunk,
+    reply: oneshot::Sender<Result<ExpireOutcome>>,
+}
+
+type WriterSchedule = Schedule<Write, Control, Expiry, Plan>;
+
+pub struct CollectionActor {
+    shared: Arc<Shared>,
+    set: Arc<IndexSet>,
+    schedule: WriterSchedule,
+    retired: bool,
+}
+
+impl CollectionActor {
+    pub fn new(shared: Arc<Shared>, set: Arc<IndexSet>) -> Self {
+        let schedule = Schedule::new(shared.policy);
+        CollectionActor {
+            shared,
+            set,
+            schedule,
+            retired: false,
+        }
+    }
+
+    /// Runs whatever the schedule says is ready, until it says nothing is.
+    fn pump(&mut self, ctx: &mut Context<Self>) {
+        while !self.retired {
+            let Some(action) = self.schedule.next(Instant::now()) else {
+                return;
+            };
+            match action {
+                Action::Writes(group) => self.run_writes(group, ctx),
+                Action::Control(control) => self.run_control(control, ctx),
+                Action::Expire {
+                    chunk,
+                    foreground_active,
+                } => self.run_expiry(chunk, foreground_active, ctx),
+                Action::Plan { id } => self.plan(id, ctx),
+                Action::Apply { chunk, plan } => self.apply(chunk, plan, ctx),
+            }
+        }
+    }
+
+    /// Marks the running work done and runs what is next.
+    fn done(&mut self, ctx: &mut Context<Self>) {
+        self.schedule.work_done();
+        self.pump(ctx);
+    }
+
+    /// Runs a group of write jobs on the blocking pool; one WAL sync covers
+    /// the group when durability asks for it.
+    fn run_writes(&mut self, group: Vec<Write>, ctx: &mut Context<Self>) {
+        let engine = self.shared.engine.clone();
+        let set = self.set.clone();
+        let sync =
+            group.iter().any(|w| w.sync) || self.shared.durability == Durability::SyncEachWrite;
+        let work = tokio::task::spawn_blocking(move || {
+            let acks: Vec<Ack> = group
+                .into_iter()
+                .map(|w| (w.run)(engine.as_ref(), &set))
+                .collect();
+            if sync && let Err(e) = engine.sync_wal() {
+                tracing::error!(error = %e, "WAL sync failed");
+            }
+            for ack in acks {
+                ack();
+            }
+        });
+        ctx.spawn(
+            async move {
+                let _ = work.await;
+            }
+            .into_actor(self)
+            .map(|_, act, ctx| act.done(ctx)),
+        );
+    }
+
+    fn run_control(&mut self, control: Control, ctx: &mut Context<Self>) {
+        match control {
+            Control::Build {
+                set,
+                new_names,
+                reply,
+            } => {
+                let engine = self.shared.engine.clone();
+                let built = set.clone();
+                let work = tokio::task::spawn_blocking(move || {
+                    ops::build_indexes(engine.as_ref(), &built, &new_names)
+                });
+                ctx.spawn(async move { flatten(work.await) }.into_actor(self).map(
+                    move |res, act, ctx| {
+                        if res.is_ok() {
+                            act.set = set;
+                        }
+                        let _ = reply.send(res);
+                        act.done(ctx);
+                    },
+                ));
+            }
+            Control::Switch { set, reply } => {
+                self.set = set;
+                let _ = reply.send(());
+                self.schedule.work_done();
+            }
+            Control::Retire { reply } => {
+                self.retired = true;
+                let _ = reply.send(());
+                self.schedule.work_done();
+                ctx.stop();
+            }
+        }
+    }
+
+    /// Runs one TTL chunk on the writer, on the low-priority TTL thread.
+    /// Without foreground activity it may take the whole collection at
+    /// once (`ttl::expire_all`).
+    fn run_expiry(&mut self, chunk: Expiry, foreground_active: bool, ctx: &mut Context<Self>) {
+        let shared = self.shared.clone();
+        let set = self.set.clone();
+        let Expiry { msg, reply } = chunk;
+        let policy = shared.policy;
+        let limit = policy.chunk_limit(msg.limit, foreground_active);
+        let whole = msg.whole && !foreground_active;
+        let work = async move {
+            let engine = shared.engine.clone();
+            let result = shared
+                .background
+                .run(move || {
+                    let engine = engine.as_ref();
+                    if whole
+                        && let Some(deleted) =
+                            ttl::expire_all(engine, &set, &msg.index, msg.cutoff_millis, &policy)?
+                    {
+                        return Ok(ExpireOutcome {
+                            deleted,
+                            resume_after: None,
+                            more: false,
+                        });
+                    }
+                    ttl::expire(engine, &set, msg.chunk(limit), &policy)
+                })
+                .await;
+            if let Some(result) = result {
+                let _ = reply.send(result);
+            }
+        };
+        ctx.spawn(work.into_actor(self).map(|_, act, ctx| act.done(ctx)));
+    }
+
+    /// Plans chunk `id` on the idle-priority thread while the writer stays
+    /// free; if the plan is not back within [`PLAN_PATIENCE`], the schedule
+    /// sends the chunk to the writer and drops the late plan.
+    fn plan(&mut self, id: u64, ctx: &mut Context<Self>) {
+        let Some(chunk) = self.schedule.planning(id) else {
+            return;
+        };
+        let policy = self.shared.policy;
+        let limit = policy.chunk_limit(chunk.msg.limit, true);
+        let msg = ExpireChunk {
+            index: chunk.msg.index.clone(),
+            resume_after: chunk.msg.resume_after.clone(),
+            ..chunk.msg
+        };
+        let (shared, set) = (self.shared.clone(), self.set.clone());
+        let work = async move {
+            let engine = shared.engine.clone();
+            shared
+                .background
+                .run_idle(move || ttl::plan(engine.as_ref(), &set, msg.chunk(limit), &policy))
+                .await
+        };
+        ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
+            // None: the planning thread is gone (shutdown): the chunk is
+            // answered as if its collection were gone, which ends the visit.
+            let result = result.unwrap_or_else(|| Err(dropped()));
+            if let Some((chunk, e)) = act.schedule.plan_returned(id, result) {
+                let _ = chunk.reply.send(Err(e));
+            }
+            act.pump(ctx);
+        }));
+        ctx.run_later(PLAN_PATIENCE, move |act, ctx| {
+            act.schedule.plan_overdue(id, Instant::now());
+            act.pump(ctx);
+        });
+    }
+
+    /// Applies a plan made at the current epoch. The commit runs at normal
+    /// priority: a foreground write may be waiting behind it.
+    fn apply(&mut self, chunk: Expiry, plan: Plan, ctx: &mut Context<Self>) {
+        let engine = self.shared.engine.clone();
+        let set = self.set.clone();
+        let work = tokio::task::spawn_blocking(move || ttl::apply(engine.as_ref(), &set, plan));
+        ctx.spawn(async move { flatten(work.await) }.into_actor(self).map(
+            move |result, act, ctx| {
+                let _ = chunk.reply.send(result);
+                act.done(ctx);
+            },
+        ));
+    }
+
+    /// Queues a control job unless the collection is retired (then dropping
+    /// the job drops its reply channel, which the sender sees as "collection
+    /// was dropped").
+    fn control(&mut self, control: Control, ctx: &mut Context<Self>) {
+        if !self.retired {
+            self.schedule.push_control(control);
+            self.pump(ctx);
+        }
+    }
+
+    /// Queues a write whose result is sent back through a oneshot.
+    fn write<T: Send + 'static>(
+        &mut self,
+        ctx: &mut Context<Self>,
+        sync: bool,
+        f: impl FnOnce(&dyn Engine, &IndexSet) -> Result<T> + Send + 'static,
+    ) -> oneshot::Receiver<Result<T>> {
+        let (tx, rx) = oneshot::channel();
+        if self.retired {
+            return rx;
+        }
+        let run: WriteJob = Box::new(move |engine, set| {
+            let result = f(engine, set);
+            Box::new(move || {
+                let _ = tx.send(result);
+            })
+        });
+        self.schedule
+            .push_write(Write { run, sync }, Instant::now());
+        self.pump(ctx);
+        rx
+    }
+}
+
+fn flatten<T>(r: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {
+    r.map_err(|e| Error::engine(format!("writer task failed: {e}")))?
+}
+
+fn dropped() -> Error {
+    Error::new(ErrorKind::NamespaceNotFound, "collection was dropped")
+}
+
+async fn recv<T>(rx: oneshot::Receiver<Result<T>>) -> Result<T> {
+    rx.await.unwrap_or_else(|_| Err(dropped()))
+}
+
+impl Actor for CollectionActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // Writers back-pressure through `send().await`; the queue inside the
+        // actor is where group commit happens.
+        ctx.set_mailbox_capacity(1024);
+    }
+}
+
+impl CollectionActor {
+    fn note_due(&self, earliest: Option<i64>) {
+        // With prompt expiry off the monitor keeps MongoDB's fixed interval.
+        if let Some(due) = earliest.filter(|_| self.shared.policy.prompt) {
+            self.shared.ttl.note_due(due);
+        }
+    }
+
+    /// The reply to a queued write; `note` sees a successful outcome first
+    /// (due times for the TTL monitor, `serverStatus` counters).
+    fn answer<T: 'static>(
+        &self,
+        rx: oneshot::Receiver<Result<T>>,
+        note: impl FnOnce(&Self, &T) + 'static,
+    ) -> ResponseActFuture<Self, Result<T>> {
+        Box::pin(
+            async move { recv(rx).await }
+                .into_actor(self)
+                .map(|res, act, _| {
+                    if let Ok(out) = &res {
+                        note(act, out);
+                    }
+                    res
+                }),
+        )
+    }
+}
+
+impl Handler<InsertDocs> for CollectionActor {
+    type Result = ResponseActFuture<Self, Result<InsertOutcome>>;
+
+    fn handle(&mut self, msg: InsertDocs, ctx: &mut Context<Self>) -> Self::Result {
+        let rx = self.write(ctx, msg.sync, move |engine, set| {
+            ops::insert(engine, set, msg.docs, msg.ordered)
+        });
+        self.answer(rx, |act, out| {
+            act.note_due(out.earliest_due);
+            act.shared.writes.inserted.fetch_add(out.n, Relaxed);
+        })
+    }
+}
+
+impl Handler<UpdateDocs> for CollectionActor {
+    type Result = ResponseActFuture<Self, Result<UpdateOutcome>>;
+
+    fn handle(&mut self, msg: UpdateDocs, ctx: &mut Context<Self>) -> Self::Result {
+        let now = self.shared.clock.now();
+        let rx = self.write(ctx, msg.sync, move |engine, set| {
+            ops::update(engine, set, msg.statements, msg.ordered, now)
+        });
+        self.answer(rx, |act, out| {
+            act.note_due(out.earliest_due);
+            act.shared.writes.updated.fetch_add(out.n_modified, Relaxed);
+        })
+    }
+}
+
+impl Handler<DeleteDocs> for CollectionActor {
+    type Result = ResponseActFuture<Self, Result<DeleteOutcome>>;
+
+    fn handle(&mut self, msg: DeleteDocs, ctx: &mut Context<Self>) -> Self::Result {
+        let rx = self.write(ctx, msg.sync, move |engine, set| {
+            ops::delete(engine, set, msg.statements, msg.ordered)
+        });
+        self.answer(rx, |act, out| {
+            act.shared.writes.deleted.fetch_add(out.n, Relaxed);
+        })
+    }
+}
+
+impl Handler<ModifyOne> for CollectionActor {
+    type Result = ResponseActFuture<Self, Result<FindAndModifyOutcome>>;
+
+    fn handle(&mut self, msg: ModifyOne, ctx: &mut Context<Self>) -> Self::Result {
+        let now = self.shared.clock.now();
+        let rx = self.write(ctx, msg.sync, move |engine, set| {
+            ops::find_and_modify(engine, set, msg.request, now)
+        });
+        self.answer(rx, |act, out| act.note_due(out.earliest_due))
+    }
+}
+
+impl Handler<ExpireChunk> for CollectionActor {
+    type Result = ResponseFuture<Result<ExpireOutcome>>;
+
+    fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
+        let (reply, rx) = oneshot::channel();
+        if !self.retired {
+            self.schedule.push_chunk(Expiry { msg, reply });
+            self.pump(ctx);
+        }
+        Box::pin(recv(rx))
+    }
+}
+
+impl Handler<BuildIndexes> for CollectionActor {
+    type Result = ResponseFuture<Result<()>>;
+
+    fn handle(&mut self, msg: BuildIndexes, ctx: &mut Context<Self>) -> Self::Result {
+        let (reply, rx) = oneshot::channel();
+        self.control(
+            Control::Build {
+                set: msg.set,
+                new_names: msg.new_names,
+                reply,
+            },
+            ctx,
+        );
+        Box::pin(recv(rx))
+    }
+}
+
+impl Handler<SwitchIndexSet> for CollectionActor {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, msg: SwitchIndexSet, ctx: &mut Context<Self>) -> Self::Result {
+        let (reply, rx) = oneshot::channel();
+        self.control(Control::Switch { set: msg.0, reply }, ctx);
+        Box::pin(async move {
+            let _ = rx.await;
+        })
+    }
+}
+
+impl Handler<Retire> for CollectionActor {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: Retire, ctx: &mut Context<Self>) -> Self::Result {
+        let (reply, rx) = oneshot::channel();
+        self.control(Control::Retire { reply }, ctx);
+        Box::pin(async move {
+            let _ = rx.await;
+        })
+    }
+}

@@ -1,0 +1,52 @@
+//! A collection as readers and writers find it: its immutable index set
+//! (for reads on snapshots) and the address of its single writer (for
+//! writes), with what the node asks of a collection besides reads and
+//! writes — count, emptiness, sizes, compaction — so that nothing above
+//! the actors names a column family.
+
+use std::sync::Arc;
+
+use actix::Addr;
+use ebb_storage::collection::{self, Sizes};
+use ebb_storage::engine::{Engine, Snapshot};
+use ebb_storage::{IndexSet, Result};
+
+use super::actor::CollectionActor;
+
+/// One collection: its index set and its writer.
+#[derive(Clone)]
+pub struct CollectionHandle {
+    pub set: Arc<IndexSet>,
+    pub addr: Addr<CollectionActor>,
+}
+
+impl CollectionHandle {
+    /// `db.name`.
+    pub fn ns(&self) -> String {
+        self.set.ns()
+    }
+
+    /// Documents in the collection, counted exactly on `snap`.
+    pub fn count(&self, snap: &dyn Snapshot) -> Result<u64> {
+        collection::count(snap, &self.set)
+    }
+
+    /// Whether the collection holds no document, on `snap`.
+    pub fn is_empty(&self, snap: &dyn Snapshot) -> Result<bool> {
+        collection::is_empty(snap, &self.set)
+    }
+
+    /// Size figures from the engine's estimates.
+    pub fn sizes(&self, engine: &dyn Engine) -> Sizes {
+        collection::sizes(engine, &self.set)
+    }
+
+    /// Compacts the collection's records and indexes on a blocking thread;
+    /// returns the bytes freed.
+    pub async fn compact(&self, engine: Arc<dyn Engine>) -> Result<u64> {
+        let set = self.set.clone();
+        tokio::task::spawn_blocking(move || collection::compact(engine.as_ref(), &set))
+            .await
+            .map_err(|e| ebb_storage::Error::engine(format!("compaction task failed: {e}")))?
+    }
+}

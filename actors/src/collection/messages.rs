@@ -1,0 +1,92 @@
+//! The messages a collection's writer takes: verbs with typed results.
+
+use std::sync::Arc;
+
+use actix::Message;
+use bson::RawDocumentBuf;
+use ebb_storage::ttl::ExpireOutcome;
+use ebb_storage::write::statement::{
+    DeleteOutcome, DeleteStatement, FindAndModify, FindAndModifyOutcome, InsertOutcome,
+    UpdateOutcome, UpdateStatement,
+};
+use ebb_storage::{IndexSet, Result};
+
+/// Inserts documents.
+#[derive(Message)]
+#[rtype(result = "Result<InsertOutcome>")]
+pub struct InsertDocs {
+    pub docs: Vec<RawDocumentBuf>,
+    pub ordered: bool,
+    /// `j: true`: durable before acknowledged.
+    pub sync: bool,
+}
+
+/// Updates documents.
+#[derive(Message)]
+#[rtype(result = "Result<UpdateOutcome>")]
+pub struct UpdateDocs {
+    pub statements: Vec<UpdateStatement>,
+    pub ordered: bool,
+    pub sync: bool,
+}
+
+/// Deletes documents.
+#[derive(Message)]
+#[rtype(result = "Result<DeleteOutcome>")]
+pub struct DeleteDocs {
+    pub statements: Vec<DeleteStatement>,
+    pub ordered: bool,
+    pub sync: bool,
+}
+
+/// Finds one document and changes or removes it.
+#[derive(Message)]
+#[rtype(result = "Result<FindAndModifyOutcome>")]
+pub struct ModifyOne {
+    pub request: FindAndModify,
+    pub sync: bool,
+}
+
+/// Deletes one chunk of expired documents of a TTL index.
+#[derive(Message)]
+#[rtype(result = "Result<ExpireOutcome>")]
+pub struct ExpireChunk {
+    pub index: String,
+    pub cutoff_millis: i64,
+    pub limit: usize,
+    pub resume_after: Option<Vec<u8>>,
+    /// The chunk may instead delete the whole collection at once when every
+    /// document in it is due (`ttl::expire_all`): set when no rate limit
+    /// applies. The writer ignores it while foreground writes are active.
+    pub whole: bool,
+}
+
+impl ExpireChunk {
+    /// The storage-side chunk, at most `limit` documents.
+    pub fn chunk(&self, limit: usize) -> ebb_storage::ttl::Chunk<'_> {
+        ebb_storage::ttl::Chunk {
+            index: &self.index,
+            cutoff_millis: self.cutoff_millis,
+            limit,
+            resume_after: self.resume_after.as_deref(),
+        }
+    }
+}
+
+/// Builds new indexes, then uses `set` (which lists them).
+#[derive(Message)]
+#[rtype(result = "Result<()>")]
+pub struct BuildIndexes {
+    pub set: Arc<IndexSet>,
+    pub new_names: Vec<String>,
+}
+
+/// Uses a new index set from now on.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SwitchIndexSet(pub Arc<IndexSet>);
+
+/// Finishes queued work and stops.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Retire;

@@ -1,0 +1,443 @@
+//! The collection writer's decisions, as a state machine with no actix and
+//! no storage in it: which queued work runs next, and how a TTL chunk runs.
+//!
+//! Two queues: foreground jobs (writes, which run in groups, and control
+//! jobs, which run alone) and TTL chunks. They alternate while both have
+//! work, so a foreground write waits for at most the one chunk already
+//! running and expiry still gets every other turn.
+//!
+//! While foreground writes are active (one arrived within the policy's
+//! window), a chunk is *planned* off the writer and only its batch is
+//! applied on it. A plan is applied only at the epoch it was made at (the
+//! epoch counts foreground jobs started), so it never deletes from a state
+//! that has changed; a stale plan is made again, and after
+//! [`MAX_STALE_PLANS`] the chunk runs whole on the writer. A plan not back
+//! within [`PLAN_PATIENCE`] (a busy CPU starves the planning thread) sends
+//! its chunk to the writer, and so do later chunks for [`PLAN_BACKOFF`] and
+//! until that plan is back, so expiry always progresses.
+//!
+//! The owner feeds events in (`push_*`, `*_done`, `plan_returned`,
+//! `plan_overdue`) and runs the [`Action`]s [`Schedule::next`] hands out,
+//! calling it again until it returns `None`. Time is passed in, never read.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use ebb_storage::ttl::ExpiryPolicy;
+
+/// Plans of one chunk discarded for a write in between before the chunk
+/// runs on the writer instead.
+pub const MAX_STALE_PLANS: u32 = 2;
+/// How long a chunk waits for its plan before it runs on the writer.
+pub const PLAN_PATIENCE: Duration = Duration::from_millis(50);
+/// After a plan ran out of patience, chunks run on the writer for this long
+/// before planning is tried again: a CPU that starved one plan is likely
+/// still busy.
+pub const PLAN_BACKOFF: Duration = Duration::from_secs(1);
+
+/// A foreground job: writes run in groups, control jobs alone.
+#[derive(Debug)]
+pub enum Job<W, C> {
+    Write(W),
+    Control(C),
+}
+
+/// What the owner must do next.
+#[derive(Debug, PartialEq)]
+pub enum Action<W, C, T, P> {
+    /// Run these writes as one group; then [`Schedule::work_done`].
+    Writes(Vec<W>),
+    /// Run one control job alone; then [`Schedule::work_done`].
+    Control(C),
+    /// Run a chunk on the writer; then [`Schedule::work_done`]. While
+    /// foreground writes are active it must be small and must not take the
+    /// whole collection.
+    Expire { chunk: T, foreground_active: bool },
+    /// Plan the chunk [`Schedule::planning`] shows, off the writer (the
+    /// writer stays free); report with [`Schedule::plan_returned`], and
+    /// call [`Schedule::plan_overdue`] after [`PLAN_PATIENCE`].
+    Plan { id: u64 },
+    /// Apply a plan made at the current epoch; then [`Schedule::work_done`].
+    Apply { chunk: T, plan: P },
+}
+
+/// A chunk with the plans of it discarded so far.
+#[derive(Debug)]
+struct Pending<T> {
+    chunk: T,
+    stale_plans: u32,
+}
+
+/// A plan that came back, waiting for its turn on the writer.
+#[derive(Debug)]
+struct Planned<T, P> {
+    pending: Pending<T>,
+    plan: P,
+    epoch: u64,
+}
+
+/// The writer's queues and the state of TTL planning.
+#[derive(Debug)]
+pub struct Schedule<W, C, T, P> {
+    policy: ExpiryPolicy,
+    foreground: VecDeque<Job<W, C>>,
+    expiry: VecDeque<Pending<T>>,
+    /// Foreground jobs started; a plan applies only at its own epoch.
+    epoch: u64,
+    /// The chunk being planned, with the plan's number.
+    planning: Option<(u64, Pending<T>, u64)>,
+    /// Numbers plans, so a late result of an abandoned plan is recognised.
+    plans: u64,
+    /// A plan is out, possibly an abandoned one: until it is back, chunks
+    /// run on the writer.
+    plan_out: bool,
+    /// No planning before this (set when a plan ran out of patience).
+    plan_not_before: Option<Instant>,
+    planned: Option<Planned<T, P>>,
+    /// Whether the last work started came from the foreground queue.
+    foreground_ran_last: bool,
+    /// When the last foreground write was queued.
+    last_foreground: Option<Instant>,
+    /// Work is running on the writer.
+    busy: bool,
+}
+
+impl<W, C, T, P> Schedule<W, C, T, P> {
+    pub fn new(policy: ExpiryPolicy) -> Self {
+        Schedule {
+            policy,
+            foreground: VecDeque::new(),
+            expiry: VecDeque::new(),
+            epoch: 0,
+            planning: None,
+            plans: 0,
+            plan_out: false,
+            plan_not_before: None,
+            planned: None,
+            foreground_ran_last: false,
+            last_foreground: None,
+            busy: false,
+        }
+    }
+
+    /// Queues a write; it counts as foreground activity from `now`.
+    pub fn push_write(&mut self, write: W, now: Instant) {
+        self.last_foreground = Some(now);
+        self.foreground.push_back(Job::Write(write));
+    }
+
+    /// Queues a control job (index build, index-set switch, retire).
+    pub fn push_control(&mut self, control: C) {
+        self.foreground.push_back(Job::Control(control));
+    }
+
+    /// Queues a TTL chunk.
+    pub fn push_chunk(&mut self, chunk: T) {
+        self.expiry.push_back(Pending {
+            chunk,
+            stale_plans: 0,
+        });
+    }
+
+    /// The work handed out last has finished on the writer.
+    pub fn work_done(&mut self) {
+        self.busy = false;
+    }
+
+    /// The chunk of plan `id`, while that plan is the one awaited.
+    pub fn planning(&self, id: u64) -> Option<&T> {
+        match &self.planning {
+            Some((current, pending, _)) if *current == id => Some(&pending.chunk),
+            _ => None,
+        }
+    }
+
+    /// Plan `id` came back: `Ok` waits for its turn on the writer; `Err`
+    /// hands the chunk back to be answered with the error. A plan that was
+    /// abandoned (overdue) is dropped.
+    pub fn plan_returned<E>(&mut self, id: u64, result: Result<P, E>) -> Option<(T, E)> {
+        self.plan_out = false;
+        let (pending, epoch) = self.take_planning(id)?;
+        match result {
+            Ok(plan) => {
+                self.planned = Some(Planned {
+                    pending,
+                    plan,
+                    epoch,
+                });
+                None
+            }
+            Err(e) => Some((pending.chunk, e)),
+        }
+    }
+
+    /// Plan `id` has not come back within [`PLAN_PATIENCE`]: its chunk goes
+    /// back to the front of the queue and runs on the writer, and planning
+    /// pauses for [`PLAN_BACKOFF`].
+    pub fn plan_overdue(&mut self, id: u64, now: Instant) {
+        if let Some((pending, _)) = self.take_planning(id) {
+            self.plan_not_before = Some(now + PLAN_BACKOFF);
+            self.expiry.push_front(pending);
+        }
+    }
+
+    /// Whether nothing is queued, planned or running.
+    pub fn is_idle(&self) -> bool {
+        !self.busy
+            && self.foreground.is_empty()
+            && self.expiry.is_empty()
+            && self.planning.is_none()
+            && self.planned.is_none()
+    }
+
+    /// The next thing to run, if the writer is free and anything is ready.
+    pub fn next(&mut self, now: Instant) -> Option<Action<W, C, T, P>> {
+        if self.busy {
+            return None;
+        }
+        let expiry_ready =
+            self.planned.is_some() || (!self.expiry.is_empty() && self.planning.is_none());
+        if expiry_ready && (self.foreground.is_empty() || self.foreground_ran_last) {
+            self.foreground_ran_last = false;
+            let pending = match self.planned.take() {
+                Some(p) if p.epoch == self.epoch => {
+                    self.busy = true;
+                    return Some(Action::Apply {
+                        chunk: p.pending.chunk,
+                        plan: p.plan,
+                    });
+                }
+                Some(mut p) => {
+                    p.pending.stale_plans += 1;
+                    p.pending
+                }
+                None => self.expiry.pop_front().expect("checked non-empty"),
+            };
+            return Some(self.start_chunk(pending, now));
+        }
+        let front = self.foreground.pop_front()?;
+        self.foreground_ran_last = true;
+        self.epoch += 1;
+        self.busy = true;
+        Some(match front {
+            Job::Control(c) => Action::Control(c),
+            Job::Write(w) => {
+                let mut group = vec![w];
+                while let Some(Job::Write(_)) = self.foreground.front() {
+                    if let Some(Job::Write(w)) = self.foreground.pop_front() {
+                        group.push(w);
+                    }
+                }
+                Action::Writes(group)
+            }
+        })
+    }
+
+    /// Plans a chunk while foreground writes are active (unless planning is
+    /// backing off or this chunk's plans keep going stale), else runs it on
+    /// the writer.
+    fn start_chunk(&mut self, pending: Pending<T>, now: Instant) -> Action<W, C, T, P> {
+        let active = self.foreground_active(now);
+        let may_plan = !self.plan_out && self.plan_not_before.is_none_or(|t| now >= t);
+        if active && pending.stale_plans < MAX_STALE_PLANS && may_plan {
+            self.plans += 1;
+            self.plan_out = true;
+            self.planning = Some((self.plans, pending, self.epoch));
+            return Action::Plan { id: self.plans };
+        }
+        self.busy = true;
+        Action::Expire {
+            chunk: pending.chunk,
+            foreground_active: active,
+        }
+    }
+
+    /// Whether a foreground write was queued within the policy's window.
+    pub fn foreground_active(&self, now: Instant) -> bool {
+        self.last_foreground
+            .is_some_and(|t| now.saturating_duration_since(t) < self.policy.foreground_window)
+    }
+
+    fn take_planning(&mut self, id: u64) -> Option<(Pending<T>, u64)> {
+        match self.planning.take() {
+            Some((current, pending, epoch)) if current == id => Some((pending, epoch)),
+            other => {
+                self.planning = other;
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type S = Schedule<&'static str, &'static str, u32, &'static str>;
+    type A = Action<&'static str, &'static str, u32, &'static str>;
+
+    fn schedule() -> (S, Instant) {
+        (Schedule::new(ExpiryPolicy::default()), Instant::now())
+    }
+
+    const LATER: Duration = Duration::from_secs(5);
+
+    #[test]
+    fn queued_writes_run_as_one_group_and_a_control_job_alone() {
+        let (mut s, t) = schedule();
+        s.push_write("w1", t);
+        s.push_write("w2", t);
+        s.push_control("switch");
+        s.push_write("w3", t);
+        assert_eq!(s.next(t), Some(A::Writes(vec!["w1", "w2"])));
+        assert_eq!(s.next(t), None, "busy until the group is done");
+        s.work_done();
+        assert_eq!(s.next(t), Some(A::Control("switch")));
+        s.work_done();
+        assert_eq!(s.next(t), Some(A::Writes(vec!["w3"])));
+        s.work_done();
+        assert_eq!(s.next(t), None);
+        assert!(s.is_idle());
+    }
+
+    #[test]
+    fn a_ttl_chunk_yields_to_a_waiting_foreground_write() {
+        let (mut s, t) = schedule();
+        s.push_chunk(1);
+        s.push_chunk(2);
+        let idle = t + LATER;
+        // Nothing foreground: the chunk runs on the writer, full size.
+        assert_eq!(
+            s.next(idle),
+            Some(A::Expire {
+                chunk: 1,
+                foreground_active: false
+            })
+        );
+        // A write arrives while chunk 1 runs: it goes before chunk 2.
+        s.push_write("w", idle);
+        s.work_done();
+        assert_eq!(s.next(idle), Some(A::Writes(vec!["w"])));
+        s.work_done();
+        // Then expiry gets its turn again, even with another write queued.
+        s.push_write("w2", idle);
+        assert!(matches!(s.next(idle), Some(A::Plan { .. })));
+        // While the plan is out the writer stays free for the write.
+        assert_eq!(s.next(idle), Some(A::Writes(vec!["w2"])));
+    }
+
+    #[test]
+    fn chunks_are_planned_off_the_writer_while_writes_are_active() {
+        let (mut s, t) = schedule();
+        s.push_write("w", t);
+        s.push_chunk(7);
+        assert_eq!(s.next(t), Some(A::Writes(vec!["w"])));
+        s.work_done();
+        let Some(A::Plan { id }) = s.next(t) else {
+            panic!("expected a plan")
+        };
+        assert_eq!(s.planning(id), Some(&7));
+        assert_eq!(s.plan_returned::<()>(id, Ok("plan")), None);
+        assert_eq!(
+            s.next(t),
+            Some(A::Apply {
+                chunk: 7,
+                plan: "plan"
+            })
+        );
+    }
+
+    #[test]
+    fn a_stale_plan_is_discarded_and_made_again_then_run_on_the_writer() {
+        let (mut s, t) = schedule();
+        s.push_write("w0", t);
+        s.next(t);
+        s.work_done();
+        s.push_chunk(9);
+        for round in 0..MAX_STALE_PLANS {
+            let Some(A::Plan { id }) = s.next(t) else {
+                panic!("round {round}: expected a plan")
+            };
+            // A write starts before the plan is applied: the plan is stale.
+            s.push_write("w", t);
+            assert_eq!(s.next(t), Some(A::Writes(vec!["w"])));
+            s.work_done();
+            s.plan_returned::<()>(id, Ok("old plan"));
+        }
+        // The last stale plan is not applied: the chunk runs on the writer.
+        assert_eq!(
+            s.next(t),
+            Some(A::Expire {
+                chunk: 9,
+                foreground_active: true
+            })
+        );
+    }
+
+    #[test]
+    fn an_overdue_plan_sends_chunks_to_the_writer_and_planning_backs_off() {
+        let (mut s, t) = schedule();
+        s.push_write("w", t);
+        s.next(t);
+        s.work_done();
+        s.push_chunk(1);
+        let Some(A::Plan { id }) = s.next(t) else {
+            panic!("expected a plan")
+        };
+        let overdue = t + PLAN_PATIENCE;
+        s.plan_overdue(id, overdue);
+        assert_eq!(
+            s.next(overdue),
+            Some(A::Expire {
+                chunk: 1,
+                foreground_active: true
+            })
+        );
+        s.work_done();
+        // The abandoned plan's late result is dropped.
+        assert_eq!(s.plan_returned::<()>(id, Ok("late")), None);
+        // Within the back-off, with writes still active, chunks stay on the writer.
+        let soon = overdue + Duration::from_millis(10);
+        s.push_write("w2", soon);
+        s.next(soon);
+        s.work_done();
+        s.push_chunk(2);
+        assert_eq!(
+            s.next(soon),
+            Some(A::Expire {
+                chunk: 2,
+                foreground_active: true
+            })
+        );
+        s.work_done();
+        // After the back-off, planning resumes.
+        let after = overdue + PLAN_BACKOFF;
+        s.push_write("w3", after);
+        s.next(after);
+        s.work_done();
+        s.push_chunk(3);
+        assert!(matches!(s.next(after), Some(A::Plan { .. })));
+    }
+
+    #[test]
+    fn a_failed_plan_hands_its_chunk_back_with_the_error() {
+        let (mut s, t) = schedule();
+        s.push_write("w", t);
+        s.next(t);
+        s.work_done();
+        s.push_chunk(4);
+        let Some(A::Plan { id }) = s.next(t) else {
+            panic!("expected a plan")
+        };
+        assert_eq!(s.plan_returned(id, Err("disk")), Some((4, "disk")));
+        assert!(s.is_idle());
+    }
+
+    #[test]
+    fn activity_ends_after_the_foreground_window() {
+        let (mut s, t) = schedule();
+        s.push_write("w", t);
+        assert!(s.foreground_active(t));
+        assert!(!s.foreground_active(t + ExpiryPolicy::default().foreground_window));
+    }
+}

@@ -1,0 +1,23 @@
+//! MongoDB's size limits, in one place. Every crate that enforces or
+//! advertises a limit reads it from here; `hello` advertises the
+//! configured message limit (`net.max_message_bytes`, at most
+//! [`MAX_MESSAGE_BYTES`]) and these fixed ones.
+
+/// The largest wire message the node accepts: MongoDB's
+/// `maxMessageSizeBytes`. Drivers size their batches by what `hello`
+/// advertises, so the configured limit may be lowered but never raised.
+pub const MAX_MESSAGE_BYTES: u32 = 48_000_000;
+
+/// The largest document MongoDB stores or returns: `maxBsonObjectSize`.
+pub const MAX_BSON_OBJECT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most statements one write command may carry: `maxWriteBatchSize`.
+pub const MAX_WRITE_BATCH_SIZE: usize = 100_000;
+
+/// Memory a blocking sort or an aggregation stage may use without
+/// `allowDiskUse` (MongoDB's `internalQueryMaxBlockingSortMemoryUsageBytes`).
+pub const MAX_SORT_BYTES: usize = 100 * 1024 * 1024;
+
+/// Bytes of documents in one cursor batch: a reply must stay under
+/// [`MAX_BSON_OBJECT_BYTES`] with room for its envelope.
+pub const MAX_BATCH_BYTES: usize = MAX_BSON_OBJECT_BYTES - 64 * 1024;

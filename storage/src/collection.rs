@@ -1,0 +1,86 @@
+//! What a collection's owner asks of storage besides reads and writes:
+//! how many documents it holds, whether it is empty, how large it is on
+//! disk, and compacting it. These name the collection's column families so
+//! nothing above storage has to.
+
+use crate::engine::{Cf, CfStats, Direction, Engine, KeyRange, Snapshot, count_rest};
+use crate::error::Result;
+use crate::index::IndexSet;
+
+/// Counts the collection's documents exactly, on a snapshot.
+pub fn count(snap: &dyn Snapshot, set: &IndexSet) -> Result<u64> {
+    let mut cursor = snap.cursor(set.records(), KeyRange::all(), Direction::Forward)?;
+    count_rest(cursor.as_mut())
+}
+
+/// Whether the collection holds no document, on a snapshot.
+pub fn is_empty(snap: &dyn Snapshot, set: &IndexSet) -> Result<bool> {
+    let cursor = snap.cursor(set.records(), KeyRange::all(), Direction::Forward)?;
+    let empty = !cursor.valid();
+    cursor.status()?;
+    Ok(empty)
+}
+
+/// Size figures of one collection, from the engine's estimates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sizes {
+    /// Estimated number of documents.
+    pub documents: u64,
+    /// Bytes of documents (live data or SST, whichever is larger).
+    pub data_bytes: u64,
+    /// Bytes of each index, in catalog order (the `_id` index is the
+    /// records themselves and counts 0).
+    pub indexes: Vec<(String, u64)>,
+}
+
+impl Sizes {
+    pub fn total_index_bytes(&self) -> u64 {
+        self.indexes.iter().map(|(_, b)| b).sum()
+    }
+}
+
+fn bytes(s: CfStats) -> u64 {
+    s.sst_bytes.max(s.live_data_bytes)
+}
+
+/// The collection's size figures; a family the engine cannot describe
+/// counts as empty.
+pub fn sizes(engine: &dyn Engine, set: &IndexSet) -> Sizes {
+    let records = engine.stats(set.records()).unwrap_or_default();
+    let indexes = set
+        .meta
+        .indexes
+        .iter()
+        .map(|i| {
+            let size = if i.is_id_index() {
+                0
+            } else {
+                bytes(engine.stats(Cf::Id(i.id)).unwrap_or_default())
+            };
+            (i.name.clone(), size)
+        })
+        .collect();
+    Sizes {
+        documents: records.estimated_keys,
+        data_bytes: bytes(records),
+        indexes,
+    }
+}
+
+/// Bytes on disk of every family of the collection (SST files).
+fn sst_bytes(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
+    set.meta
+        .column_families()
+        .into_iter()
+        .map(|cf| engine.stats(Cf::Id(cf)).map(|s| s.sst_bytes))
+        .sum()
+}
+
+/// Compacts every family of the collection; returns the bytes freed.
+pub fn compact(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
+    let before = sst_bytes(engine, set)?;
+    for cf in set.meta.column_families() {
+        engine.compact(Cf::Id(cf), None)?;
+    }
+    Ok(before.saturating_sub(sst_bytes(engine, set)?))
+}

@@ -1,0 +1,21 @@
+//! Aggregation pipelines below the wire layer: expressions (`expr`),
+//! `$group` accumulators (`accumulator`), stage parsing (`stage`) and the
+//! in-memory runner (`run`). The `aggregate` command parses the pipeline
+//! here, lets the planner take a leading `$match`/`$sort`, and feeds the
+//! remaining stages the documents of that query.
+//!
+//! Numbers add with `encoding::arith`, the type the update operators use.
+//! Errors carry semantic kinds; the node maps them to MongoDB's codes.
+
+mod accumulator;
+mod expr;
+mod run;
+mod stage;
+
+#[cfg(test)]
+mod tests;
+
+pub use accumulator::Acc;
+pub use expr::Expr;
+pub use run::Pipeline;
+pub use stage::{Stage, parse_stage};

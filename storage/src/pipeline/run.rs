@@ -1,0 +1,283 @@
+//! Running a parsed pipeline over documents fed one at a time: streaming
+//! stages pass each document on, blocking stages (`$sort`, `$group`,
+//! `$count`) hold their input until [`Pipeline::finish`], within the
+//! blocking-stage memory limit.
+
+use std::collections::HashMap;
+
+use bson::{RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
+use ebb_config::limits::MAX_SORT_BYTES;
+
+use super::accumulator::AccState;
+use super::expr::{Expr, cstr};
+use super::stage::Stage;
+use crate::encoding::keycode::encode_key;
+use crate::error::{Error, ErrorKind, Result};
+
+/// Memory a new group is charged (its key and states are small).
+const GROUP_OVERHEAD_BYTES: u64 = 64;
+
+/// Running state of the stages.
+pub struct Pipeline {
+    stages: Vec<Stage>,
+    /// Per stage: documents seen (`$skip`/`$limit`, `$count`) or bytes held.
+    counters: Vec<u64>,
+    held: Vec<Vec<RawDocumentBuf>>,
+    groups: Vec<Groups>,
+    out: Vec<RawDocumentBuf>,
+    bytes: usize,
+    done: bool,
+}
+
+#[derive(Default)]
+struct Groups {
+    order: Vec<Vec<u8>>,
+    by_key: HashMap<Vec<u8>, (RawBson, Vec<AccState>)>,
+}
+
+fn memory_error() -> Error {
+    Error::new(
+        ErrorKind::QueryExceededMemoryLimit,
+        format!(
+            "Exceeded memory limit of {MAX_SORT_BYTES} bytes in an aggregation stage, but did not opt in to external sorting."
+        ),
+    )
+}
+
+impl Pipeline {
+    pub fn new(stages: Vec<Stage>) -> Self {
+        let n = stages.len();
+        Pipeline {
+            stages,
+            counters: vec![0; n],
+            held: (0..n).map(|_| Vec::new()).collect(),
+            groups: (0..n).map(|_| Groups::default()).collect(),
+            out: Vec::new(),
+            bytes: 0,
+            done: false,
+        }
+    }
+
+    /// Feeds one input document; returns false once no more input can
+    /// change the result (a `$limit` was reached with only streaming
+    /// stages before it).
+    pub fn push(&mut self, doc: RawDocumentBuf) -> Result<bool> {
+        self.run_from(0, doc)?;
+        Ok(!self.done)
+    }
+
+    fn emit(&mut self, doc: RawDocumentBuf) -> Result<()> {
+        self.bytes += doc.as_bytes().len();
+        if self.bytes > MAX_SORT_BYTES {
+            return Err(memory_error());
+        }
+        self.out.push(doc);
+        Ok(())
+    }
+
+    fn run_from(&mut self, start: usize, doc: RawDocumentBuf) -> Result<()> {
+        let mut doc = doc;
+        for i in start..self.stages.len() {
+            match &self.stages[i] {
+                Stage::Match(f) => {
+                    if !f.matches(&doc) {
+                        return Ok(());
+                    }
+                }
+                Stage::Skip(n) => {
+                    self.counters[i] += 1;
+                    if self.counters[i] <= *n {
+                        return Ok(());
+                    }
+                }
+                Stage::Limit(n) => {
+                    self.counters[i] += 1;
+                    if self.counters[i] > *n {
+                        if self.stages[..i].iter().all(Stage::streaming) {
+                            self.done = true;
+                        }
+                        return Ok(());
+                    }
+                }
+                Stage::Project(p) => doc = p.apply(&doc),
+                Stage::AddFields(fields) => doc = add_fields(&doc, fields)?,
+                Stage::Unwind {
+                    path,
+                    preserve_empty,
+                    index_field,
+                } => {
+                    let (path, preserve_empty, index_field) =
+                        (path.clone(), *preserve_empty, index_field.clone());
+                    for d in unwind(&doc, &path, preserve_empty, index_field.as_deref())? {
+                        self.run_from(i + 1, d)?;
+                    }
+                    return Ok(());
+                }
+                Stage::Sort(_) | Stage::Count(_) | Stage::Group { .. } => {
+                    return self.accumulate(i, doc);
+                }
+            }
+        }
+        self.emit(doc)
+    }
+
+    fn accumulate(&mut self, i: usize, doc: RawDocumentBuf) -> Result<()> {
+        match &self.stages[i] {
+            Stage::Sort(_) => {
+                self.counters[i] += doc.as_bytes().len() as u64;
+                if self.counters[i] > MAX_SORT_BYTES as u64 {
+                    return Err(memory_error());
+                }
+                self.held[i].push(doc);
+            }
+            Stage::Count(_) => self.counters[i] += 1,
+            Stage::Group { id, accs } => {
+                let key_value = id.eval(&doc).unwrap_or(RawBson::Null);
+                let key = encode_key(key_value.as_raw_bson_ref());
+                let groups = &mut self.groups[i];
+                let first_seen = !groups.by_key.contains_key(&key);
+                if first_seen {
+                    groups.order.push(key.clone());
+                    let states = accs.iter().map(|(_, a)| AccState::new(a)).collect();
+                    groups.by_key.insert(key.clone(), (key_value, states));
+                    self.counters[i] += GROUP_OVERHEAD_BYTES;
+                    if self.counters[i] > MAX_SORT_BYTES as u64 {
+                        return Err(memory_error());
+                    }
+                }
+                let (_, states) = groups.by_key.get_mut(&key).expect("inserted above");
+                for (state, (_, acc)) in states.iter_mut().zip(accs) {
+                    state.add(acc, &doc, first_seen);
+                }
+            }
+            _ => unreachable!("only blocking stages accumulate"),
+        }
+        Ok(())
+    }
+
+    /// Flushes blocking stages in order and returns the output.
+    pub fn finish(mut self) -> Result<Vec<RawDocumentBuf>> {
+        for i in 0..self.stages.len() {
+            let docs: Vec<RawDocumentBuf> = match &self.stages[i] {
+                Stage::Sort(sort) => {
+                    let mut held = std::mem::take(&mut self.held[i]);
+                    held.sort_by(|a, b| sort.compare(a, b));
+                    held
+                }
+                Stage::Count(field) => {
+                    let n = self.counters[i];
+                    if n == 0 {
+                        Vec::new()
+                    } else {
+                        let mut d = RawDocumentBuf::new();
+                        d.append(
+                            cstr(field),
+                            i32::try_from(n)
+                                .map(RawBson::Int32)
+                                .unwrap_or(RawBson::Int64(n as i64)),
+                        );
+                        vec![d]
+                    }
+                }
+                Stage::Group { accs, .. } => {
+                    let names: Vec<String> = accs.iter().map(|(n, _)| n.clone()).collect();
+                    let groups = std::mem::take(&mut self.groups[i]);
+                    let mut by_key = groups.by_key;
+                    groups
+                        .order
+                        .into_iter()
+                        .filter_map(|k| by_key.remove(&k))
+                        .map(|(id, states)| {
+                            let mut d = RawDocumentBuf::new();
+                            d.append(bson::raw::cstr!("_id"), id);
+                            for (name, state) in names.iter().zip(states) {
+                                d.append(cstr(name), state.result());
+                            }
+                            d
+                        })
+                        .collect()
+                }
+                _ => continue,
+            };
+            for d in docs {
+                self.run_from(i + 1, d)?;
+            }
+        }
+        Ok(self.out)
+    }
+}
+
+fn add_fields(doc: &RawDocument, fields: &[(String, Expr)]) -> Result<RawDocumentBuf> {
+    let mut values: Vec<(&str, Option<RawBson>)> = fields
+        .iter()
+        .map(|(k, e)| (k.as_str(), e.eval(doc)))
+        .collect();
+    let mut out = RawDocumentBuf::new();
+    for el in doc.iter() {
+        let (k, v) = el?;
+        match values.iter_mut().find(|(name, _)| *name == k.as_str()) {
+            Some((_, new)) => {
+                if let Some(v) = new.take() {
+                    out.append(k, v);
+                }
+            }
+            None => out.append(k, v),
+        }
+    }
+    for (k, v) in values {
+        if let Some(v) = v
+            && doc.get(k)?.is_none()
+        {
+            out.append(cstr(k), v);
+        }
+    }
+    Ok(out)
+}
+
+fn unwind(
+    doc: &RawDocument,
+    path: &str,
+    preserve_empty: bool,
+    index_field: Option<&str>,
+) -> Result<Vec<RawDocumentBuf>> {
+    let with = |value: Option<RawBsonRef<'_>>, index: Option<i64>| -> Result<RawDocumentBuf> {
+        let mut out = RawDocumentBuf::new();
+        for el in doc.iter() {
+            let (k, v) = el?;
+            if k.as_str() == path {
+                if let Some(v) = value {
+                    out.append(k, v);
+                }
+            } else {
+                out.append(k, v);
+            }
+        }
+        if let Some(f) = index_field {
+            out.append(cstr(f), index.map_or(RawBson::Null, RawBson::Int64));
+        }
+        Ok(out)
+    };
+    match doc.get(path)? {
+        Some(RawBsonRef::Array(a)) => {
+            let items: Vec<RawBsonRef<'_>> = a.into_iter().collect::<Result<_, _>>()?;
+            if items.is_empty() {
+                return Ok(if preserve_empty {
+                    vec![with(None, None)?]
+                } else {
+                    Vec::new()
+                });
+            }
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| with(Some(v), Some(i as i64)))
+                .collect()
+        }
+        None | Some(RawBsonRef::Null) => Ok(if preserve_empty {
+            vec![with(doc.get(path)?, None)?]
+        } else {
+            Vec::new()
+        }),
+        Some(v) => Ok(vec![with(Some(v), None)?]),
+    }
+}

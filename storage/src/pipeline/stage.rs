@@ -1,0 +1,241 @@
+//! Pipeline stages: parsing one stage document into a [`Stage`], with
+//! MongoDB's errors for malformed specifications. Stages ebb does not run
+//! yet are refused by name (not implemented), never skipped.
+
+use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
+
+use super::accumulator::Acc;
+use super::expr::{Expr, cstr};
+use crate::encoding::display::type_name;
+use crate::error::{Error, ErrorKind, Result};
+use crate::query::filter::Filter;
+use crate::query::projection::Projection;
+use crate::query::sort::SortSpec;
+use crate::query::value::number_as_f64;
+
+/// One parsed stage.
+#[derive(Debug)]
+pub enum Stage {
+    Match(Filter),
+    Sort(SortSpec),
+    Skip(u64),
+    Limit(u64),
+    Project(Projection),
+    AddFields(Vec<(String, Expr)>),
+    Unwind {
+        path: String,
+        preserve_empty: bool,
+        index_field: Option<String>,
+    },
+    Count(String),
+    Group {
+        id: Expr,
+        accs: Vec<(String, Acc)>,
+    },
+}
+
+impl Stage {
+    /// Whether documents pass through one at a time (no stage state that
+    /// needs the whole input).
+    pub fn streaming(&self) -> bool {
+        !matches!(self, Stage::Sort(_) | Stage::Count(_) | Stage::Group { .. })
+    }
+}
+
+/// Stages MongoDB has that ebb refuses by name.
+const KNOWN_UNIMPLEMENTED: &[&str] = &[
+    "$lookup",
+    "$facet",
+    "$bucket",
+    "$bucketAuto",
+    "$out",
+    "$merge",
+    "$geoNear",
+    "$graphLookup",
+    "$replaceRoot",
+    "$replaceWith",
+    "$sample",
+    "$sortByCount",
+    "$redact",
+    "$densify",
+    "$fill",
+    "$setWindowFields",
+    "$unionWith",
+    "$changeStream",
+    "$collStats",
+    "$indexStats",
+    "$currentOp",
+    "$listSessions",
+    "$listLocalSessions",
+    "$planCacheStats",
+    "$documents",
+    "$search",
+    "$searchMeta",
+    "$changeStreamSplitLargeEvent",
+    "$listSearchIndexes",
+];
+
+/// Parses one stage document.
+pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
+    let mut it = stage.iter();
+    let (Some(Ok((name, spec))), None) = (it.next(), it.next()) else {
+        return Err(Error::new(
+            ErrorKind::StageNotOneField,
+            "A pipeline stage specification object must contain exactly one field.",
+        ));
+    };
+    let name = name.as_str();
+    let doc_spec = || match spec {
+        RawBsonRef::Document(d) => Ok(d),
+        other => Err(Error::new(
+            ErrorKind::StageSpecNotObject,
+            format!(
+                "the {name} specification must be an object, not {}",
+                type_name(&other)
+            ),
+        )),
+    };
+    let count_arg = |what: &str| -> Result<u64> {
+        match number_as_f64(spec).map(f64::trunc) {
+            Some(n) if (0.0..9.2e18).contains(&n) => Ok(n as u64),
+            _ => Err(Error::new(
+                ErrorKind::StageCountArgument,
+                format!("invalid argument to {what} stage: expected a non-negative number"),
+            )),
+        }
+    };
+    Ok(match name {
+        "$match" => Stage::Match(Filter::parse(doc_spec()?)?),
+        "$sort" => Stage::Sort(SortSpec::parse(doc_spec()?)?),
+        "$skip" => Stage::Skip(count_arg("$skip")?),
+        "$limit" => match count_arg("$limit")? {
+            0 => {
+                return Err(Error::new(
+                    ErrorKind::LimitNotPositive,
+                    "the limit must be positive",
+                ));
+            }
+            n => Stage::Limit(n),
+        },
+        "$project" => Stage::Project(Projection::parse(doc_spec()?)?),
+        "$unset" => Stage::Project(Projection::parse(&unset_as_exclusion(spec)?)?),
+        "$addFields" | "$set" => {
+            let mut fields = Vec::new();
+            for el in doc_spec()?.iter() {
+                let (k, v) = el?;
+                if k.as_str().contains('.') {
+                    return Err(Error::not_implemented("dotted field names in $addFields"));
+                }
+                fields.push((k.as_str().to_owned(), Expr::parse(v)?));
+            }
+            Stage::AddFields(fields)
+        }
+        "$unwind" => parse_unwind(spec)?,
+        "$count" => match spec {
+            RawBsonRef::String(f) if !f.is_empty() && !f.starts_with('$') && !f.contains('.') => {
+                Stage::Count(f.to_owned())
+            }
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::CountFieldInvalid,
+                    "the count field must be a non-empty string without '$' or '.'",
+                ));
+            }
+        },
+        "$group" => {
+            let d = doc_spec()?;
+            let Some(id) = d.get("_id")? else {
+                return Err(Error::new(
+                    ErrorKind::GroupWithoutId,
+                    "a group specification must include an _id",
+                ));
+            };
+            let id = Expr::parse(id)?;
+            let mut accs = Vec::new();
+            for el in d.iter() {
+                let (k, v) = el?;
+                if k.as_str() != "_id" {
+                    accs.push((k.as_str().to_owned(), Acc::parse(k.as_str(), v)?));
+                }
+            }
+            Stage::Group { id, accs }
+        }
+        other if KNOWN_UNIMPLEMENTED.contains(&other) => {
+            return Err(Error::not_implemented(&format!("the {other} stage")));
+        }
+        other => {
+            return Err(Error::new(
+                ErrorKind::UnrecognizedPipelineStage,
+                format!("Unrecognized pipeline stage name: '{other}'"),
+            ));
+        }
+    })
+}
+
+/// `$unset: "a"` or `["a", "b"]` as the exclusion projection it means.
+fn unset_as_exclusion(spec: RawBsonRef<'_>) -> Result<RawDocumentBuf> {
+    let mut exclude = RawDocumentBuf::new();
+    match spec {
+        RawBsonRef::String(f) => exclude.append(cstr(f), 0),
+        RawBsonRef::Array(a) => {
+            for v in a {
+                match v? {
+                    RawBsonRef::String(f) => exclude.append(cstr(f), 0),
+                    _ => {
+                        return Err(Error::new(
+                            ErrorKind::UnsetSpecElement,
+                            "$unset specification must be a string or an array containing only string values",
+                        ));
+                    }
+                }
+            }
+        }
+        _ => {
+            return Err(Error::new(
+                ErrorKind::UnsetSpecType,
+                "$unset specification must be a string or an array",
+            ));
+        }
+    }
+    Ok(exclude)
+}
+
+fn parse_unwind(spec: RawBsonRef<'_>) -> Result<Stage> {
+    let (path, preserve_empty, index_field) = match spec {
+        RawBsonRef::String(p) => (p.to_owned(), false, None),
+        RawBsonRef::Document(d) => {
+            let p = d.get_str("path").map_err(|_| {
+                Error::new(
+                    ErrorKind::UnwindWithoutPath,
+                    "no path specified to $unwind stage",
+                )
+            })?;
+            let preserve = matches!(
+                d.get("preserveNullAndEmptyArrays")?,
+                Some(RawBsonRef::Boolean(true))
+            );
+            let idx = d.get_str("includeArrayIndex").ok().map(str::to_owned);
+            (p.to_owned(), preserve, idx)
+        }
+        _ => {
+            return Err(Error::new(
+                ErrorKind::UnwindSpecType,
+                "expected either a string or an object as specification for $unwind stage",
+            ));
+        }
+    };
+    let Some(path) = path.strip_prefix('$') else {
+        return Err(Error::new(
+            ErrorKind::UnwindPathWithoutDollar,
+            "path option to $unwind stage should be prefixed with a '$'",
+        ));
+    };
+    if path.contains('.') {
+        return Err(Error::not_implemented("$unwind of a dotted path"));
+    }
+    Ok(Stage::Unwind {
+        path: path.to_owned(),
+        preserve_empty,
+        index_field,
+    })
+}

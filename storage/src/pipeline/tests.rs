@@ -1,0 +1,107 @@
+//! Pipeline tests on documents in memory (no storage).
+
+use bson::{Bson, Document, RawDocumentBuf, doc, rawdoc};
+
+use super::{Pipeline, parse_stage};
+use crate::error::ErrorKind;
+
+fn run(stages: Vec<RawDocumentBuf>, docs: Vec<RawDocumentBuf>) -> Vec<Document> {
+    let stages = stages.iter().map(|s| parse_stage(s).unwrap()).collect();
+    let mut p = Pipeline::new(stages);
+    for d in docs {
+        p.push(d).unwrap();
+    }
+    p.finish()
+        .unwrap()
+        .iter()
+        .map(|d| Document::try_from(d.as_ref()).unwrap())
+        .collect()
+}
+
+#[test]
+fn count_documents_shape_counts_matches() {
+    let docs = (0..10).map(|i| rawdoc! { "a": i }).collect();
+    let out = run(
+        vec![
+            rawdoc! { "$match": { "a": { "$gte": 3 } } },
+            rawdoc! { "$skip": 1 },
+            rawdoc! { "$limit": 4 },
+            rawdoc! { "$group": { "_id": 1, "n": { "$sum": 1 } } },
+        ],
+        docs,
+    );
+    assert_eq!(out, vec![doc! { "_id": 1, "n": 4 }]);
+}
+
+#[test]
+fn group_by_field_with_accumulators() {
+    let docs = vec![
+        rawdoc! { "k": "x", "v": 1 },
+        rawdoc! { "k": "y", "v": 5 },
+        rawdoc! { "k": "x", "v": 2.5 },
+    ];
+    let out = run(
+        vec![
+            rawdoc! { "$group": { "_id": "$k", "s": { "$sum": "$v" }, "m": { "$max": "$v" }, "a": { "$avg": "$v" }, "all": { "$push": "$v" } } },
+            rawdoc! { "$sort": { "_id": 1 } },
+        ],
+        docs,
+    );
+    assert_eq!(
+        out[0],
+        doc! { "_id": "x", "s": 3.5, "m": 2.5, "a": 1.75, "all": [1, 2.5] }
+    );
+    assert_eq!(
+        out[1],
+        doc! { "_id": "y", "s": 5, "m": 5, "a": 5.0, "all": [5] }
+    );
+}
+
+#[test]
+fn empty_input_counts_nothing() {
+    assert!(run(vec![rawdoc! { "$count": "n" }], vec![]).is_empty());
+}
+
+#[test]
+fn unwind_emits_one_document_per_element() {
+    let out = run(
+        vec![rawdoc! { "$unwind": "$t" }],
+        vec![
+            rawdoc! { "_id": 1, "t": ["a", "b"] },
+            rawdoc! { "_id": 2, "t": [] },
+        ],
+    );
+    assert_eq!(
+        out,
+        vec![doc! { "_id": 1, "t": "a" }, doc! { "_id": 1, "t": "b" }]
+    );
+}
+
+#[test]
+fn unknown_stage_is_refused_by_kind() {
+    let e = parse_stage(&rawdoc! { "$frobnicate": {} }).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::UnrecognizedPipelineStage);
+}
+
+/// `$sum` adds exactly as `$inc` does: Decimal128 stays decimal and exact,
+/// int32 widens to int64 on overflow.
+#[test]
+fn sum_of_decimals_is_the_exact_decimal_inc_gives() {
+    let d = |s: &str| Bson::Decimal128(s.parse().unwrap());
+    let docs = ["0.1", "0.2", "0.3"]
+        .iter()
+        .map(|s| RawDocumentBuf::try_from(&doc! { "v": d(s) }).unwrap())
+        .collect();
+    let out = run(
+        vec![rawdoc! { "$group": { "_id": null, "s": { "$sum": "$v" } } }],
+        docs,
+    );
+    assert_eq!(out, vec![doc! { "_id": Bson::Null, "s": d("0.6") }]);
+
+    let big = vec![rawdoc! { "v": i32::MAX }, rawdoc! { "v": 1 }];
+    let out = run(
+        vec![rawdoc! { "$group": { "_id": null, "s": { "$sum": "$v" } } }],
+        big,
+    );
+    assert_eq!(out[0].get("s"), Some(&Bson::Int64(i64::from(i32::MAX) + 1)));
+}

@@ -1,0 +1,324 @@
+//! One chunk of TTL expiry: the expired entries of one TTL index, from the
+//! floor up to a cutoff, deleted with their documents and every other index
+//! entry in one batch.
+//!
+//! [`expire`] runs on the collection's single writer, so the index entries
+//! a chunk scans are current: a document updated to a later date has
+//! already left the range, and a document in a partial index passed its
+//! filter. Nothing is re-checked and nothing can change between the scan
+//! and the delete. [`plan`] does the same reading without the writer and
+//! [`apply`] commits its deletions later; the writer applies a plan only if
+//! it wrote nothing in between, which keeps the same guarantee.
+//!
+//! A large chunk writes as few tombstones as the layout allows:
+//!
+//! - the TTL entries it scanned, `[lower, last]`, are one contiguous key
+//!   range holding only entries of documents it deletes: one range
+//!   tombstone replaces a point delete per document (and later scans skip
+//!   it in one step instead of walking a tombstone per document);
+//! - records are clustered by `_id`, and documents that expire together
+//!   were usually inserted together (ObjectIds grow with time): when the
+//!   records between the chunk's smallest and largest `_id` are exactly its
+//!   documents, one range scan reads them and one range tombstone deletes
+//!   them; otherwise they are read with a multi-get and deleted one by one;
+//! - only the entries of the other indexes are deleted point by point.
+//!
+//! A small chunk (below [`ExpiryPolicy::range_delete_min_docs`]; the writer
+//! shrinks chunks while foreground writes are active) deletes point by
+//! point instead: every new iterator re-fragments all range tombstones of
+//! the mutable memtable, so thousands of small range tombstones would slow
+//! every later scan, while a few hundred adjacent point deletes applied in
+//! key order cost little.
+
+use std::collections::HashSet;
+
+use bson::RawDocument;
+
+use super::floor::lowest_possible;
+use super::policy::ExpiryPolicy;
+use crate::encoding::keycode;
+use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, key_after};
+use crate::error::Result;
+use crate::index::{IndexSet, KeyGen};
+
+/// Result of one TTL expiry chunk.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ExpireOutcome {
+    pub deleted: u64,
+    /// Where the next chunk of this visit resumes (exclusive), when `more`
+    /// is set.
+    pub resume_after: Option<Vec<u8>>,
+    /// Whether expired entries remain beyond this chunk.
+    pub more: bool,
+}
+
+/// One chunk of a TTL visit: up to `limit` documents whose entry in TTL
+/// index `index` holds a Date `<= cutoff_millis`, after `resume_after`.
+#[derive(Debug, Clone, Copy)]
+pub struct Chunk<'a> {
+    pub index: &'a str,
+    pub cutoff_millis: i64,
+    pub limit: usize,
+    pub resume_after: Option<&'a [u8]>,
+}
+
+/// Deletes one chunk of expired documents in one batch.
+pub fn expire(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    chunk: Chunk<'_>,
+    policy: &ExpiryPolicy,
+) -> Result<ExpireOutcome> {
+    let mut batch = engine.batch();
+    let found = collect(engine, set, chunk, policy, &mut batch)?;
+    if !batch.is_empty() {
+        batch.commit(false)?;
+    }
+    Ok(found.finish(set, chunk.index))
+}
+
+/// A chunk read and decided without holding the writer: the deletions it
+/// would make, to be applied by the writer only if nothing was written to
+/// the collection in between (the caller's check; the plan cannot tell).
+#[derive(Debug)]
+pub struct Plan {
+    index_name: String,
+    deletes: Vec<Delete>,
+    found: Found,
+}
+
+impl Plan {
+    /// Documents the plan deletes.
+    pub fn docs(&self) -> u64 {
+        self.found.deleted
+    }
+}
+
+/// Reads one chunk like [`expire`] but only records its deletions.
+pub fn plan(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    chunk: Chunk<'_>,
+    policy: &ExpiryPolicy,
+) -> Result<Plan> {
+    let mut deletes = Vec::new();
+    let found = collect(engine, set, chunk, policy, &mut deletes)?;
+    Ok(Plan {
+        index_name: chunk.index.to_owned(),
+        deletes,
+        found,
+    })
+}
+
+/// Applies a [`Plan`] made against this same `set` with no write since.
+pub fn apply(engine: &dyn Engine, set: &IndexSet, plan: Plan) -> Result<ExpireOutcome> {
+    let mut batch = engine.batch();
+    for d in &plan.deletes {
+        match d {
+            Delete::Key(cf, key) => batch.delete(*cf, key)?,
+            Delete::Range(cf, from, to) => batch.delete_range(*cf, from, to)?,
+        }
+    }
+    if !batch.is_empty() {
+        batch.commit(false)?;
+    }
+    Ok(plan.found.finish(set, &plan.index_name))
+}
+
+/// One recorded deletion of a [`Plan`].
+#[derive(Debug)]
+enum Delete {
+    Key(Cf, Vec<u8>),
+    Range(Cf, Vec<u8>, Vec<u8>),
+}
+
+/// Where a chunk puts its deletions: a batch committed at once, or a plan.
+trait Sink {
+    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()>;
+    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()>;
+}
+
+impl Sink for Box<dyn Batch + '_> {
+    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()> {
+        Batch::delete(self.as_mut(), cf, key)
+    }
+    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
+        Batch::delete_range(self.as_mut(), cf, from, to)
+    }
+}
+
+impl Sink for Vec<Delete> {
+    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()> {
+        self.push(Delete::Key(cf, key.to_vec()));
+        Ok(())
+    }
+    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
+        self.push(Delete::Range(cf, from.to_vec(), to.to_vec()));
+        Ok(())
+    }
+}
+
+/// What a chunk found, beyond its deletions.
+#[derive(Debug, Default)]
+struct Found {
+    deleted: u64,
+    last: Option<Vec<u8>>,
+    more: bool,
+    /// Where the index's floor goes once the deletions are applied.
+    raise: Option<Vec<u8>>,
+}
+
+impl Found {
+    /// Called once the deletions are committed.
+    fn finish(self, set: &IndexSet, index_name: &str) -> ExpireOutcome {
+        if let (Some(key), Some(floor)) =
+            (self.raise, set.keygen(index_name).and_then(KeyGen::floor))
+        {
+            floor.raise(key);
+        }
+        ExpireOutcome {
+            deleted: self.deleted,
+            resume_after: self.last,
+            more: self.more,
+        }
+    }
+}
+
+/// Scans one chunk and puts its deletions into `out`.
+fn collect(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    chunk: Chunk<'_>,
+    policy: &ExpiryPolicy,
+    out: &mut dyn Sink,
+) -> Result<Found> {
+    let Chunk {
+        index,
+        cutoff_millis,
+        limit,
+        resume_after,
+    } = chunk;
+    let Some(ttl) = set.keygen(index) else {
+        // Dropped since the monitor looked: nothing to do.
+        return Ok(Found::default());
+    };
+    let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
+    let base = lowest_possible(ttl.floor(), start);
+    let lower = match resume_after {
+        Some(after) if after >= base.as_slice() => key_after(after),
+        _ => base.clone(),
+    };
+    let from_bottom = lower == base;
+    if lower >= end {
+        return Ok(Found::default());
+    }
+
+    // The chunk: up to `limit` distinct documents from the TTL range.
+    let mut cursor = engine.cursor(
+        Cf::Id(ttl.cf),
+        KeyRange::new(lower.clone(), Some(end.clone())),
+        Direction::Forward,
+    )?;
+    let mut ids: Vec<Vec<u8>> = Vec::with_capacity(limit.min(4096));
+    let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(limit.min(4096));
+    let mut last = None;
+    while cursor.valid() && ids.len() < limit.max(1) {
+        let id = ttl.id_suffix(cursor.key())?;
+        // A multikey document appears once per date in the range.
+        if !seen.contains(id) {
+            seen.insert(id.to_vec());
+            ids.push(id.to_vec());
+        }
+        last = Some(cursor.key().to_vec());
+        cursor.advance();
+    }
+    let more = cursor.valid();
+    cursor.status()?;
+    drop(cursor);
+    let has_floor = from_bottom && ttl.floor().is_some();
+    let Some(last) = last else {
+        return Ok(Found {
+            raise: has_floor.then_some(end),
+            ..Found::default()
+        });
+    };
+
+    let ranged = ids.len() >= policy.range_delete_min_docs;
+    let docs = read_and_delete_records(engine, set, &ids, ranged, out)?;
+    let ttl_upper = key_after(&last);
+    if ranged {
+        out.delete_range(Cf::Id(ttl.cf), &lower, &ttl_upper)?;
+    }
+    let mut entries = Vec::new();
+    for (id, doc) in &docs {
+        let doc = RawDocument::from_bytes(doc)?;
+        for kg in &set.keygens {
+            entries.clear();
+            kg.keys(doc, id, &mut entries)?;
+            for e in &entries {
+                let covered = ranged
+                    && kg.cf == ttl.cf
+                    && e.as_slice() >= lower.as_slice()
+                    && e.as_slice() < ttl_upper.as_slice();
+                if !covered {
+                    out.delete(Cf::Id(kg.cf), e)?;
+                }
+            }
+        }
+    }
+    Ok(Found {
+        deleted: docs.len() as u64,
+        raise: has_floor.then_some(if more { ttl_upper } else { end }),
+        last: Some(last),
+        more,
+    })
+}
+
+/// Reads the records of `ids` and adds their deletion to `batch`: one range
+/// scan when they are adjacent in the records family (one range tombstone
+/// too when `ranged`), a multi-get otherwise.
+fn read_and_delete_records(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    ids: &[Vec<u8>],
+    ranged: bool,
+    batch: &mut dyn Sink,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let (Some(first), Some(last)) = (ids.iter().min(), ids.iter().max()) else {
+        return Ok(Vec::new());
+    };
+    let upper = key_after(last);
+    let mut cursor = engine.cursor(
+        set.records(),
+        KeyRange::new(first.clone(), Some(upper.clone())),
+        Direction::Forward,
+    )?;
+    let mut docs = Vec::with_capacity(ids.len());
+    while cursor.valid() && docs.len() <= ids.len() {
+        docs.push((cursor.key().to_vec(), cursor.value().to_vec()));
+        cursor.advance();
+    }
+    cursor.status()?;
+    drop(cursor);
+    // Every id is in the range and ids are distinct, so the range holds
+    // exactly them when it holds as many records as there are ids.
+    if docs.len() == ids.len() {
+        if ranged {
+            batch.delete_range(set.records(), first, &upper)?;
+        } else {
+            for (id, _) in &docs {
+                batch.delete(set.records(), id)?;
+            }
+        }
+        return Ok(docs);
+    }
+    let values = engine.multi_get(set.records(), ids)?;
+    let mut docs = Vec::with_capacity(ids.len());
+    for (id, value) in ids.iter().zip(values) {
+        if let Some(value) = value {
+            batch.delete(set.records(), id)?;
+            docs.push((id.clone(), value));
+        }
+    }
+    Ok(docs)
+}

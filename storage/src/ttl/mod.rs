@@ -1,0 +1,27 @@
+//! TTL expiry on the storage side, all of it: the expiry rule, the policy
+//! that sizes chunks, an index's floor, one chunk (run on the writer, or
+//! planned off it and applied later), a whole collection that is entirely
+//! due, and the earliest due Date of an index.
+//!
+//! Files, in the order a chunk uses them: `rule` (when a Date is due),
+//! `policy` (chunk sizes), `floor` (where due entries can start), `chunk`
+//! (scan, decide, delete), `whole` (a collection entirely due),
+//! `earliest` (when the next entry falls due). Scheduling — which chunk
+//! runs when — belongs to the actors; this module only does the work.
+
+mod chunk;
+mod earliest;
+mod floor;
+mod policy;
+mod rule;
+mod whole;
+
+#[cfg(test)]
+mod tests;
+
+pub use chunk::{Chunk, ExpireOutcome, Plan, apply, expire, plan};
+pub use earliest::earliest_date;
+pub use floor::Floor;
+pub use policy::ExpiryPolicy;
+pub use rule::{cutoff_millis, due_millis};
+pub use whole::expire_all;

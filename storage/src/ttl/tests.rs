@@ -1,0 +1,429 @@
+//! Storage-level TTL tests on a real RocksDB in a temp dir: chunks, the
+//! floor, plans, whole-collection expiry and the earliest due Date.
+
+use std::sync::Arc;
+
+use bson::{Bson, DateTime, doc, rawdoc};
+
+use bson::RawDocument;
+
+use super::{ExpireOutcome, ExpiryPolicy, earliest_date};
+use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::encoding::keycode;
+use crate::engine::rocks::{RocksEngine, RocksOptions};
+use crate::engine::{Cf, Direction, Engine, KeyRange};
+use crate::error::Result;
+use crate::index::IndexSet;
+use crate::write::statement as ops;
+
+/// One chunk with the default policy.
+fn expire(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    index: &str,
+    cutoff_millis: i64,
+    limit: usize,
+    resume_after: Option<&[u8]>,
+) -> Result<ExpireOutcome> {
+    let chunk = super::Chunk {
+        index,
+        cutoff_millis,
+        limit,
+        resume_after,
+    };
+    super::expire(engine, set, chunk, &ExpiryPolicy::default())
+}
+
+/// A plan of one chunk with the default policy.
+fn plan(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    index: &str,
+    cutoff_millis: i64,
+    limit: usize,
+    resume_after: Option<&[u8]>,
+) -> Result<super::Plan> {
+    let chunk = super::Chunk {
+        index,
+        cutoff_millis,
+        limit,
+        resume_after,
+    };
+    super::plan(engine, set, chunk, &ExpiryPolicy::default())
+}
+
+fn apply(engine: &dyn Engine, set: &IndexSet, plan: super::Plan) -> Result<ExpireOutcome> {
+    super::apply(engine, set, plan)
+}
+
+/// Whole-collection expiry with the default policy.
+fn expire_all(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    index: &str,
+    cutoff_millis: i64,
+) -> Result<Option<u64>> {
+    super::expire_all(engine, set, index, cutoff_millis, &ExpiryPolicy::default())
+}
+
+fn setup() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
+    setup_with(|_| {})
+}
+
+/// Records in family 10, TTL index `at_1` (shaped by `ttl`) in 11,
+/// plain index `k_1` in 12.
+fn setup_with(ttl: impl FnOnce(&mut IndexMeta)) -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = RocksEngine::open(&RocksOptions {
+        path: dir.path().to_path_buf(),
+        block_cache_bytes: 1 << 20,
+        write_buffer_bytes: 4 << 20,
+    })
+    .unwrap();
+    let index = |id, name: &str, key| IndexMeta {
+        id,
+        name: name.into(),
+        key,
+        unique: false,
+        ..CollectionMeta::id_index(0)
+    };
+    let mut ttl_index = index(11, "at_1", doc! { "at": 1 });
+    ttl_index.expire_after_seconds = Some(0);
+    ttl(&mut ttl_index);
+    let meta = CollectionMeta {
+        id: 10,
+        db: "t".into(),
+        name: "c".into(),
+        uuid: bson::Binary {
+            subtype: bson::spec::BinarySubtype::Uuid,
+            bytes: vec![0; 16],
+        },
+        options: doc! {},
+        indexes: vec![
+            CollectionMeta::id_index(10),
+            ttl_index,
+            index(12, "k_1", doc! { "k": 1 }),
+        ],
+    };
+    for cf in [10, 11, 12] {
+        engine.create_cf(Cf::Id(cf)).unwrap();
+    }
+    (dir, engine, IndexSet::new(meta).unwrap())
+}
+
+fn keys(engine: &RocksEngine, cf: u64) -> usize {
+    let mut c = engine
+        .cursor(Cf::Id(cf), KeyRange::all(), Direction::Forward)
+        .unwrap();
+    let mut n = 0;
+    while c.valid() {
+        n += 1;
+        c.advance();
+    }
+    n
+}
+
+fn ids(engine: &RocksEngine) -> Vec<i32> {
+    let mut c = engine
+        .cursor(Cf::Id(10), KeyRange::all(), Direction::Forward)
+        .unwrap();
+    let mut out = Vec::new();
+    while c.valid() {
+        out.push(
+            RawDocument::from_bytes(c.value())
+                .unwrap()
+                .get_i32("_id")
+                .unwrap(),
+        );
+        c.advance();
+    }
+    out
+}
+
+fn at(ms: i64) -> Bson {
+    Bson::DateTime(DateTime::from_millis(ms))
+}
+
+#[test]
+fn the_floor_skips_what_was_deleted_but_never_what_a_write_puts_below_it() {
+    let (_d, engine, set) = setup();
+    let dated = |id: i32, ms: i64| rawdoc! { "_id": id, "at": DateTime::from_millis(ms), "k": id };
+    ops::insert(
+        &engine,
+        &set,
+        (0..5).map(|i| dated(i, 100 + i as i64)).collect(),
+        true,
+    )
+    .unwrap();
+    ops::insert(&engine, &set, vec![dated(9, 900)], true).unwrap();
+    // A visit in two chunks: the first scanned from the bottom and
+    // raises the floor past what it deleted.
+    let out = expire(&engine, &set, "at_1", 500, 3, None).unwrap();
+    assert_eq!((out.deleted, out.more), (3, true));
+    let out = expire(&engine, &set, "at_1", 500, 3, out.resume_after.as_deref()).unwrap();
+    assert_eq!((out.deleted, out.more), (2, false));
+    assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(900));
+    // Documents dated below the floor are written later: the next scan
+    // and the earliest date still see them.
+    ops::insert(&engine, &set, vec![dated(20, 50), dated(21, 60)], true).unwrap();
+    assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(50));
+    let out = expire(&engine, &set, "at_1", 500, 1000, None).unwrap();
+    assert_eq!((out.deleted, out.more), (2, false));
+    assert_eq!(ids(&engine), vec![9]);
+    // After an empty scan up to a cutoff, a later write below it counts.
+    assert_eq!(
+        expire(&engine, &set, "at_1", 500, 1000, None)
+            .unwrap()
+            .deleted,
+        0
+    );
+    ops::insert(&engine, &set, vec![dated(30, 400)], true).unwrap();
+    assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(400));
+    assert_eq!(
+        expire(&engine, &set, "at_1", 500, 1000, None)
+            .unwrap()
+            .deleted,
+        1
+    );
+    assert_eq!(ids(&engine), vec![9]);
+    // An update that moves a date below the floor counts too.
+    let mut w = crate::write::Writer::new(&engine, &set);
+    let id_key = keycode::encode_key(bson::RawBsonRef::Int32(9));
+    w.replace(&id_key, &dated(9, 900), &dated(9, 300)).unwrap();
+    w.commit(false).unwrap();
+    assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(300));
+    assert_eq!(
+        expire(&engine, &set, "at_1", 500, 1000, None)
+            .unwrap()
+            .deleted,
+        1
+    );
+    assert_eq!(ids(&engine), Vec::<i32>::new());
+    assert_eq!(keys(&engine, 11), 0);
+    assert_eq!(keys(&engine, 12), 0);
+}
+
+fn insert(engine: &RocksEngine, set: &IndexSet, docs: Vec<bson::Document>) {
+    let raw = docs
+        .iter()
+        .map(|d| bson::RawDocumentBuf::try_from(d).unwrap())
+        .collect();
+    ops::insert(engine, set, raw, true).unwrap();
+}
+
+fn all_keys(engine: &RocksEngine) -> (usize, usize, usize) {
+    (keys(engine, 10), keys(engine, 11), keys(engine, 12))
+}
+
+#[test]
+fn a_collection_entirely_due_goes_at_once_and_later_writes_are_kept() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        (0..10)
+            .map(|i| doc! { "_id": i, "at": at(100 - i64::from(i)), "k": i % 3 })
+            .collect(),
+    );
+    assert_eq!(expire_all(&engine, &set, "at_1", 100).unwrap(), Some(10));
+    assert_eq!(all_keys(&engine), (0, 0, 0));
+    // A write after the range tombstones is visible, expires normally,
+    // and is seen below the raised floor.
+    insert(
+        &engine,
+        &set,
+        vec![
+            doc! { "_id": 0, "at": at(5_000), "k": 1 },
+            doc! { "_id": 1, "at": at(50), "k": 1 },
+        ],
+    );
+    assert_eq!(ids(&engine), [0, 1]);
+    assert_eq!(all_keys(&engine), (2, 2, 2));
+    assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(50));
+    assert_eq!(expire_all(&engine, &set, "at_1", 100).unwrap(), None);
+    assert_eq!(
+        expire(&engine, &set, "at_1", 100, 1000, None)
+            .unwrap()
+            .deleted,
+        1
+    );
+    assert_eq!(ids(&engine), [0]);
+}
+
+#[test]
+fn one_document_not_provably_due_keeps_the_collection_whole() {
+    let not_due = [
+        doc! { "_id": 99, "at": at(5_000), "k": 0 },
+        doc! { "_id": 99, "k": 0 },
+        doc! { "_id": 99, "at": "soon", "k": 0 },
+        doc! { "_id": 99, "at": [at(100), at(5_000)], "k": 0 },
+        doc! { "_id": 99, "at": [at(100), 7], "k": 0 },
+    ];
+    for odd in not_due {
+        let (_d, engine, set) = setup();
+        let mut docs: Vec<_> = (0..5)
+            .map(|i| doc! { "_id": i, "at": at(100), "k": i })
+            .collect();
+        docs.push(odd.clone());
+        insert(&engine, &set, docs);
+        let before = all_keys(&engine);
+        assert_eq!(
+            expire_all(&engine, &set, "at_1", 100).unwrap(),
+            None,
+            "{odd}"
+        );
+        assert_eq!(all_keys(&engine), before, "{odd}");
+        // The chunked path still takes what is due: the array with a
+        // due date included, as MongoDB expires at the earliest date.
+        let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+        let array = odd.get_array("at").is_ok();
+        assert_eq!(out.deleted, if array { 6 } else { 5 }, "{odd}");
+    }
+}
+
+#[test]
+fn sparse_and_partial_ttl_indexes_never_take_the_whole_collection() {
+    let sparse = |m: &mut IndexMeta| m.sparse = true;
+    let partial = |m: &mut IndexMeta| m.partial_filter = Some(doc! { "k": { "$gte": 0 } });
+    for (name, shape) in [
+        ("sparse", &sparse as &dyn Fn(&mut IndexMeta)),
+        ("partial", &partial),
+    ] {
+        let (_d, engine, set) = setup_with(shape);
+        // Every document the index holds is due, but one it skips is
+        // not in it at all.
+        insert(
+            &engine,
+            &set,
+            vec![
+                doc! { "_id": 1, "at": at(100), "k": 1 },
+                doc! { "_id": 2, "k": -1 },
+            ],
+        );
+        assert_eq!(
+            expire_all(&engine, &set, "at_1", 100).unwrap(),
+            None,
+            "{name}"
+        );
+        assert_eq!(
+            expire(&engine, &set, "at_1", 100, 1000, None)
+                .unwrap()
+                .deleted,
+            1
+        );
+        assert_eq!(ids(&engine), [2], "{name}");
+    }
+}
+
+#[test]
+fn a_descending_ttl_index_takes_the_whole_collection_too() {
+    let (_d, engine, set) = setup_with(|m| m.key = doc! { "at": -1 });
+    insert(
+        &engine,
+        &set,
+        (0..4)
+            .map(|i| doc! { "_id": i, "at": at(10 * i64::from(i)), "k": i })
+            .collect(),
+    );
+    assert_eq!(expire_all(&engine, &set, "at_1", 20).unwrap(), None);
+    assert_eq!(expire_all(&engine, &set, "at_1", 30).unwrap(), Some(4));
+    assert_eq!(all_keys(&engine), (0, 0, 0));
+}
+
+#[test]
+fn a_plan_deletes_nothing_until_applied_then_what_expire_would() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        (0..6)
+            .map(|i| doc! { "_id": i, "at": at(100 + i64::from(i)), "k": i % 2 })
+            .collect(),
+    );
+    let plan = plan(&engine, &set, "at_1", 103, 3, None).unwrap();
+    assert_eq!(plan.docs(), 3);
+    assert_eq!(all_keys(&engine), (6, 6, 6), "planning writes nothing");
+    let out = apply(&engine, &set, plan).unwrap();
+    assert_eq!((out.deleted, out.more), (3, true));
+    assert_eq!(ids(&engine), [3, 4, 5]);
+    assert_eq!(all_keys(&engine), (3, 3, 3));
+    // The floor moved with the applied plan, as `expire` moves it.
+    let rest = expire(&engine, &set, "at_1", 103, 10, out.resume_after.as_deref()).unwrap();
+    assert_eq!((rest.deleted, rest.more), (1, false));
+    assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), Some(104));
+}
+
+#[test]
+fn adjacent_expired_records_go_with_every_index_entry() {
+    let (_d, engine, set) = setup();
+    let docs = (0..10)
+        .map(|i| rawdoc! { "_id": i, "at": DateTime::from_millis(100), "k": i % 3 })
+        .collect();
+    ops::insert(&engine, &set, docs, true).unwrap();
+    let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+    assert_eq!((out.deleted, out.more), (10, false));
+    assert_eq!(
+        (keys(&engine, 10), keys(&engine, 11), keys(&engine, 12)),
+        (0, 0, 0)
+    );
+}
+
+#[test]
+fn interleaved_live_records_survive_with_their_entries() {
+    let (_d, engine, set) = setup();
+    let docs = (0..10)
+        .map(|i| {
+            let when = if i % 2 == 0 { at(100) } else { at(10_000) };
+            bson::RawDocumentBuf::try_from(&doc! { "_id": i, "at": when, "k": i }).unwrap()
+        })
+        .collect();
+    ops::insert(&engine, &set, docs, true).unwrap();
+    let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+    assert_eq!(out.deleted, 5);
+    assert_eq!(ids(&engine), [1, 3, 5, 7, 9]);
+    assert_eq!((keys(&engine, 11), keys(&engine, 12)), (5, 5));
+}
+
+#[test]
+fn a_multikey_document_loses_its_later_dates_too() {
+    let (_d, engine, set) = setup();
+    let doc = bson::RawDocumentBuf::try_from(
+        &doc! { "_id": 1, "at": [at(10_000), at(100), at(100)], "k": 1 },
+    )
+    .unwrap();
+    let live = bson::RawDocumentBuf::try_from(&doc! { "_id": 2, "at": at(5_000), "k": 2 }).unwrap();
+    ops::insert(&engine, &set, vec![doc, live], true).unwrap();
+    let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+    assert_eq!(out.deleted, 1);
+    assert_eq!(ids(&engine), [2]);
+    assert_eq!(
+        keys(&engine, 11),
+        1,
+        "only the live document's entry is left"
+    );
+}
+
+#[test]
+fn chunks_resume_after_the_last_key() {
+    let (_d, engine, set) = setup();
+    let docs = (0..10)
+        .map(|i| rawdoc! { "_id": i, "at": DateTime::from_millis(i64::from(i)), "k": 0 })
+        .collect();
+    ops::insert(&engine, &set, docs, true).unwrap();
+    let first = expire(&engine, &set, "at_1", 100, 4, None).unwrap();
+    assert_eq!((first.deleted, first.more), (4, true));
+    let second = expire(&engine, &set, "at_1", 100, 4, first.resume_after.as_deref()).unwrap();
+    assert_eq!((second.deleted, second.more), (4, true));
+    let third = expire(
+        &engine,
+        &set,
+        "at_1",
+        100,
+        4,
+        second.resume_after.as_deref(),
+    )
+    .unwrap();
+    assert_eq!((third.deleted, third.more), (2, false));
+    assert_eq!(keys(&engine, 10) + keys(&engine, 11) + keys(&engine, 12), 0);
+    assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), None);
+}

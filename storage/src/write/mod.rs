@@ -1,0 +1,9 @@
+//! The write path: single-document writes through one collection's
+//! [`Writer`] (`writer`), and the statements of the write commands built
+//! on it (`statement`). Everything here runs on the collection's single
+//! writer.
+
+pub mod statement;
+pub mod writer;
+
+pub use writer::{Writer, check_id, id_key_of, prepare_insert};
