@@ -406,11 +406,13 @@ impl Cursor for RocksCursor<'_> {
     }
 
     fn seek(&mut self, key: &[u8]) {
-        // The read options already clamp to the range; clamping the target
-        // too keeps a seek outside it well defined.
-        let key = key.max(self.range.lower.as_slice());
+        // A forward target below the range moves up to its lower bound. A
+        // reverse target is left to the read options' bounds, which start
+        // it at the range's last key when above the range and find nothing
+        // below it; raising it to the lower bound would land on the bound's
+        // key, past the target.
         match self.dir {
-            Direction::Forward => self.iter.seek(key),
+            Direction::Forward => self.iter.seek(key.max(self.range.lower.as_slice())),
             Direction::Reverse => self.iter.seek_for_prev(key),
         }
     }
