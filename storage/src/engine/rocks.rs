@@ -345,6 +345,12 @@ impl Batch for RocksBatch<'_> {
         self.flush_pending();
         let mut wo = WriteOptions::default();
         wo.set_sync(sync);
+        // A family can be dropped after a write to it was added (its handle
+        // keeps it alive in the batch). RocksDB would then fail the commit
+        // and refuse every later write until the database is reopened.
+        // Skipping the dropped family's writes instead commits the batch as
+        // if just before the drop, which erased them anyway.
+        wo.set_ignore_missing_column_families(true);
         let RocksBatch { engine, inner, .. } = *self;
         engine.db.write_opt(inner, &wo).map_err(engine_err)
     }
