@@ -534,4 +534,69 @@ mod tests {
             .unwrap();
         assert_eq!(keys(c.as_mut()), vec![b"c".to_vec()]);
     }
+
+    /// The engine conformance suite, one test per check, each on a
+    /// directory of its own.
+    mod conformance {
+        use super::open;
+        use crate::engine::Engine;
+        use crate::engine::conformance::{CHECKS, EngineHome};
+
+        struct TempHome(tempfile::TempDir);
+
+        impl EngineHome for TempHome {
+            fn open(&self) -> Box<dyn Engine> {
+                Box::new(open(self.0.path()))
+            }
+        }
+
+        macro_rules! conformance_tests {
+            ($($check:ident),* $(,)?) => {
+                $(
+                    #[test]
+                    fn $check() {
+                        let home = TempHome(tempfile::tempdir().unwrap());
+                        crate::engine::conformance::$check(&home);
+                    }
+                )*
+
+                /// A check added to the suite but not listed here would
+                /// silently not run against RocksDB.
+                #[test]
+                fn every_check_is_listed() {
+                    let listed = [$(stringify!($check)),*];
+                    let suite: Vec<&str> = CHECKS.iter().map(|(name, _)| *name).collect();
+                    assert_eq!(listed.as_slice(), suite.as_slice());
+                }
+            };
+        }
+
+        conformance_tests!(
+            point_writes_read_back,
+            families_are_independent,
+            created_families_are_listed_and_kept,
+            dropped_family_loses_its_keys,
+            missing_family_is_an_error,
+            keys_order_bytewise,
+            ranges_are_half_open_both_ways,
+            prefix_ranges_hold_exactly_their_keys,
+            empty_ranges_yield_nothing,
+            seek_lands_inside_the_range,
+            cursors_merge_new_and_older_keys,
+            batch_is_invisible_until_committed,
+            empty_batch_commits,
+            batch_applies_writes_in_call_order,
+            batches_match_an_in_order_model,
+            delete_range_is_half_open,
+            snapshot_hides_later_writes,
+            multi_get_answers_in_request_order,
+            count_matches_a_scan,
+            stats_are_sane_estimates,
+            committed_batches_survive_reopen,
+            compaction_keeps_live_keys,
+            large_keys_and_values_round_trip,
+            concurrent_commits_are_seen_whole,
+            commit_racing_a_family_drop_is_all_or_nothing,
+        );
+    }
 }
