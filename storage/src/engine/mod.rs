@@ -11,6 +11,7 @@
 //! the engine never reads past it (RocksDB then skips tombstones beyond the
 //! bound instead of walking them).
 
+pub mod conformance;
 pub mod rocks;
 
 use crate::Result;
@@ -18,7 +19,8 @@ use crate::Result;
 /// A column family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Cf {
-    /// Collection and index metadata, and the id allocator.
+    /// Collection and index metadata, and the id allocator. It exists from
+    /// the first open; callers never create or drop it.
     Catalog,
     /// Records of one collection or entries of one index.
     Id(u64),
@@ -33,6 +35,9 @@ pub enum Direction {
 
 /// A key range `[lower, upper)`. Both bounds are always given so no scan is
 /// unbounded; use [`KeyRange::all`] for a whole column family.
+///
+/// Keys order bytewise (unsigned, a prefix before its extensions, the empty
+/// key first). A range whose lower bound is not below its upper one is empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRange {
     pub lower: Vec<u8>,
@@ -111,13 +116,18 @@ pub fn first_key(
     Ok(key)
 }
 
-/// A consistent point-in-time view for reads.
+/// A consistent point-in-time view for reads: later commits, flushes and
+/// compactions never change what it reads.
 pub trait Snapshot: Send {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>>;
     fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>>;
 }
 
 /// An atomic group of writes, applied all or nothing by [`Batch::commit`].
+///
+/// Writes apply in the order they were added: the later write of a key wins,
+/// and a range delete removes keys put before it in the batch, not after.
+/// Nothing is visible before the commit; a batch dropped uncommitted is lost.
 pub trait Batch: Send {
     fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<()>;
     fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()>;
@@ -133,17 +143,30 @@ pub trait Batch: Send {
     fn commit(self: Box<Self>, sync: bool) -> Result<()>;
 }
 
-/// Engine statistics for `serverStatus` / `collStats`.
+/// Engine statistics for `serverStatus` / `collStats`: estimates, good for
+/// sizes and thresholds, never for exact counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CfStats {
+    /// About how many live keys the family holds.
     pub estimated_keys: u64,
+    /// About how many bytes its live keys and values take.
     pub live_data_bytes: u64,
+    /// Bytes of its files on disk (0 for an engine that keeps none).
     pub sst_bytes: u64,
 }
 
 /// The storage engine.
+///
+/// A method naming a family that does not exist (never created, or dropped)
+/// returns an error. Dropping the engine closes it: opening the same data
+/// again finds every batch it committed, synced or not.
 pub trait Engine: Send + Sync + 'static {
+    /// Creating a family that exists is a no-op that keeps its keys.
     fn create_cf(&self, cf: Cf) -> Result<()>;
+    /// Drops a family and its keys (creating its id again gives an empty
+    /// family); dropping one that does not exist is a no-op. A batch that
+    /// wrote to it and commits after the drop applies whole or not at all,
+    /// and leaves the engine usable.
     fn drop_cf(&self, cf: Cf) -> Result<()>;
     /// Ids of every numbered column family present on disk.
     fn numbered_cfs(&self) -> Vec<u64>;
@@ -151,7 +174,8 @@ pub trait Engine: Send + Sync + 'static {
     fn batch(&self) -> Box<dyn Batch + '_>;
 
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>>;
-    /// Point reads of many keys at once, in order.
+    /// Point reads of many keys at once: one answer per key, in the order of
+    /// `keys`.
     fn multi_get(&self, cf: Cf, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>>;
     /// A cursor over the latest committed state.
     fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>>;
