@@ -10,10 +10,11 @@ use mongodb::bson::{Bson, DateTime, Document, doc};
 use mongodb::options::IndexOptions;
 use mongodb::{Client, Collection, IndexModel};
 
+use crate::args::{Args, Scenario};
 use crate::daemon::Target;
+use crate::floor;
 use crate::report::{Outcome, Series};
 use crate::workload::{PAYLOAD, deleted, load, make_doc, now_ms, percentile};
-use crate::{Args, Scenario, floor};
 
 const DAY_SECS: i64 = 86_400;
 

@@ -21,3 +21,9 @@ pub const MAX_SORT_BYTES: usize = 100 * 1024 * 1024;
 /// Bytes of documents in one cursor batch: a reply must stay under
 /// [`MAX_BSON_OBJECT_BYTES`] with room for its envelope.
 pub const MAX_BATCH_BYTES: usize = MAX_BSON_OBJECT_BYTES - 64 * 1024;
+
+/// The deepest nesting of documents and arrays a request may contain,
+/// counting the command document itself as depth 1. Enforcing it at the
+/// wire lets the layers above walk documents recursively without risking
+/// the stack.
+pub const MAX_BSON_DEPTH: usize = 200;

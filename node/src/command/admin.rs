@@ -1,11 +1,11 @@
 //! Small administrative commands: `ping`, `buildInfo`, `hostInfo`,
-//! `whatsmyuri`, `connectionStatus`, `getLog`, `getCmdLineOpts`,
-//! `listCommands` and the session commands (accepted; sessions carry no
+//! `whatsmyuri`, `connectionStatus`, `getLog`, `getCmdLineOpts` and the
+//! session commands (accepted; sessions carry no
 //! server state in ebb).
 
 use bson::{RawBsonRef, doc};
 
-use super::{COMMAND_NAMES, Request, ok};
+use super::common::{Request, ok};
 use crate::error::{CommandError, CommandResult};
 
 /// The MongoDB version ebb reports (the feature level it implements).
@@ -91,14 +91,6 @@ pub async fn get_cmd_line_opts(req: Request) -> CommandResult {
             "storage": { "dbPath": cfg.storage.path.display().to_string() },
         },
     })
-}
-
-pub async fn list_commands(_req: Request) -> CommandResult {
-    let mut commands = bson::Document::new();
-    for name in COMMAND_NAMES {
-        commands.insert(*name, doc! { "help": "" });
-    }
-    ok(doc! { "commands": commands })
 }
 
 /// `endSessions`, `killSessions`, `refreshSessions`, `killAllSessions`:

@@ -8,12 +8,11 @@ use bson::raw::{CStr, RawArrayBuf};
 use bson::{RawDocument, RawDocumentBuf};
 
 use super::header::{HEADER_LEN, Header, RequestOp};
+use super::message::{CHECKSUM_PRESENT, EXHAUST_ALLOWED, MORE_TO_COME};
 use super::scan::Scanner;
-use super::{Body, FramingError, MAX_BSON_DEPTH, Message, MsgFlags, OpMsg, OpQuery};
+use super::{Body, FramingError, Message, MsgFlags, OpMsg, OpQuery};
+use ebb_config::limits::MAX_BSON_DEPTH;
 
-pub(crate) const CHECKSUM_PRESENT: u32 = 1 << 0;
-pub(crate) const MORE_TO_COME: u32 = 1 << 1;
-pub(crate) const EXHAUST_ALLOWED: u32 = 1 << 16;
 /// The low 16 flag bits are "required": a receiver that does not know one must refuse the
 /// message. The high 16 are optional and may be ignored.
 const REQUIRED_BITS: u32 = 0xffff;

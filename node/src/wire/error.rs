@@ -4,7 +4,7 @@
 
 use std::io;
 
-use super::MAX_BSON_DEPTH;
+use ebb_config::limits::MAX_BSON_DEPTH;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FramingError {

@@ -4,6 +4,11 @@
 
 use bson::RawDocumentBuf;
 
+/// OP_MSG flag bits (the wire-protocol spec §1.3).
+pub(crate) const CHECKSUM_PRESENT: u32 = 1 << 0;
+pub(crate) const MORE_TO_COME: u32 = 1 << 1;
+pub(crate) const EXHAUST_ALLOWED: u32 = 1 << 16;
+
 /// One request read from a connection.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {

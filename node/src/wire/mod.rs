@@ -29,8 +29,3 @@ pub use encode::{encode_op_msg_reply, encode_op_reply};
 pub use error::FramingError;
 pub use message::{Body, Message, MsgFlags, OpMsg, OpQuery};
 pub use read::read_message;
-
-/// The deepest nesting of documents and arrays a request may contain, counting the command
-/// document itself as depth 1. MongoDB refuses BSON nested deeper than this; enforcing it here
-/// lets the layers above walk documents recursively without risking the stack.
-pub const MAX_BSON_DEPTH: usize = 200;

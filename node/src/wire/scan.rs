@@ -110,8 +110,8 @@ impl<'a> Scanner<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::MAX_BSON_DEPTH;
     use bson::rawdoc;
+    use ebb_config::limits::MAX_BSON_DEPTH;
 
     #[test]
     fn integers_are_little_endian_and_consumed_in_order() {

@@ -3,8 +3,8 @@
 
 use bson::RawDocument;
 
-pub(crate) use super::decode::{CHECKSUM_PRESENT, EXHAUST_ALLOWED, MORE_TO_COME};
 use super::header::{OP_MSG, OP_QUERY, encode_frame};
+pub(crate) use super::message::{CHECKSUM_PRESENT, EXHAUST_ALLOWED, MORE_TO_COME};
 
 /// An OP_MSG under construction: flag bits, then sections in the order they are added.
 #[derive(Default)]

@@ -1,0 +1,193 @@
+//! The configuration's shape: every section and key with its default (the
+//! same values the shipped `ebb.toml` spells out), and the checks a loaded
+//! configuration must pass ([`Config::validate`]).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConfigError;
+use crate::limits::MAX_MESSAGE_BYTES;
+use crate::params::ServerParameters;
+use crate::units::{ByteSize, LogFormat, SyncPolicy};
+
+/// The whole configuration. `Config::default()` equals the shipped `ebb.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub net: Net,
+    pub storage: Storage,
+    pub ttl: Ttl,
+    pub cursors: Cursors,
+    pub log: Log,
+    /// MongoDB's server parameters under MongoDB's names (`[setParameter]`).
+    #[serde(rename = "setParameter")]
+    pub set_parameter: ServerParameters,
+}
+
+/// `[net]`: where and how clients connect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Net {
+    /// Address to listen on.
+    pub bind: String,
+    /// TCP port; 0 asks the OS for a free one (used by tests).
+    pub port: u16,
+    /// Connections beyond this are refused.
+    pub max_connections: usize,
+    /// Largest accepted wire message, at most [`MAX_MESSAGE_BYTES`].
+    pub max_message_bytes: u32,
+}
+
+impl Default for Net {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1".to_string(),
+            port: 27017,
+            max_connections: 10_000,
+            max_message_bytes: MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+/// `[storage]`: the RocksDB instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Storage {
+    /// Data directory, created if missing.
+    pub path: PathBuf,
+    /// When the write-ahead log is synced.
+    pub sync: SyncPolicy,
+    /// Block cache shared by every column family; 0 disables caching.
+    pub block_cache: ByteSize,
+    /// Total memtable budget across all column families.
+    pub write_buffer: ByteSize,
+}
+
+impl Default for Storage {
+    fn default() -> Self {
+        Self {
+            path: PathBuf::from("./data"),
+            sync: SyncPolicy::Interval(Duration::from_millis(100)),
+            block_cache: ByteSize::mib(256),
+            write_buffer: ByteSize::mib(64),
+        }
+    }
+}
+
+/// `[ttl]`: how the TTL monitor schedules itself, beyond MongoDB's server parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ttl {
+    /// Wake when the earliest TTL entry falls due; false sleeps MongoDB's plain
+    /// `ttlMonitorSleepSecs` between passes.
+    pub prompt: bool,
+    /// Upper bound on TTL deletions per second; 0 means unlimited. With a
+    /// bound, a collection that is entirely due is never deleted at once.
+    pub max_deletes_per_sec: u64,
+}
+
+impl Default for Ttl {
+    fn default() -> Self {
+        Self {
+            prompt: true,
+            max_deletes_per_sec: 0,
+        }
+    }
+}
+
+/// `[cursors]`: server-side cursor lifetime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Cursors {
+    /// An idle cursor is closed after this long (MongoDB's `cursorTimeoutMillis`).
+    #[serde(with = "crate::units::humantime_text")]
+    pub idle_timeout: Duration,
+}
+
+impl Default for Cursors {
+    fn default() -> Self {
+        Self {
+            idle_timeout: Duration::from_secs(10 * 60),
+        }
+    }
+}
+
+/// `[log]`: what is logged and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Log {
+    /// A `tracing_subscriber::EnvFilter` directive, e.g. `"info"` or `"info,ebb_storage=debug"`.
+    pub level: String,
+    /// Line format.
+    pub format: LogFormat,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Self {
+            level: "info".to_string(),
+            format: LogFormat::Text,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the ranges the types cannot express. Loading calls this; call it again after
+    /// changing a `Config` in code.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let net = &self.net;
+        require(!net.bind.trim().is_empty(), "net.bind", "must not be empty")?;
+        require(
+            net.max_connections > 0,
+            "net.max_connections",
+            "must be greater than 0",
+        )?;
+        require(
+            (1..=MAX_MESSAGE_BYTES).contains(&net.max_message_bytes),
+            "net.max_message_bytes",
+            format!(
+                "must be between 1 and {MAX_MESSAGE_BYTES}, got {}",
+                net.max_message_bytes
+            ),
+        )?;
+        let storage = &self.storage;
+        require(
+            !storage.path.as_os_str().is_empty(),
+            "storage.path",
+            "must not be empty",
+        )?;
+        require(
+            storage.sync != SyncPolicy::Interval(Duration::ZERO),
+            "storage.sync",
+            r#"the interval must be greater than 0 (use "always" to sync every write)"#,
+        )?;
+        require(
+            storage.write_buffer.bytes() > 0,
+            "storage.write_buffer",
+            "must be greater than 0",
+        )?;
+        require(
+            !self.cursors.idle_timeout.is_zero(),
+            "cursors.idle_timeout",
+            "must be greater than 0",
+        )?;
+        tracing_subscriber::EnvFilter::try_new(&self.log.level)
+            .map(drop)
+            .map_err(|error| {
+                ConfigError::invalid(
+                    "log.level",
+                    format!("not a log filter ({error}): \"{}\"", self.log.level),
+                )
+            })
+    }
+}
+
+fn require(holds: bool, key: &str, message: impl Into<String>) -> Result<(), ConfigError> {
+    if holds {
+        Ok(())
+    } else {
+        Err(ConfigError::invalid(key, message))
+    }
+}

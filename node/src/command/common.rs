@@ -1,0 +1,85 @@
+//! What every command handler shares: the request it receives, the
+//! connection it came on, and the reply and name-checking helpers.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bson::{Document, RawArrayBuf, RawDocumentBuf, rawdoc};
+
+use crate::context::NodeContext;
+use crate::error::{CommandError, CommandResult, codes};
+
+/// The connection a command arrived on.
+#[derive(Debug)]
+pub struct ConnInfo {
+    pub id: u32,
+    pub peer: SocketAddr,
+}
+
+/// One command to execute.
+pub struct Request {
+    /// The database the command addresses (`$db`, or the OP_QUERY prefix).
+    pub db: String,
+    pub body: RawDocumentBuf,
+    pub node: Arc<NodeContext>,
+    pub conn: Arc<ConnInfo>,
+}
+
+pub type Reply = Pin<Box<dyn Future<Output = CommandResult> + Send>>;
+pub type Handler = fn(Request) -> Reply;
+
+/// A success reply: `d` plus `ok: 1.0`.
+pub fn ok(mut d: Document) -> CommandResult {
+    d.insert("ok", 1.0);
+    RawDocumentBuf::try_from(&d).map_err(|e| {
+        tracing::error!(error = %e, "reply is not valid BSON");
+        CommandError::internal()
+    })
+}
+
+/// A cursor reply: `{cursor: {firstBatch|nextBatch: [...], id, ns}, ok: 1}`.
+pub fn cursor_reply(id: i64, ns: &str, batch: Vec<RawDocumentBuf>, first: bool) -> CommandResult {
+    let mut docs = RawArrayBuf::new();
+    for d in batch {
+        docs.push(d);
+    }
+    let cursor = if first {
+        rawdoc! { "firstBatch": docs, "id": id, "ns": ns }
+    } else {
+        rawdoc! { "nextBatch": docs, "id": id, "ns": ns }
+    };
+    Ok(rawdoc! { "cursor": cursor, "ok": 1.0 })
+}
+
+/// Checks a collection name as MongoDB does.
+pub fn check_collection_name(db: &str, name: &str) -> CommandResult<()> {
+    let invalid = name.is_empty()
+        || name.contains('\0')
+        || name.starts_with('.')
+        || (name.contains('$') && !name.starts_with("system.") && !name.starts_with("oplog.$"));
+    if invalid || db.len() + 1 + name.len() > 255 {
+        return Err(CommandError::new(
+            codes::INVALID_NAMESPACE,
+            format!("Invalid collection name: {name}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a database name as MongoDB does.
+pub fn check_db_name(db: &str) -> CommandResult<()> {
+    let bad = db.is_empty()
+        || db.len() >= 64
+        || db
+            .chars()
+            .any(|c| matches!(c, '/' | '\\' | '.' | ' ' | '"' | '$' | '\0'));
+    if bad {
+        return Err(CommandError::new(
+            codes::INVALID_NAMESPACE,
+            format!("Invalid database name: '{db}'"),
+        ));
+    }
+    Ok(())
+}

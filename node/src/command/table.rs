@@ -1,0 +1,128 @@
+//! The dispatch table: command name (case-sensitive, aliases spelled out)
+//! to handler, the list `listCommands` reports, and the reply to a command
+//! that is not in it. `listCommands` lives here because it reads the table.
+
+use bson::doc;
+
+use super::common::{Handler, Reply, Request, ok};
+use super::{
+    admin, aggregate, collections, count, delete, explain, find, find_and_modify, handshake,
+    indexes, insert, params, status, update,
+};
+use crate::error::{CommandError, CommandResult, codes};
+
+macro_rules! handler {
+    ($f:path) => {
+        (|r: Request| -> Reply { Box::pin($f(r)) }) as Handler
+    };
+}
+
+/// The dispatch table: command name (case-sensitive, aliases spelled out)
+/// to handler, in alphabetical order.
+pub fn lookup(name: &str) -> Option<Handler> {
+    Some(match name {
+        "aggregate" => handler!(aggregate::aggregate),
+        "buildInfo" | "buildinfo" => handler!(admin::build_info),
+        "collMod" => handler!(indexes::coll_mod),
+        "compact" => handler!(collections::compact),
+        "connectionStatus" => handler!(admin::connection_status),
+        "count" => handler!(count::count),
+        "create" => handler!(collections::create),
+        "createIndexes" => handler!(indexes::create_indexes),
+        "currentOp" => handler!(status::current_op),
+        "dbStats" | "dbstats" => handler!(status::db_stats),
+        "collStats" => handler!(status::coll_stats),
+        "delete" => handler!(delete::delete),
+        "distinct" => handler!(count::distinct),
+        "drop" => handler!(collections::drop),
+        "dropDatabase" => handler!(collections::drop_database),
+        "dropIndexes" | "deleteIndexes" => handler!(indexes::drop_indexes),
+        "endSessions" | "killSessions" | "refreshSessions" | "killAllSessions" => {
+            handler!(admin::sessions)
+        }
+        "explain" => handler!(explain::explain),
+        "find" => handler!(find::find),
+        "findAndModify" | "findandmodify" => handler!(find_and_modify::find_and_modify),
+        "getCmdLineOpts" => handler!(admin::get_cmd_line_opts),
+        "getLog" => handler!(admin::get_log),
+        "getMore" => handler!(find::get_more),
+        "getParameter" => handler!(params::get_parameter),
+        "hello" | "isMaster" | "ismaster" => handler!(handshake::hello),
+        "hostInfo" => handler!(admin::host_info),
+        "insert" => handler!(insert::insert),
+        "killCursors" => handler!(find::kill_cursors),
+        "listCollections" => handler!(collections::list_collections),
+        "listCommands" => handler!(list_commands),
+        "listDatabases" => handler!(collections::list_databases),
+        "listIndexes" => handler!(indexes::list_indexes),
+        "ping" => handler!(admin::ping),
+        "renameCollection" => handler!(collections::rename_collection),
+        "serverStatus" => handler!(status::server_status),
+        "setParameter" => handler!(params::set_parameter),
+        "update" => handler!(update::update),
+        "whatsmyuri" => handler!(admin::whats_my_uri),
+        _ => return None,
+    })
+}
+
+/// Every command name, for `listCommands`.
+pub const COMMAND_NAMES: &[&str] = &[
+    "aggregate",
+    "buildInfo",
+    "collMod",
+    "collStats",
+    "compact",
+    "connectionStatus",
+    "count",
+    "create",
+    "createIndexes",
+    "currentOp",
+    "dbStats",
+    "delete",
+    "distinct",
+    "drop",
+    "dropDatabase",
+    "dropIndexes",
+    "endSessions",
+    "explain",
+    "find",
+    "findAndModify",
+    "getCmdLineOpts",
+    "getLog",
+    "getMore",
+    "getParameter",
+    "hello",
+    "hostInfo",
+    "insert",
+    "isMaster",
+    "killCursors",
+    "killSessions",
+    "listCollections",
+    "listCommands",
+    "listDatabases",
+    "listIndexes",
+    "ping",
+    "refreshSessions",
+    "renameCollection",
+    "serverStatus",
+    "setParameter",
+    "update",
+    "whatsmyuri",
+];
+
+/// MongoDB's reply to a command it does not know.
+pub fn not_found(name: &str) -> CommandError {
+    CommandError::new(
+        codes::COMMAND_NOT_FOUND,
+        format!("no such command: '{name}'"),
+    )
+}
+
+/// `listCommands`: every command ebb runs.
+pub async fn list_commands(_req: Request) -> CommandResult {
+    let mut commands = bson::Document::new();
+    for name in COMMAND_NAMES {
+        commands.insert(*name, doc! { "help": "" });
+    }
+    ok(doc! { "commands": commands })
+}
