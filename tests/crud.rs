@@ -439,3 +439,47 @@ async fn object_ids_and_dates_round_trip() {
         doc! { "_id": id, "when": when, "d": 1.5, "l": 1i64 << 40 }
     );
 }
+
+/// `$sum` in a `$group` adds exactly as `$inc` does: the same Decimal128
+/// values give the same exact decimal (not a rounded double), and int32
+/// totals widen to int64 past 2^31 in both.
+#[tokio::test]
+async fn group_sum_equals_inc_of_the_same_values() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let values: Vec<Bson> = vec![
+        Bson::Decimal128("0.1".parse().unwrap()),
+        Bson::Decimal128("0.2".parse().unwrap()),
+        Bson::Int32(i32::MAX),
+        Bson::Int64(5),
+        Bson::Decimal128("2.50".parse().unwrap()),
+    ];
+    let items = db.collection::<Document>("items");
+    let totals = db.collection::<Document>("totals");
+    totals.insert_one(doc! { "_id": 1, "s": 0 }).await.unwrap();
+    for (i, v) in values.iter().enumerate() {
+        items
+            .insert_one(doc! { "_id": i as i32, "v": v.clone() })
+            .await
+            .unwrap();
+        totals
+            .update_one(doc! { "_id": 1 }, doc! { "$inc": { "s": v.clone() } })
+            .await
+            .unwrap();
+    }
+    let by_inc = totals
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap()
+        .get("s")
+        .cloned()
+        .unwrap();
+    let mut cursor = items
+        .aggregate(vec![doc! { "$group": { "_id": null, "s": { "$sum": "$v" } } }])
+        .await
+        .unwrap();
+    let group = cursor.try_next().await.unwrap().unwrap();
+    assert_eq!(group.get("s"), Some(&by_inc));
+    assert!(matches!(by_inc, Bson::Decimal128(_)), "{by_inc:?}");
+}

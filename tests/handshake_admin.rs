@@ -169,3 +169,20 @@ async fn transactions_are_refused_on_a_standalone() {
         .await;
     expect_code(r, 20);
 }
+
+/// `hello` advertises the configured message limit, so a driver splits its
+/// batches by it: an insert_many larger than the lowered limit arrives as
+/// several messages the node accepts, instead of one it refuses.
+#[tokio::test]
+async fn hello_advertises_a_lowered_max_message_size_and_drivers_split_by_it() {
+    let node = TestNode::start_with(|c| c.net.max_message_bytes = 1_000_000, None);
+    let db = node.db("t").await;
+    let hello = db.run_command(doc! { "hello": 1 }).await.unwrap();
+    assert_eq!(hello.get_i32("maxMessageSizeBytes").unwrap(), 1_000_000);
+
+    let coll = db.collection::<mongodb::bson::Document>("big");
+    let payload = "x".repeat(50_000);
+    let docs: Vec<_> = (0..40).map(|i| doc! { "_id": i, "p": &payload }).collect();
+    coll.insert_many(docs).await.unwrap();
+    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 40);
+}
