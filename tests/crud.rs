@@ -476,7 +476,9 @@ async fn group_sum_equals_inc_of_the_same_values() {
         .cloned()
         .unwrap();
     let mut cursor = items
-        .aggregate(vec![doc! { "$group": { "_id": null, "s": { "$sum": "$v" } } }])
+        .aggregate(vec![
+            doc! { "$group": { "_id": null, "s": { "$sum": "$v" } } },
+        ])
         .await
         .unwrap();
     let group = cursor.try_next().await.unwrap().unwrap();

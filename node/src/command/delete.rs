@@ -13,36 +13,72 @@ use crate::error::{CommandError, CommandResult, codes};
 const ARGS: &[&str] = &["deletes", "ordered", "let"];
 const STATEMENT: &[&str] = &["q", "limit", "hint", "collation"];
 
-pub async fn delete(req: Request) -> CommandResult {
-    let args = Args::parse(&req.body, ARGS)?;
-    let name = args.collection()?;
-    let raw = documents(&args, "deletes")?;
-    let ordered = ordered(&args)?;
-    let sync = args.journaled();
-    let mut statements = Vec::new();
-    let mut positions = Vec::new();
-    let mut errors = Vec::new();
-    for (i, st) in raw.iter().enumerate() {
-        // A malformed statement fails the command; a filter that does not
-        // parse is that statement's write error.
-        let (q, just_one) = check_shape(st)?;
-        match statement(st, q, just_one) {
-            Ok(s) => {
-                statements.push(s);
-                positions.push(i);
-            }
-            Err(e) => {
-                errors.push((i, e));
-                if ordered {
-                    break;
+/// A parsed `delete`: the statements that parsed, with their positions in
+/// the command, and the write errors of those whose filter did not.
+pub struct DeleteCommand {
+    pub collection: String,
+    pub ordered: bool,
+    /// `j: true`: durable before acknowledged.
+    pub sync: bool,
+    /// Statements received (for `opcounters`).
+    pub received: usize,
+    pub statements: Vec<DeleteStatement>,
+    pub positions: Vec<usize>,
+    pub errors: Vec<(usize, CommandError)>,
+}
+
+impl DeleteCommand {
+    /// Parses the command. A malformed statement fails the command; a filter
+    /// that does not parse is that statement's write error (an ordered
+    /// command stops there).
+    pub fn parse(args: &Args<'_>) -> CommandResult<DeleteCommand> {
+        let collection = args.collection()?.to_owned();
+        let raw = documents(args, "deletes")?;
+        let ordered = ordered(args)?;
+        let mut cmd = DeleteCommand {
+            collection,
+            ordered,
+            sync: args.journaled(),
+            received: raw.len(),
+            statements: Vec::new(),
+            positions: Vec::new(),
+            errors: Vec::new(),
+        };
+        for (i, st) in raw.iter().enumerate() {
+            let (q, just_one) = check_shape(st)?;
+            match statement(st, q, just_one) {
+                Ok(s) => {
+                    cmd.statements.push(s);
+                    cmd.positions.push(i);
+                }
+                Err(e) => {
+                    cmd.errors.push((i, e));
+                    if ordered {
+                        break;
+                    }
                 }
             }
         }
+        Ok(cmd)
     }
-    NodeContext::count(&req.node.opcounters.delete, raw.len() as u64);
+}
+
+pub async fn delete(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, ARGS)?;
+    let cmd = DeleteCommand::parse(&args)?;
+    NodeContext::count(&req.node.opcounters.delete, cmd.received as u64);
+    let DeleteCommand {
+        collection,
+        ordered,
+        sync,
+        statements,
+        positions,
+        mut errors,
+        ..
+    } = cmd;
     let mut n = 0;
     if !statements.is_empty() {
-        let sent = send_write(&req, name, false, || DeleteDocs {
+        let sent = send_write(&req, &collection, false, || DeleteDocs {
             statements: statements.clone(),
             ordered,
             sync,

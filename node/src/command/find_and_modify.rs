@@ -3,6 +3,7 @@
 
 use bson::{Bson, RawBsonRef, doc};
 use ebb_actors::collection::ModifyOne;
+use ebb_storage::query::projection::Projection;
 use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::FindAndModify;
 
@@ -26,57 +27,91 @@ const ARGS: &[&str] = &[
     "let",
 ];
 
+/// A parsed `findAndModify`.
+pub struct FindAndModifyCommand {
+    pub collection: String,
+    pub request: FindAndModify,
+    /// `fields`: applied to the returned document.
+    pub projection: Option<Projection>,
+    pub remove: bool,
+    /// `j: true`: durable before acknowledged.
+    pub sync: bool,
+}
+
+impl FindAndModifyCommand {
+    pub fn parse(args: &Args<'_>, db: &str) -> CommandResult<FindAndModifyCommand> {
+        let name = args.collection()?;
+        check_collection_name(db, name)?;
+        if args.has("arrayFilters") {
+            return Err(unsupported("arrayFilters"));
+        }
+        let remove = args.bool("remove")?.unwrap_or(false);
+        let return_new = args.bool("new")?.unwrap_or(false);
+        let upsert = args.bool("upsert")?.unwrap_or(false);
+        let update = match args.get("update") {
+            None | Some(RawBsonRef::Null) => None,
+            Some(u @ (RawBsonRef::Document(_) | RawBsonRef::Array(_))) => {
+                Some(UpdateSpec::parse(u)?)
+            }
+            Some(other) => {
+                return Err(args.wrong_type("update", &other, "types '[object, array]'"));
+            }
+        };
+        match (remove, &update) {
+            (true, Some(_)) => {
+                return Err(CommandError::failed_to_parse(
+                    "Cannot specify both an update and remove=true",
+                ));
+            }
+            (false, None) => {
+                return Err(CommandError::failed_to_parse(
+                    "Either an update or remove=true must be specified",
+                ));
+            }
+            (true, None) if return_new => {
+                return Err(CommandError::failed_to_parse(
+                    "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document",
+                ));
+            }
+            (true, None) if upsert => {
+                return Err(CommandError::failed_to_parse(
+                    "Cannot specify both upsert=true and remove=true",
+                ));
+            }
+            _ => {}
+        }
+        let filter_doc = args.doc("query")?.map(|d| d.to_owned()).unwrap_or_default();
+        let projection = query::projection(args.doc("fields")?)?;
+        let request = FindAndModify {
+            filter: query::filter(Some(&filter_doc))?,
+            filter_doc,
+            sort: query::sort(args.doc("sort")?)?,
+            hint: query::hint(args.get("hint"))?,
+            update,
+            return_new,
+            upsert,
+        };
+        Ok(FindAndModifyCommand {
+            collection: name.to_owned(),
+            request,
+            projection,
+            remove,
+            sync: args.journaled(),
+        })
+    }
+}
+
 pub async fn find_and_modify(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, ARGS)?;
-    let name = args.collection()?;
-    check_collection_name(&req.db, name)?;
-    if args.has("arrayFilters") {
-        return Err(unsupported("arrayFilters"));
-    }
-    let remove = args.bool("remove")?.unwrap_or(false);
-    let return_new = args.bool("new")?.unwrap_or(false);
-    let upsert = args.bool("upsert")?.unwrap_or(false);
-    let update = match args.get("update") {
-        None | Some(RawBsonRef::Null) => None,
-        Some(u @ (RawBsonRef::Document(_) | RawBsonRef::Array(_))) => Some(UpdateSpec::parse(u)?),
-        Some(other) => return Err(args.wrong_type("update", &other, "types '[object, array]'")),
-    };
-    match (remove, &update) {
-        (true, Some(_)) => {
-            return Err(CommandError::failed_to_parse(
-                "Cannot specify both an update and remove=true",
-            ));
-        }
-        (false, None) => {
-            return Err(CommandError::failed_to_parse(
-                "Either an update or remove=true must be specified",
-            ));
-        }
-        (true, None) if return_new => {
-            return Err(CommandError::failed_to_parse(
-                "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document",
-            ));
-        }
-        (true, None) if upsert => {
-            return Err(CommandError::failed_to_parse(
-                "Cannot specify both upsert=true and remove=true",
-            ));
-        }
-        _ => {}
-    }
-    let filter_doc = args.doc("query")?.map(|d| d.to_owned()).unwrap_or_default();
-    let projection = query::projection(args.doc("fields")?)?;
-    let request = FindAndModify {
-        filter: query::filter(Some(&filter_doc))?,
-        filter_doc: filter_doc.clone(),
-        sort: query::sort(args.doc("sort")?)?,
-        hint: query::hint(args.get("hint"))?,
-        update,
-        return_new,
-        upsert,
-    };
-    let sync = args.journaled();
-    let out = send_write(&req, name, upsert, || ModifyOne {
+    let FindAndModifyCommand {
+        collection,
+        request,
+        projection,
+        remove,
+        sync,
+    } = FindAndModifyCommand::parse(&args, &req.db)?;
+    let upsert = request.upsert;
+    let out = send_write(&req, &collection, upsert, || ModifyOne {
         request: request.clone(),
         sync,
     })

@@ -11,18 +11,40 @@ use crate::error::CommandResult;
 
 const ARGS: &[&str] = &["documents", "ordered", "bypassDocumentValidation", "let"];
 
+/// A parsed `insert`.
+pub struct InsertCommand {
+    pub collection: String,
+    pub documents: Vec<RawDocumentBuf>,
+    pub ordered: bool,
+    /// `j: true`: durable before acknowledged.
+    pub sync: bool,
+}
+
+impl InsertCommand {
+    pub fn parse(args: &Args<'_>) -> CommandResult<InsertCommand> {
+        Ok(InsertCommand {
+            collection: args.collection()?.to_owned(),
+            documents: documents(args, "documents")?
+                .into_iter()
+                .map(|d| d.to_owned())
+                .collect(),
+            ordered: ordered(args)?,
+            sync: args.journaled(),
+        })
+    }
+}
+
 pub async fn insert(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, ARGS)?;
-    let name = args.collection()?;
-    let docs: Vec<RawDocumentBuf> = documents(&args, "documents")?
-        .into_iter()
-        .map(|d| d.to_owned())
-        .collect();
-    let ordered = ordered(&args)?;
-    let sync = args.journaled();
-    let count = docs.len() as u64;
-    let outcome = send_write(&req, name, true, || InsertDocs {
-        docs: docs.clone(),
+    let InsertCommand {
+        collection,
+        documents,
+        ordered,
+        sync,
+    } = InsertCommand::parse(&args)?;
+    let count = documents.len() as u64;
+    let outcome = send_write(&req, &collection, true, || InsertDocs {
+        docs: documents.clone(),
         ordered,
         sync,
     })

@@ -30,38 +30,77 @@ const STATEMENT: &[&str] = &[
     "upsertSupplied",
 ];
 
-pub async fn update(req: Request) -> CommandResult {
-    let args = Args::parse(&req.body, ARGS)?;
-    let name = args.collection()?;
-    let raw = documents(&args, "updates")?;
-    let ordered = ordered(&args)?;
-    let sync = args.journaled();
-    let mut statements = Vec::new();
-    let mut positions = Vec::new();
-    let mut errors = Vec::new();
-    let mut any_upsert = false;
-    for (i, st) in raw.iter().enumerate() {
-        check_shape(st)?;
-        match parse_statement(st) {
-            Ok(s) => {
-                any_upsert |= s.upsert;
-                statements.push(s);
-                positions.push(i);
-            }
-            Err(e) => {
-                errors.push((i, e));
-                if ordered {
-                    break;
+/// A parsed `update`: the statements that parsed, with their positions in
+/// the command, and the write errors of those that did not.
+pub struct UpdateCommand {
+    pub collection: String,
+    pub ordered: bool,
+    /// `j: true`: durable before acknowledged.
+    pub sync: bool,
+    /// Statements received (for `opcounters`).
+    pub received: usize,
+    pub statements: Vec<UpdateStatement>,
+    pub positions: Vec<usize>,
+    pub errors: Vec<(usize, CommandError)>,
+}
+
+impl UpdateCommand {
+    pub fn parse(args: &Args<'_>) -> CommandResult<UpdateCommand> {
+        let collection = args.collection()?.to_owned();
+        let raw = documents(args, "updates")?;
+        let ordered = ordered(args)?;
+        let mut cmd = UpdateCommand {
+            collection,
+            ordered,
+            sync: args.journaled(),
+            received: raw.len(),
+            statements: Vec::new(),
+            positions: Vec::new(),
+            errors: Vec::new(),
+        };
+        for (i, st) in raw.iter().enumerate() {
+            check_shape(st)?;
+            match parse_statement(st) {
+                Ok(s) => {
+                    cmd.statements.push(s);
+                    cmd.positions.push(i);
+                }
+                Err(e) => {
+                    cmd.errors.push((i, e));
+                    if ordered {
+                        break;
+                    }
                 }
             }
         }
+        Ok(cmd)
     }
-    NodeContext::count(&req.node.opcounters.update, raw.len() as u64);
+
+    /// Whether any statement may insert (the collection is then created).
+    fn may_insert(&self) -> bool {
+        self.statements.iter().any(|s| s.upsert)
+    }
+}
+
+pub async fn update(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, ARGS)?;
+    let cmd = UpdateCommand::parse(&args)?;
+    NodeContext::count(&req.node.opcounters.update, cmd.received as u64);
     let (mut n, mut n_modified, mut upserted) = (0u64, 0u64, Vec::new());
+    let may_insert = cmd.may_insert();
+    let UpdateCommand {
+        collection,
+        ordered,
+        sync,
+        statements,
+        positions,
+        mut errors,
+        ..
+    } = cmd;
     let outcome = if statements.is_empty() {
         None
     } else {
-        send_write(&req, name, any_upsert, || UpdateDocs {
+        send_write(&req, &collection, may_insert, || UpdateDocs {
             statements: statements.clone(),
             ordered,
             sync,
