@@ -485,3 +485,52 @@ async fn group_sum_equals_inc_of_the_same_values() {
     assert_eq!(group.get("s"), Some(&by_inc));
     assert!(matches!(by_inc, Bson::Decimal128(_)), "{by_inc:?}");
 }
+
+/// A collation ebb does not implement is refused by every command that
+/// takes one (NotImplemented), never ignored: ignoring
+/// `{locale: "en_US", strength: 2}` would match "ping" but not "PING".
+/// `{locale: "simple"}` is binary comparison, which ebb does.
+#[tokio::test]
+async fn every_command_refuses_a_collation_it_cannot_honour() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("s");
+    c.insert_many(vec![
+        doc! { "_id": 1, "k": "ping" },
+        doc! { "_id": 2, "k": "PING" },
+    ])
+    .await
+    .unwrap();
+    let ci = doc! { "locale": "en_US", "strength": 2 };
+    let q = doc! { "k": "ping" };
+    let commands = |collation: Document| {
+        vec![
+            doc! { "find": "s", "filter": q.clone(), "collation": collation.clone() },
+            doc! { "count": "s", "query": q.clone(), "collation": collation.clone() },
+            doc! { "distinct": "s", "key": "k", "query": q.clone(), "collation": collation.clone() },
+            doc! { "aggregate": "s", "pipeline": [{ "$match": q.clone() }], "cursor": {}, "collation": collation.clone() },
+            doc! { "update": "s", "updates": [{ "q": q.clone(), "u": { "$set": { "x": 1 } }, "multi": true, "collation": collation.clone() }] },
+            doc! { "findAndModify": "s", "query": q.clone(), "update": { "$set": { "y": 1 } }, "collation": collation.clone() },
+            doc! { "delete": "s", "deletes": [{ "q": { "k": "nothing" }, "limit": 0, "collation": collation.clone() }] },
+            doc! { "explain": { "count": "s", "query": q.clone(), "collation": collation.clone() } },
+            doc! { "create": "other", "collation": collation.clone() },
+        ]
+    };
+    for cmd in commands(ci) {
+        let name = cmd.keys().next().unwrap().to_owned();
+        let e = db.run_command(cmd).await.expect_err(&name);
+        assert_eq!(common::code(&e), Some(238), "{name}: {e}");
+    }
+    // Nothing was written by the refused commands.
+    assert_eq!(c.count_documents(doc! { "x": 1 }).await.unwrap(), 0);
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 2);
+    for cmd in commands(doc! { "locale": "simple" }) {
+        let name = cmd.keys().next().unwrap().to_owned();
+        db.run_command(cmd).await.expect(&name);
+    }
+    let n = db
+        .run_command(doc! { "count": "s", "query": q.clone(), "collation": { "locale": "simple" } })
+        .await
+        .unwrap();
+    assert_eq!(n.get_i32("n").unwrap(), 1);
+}

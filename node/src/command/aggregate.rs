@@ -79,6 +79,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
     }
     NodeContext::count(&req.node.opcounters.command, 1);
     let ns = format!("{}.{name}", req.db);
+    query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     let results = match req.node.collection(&req.db, name) {
         None => Vec::new(),

@@ -5,7 +5,7 @@ use bson::{Bson, Document, RawBsonRef, RawDocumentBuf, doc};
 use ebb_actors::catalog::{CreateCollection, DropCollection, DropDatabase, RenameCollection};
 use ebb_storage::query::filter::Filter;
 
-use super::{Request, check_collection_name, check_db_name, cursor_reply, ok};
+use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query};
 use crate::args::Args;
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -42,6 +42,7 @@ pub async fn create(req: Request) -> CommandResult {
     }
     // Options whose behaviour ebb does not implement are refused rather
     // than stored and silently ignored.
+    query::collation(args.get("collation"))?;
     for field in [
         "capped",
         "validator",

@@ -92,6 +92,7 @@ pub async fn delete(req: Request) -> CommandResult {
 }
 
 fn check_shape(st: &bson::RawDocument) -> CommandResult<(&bson::RawDocument, bool)> {
+    query::collation(st.get("collation")?)?;
     for el in st.iter() {
         let (k, _) = el?;
         if !STATEMENT.contains(&k.as_str()) {

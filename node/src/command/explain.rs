@@ -169,6 +169,7 @@ fn explain_filter(
     )?;
     let name = args.collection()?;
     let ns = format!("{}.{name}", req.db);
+    query::collation(args.get("collation"))?;
     let spec = QuerySpec {
         filter: query::filter(args.doc(field)?)?,
         sort: None,
@@ -198,6 +199,7 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
     let filter = st
         .get_document("q")
         .map_err(|_| CommandError::failed_to_parse("statement has no 'q' document"))?;
+    query::collation(st.get("collation")?)?;
     let spec = QuerySpec {
         filter: query::filter(Some(filter))?,
         sort: None,

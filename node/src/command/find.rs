@@ -85,6 +85,7 @@ pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
         Some(0) | None => None,
         Some(l) => Some(l as u64),
     };
+    query::collation(args.get("collation"))?;
     Ok(FindCommand {
         name: name.to_owned(),
         spec: QuerySpec {

@@ -10,7 +10,36 @@ use ebb_storage::query::projection::Projection;
 use ebb_storage::query::sort::SortSpec;
 
 use crate::args::{as_f64, type_name};
-use crate::error::{CommandError, CommandResult};
+use crate::error::{CommandError, CommandResult, codes};
+
+/// A `collation`: only `{locale: "simple"}` (binary comparison, what ebb
+/// does) is accepted. Any other collation is refused rather than ignored:
+/// ignoring one returns wrong results (a case-insensitive match finding
+/// one document where mongod finds two).
+pub fn collation(v: Option<RawBsonRef<'_>>) -> CommandResult<()> {
+    match v {
+        None => Ok(()),
+        Some(RawBsonRef::Document(d)) => {
+            let simple = matches!(d.get("locale")?, Some(RawBsonRef::String("simple")))
+                && d.iter().count() == 1;
+            if simple {
+                Ok(())
+            } else {
+                Err(ebb_storage::Error::not_implemented(
+                    "a collation other than {locale: \"simple\"}",
+                )
+                .into())
+            }
+        }
+        Some(other) => Err(CommandError::new(
+            codes::TYPE_MISMATCH,
+            format!(
+                "BSON field 'collation' is the wrong type '{}', expected type 'object'",
+                type_name(&other)
+            ),
+        )),
+    }
+}
 
 pub fn filter(doc: Option<&RawDocument>) -> CommandResult<Filter> {
     match doc {

@@ -126,6 +126,7 @@ pub async fn update(req: Request) -> CommandResult {
 
 /// Shape errors fail the whole command.
 fn check_shape(st: &bson::RawDocument) -> CommandResult<()> {
+    query::collation(st.get("collation")?)?;
     for el in st.iter() {
         let (k, v) = el?;
         let k = k.as_str();
