@@ -144,28 +144,47 @@ fn targets(state: &CatalogState) -> Vec<Target> {
         .collect()
 }
 
-async fn run(shared: &Arc<Shared>, view: &CatalogView, stopping: &AtomicBool) {
-    let mut jumps = shared.clock.jumps();
-    let mut pacer = Pacer::new(shared.policy.max_deletes_per_sec);
-    let mut backoff = Backoff::default();
-    while !stopping.load(Ordering::SeqCst) {
-        let enabled = shared.params.ttl_monitor_enabled();
-        if enabled {
-            backoff.record(run_pass(shared, view, stopping, &mut pacer).await);
+/// The monitor's loop as a worker: [`Worker::work`] runs one pass (when
+/// enabled) and records whether it failed, [`Worker::next_wake`] decides
+/// when the next pass is due (`wake.rs`: prompt expiry, the fixed
+/// interval, back-off after failures), and [`Worker::sleep_until`] waits
+/// for it, or for a writer, a parameter change or a clock jump to wake it.
+struct Worker<'a> {
+    shared: &'a Arc<Shared>,
+    view: &'a CatalogView,
+    stopping: &'a AtomicBool,
+    pacer: Pacer,
+    backoff: Backoff,
+    jumps: Option<watch::Receiver<i64>>,
+}
+
+impl Worker<'_> {
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// One pass, when the monitor is enabled.
+    async fn work(&mut self) {
+        if self.shared.params.ttl_monitor_enabled() {
+            let failed = run_pass(self.shared, self.view, self.stopping, &mut self.pacer).await;
+            self.backoff.record(failed);
         }
-        if stopping.load(Ordering::SeqCst) {
-            break;
-        }
+    }
+
+    /// Returns `(now, next)`: when the next pass is due.
+    async fn next_wake(&mut self) -> (i64, i64) {
+        let shared = self.shared;
         // From here on, a writer that indexes any due time wakes us:
         // nothing written while we plan can be missed.
         shared
             .ttl
             .next_wake_millis
             .store(i64::MAX, Ordering::SeqCst);
-        if let Some(j) = &mut jumps {
+        if let Some(j) = &mut self.jumps {
             j.borrow_and_update();
         }
         let now = shared.clock.now_millis();
+        let enabled = shared.params.ttl_monitor_enabled();
         let prompt = enabled && shared.policy.prompt;
         let inputs = WakeInputs {
             now,
@@ -173,23 +192,47 @@ async fn run(shared: &Arc<Shared>, view: &CatalogView, stopping: &AtomicBool) {
             enabled,
             prompt: shared.policy.prompt,
             earliest_due: if prompt {
-                earliest_due(shared, view).await
+                earliest_due(shared, self.view).await
             } else {
                 None
             },
         };
-        let next = next_wake(inputs, backoff);
+        let next = next_wake(inputs, self.backoff);
         shared
             .ttl
             .next_wake_millis
             .fetch_min(next, Ordering::SeqCst);
+        (now, next)
+    }
+
+    /// Sleeps until `next`, or until something wakes the monitor early.
+    async fn sleep_until(&mut self, now: i64, next: i64) {
         let wait = Duration::from_millis(next.saturating_sub(now).max(0) as u64);
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
-            _ = shared.ttl.wake.notified() => {}
-            _ = clock_jump(&mut jumps) => {}
+            _ = self.shared.ttl.wake.notified() => {}
+            _ = clock_jump(&mut self.jumps) => {}
         }
-        shared.ttl.wakeups.fetch_add(1, Ordering::SeqCst);
+        self.shared.ttl.wakeups.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+async fn run(shared: &Arc<Shared>, view: &CatalogView, stopping: &AtomicBool) {
+    let mut worker = Worker {
+        shared,
+        view,
+        stopping,
+        pacer: Pacer::new(shared.policy.max_deletes_per_sec),
+        backoff: Backoff::default(),
+        jumps: shared.clock.jumps(),
+    };
+    while !worker.stopping() {
+        worker.work().await;
+        if worker.stopping() {
+            break;
+        }
+        let (now, next) = worker.next_wake().await;
+        worker.sleep_until(now, next).await;
     }
 }
 
