@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use ebb_storage::IndexSet;
 use ebb_storage::catalog::IndexMeta;
 use ebb_storage::ttl::{cutoff_millis, due_millis, earliest_date};
 use tokio::sync::watch;
@@ -114,6 +115,7 @@ impl Handler<StopMonitor> for TtlMonitor {
 /// One TTL index as the monitor visits it.
 #[derive(Clone)]
 struct Target {
+    set: Arc<IndexSet>,
     ns: String,
     db: String,
     collection: String,
@@ -133,6 +135,7 @@ fn targets(state: &CatalogState) -> Vec<Target> {
                 .iter()
                 .filter(|i| i.is_ttl())
                 .map(move |i: &IndexMeta| Target {
+                    set: e.set.clone(),
                     ns: e.set.meta.ns(),
                     db: e.set.meta.db.clone(),
                     collection: e.set.meta.name.clone(),
@@ -249,35 +252,17 @@ async fn clock_jump(jumps: &mut Option<watch::Receiver<i64>>) {
 
 /// The earliest time any TTL index has an entry falling due.
 async fn earliest_due(shared: &Arc<Shared>, view: &CatalogView) -> Option<i64> {
-    let state = view.load();
     let engine = shared.engine.clone();
-    let items: Vec<_> = state
-        .collections
-        .values()
-        .flat_map(|e| {
-            e.set
-                .meta
-                .indexes
-                .iter()
-                .filter(|i| i.is_ttl())
-                .map(move |i| {
-                    (
-                        e.set.clone(),
-                        i.name.clone(),
-                        i64::from(i.expire_after_seconds.unwrap_or(i32::MAX)),
-                    )
-                })
-        })
-        .collect();
+    let items = targets(&view.load());
     if items.is_empty() {
         return None;
     }
     tokio::task::spawn_blocking(move || {
         items
             .iter()
-            .filter_map(|(set, name, secs)| {
-                let date = earliest_date(engine.as_ref(), set, name).ok()??;
-                Some(due_millis(date, *secs))
+            .filter_map(|t| {
+                let date = earliest_date(engine.as_ref(), &t.set, &t.index).ok()??;
+                Some(due_millis(date, t.expire_after_secs))
             })
             .min()
     })

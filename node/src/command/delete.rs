@@ -4,7 +4,7 @@ use bson::RawBsonRef;
 use ebb_actors::collection::DeleteDocs;
 use ebb_storage::write::statement::DeleteStatement;
 
-use super::write::{documents, map_errors, n_reply, ordered, send_write};
+use super::write::{Statements, map_errors, n_reply, ordered, send_write, statements};
 use super::{Request, ok, query};
 use crate::args::{Args, as_i64, type_name};
 use crate::context::NodeContext;
@@ -13,73 +13,51 @@ use crate::error::{CommandError, CommandResult, codes};
 const ARGS: &[&str] = &["deletes", "ordered", "let"];
 const STATEMENT: &[&str] = &["q", "limit", "hint", "collation"];
 
-/// A parsed `delete`: the statements that parsed, with their positions in
-/// the command, and the write errors of those whose filter did not.
+/// A parsed `delete`.
 pub struct DeleteCommand {
     pub collection: String,
     pub ordered: bool,
     /// `j: true`: durable before acknowledged.
     pub sync: bool,
-    /// Statements received (for `opcounters`).
-    pub received: usize,
-    pub statements: Vec<DeleteStatement>,
-    pub positions: Vec<usize>,
-    pub errors: Vec<(usize, CommandError)>,
+    pub statements: Statements<DeleteStatement>,
 }
 
 impl DeleteCommand {
     /// Parses the command. A malformed statement fails the command; a filter
-    /// that does not parse is that statement's write error (an ordered
-    /// command stops there).
+    /// that does not parse is that statement's write error.
     pub fn parse(args: &Args<'_>) -> CommandResult<DeleteCommand> {
-        let collection = args.collection()?.to_owned();
-        let raw = documents(args, "deletes")?;
         let ordered = ordered(args)?;
-        let mut cmd = DeleteCommand {
-            collection,
+        Ok(DeleteCommand {
+            collection: args.collection()?.to_owned(),
             ordered,
             sync: args.journaled(),
-            received: raw.len(),
-            statements: Vec::new(),
-            positions: Vec::new(),
-            errors: Vec::new(),
-        };
-        for (i, st) in raw.iter().enumerate() {
-            let (q, just_one) = check_shape(st)?;
-            match statement(st, q, just_one) {
-                Ok(s) => {
-                    cmd.statements.push(s);
-                    cmd.positions.push(i);
-                }
-                Err(e) => {
-                    cmd.errors.push((i, e));
-                    if ordered {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(cmd)
+            statements: statements(args, "deletes", ordered, |st| {
+                let (q, just_one) = check_shape(st)?;
+                Ok(statement(st, q, just_one))
+            })?,
+        })
     }
 }
 
 pub async fn delete(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, ARGS)?;
-    let cmd = DeleteCommand::parse(&args)?;
-    NodeContext::count(&req.node.opcounters.delete, cmd.received as u64);
     let DeleteCommand {
         collection,
         ordered,
         sync,
         statements,
+    } = DeleteCommand::parse(&args)?;
+    NodeContext::count(&req.node.opcounters.delete, statements.received as u64);
+    let Statements {
+        parsed,
         positions,
         mut errors,
         ..
-    } = cmd;
+    } = statements;
     let mut n = 0;
-    if !statements.is_empty() {
+    if !parsed.is_empty() {
         let sent = send_write(&req, &collection, false, || DeleteDocs {
-            statements: statements.clone(),
+            statements: parsed.clone(),
             ordered,
             sync,
         });

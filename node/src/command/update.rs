@@ -11,7 +11,9 @@ use ebb_actors::collection::UpdateDocs;
 use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::UpdateStatement;
 
-use super::write::{documents, map_errors, ordered, send_write, unsupported, with_write_errors};
+use super::write::{
+    Statements, map_errors, ordered, send_write, statements, unsupported, with_write_errors,
+};
 use super::{Request, ok, query};
 use crate::args::{Args, type_name};
 use crate::context::NodeContext;
@@ -30,78 +32,55 @@ const STATEMENT: &[&str] = &[
     "upsertSupplied",
 ];
 
-/// A parsed `update`: the statements that parsed, with their positions in
-/// the command, and the write errors of those that did not.
+/// A parsed `update`.
 pub struct UpdateCommand {
     pub collection: String,
     pub ordered: bool,
     /// `j: true`: durable before acknowledged.
     pub sync: bool,
-    /// Statements received (for `opcounters`).
-    pub received: usize,
-    pub statements: Vec<UpdateStatement>,
-    pub positions: Vec<usize>,
-    pub errors: Vec<(usize, CommandError)>,
+    pub statements: Statements<UpdateStatement>,
 }
 
 impl UpdateCommand {
+    /// Parses the command. A malformed statement fails the command; what a
+    /// statement says (an unknown operator, a bad filter) is its write error.
     pub fn parse(args: &Args<'_>) -> CommandResult<UpdateCommand> {
-        let collection = args.collection()?.to_owned();
-        let raw = documents(args, "updates")?;
         let ordered = ordered(args)?;
-        let mut cmd = UpdateCommand {
-            collection,
+        Ok(UpdateCommand {
+            collection: args.collection()?.to_owned(),
             ordered,
             sync: args.journaled(),
-            received: raw.len(),
-            statements: Vec::new(),
-            positions: Vec::new(),
-            errors: Vec::new(),
-        };
-        for (i, st) in raw.iter().enumerate() {
-            check_shape(st)?;
-            match parse_statement(st) {
-                Ok(s) => {
-                    cmd.statements.push(s);
-                    cmd.positions.push(i);
-                }
-                Err(e) => {
-                    cmd.errors.push((i, e));
-                    if ordered {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(cmd)
-    }
-
-    /// Whether any statement may insert (the collection is then created).
-    fn may_insert(&self) -> bool {
-        self.statements.iter().any(|s| s.upsert)
+            statements: statements(args, "updates", ordered, |st| {
+                check_shape(st)?;
+                Ok(parse_statement(st))
+            })?,
+        })
     }
 }
 
 pub async fn update(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, ARGS)?;
-    let cmd = UpdateCommand::parse(&args)?;
-    NodeContext::count(&req.node.opcounters.update, cmd.received as u64);
-    let (mut n, mut n_modified, mut upserted) = (0u64, 0u64, Vec::new());
-    let may_insert = cmd.may_insert();
     let UpdateCommand {
         collection,
         ordered,
         sync,
         statements,
+    } = UpdateCommand::parse(&args)?;
+    NodeContext::count(&req.node.opcounters.update, statements.received as u64);
+    let Statements {
+        parsed,
         positions,
         mut errors,
         ..
-    } = cmd;
-    let outcome = if statements.is_empty() {
+    } = statements;
+    // A statement that may insert creates the collection.
+    let may_insert = parsed.iter().any(|s| s.upsert);
+    let (mut n, mut n_modified, mut upserted) = (0u64, 0u64, Vec::new());
+    let outcome = if parsed.is_empty() {
         None
     } else {
         send_write(&req, &collection, may_insert, || UpdateDocs {
-            statements: statements.clone(),
+            statements: parsed.clone(),
             ordered,
             sync,
         })

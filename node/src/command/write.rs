@@ -156,3 +156,48 @@ pub fn unsupported(what: &str) -> CommandError {
         format!("{what} is not supported by ebb"),
     )
 }
+
+/// The statements of an `update` or `delete`: those that parsed, with
+/// their positions in the command, and the write errors of those that did
+/// not (an ordered command stops at the first).
+pub struct Statements<T> {
+    /// Statements received (for `opcounters`).
+    pub received: usize,
+    pub parsed: Vec<T>,
+    pub positions: Vec<usize>,
+    pub errors: Vec<(usize, CommandError)>,
+}
+
+/// Parses each statement of `field`: `parse` returns a command error for a
+/// malformed statement (the whole command fails, as MongoDB's parser does)
+/// or the statement's own result (an error there is that statement's write
+/// error).
+pub fn statements<T>(
+    args: &Args<'_>,
+    field: &str,
+    ordered: bool,
+    mut parse: impl FnMut(&RawDocument) -> CommandResult<CommandResult<T>>,
+) -> CommandResult<Statements<T>> {
+    let raw = documents(args, field)?;
+    let mut out = Statements {
+        received: raw.len(),
+        parsed: Vec::new(),
+        positions: Vec::new(),
+        errors: Vec::new(),
+    };
+    for (i, st) in raw.iter().enumerate() {
+        match parse(st)? {
+            Ok(s) => {
+                out.parsed.push(s);
+                out.positions.push(i);
+            }
+            Err(e) => {
+                out.errors.push((i, e));
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
