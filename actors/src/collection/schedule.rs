@@ -152,12 +152,15 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
         }
     }
 
-    /// Plan `id` came back: `Ok` waits for its turn on the writer; `Err`
-    /// hands the chunk back to be answered with the error. A plan that was
+    /// Plan `id` came back: `Ok` waits for its turn on the writer. `Err`
+    /// hands the chunk back to be answered with the error, unless the
+    /// writer ran work since the plan began: the plan then read a state
+    /// that has changed (an index dropped under it, say), so it is stale
+    /// like any other and the chunk is planned again. A plan that was
     /// abandoned (overdue) is dropped.
     pub fn plan_returned<E>(&mut self, id: u64, result: Result<P, E>) -> Option<(T, E)> {
         self.plan_out = false;
-        let (pending, epoch) = self.take_planning(id)?;
+        let (mut pending, epoch) = self.take_planning(id)?;
         match result {
             Ok(plan) => {
                 self.planned = Some(Planned {
@@ -165,6 +168,11 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
                     plan,
                     epoch,
                 });
+                None
+            }
+            Err(_) if epoch != self.epoch => {
+                pending.stale_plans += 1;
+                self.expiry.push_front(pending);
                 None
             }
             Err(e) => Some((pending.chunk, e)),
@@ -431,6 +439,25 @@ mod tests {
         };
         assert_eq!(s.plan_returned(id, Err("disk")), Some((4, "disk")));
         assert!(s.is_idle());
+    }
+
+    #[test]
+    fn a_plan_that_failed_while_the_writer_moved_on_is_made_again() {
+        let (mut s, t) = schedule();
+        s.push_write("w", t);
+        s.next(t);
+        s.work_done();
+        s.push_chunk(5);
+        let Some(A::Plan { id }) = s.next(t) else {
+            panic!("expected a plan")
+        };
+        // An index switch runs while the plan is out; the plan then fails
+        // (its index family is gone): the failure is not the chunk's.
+        s.push_control("switch");
+        assert_eq!(s.next(t), Some(A::Control("switch")));
+        s.work_done();
+        assert_eq!(s.plan_returned(id, Err("family dropped")), None);
+        assert!(matches!(s.next(t), Some(A::Plan { .. })));
     }
 
     #[test]
