@@ -10,8 +10,15 @@
 //! kernel runs it only on otherwise idle CPU, which is safe because no
 //! other thread ever waits for it. Only one chunk runs at a time anyway:
 //! the monitor visits indexes one after another.
+//!
+//! Work waiting in these queues holds the engine only weakly: a starved
+//! idle-priority thread must not keep a stopped node's RocksDB open (its
+//! LOCK file would refuse the next open of the same path). Work whose
+//! engine is gone by the time it runs is skipped.
 
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
+
+use ebb_storage::engine::Engine;
 
 type Task = Box<dyn FnOnce() + Send>;
 
@@ -32,31 +39,38 @@ impl Background {
         }
     }
 
-    /// Runs `f` on the nice +10 thread; resolves with its result.
+    /// Runs `f` on `engine` on the nice +10 thread; resolves with its
+    /// result, or `None` if the engine was dropped before it ran.
     pub async fn run<T: Send + 'static>(
         &self,
-        f: impl FnOnce() -> T + Send + 'static,
+        engine: &Arc<dyn Engine>,
+        f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
     ) -> Option<T> {
-        on(&self.tx, f).await
+        on(&self.tx, engine, f).await
     }
 
-    /// Runs `f` on the idle-priority thread: only for work that holds
-    /// nothing another thread may wait for.
+    /// Runs `f` on `engine` on the idle-priority thread: only for work that
+    /// holds nothing another thread may wait for.
     pub async fn run_idle<T: Send + 'static>(
         &self,
-        f: impl FnOnce() -> T + Send + 'static,
+        engine: &Arc<dyn Engine>,
+        f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
     ) -> Option<T> {
-        on(&self.idle, f).await
+        on(&self.idle, engine, f).await
     }
 }
 
 async fn on<T: Send + 'static>(
     tx: &mpsc::Sender<Task>,
-    f: impl FnOnce() -> T + Send + 'static,
+    engine: &Arc<dyn Engine>,
+    f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
 ) -> Option<T> {
     let (done, result) = tokio::sync::oneshot::channel();
+    let engine = Arc::downgrade(engine);
     let task: Task = Box::new(move || {
-        let _ = done.send(f());
+        if let Some(engine) = engine.upgrade() {
+            let _ = done.send(f(engine.as_ref()));
+        }
     });
     tx.send(task).ok()?;
     result.await.ok()

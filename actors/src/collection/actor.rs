@@ -193,11 +193,9 @@ impl CollectionActor {
         let limit = policy.chunk_limit(msg.limit, foreground_active);
         let whole = msg.whole && !foreground_active;
         let work = async move {
-            let engine = shared.engine.clone();
             let result = shared
                 .background
-                .run(move || {
-                    let engine = engine.as_ref();
+                .run(&shared.engine, move |engine| {
                     if whole
                         && let Some(deleted) =
                             ttl::expire_all(engine, &set, &msg.index, msg.cutoff_millis, &policy)?
@@ -234,10 +232,11 @@ impl CollectionActor {
         };
         let (shared, set) = (self.shared.clone(), self.set.clone());
         let work = async move {
-            let engine = shared.engine.clone();
             shared
                 .background
-                .run_idle(move || ttl::plan(engine.as_ref(), &set, msg.chunk(limit), &policy))
+                .run_idle(&shared.engine, move |engine| {
+                    ttl::plan(engine, &set, msg.chunk(limit), &policy)
+                })
                 .await
         };
         ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
