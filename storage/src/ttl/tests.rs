@@ -16,6 +16,20 @@ use crate::error::Result;
 use crate::index::IndexSet;
 use crate::write::statement as ops;
 
+fn chunk<'a>(
+    index: &'a str,
+    cutoff_millis: i64,
+    limit: usize,
+    resume_after: Option<&'a [u8]>,
+) -> super::Chunk<'a> {
+    super::Chunk {
+        index,
+        cutoff_millis,
+        limit,
+        resume_after,
+    }
+}
+
 /// One chunk with the default policy.
 fn expire(
     engine: &dyn Engine,
@@ -25,13 +39,12 @@ fn expire(
     limit: usize,
     resume_after: Option<&[u8]>,
 ) -> Result<ExpireOutcome> {
-    let chunk = super::Chunk {
-        index,
-        cutoff_millis,
-        limit,
-        resume_after,
-    };
-    super::expire(engine, set, chunk, &ExpiryPolicy::default())
+    super::expire(
+        engine,
+        set,
+        chunk(index, cutoff_millis, limit, resume_after),
+        &ExpiryPolicy::default(),
+    )
 }
 
 /// A plan of one chunk with the default policy.
@@ -43,13 +56,12 @@ fn plan(
     limit: usize,
     resume_after: Option<&[u8]>,
 ) -> Result<super::Plan> {
-    let chunk = super::Chunk {
-        index,
-        cutoff_millis,
-        limit,
-        resume_after,
-    };
-    super::plan(engine, set, chunk, &ExpiryPolicy::default())
+    super::plan(
+        engine,
+        set,
+        chunk(index, cutoff_millis, limit, resume_after),
+        &ExpiryPolicy::default(),
+    )
 }
 
 fn apply(engine: &dyn Engine, set: &IndexSet, plan: super::Plan) -> Result<ExpireOutcome> {
