@@ -34,7 +34,41 @@ pub trait EngineHome {
 /// One conformance check.
 pub type Check = fn(&dyn EngineHome);
 
-/// Lists each check once, as the function and its name.
+/// Calls `$then!` with the name of every check: the one list of them,
+/// which [`CHECKS`] and each engine's test suite expand.
+macro_rules! for_each_engine_check {
+    ($then:ident) => {
+        $then![
+            point_writes_read_back,
+            families_are_independent,
+            created_families_are_listed_and_kept,
+            dropped_family_loses_its_keys,
+            missing_family_is_an_error,
+            keys_order_bytewise,
+            ranges_are_half_open_both_ways,
+            prefix_ranges_hold_exactly_their_keys,
+            empty_ranges_yield_nothing,
+            seek_lands_inside_the_range,
+            cursors_merge_new_and_older_keys,
+            batch_is_invisible_until_committed,
+            empty_batch_commits,
+            batch_applies_writes_in_call_order,
+            batches_match_an_in_order_model,
+            delete_range_is_half_open,
+            snapshot_hides_later_writes,
+            multi_get_answers_in_request_order,
+            count_matches_a_scan,
+            stats_are_sane_estimates,
+            committed_batches_survive_reopen,
+            compaction_keeps_live_keys,
+            large_keys_and_values_round_trip,
+            concurrent_commits_are_seen_whole,
+            commit_racing_a_family_drop_is_all_or_nothing,
+        ];
+    };
+}
+
+/// Declares [`CHECKS`] from the list.
 macro_rules! checks {
     ($($check:ident),* $(,)?) => {
         /// Every check, by name; an engine's test suite runs each on a
@@ -43,33 +77,10 @@ macro_rules! checks {
     };
 }
 
-checks![
-    point_writes_read_back,
-    families_are_independent,
-    created_families_are_listed_and_kept,
-    dropped_family_loses_its_keys,
-    missing_family_is_an_error,
-    keys_order_bytewise,
-    ranges_are_half_open_both_ways,
-    prefix_ranges_hold_exactly_their_keys,
-    empty_ranges_yield_nothing,
-    seek_lands_inside_the_range,
-    cursors_merge_new_and_older_keys,
-    batch_is_invisible_until_committed,
-    empty_batch_commits,
-    batch_applies_writes_in_call_order,
-    batches_match_an_in_order_model,
-    delete_range_is_half_open,
-    snapshot_hides_later_writes,
-    multi_get_answers_in_request_order,
-    count_matches_a_scan,
-    stats_are_sane_estimates,
-    committed_batches_survive_reopen,
-    compaction_keeps_live_keys,
-    large_keys_and_values_round_trip,
-    concurrent_commits_are_seen_whole,
-    commit_racing_a_family_drop_is_all_or_nothing,
-];
+for_each_engine_check!(checks);
+// For the engines' test suites (`rocks.rs`'s tests expand it too).
+#[cfg(test)]
+pub(crate) use for_each_engine_check;
 
 /// Runs every check, each on a home from `new_home`, and panics naming
 /// the ones that failed (each failure's own message is printed as it
@@ -723,6 +734,20 @@ pub fn empty_ranges_yield_nothing(home: &dyn EngineHome) {
     }
 }
 
+/// Seeks `c` to each target and checks where it lands (`why` names the
+/// case in the failure).
+fn seeks_land(c: &mut dyn Cursor, dir: &str, table: &[(&[u8], Option<&str>, &str)]) {
+    for (target, want, why) in table {
+        c.seek(target);
+        assert_eq!(
+            at(c),
+            want.map(str::to_owned),
+            "{dir} seek to {}: {why}",
+            show(target)
+        );
+    }
+}
+
 /// `seek` lands on its key or the next one in the cursor's direction, and
 /// never outside the range: a target below the range lands on the first
 /// key (forward) or nowhere (reverse), one above it nowhere (forward) or
@@ -762,15 +787,7 @@ pub fn seek_lands_inside_the_range(home: &dyn EngineHome) {
             "after running off the range, back on the lower bound",
         ),
     ];
-    for (target, want, why) in forward {
-        c.seek(target);
-        assert_eq!(
-            at(c.as_ref()),
-            want.map(str::to_owned),
-            "forward seek to {}: {why}",
-            show(target)
-        );
-    }
+    seeks_land(c.as_mut(), "forward", &forward);
     c.seek(b"c");
     c.advance();
     assert_eq!(
@@ -795,15 +812,7 @@ pub fn seek_lands_inside_the_range(home: &dyn EngineHome) {
             "after running off the range, back on its last key",
         ),
     ];
-    for (target, want, why) in reverse {
-        c.seek(target);
-        assert_eq!(
-            at(c.as_ref()),
-            want.map(str::to_owned),
-            "reverse seek to {}: {why}",
-            show(target)
-        );
-    }
+    seeks_land(c.as_mut(), "reverse", &reverse);
     c.seek(b"c");
     c.advance();
     assert_eq!(

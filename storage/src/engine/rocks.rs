@@ -571,32 +571,6 @@ mod tests {
             };
         }
 
-        conformance_tests!(
-            point_writes_read_back,
-            families_are_independent,
-            created_families_are_listed_and_kept,
-            dropped_family_loses_its_keys,
-            missing_family_is_an_error,
-            keys_order_bytewise,
-            ranges_are_half_open_both_ways,
-            prefix_ranges_hold_exactly_their_keys,
-            empty_ranges_yield_nothing,
-            seek_lands_inside_the_range,
-            cursors_merge_new_and_older_keys,
-            batch_is_invisible_until_committed,
-            empty_batch_commits,
-            batch_applies_writes_in_call_order,
-            batches_match_an_in_order_model,
-            delete_range_is_half_open,
-            snapshot_hides_later_writes,
-            multi_get_answers_in_request_order,
-            count_matches_a_scan,
-            stats_are_sane_estimates,
-            committed_batches_survive_reopen,
-            compaction_keeps_live_keys,
-            large_keys_and_values_round_trip,
-            concurrent_commits_are_seen_whole,
-            commit_racing_a_family_drop_is_all_or_nothing,
-        );
+        crate::engine::conformance::for_each_engine_check!(conformance_tests);
     }
 }
