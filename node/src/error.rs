@@ -69,6 +69,7 @@ code_table! {
     OPERATION_FAILED = 96, "OperationFailed";
     DOCUMENT_VALIDATION_FAILURE = 121, "DocumentValidationFailure";
     COMMAND_NOT_SUPPORTED_ON_VIEW = 166, "CommandNotSupportedOnView";
+    INCOMPATIBLE_COLLATION_VERSION = 161, "IncompatibleCollationVersion";
     INVALID_PIPELINE_OPERATOR = 168, "InvalidPipelineOperator";
     CANNOT_INDEX_PARALLEL_ARRAYS = 171, "CannotIndexParallelArrays";
     AMBIGUOUS_INDEX_KEY_PATTERN = 181, "AmbiguousIndexKeyPattern";
@@ -160,6 +161,9 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         NotSingleValueField => NOT_SINGLE_VALUE_FIELD,
         CannotBackfillArray => CANNOT_BACKFILL_ARRAY,
         NotImplemented => NOT_IMPLEMENTED,
+        MissingField => MISSING_FIELD,
+        UnknownField => UNKNOWN_FIELD,
+        IncompatibleCollationVersion => INCOMPATIBLE_COLLATION_VERSION,
         InvalidFieldPathExpression => INVALID_FIELD_PATH_EXPRESSION,
         InvalidPipelineOperator => INVALID_PIPELINE_OPERATOR,
         StageNotOneField => STAGE_NOT_ONE_FIELD,

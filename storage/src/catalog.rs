@@ -17,7 +17,11 @@
 //! This module only encodes and decodes; deciding what may be created is
 //! the catalog actor's job.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+
+use crate::encoding::collation::Collation;
 
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
 use crate::{Error, Result};
@@ -85,6 +89,33 @@ impl IndexMeta {
     /// Whether this index is a TTL index the monitor acts on.
     pub fn is_ttl(&self) -> bool {
         self.expire_after_seconds.is_some() && self.key.len() == 1 && !self.is_id_index()
+    }
+
+    /// Settles the collation of an index being created: the one its spec
+    /// named (`{locale: "simple"}` meaning none, even on a collection with
+    /// a default), else the collection's `default` (a resolved spec).
+    pub fn settle_collation(&mut self, default: Option<&bson::Document>) {
+        match self.extra.get_document("collation") {
+            Ok(spec) if spec.get_str("locale").ok() == Some("simple") => {
+                self.extra.remove("collation");
+            }
+            Ok(_) => {}
+            Err(_) => {
+                if let Some(default) = default {
+                    self.extra.insert("collation", default.clone());
+                }
+            }
+        }
+    }
+
+    /// The index's collation: its keys hold this collation's sort keys for
+    /// strings. Stored resolved (every field) in `extra.collation`; absent
+    /// or `{locale: "simple"}` is none.
+    pub fn collation(&self) -> Result<Option<Arc<Collation>>> {
+        match self.extra.get_document("collation") {
+            Ok(spec) => Collation::from_document(spec),
+            Err(_) => Ok(None),
+        }
     }
 }
 
@@ -189,6 +220,20 @@ impl CollectionMeta {
 
     pub fn index(&self, name: &str) -> Option<&IndexMeta> {
         self.indexes.iter().find(|i| i.name == name)
+    }
+
+    /// The stored (resolved) default collation document, if any.
+    pub fn default_collation_spec(&self) -> Option<&bson::Document> {
+        self.options.get_document("collation").ok()
+    }
+
+    /// The collection's default collation (`create`'s `collation`, stored
+    /// resolved): what operations and new indexes that name none use.
+    pub fn default_collation(&self) -> Result<Option<Arc<Collation>>> {
+        match self.options.get_document("collation") {
+            Ok(spec) => Collation::from_document(spec),
+            Err(_) => Ok(None),
+        }
     }
 
     /// Secondary indexes (every index but `_id_`).

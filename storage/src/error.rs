@@ -138,6 +138,12 @@ pub enum ErrorKind {
     UnwindPathWithoutDollar,
     /// `$count`'s field is empty, `$`-prefixed or dotted; location 40156.
     CountFieldInvalid,
+    /// A required field of an options document is missing; 40414.
+    MissingField,
+    /// An options document has a field it does not define; 40415.
+    UnknownField,
+    /// A collation names a collator version ebb does not have.
+    IncompatibleCollationVersion,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// The storage engine failed.

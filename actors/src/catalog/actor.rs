@@ -224,13 +224,15 @@ impl CatalogCore {
             ));
         }
         let id = self.create_cfs(1).await?[0];
+        let mut id_index = CollectionMeta::id_index(id);
+        id_index.settle_collation(options.get_document("collation").ok());
         let meta = CollectionMeta {
             id,
             db: db.to_owned(),
             name: name.to_owned(),
             uuid: new_uuid(),
             options,
-            indexes: vec![CollectionMeta::id_index(id)],
+            indexes: vec![id_index],
         };
         self.persist(vec![meta.clone()], vec![]).await?;
         let set = IndexSet::new(meta)?;
@@ -264,12 +266,19 @@ impl CatalogCore {
         &mut self,
         db: &str,
         name: &str,
-        requested: Vec<IndexMeta>,
+        mut requested: Vec<IndexMeta>,
     ) -> Result<CreateIndexesOutcome> {
         let existing: Vec<IndexMeta> = match self.state.get(db, name) {
             Some(e) => e.set.meta.indexes.clone(),
             None => vec![CollectionMeta::id_index(0)],
         };
+        let default = self
+            .state
+            .get(db, name)
+            .and_then(|e| e.set.meta.default_collation_spec().cloned());
+        for index in &mut requested {
+            index.settle_collation(default.as_ref());
+        }
         let ns = format!("{db}.{name}");
         let mut to_build: Vec<IndexMeta> = Vec::new();
         let mut skipped = 0;

@@ -79,7 +79,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
     }
     NodeContext::count(&req.node.opcounters.command, 1);
     let ns = format!("{}.{name}", req.db);
-    query::collation(args.get("collation"))?;
+    let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     let results = match req.node.collection(&req.db, name) {
         None => Vec::new(),
@@ -94,14 +94,15 @@ pub async fn aggregate(req: Request) -> CommandResult {
                 _ => None,
             };
             let rest: Vec<Stage> = rest.collect();
-            let spec = QuerySpec { filter, sort, hint };
+            let collation = query::resolve(&collation, &entry.set.meta)?;
+            let spec = QuerySpec { filter, sort, hint }.collated(collation.clone());
             let plan = plan::plan(&entry.set.meta, &spec)?;
             let records = entry.set.meta.id;
             req.node
                 .read(move |snap| {
                     let mut cursor =
                         QueryCursor::new(records, plan, spec.filter, spec.sort, 0, None)?;
-                    let mut pipeline = Pipeline::new(rest);
+                    let mut pipeline = Pipeline::new(rest).collated(collation);
                     let mut failure = None;
                     cursor.for_each(snap, &mut |found| match pipeline.push(found.doc) {
                         Ok(more) => more,

@@ -3,6 +3,7 @@
 
 use bson::{Bson, Document, RawBsonRef, RawDocumentBuf, doc};
 use ebb_actors::catalog::{CreateCollection, DropCollection, DropDatabase, RenameCollection};
+use ebb_storage::encoding::collation::Choice;
 use ebb_storage::query::filter::Filter;
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query};
@@ -42,7 +43,7 @@ pub async fn create(req: Request) -> CommandResult {
     }
     // Options whose behaviour ebb does not implement are refused rather
     // than stored and silently ignored.
-    query::collation(args.get("collation"))?;
+    let collation = query::collation(args.get("collation"))?;
     for field in [
         "capped",
         "validator",
@@ -67,6 +68,16 @@ pub async fn create(req: Request) -> CommandResult {
         let (k, v) = el?;
         if CREATE_ARGS.contains(&k.as_str()) {
             options.insert(k.as_str(), Bson::try_from(v)?);
+        }
+    }
+    // The default collation is stored resolved (every field), and not at
+    // all when simple, as mongod shows it in listCollections.
+    match collation {
+        Choice::Given(Some(c)) => {
+            options.insert("collation", c.to_document());
+        }
+        Choice::Given(None) | Choice::CollectionDefault => {
+            options.remove("collation");
         }
     }
     req.node

@@ -1,6 +1,8 @@
 //! `count` and `distinct`.
 
 use bson::{Bson, RawBsonRef, doc};
+use ebb_storage::encoding::cmp::Cmp;
+use ebb_storage::encoding::keycode;
 use ebb_storage::query::exec::QueryCursor;
 use ebb_storage::query::plan::{self, QuerySpec};
 
@@ -18,7 +20,7 @@ pub async fn count(req: Request) -> CommandResult {
     check_collection_name(&req.db, name)?;
     NodeContext::count(&req.node.opcounters.command, 1);
     let filter = query::filter(args.doc("query")?)?;
-    query::collation(args.get("collation"))?;
+    let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     let skip = args.i64("skip")?.unwrap_or(0).max(0) as u64;
     let limit = args
@@ -32,7 +34,8 @@ pub async fn count(req: Request) -> CommandResult {
         filter,
         sort: None,
         hint,
-    };
+    }
+    .collated(query::resolve(&collation, &entry.set.meta)?);
     let plan = plan::plan(&entry.set.meta, &spec)?;
     let records = entry.set.meta.id;
     let n = req
@@ -68,17 +71,19 @@ pub async fn distinct(req: Request) -> CommandResult {
     }
     let key = key.to_owned();
     let filter = query::filter(args.doc("query")?)?;
-    query::collation(args.get("collation"))?;
+    let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     NodeContext::count(&req.node.opcounters.command, 1);
     let Some(entry) = req.node.collection(&req.db, name) else {
         return ok(doc! { "values": [] });
     };
+    let collation = query::resolve(&collation, &entry.set.meta)?;
     let spec = QuerySpec {
         filter,
         sort: None,
         hint,
-    };
+    }
+    .collated(collation.clone());
     let plan = plan::plan(&entry.set.meta, &spec)?;
     let records = entry.set.meta.id;
     let values = req
@@ -86,6 +91,9 @@ pub async fn distinct(req: Request) -> CommandResult {
         .read(move |snap| {
             let mut cursor = QueryCursor::new(records, plan, spec.filter, None, 0, None)?;
             let mut values: Vec<bson::RawBson> = Vec::new();
+            // Values are distinct by their key bytes in the collation: the
+            // key encoding is equal exactly when the values compare equal.
+            let mut seen = std::collections::HashSet::new();
             let mut failure = None;
             cursor.for_each(snap, &mut |found| {
                 let found_values = ebb_storage::query::path::index_values(&found.doc, &key);
@@ -93,9 +101,9 @@ pub async fn distinct(req: Request) -> CommandResult {
                     if matches!(v, RawBsonRef::Undefined) {
                         continue;
                     }
-                    if !values.iter().any(|x| {
-                        ebb_storage::encoding::cmp::compare_values(x.as_raw_bson_ref(), v).is_eq()
-                    }) {
+                    let mut k = Vec::new();
+                    keycode::encode_collated(&mut k, v, collation.as_deref());
+                    if seen.insert(k) {
                         values.push(bson::RawBson::from(v));
                     }
                 }
@@ -111,9 +119,8 @@ pub async fn distinct(req: Request) -> CommandResult {
             if let Some(e) = failure {
                 return Err(e);
             }
-            values.sort_by(|a, b| {
-                ebb_storage::encoding::cmp::compare_values(a.as_raw_bson_ref(), b.as_raw_bson_ref())
-            });
+            let cmp = Cmp::new(collation.as_deref());
+            values.sort_by(|a, b| cmp.values(a.as_raw_bson_ref(), b.as_raw_bson_ref()));
             Ok(values)
         })
         .await?;

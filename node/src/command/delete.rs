@@ -127,6 +127,7 @@ fn statement(
 ) -> CommandResult<DeleteStatement> {
     Ok(DeleteStatement {
         filter: query::filter(Some(q))?,
+        collation: query::collation(st.get("collation")?)?,
         just_one,
         hint: query::hint(st.get("hint")?)?,
     })

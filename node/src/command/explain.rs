@@ -129,10 +129,11 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<Explained> 
     let Some(entry) = req.node.collection(&req.db, &cmd.name) else {
         return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
     };
-    let plan = plan::plan(&entry.set.meta, &cmd.spec)?;
+    let spec = cmd.collated_spec(&entry.set.meta)?;
+    let plan = plan::plan(&entry.set.meta, &spec)?;
     let mut root = access_stage(&plan);
     if !plan.sorted_by_access
-        && let Some(sort) = &cmd.spec.sort
+        && let Some(sort) = &spec.sort
     {
         let pattern: Document = sort
             .fields()
@@ -150,11 +151,7 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<Explained> 
     if cmd.projection.is_some() {
         root = doc! { "stage": "PROJECTION_SIMPLE", "inputStage": root };
     }
-    Ok((
-        ns,
-        (Some(cmd.spec), Some(plan), Some(entry.set.meta.id)),
-        root,
-    ))
+    Ok((ns, (Some(spec), Some(plan), Some(entry.set.meta.id)), root))
 }
 
 fn explain_filter(
@@ -169,7 +166,7 @@ fn explain_filter(
     )?;
     let name = args.collection()?;
     let ns = format!("{}.{name}", req.db);
-    query::collation(args.get("collation"))?;
+    let collation = query::collation(args.get("collation"))?;
     let spec = QuerySpec {
         filter: query::filter(args.doc(field)?)?,
         sort: None,
@@ -178,6 +175,7 @@ fn explain_filter(
     let Some(entry) = req.node.collection(&req.db, name) else {
         return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
     };
+    let spec = spec.collated(query::resolve(&collation, &entry.set.meta)?);
     let plan = plan::plan(&entry.set.meta, &spec)?;
     let root = doc! { "stage": stage, "inputStage": access_stage(&plan) };
     Ok((ns, (Some(spec), Some(plan), Some(entry.set.meta.id)), root))
@@ -199,7 +197,7 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
     let filter = st
         .get_document("q")
         .map_err(|_| CommandError::failed_to_parse("statement has no 'q' document"))?;
-    query::collation(st.get("collation")?)?;
+    let collation = query::collation(st.get("collation")?)?;
     let spec = QuerySpec {
         filter: query::filter(Some(filter))?,
         sort: None,
@@ -222,6 +220,7 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
             doc! { "stage": stage, "inputStage": { "stage": "EOF" } },
         ));
     };
+    let spec = spec.collated(query::resolve(&collation, &entry.set.meta)?);
     let plan = plan::plan(&entry.set.meta, &spec)?;
     let root = doc! { "stage": stage, "inputStage": access_stage(&plan) };
     Ok((ns, (Some(spec), Some(plan), Some(entry.set.meta.id)), root))

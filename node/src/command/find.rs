@@ -52,6 +52,20 @@ pub struct FindCommand {
     pub limit: Option<u64>,
     pub batch_size: Option<usize>,
     pub single_batch: bool,
+    pub collation: ebb_storage::encoding::collation::Choice,
+}
+
+impl FindCommand {
+    /// The query with the collation it runs with on `meta`'s collection.
+    pub fn collated_spec(
+        &self,
+        meta: &ebb_storage::catalog::CollectionMeta,
+    ) -> CommandResult<QuerySpec> {
+        Ok(self
+            .spec
+            .clone()
+            .collated(query::resolve(&self.collation, meta)?))
+    }
 }
 
 pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
@@ -85,7 +99,7 @@ pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
         Some(0) | None => None,
         Some(l) => Some(l as u64),
     };
-    query::collation(args.get("collation"))?;
+    let collation = query::collation(args.get("collation"))?;
     Ok(FindCommand {
         name: name.to_owned(),
         spec: QuerySpec {
@@ -98,6 +112,7 @@ pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
         limit,
         batch_size: args.non_negative("batchSize")?.map(|b| b as usize),
         single_batch,
+        collation,
     })
 }
 
@@ -109,12 +124,13 @@ pub async fn find(req: Request) -> CommandResult {
     let Some(entry) = req.node.collection(&req.db, &cmd.name) else {
         return cursor_reply(0, &ns, Vec::new(), true);
     };
-    let plan = plan::plan(&entry.set.meta, &cmd.spec)?;
+    let spec = cmd.collated_spec(&entry.set.meta)?;
+    let plan = plan::plan(&entry.set.meta, &spec)?;
     let query = QueryCursor::new(
         entry.set.meta.id,
         plan,
-        cmd.spec.filter,
-        cmd.spec.sort,
+        spec.filter,
+        spec.sort,
         cmd.skip,
         cmd.limit,
     )?;

@@ -82,9 +82,9 @@ impl FindAndModifyCommand {
         }
         let filter_doc = args.doc("query")?.map(|d| d.to_owned()).unwrap_or_default();
         let projection = query::projection(args.doc("fields")?)?;
-        query::collation(args.get("collation"))?;
         let request = FindAndModify {
             filter: query::filter(Some(&filter_doc))?,
+            collation: query::collation(args.get("collation"))?,
             filter_doc,
             sort: query::sort(args.doc("sort")?)?,
             hint: query::hint(args.get("hint"))?,

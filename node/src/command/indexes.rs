@@ -12,6 +12,7 @@ use ebb_actors::catalog::{
     CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyIndex,
 };
 use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta};
+use ebb_storage::encoding::collation::Collation;
 use ebb_storage::encoding::display::shell;
 use ebb_storage::query::filter::Filter;
 
@@ -185,14 +186,16 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
             spec_shown(spec)
         )));
     }
-    if let Some(c) = spec.get("collation")? {
-        let simple = matches!(c, RawBsonRef::Document(d) if matches!(d.get("locale"), Ok(Some(RawBsonRef::String("simple")))));
-        if !simple {
-            return Err(cannot_create(
-                "ebb does not support collations other than 'simple'",
-            ));
-        }
-    }
+    // The collation resolved to its full form (so two specs naming one
+    // collation differently are one index); `{locale: "simple"}` is kept
+    // as a marker until the catalog settles inheritance.
+    let collation = match spec.get("collation")? {
+        None => None,
+        Some(c) => Some(match Collation::parse(c)? {
+            Some(c) => c.to_document(),
+            None => bson::doc! { "locale": "simple" },
+        }),
+    };
     let partial_filter = match spec.get("partialFilterExpression")? {
         None => None,
         Some(RawBsonRef::Document(f)) => {
@@ -220,8 +223,8 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
     meta.sparse = bool_field(spec, "sparse")?;
     meta.hidden = hidden;
     meta.partial_filter = partial_filter;
-    if let Some(c) = spec.get("collation")? {
-        meta.extra.insert("collation", Bson::try_from(c)?);
+    if let Some(c) = collation {
+        meta.extra.insert("collation", c);
     }
     Ok(meta)
 }

@@ -2,7 +2,11 @@
 //! `aggregate`'s leading `$match`, the write commands' `q`): filter, sort,
 //! projection and hint, parsed into the storage crate's types.
 
+use std::sync::Arc;
+
 use bson::{RawBsonRef, RawDocument, rawdoc};
+use ebb_storage::catalog::CollectionMeta;
+use ebb_storage::encoding::collation::{Choice, Collation};
 use ebb_storage::engine::Direction;
 use ebb_storage::query::filter::Filter;
 use ebb_storage::query::plan::Hint;
@@ -10,35 +14,19 @@ use ebb_storage::query::projection::Projection;
 use ebb_storage::query::sort::SortSpec;
 
 use crate::args::{as_f64, type_name};
-use crate::error::{CommandError, CommandResult, codes};
+use crate::error::{CommandError, CommandResult};
 
-/// A `collation`: only `{locale: "simple"}` (binary comparison, what ebb
-/// does) is accepted. Any other collation is refused rather than ignored:
-/// ignoring one returns wrong results (a case-insensitive match finding
-/// one document where mongod finds two).
-pub fn collation(v: Option<RawBsonRef<'_>>) -> CommandResult<()> {
-    match v {
-        None => Ok(()),
-        Some(RawBsonRef::Document(d)) => {
-            let simple = matches!(d.get("locale")?, Some(RawBsonRef::String("simple")))
-                && d.iter().count() == 1;
-            if simple {
-                Ok(())
-            } else {
-                Err(ebb_storage::Error::not_implemented(
-                    "a collation other than {locale: \"simple\"}",
-                )
-                .into())
-            }
-        }
-        Some(other) => Err(CommandError::new(
-            codes::TYPE_MISMATCH,
-            format!(
-                "BSON field 'collation' is the wrong type '{}', expected type 'object'",
-                type_name(&other)
-            ),
-        )),
-    }
+/// Parses a `collation` argument; a bad one gets mongod's error. Every
+/// command that takes `collation` honours it: filters, sorts, `distinct`,
+/// `$group` keys and index choice all compare strings through it.
+pub fn collation(v: Option<RawBsonRef<'_>>) -> CommandResult<Choice> {
+    Ok(Choice::parse(v)?)
+}
+
+/// The collation an operation with `choice` runs with on `meta`'s
+/// collection.
+pub fn resolve(choice: &Choice, meta: &CollectionMeta) -> CommandResult<Option<Arc<Collation>>> {
+    Ok(choice.resolve(meta.default_collation()?))
 }
 
 pub fn filter(doc: Option<&RawDocument>) -> CommandResult<Filter> {

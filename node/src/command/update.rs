@@ -165,6 +165,7 @@ fn parse_statement(st: &bson::RawDocument) -> CommandResult<UpdateStatement> {
     }
     Ok(UpdateStatement {
         filter: query::filter(Some(q))?,
+        collation: query::collation(st.get("collation")?)?,
         filter_doc: q.to_owned(),
         update,
         multi,

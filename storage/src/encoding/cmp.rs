@@ -5,121 +5,152 @@
 //! < numbers < strings/symbols < objects < arrays < binData < ObjectId < bool
 //! < Date < Timestamp < regex < DBPointer < code < code-with-scope < MaxKey),
 //! then within the bracket. All numeric types share one bracket and compare
-//! by mathematical value.
+//! by mathematical value. Strings (and symbols) compare as bytes, or by a
+//! collation when the operation has one ([`Cmp::new`]); field names never
+//! use the collation.
 
 use std::cmp::Ordering;
 
 use bson::RawBsonRef;
 
 use super::bracket::{TAG_NUMBER, canonical_type, db_pointer_parts};
+use super::collation::Collation;
 use super::numeric;
 
-/// Compares two values in MongoDB's order.
+/// MongoDB's order, with the collation (if any) that orders strings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cmp<'c> {
+    collation: Option<&'c Collation>,
+}
+
+impl<'c> Cmp<'c> {
+    /// Byte order for strings: the simple collation.
+    pub const BINARY: Cmp<'static> = Cmp { collation: None };
+
+    pub fn new(collation: Option<&'c Collation>) -> Self {
+        Cmp { collation }
+    }
+
+    pub fn collation(self) -> Option<&'c Collation> {
+        self.collation
+    }
+
+    /// Compares two values in MongoDB's order.
+    pub fn values(self, a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> Ordering {
+        let (ta, tb) = (canonical_type(&a), canonical_type(&b));
+        if ta != tb {
+            return ta.cmp(&tb);
+        }
+        match (a, b) {
+            (
+                RawBsonRef::String(x) | RawBsonRef::Symbol(x),
+                RawBsonRef::String(y) | RawBsonRef::Symbol(y),
+            ) => match self.collation {
+                Some(c) => c.compare(x, y),
+                None => x.as_bytes().cmp(y.as_bytes()),
+            },
+            (RawBsonRef::Document(x), RawBsonRef::Document(y)) => self.documents(x, y),
+            (RawBsonRef::Array(x), RawBsonRef::Array(y)) => self.arrays(x, y),
+            (RawBsonRef::Binary(x), RawBsonRef::Binary(y)) => x
+                .bytes
+                .len()
+                .cmp(&y.bytes.len())
+                .then_with(|| u8::from(x.subtype).cmp(&u8::from(y.subtype)))
+                .then_with(|| x.bytes.cmp(y.bytes)),
+            (RawBsonRef::ObjectId(x), RawBsonRef::ObjectId(y)) => x.bytes().cmp(&y.bytes()),
+            (RawBsonRef::Boolean(x), RawBsonRef::Boolean(y)) => x.cmp(&y),
+            (RawBsonRef::DateTime(x), RawBsonRef::DateTime(y)) => {
+                x.timestamp_millis().cmp(&y.timestamp_millis())
+            }
+            (RawBsonRef::Timestamp(x), RawBsonRef::Timestamp(y)) => {
+                (x.time, x.increment).cmp(&(y.time, y.increment))
+            }
+            (RawBsonRef::RegularExpression(x), RawBsonRef::RegularExpression(y)) => x
+                .pattern
+                .as_str()
+                .as_bytes()
+                .cmp(y.pattern.as_str().as_bytes())
+                .then_with(|| {
+                    x.options
+                        .as_str()
+                        .as_bytes()
+                        .cmp(y.options.as_str().as_bytes())
+                }),
+            (RawBsonRef::JavaScriptCode(x), RawBsonRef::JavaScriptCode(y)) => {
+                x.as_bytes().cmp(y.as_bytes())
+            }
+            // Code is not text a collation applies to, nor is its scope.
+            (RawBsonRef::JavaScriptCodeWithScope(x), RawBsonRef::JavaScriptCodeWithScope(y)) => x
+                .code
+                .as_bytes()
+                .cmp(y.code.as_bytes())
+                .then_with(|| Cmp::BINARY.documents(x.scope, y.scope)),
+            // MongoDB compares the value sizes first: namespace length, then
+            // namespace bytes, then the ObjectId.
+            (RawBsonRef::DbPointer(x), RawBsonRef::DbPointer(y)) => {
+                let ((nx, ox), (ny, oy)) = (db_pointer_parts(x), db_pointer_parts(y));
+                (nx.len(), nx, ox).cmp(&(ny.len(), ny, oy))
+            }
+            (x, y) if ta == TAG_NUMBER => numeric::compare(x, y),
+            // MinKey, MaxKey, null and undefined are alone in their brackets.
+            _ => Ordering::Equal,
+        }
+    }
+
+    /// Compares documents element by element: type bracket, then field
+    /// name, then value; a document that is a prefix of another sorts first.
+    pub fn documents(self, a: &bson::RawDocument, b: &bson::RawDocument) -> Ordering {
+        let mut ia = a.iter();
+        let mut ib = b.iter();
+        loop {
+            match (ia.next(), ib.next()) {
+                (None, None) => return Ordering::Equal,
+                (None, Some(_)) => return Ordering::Less,
+                (Some(_), None) => return Ordering::Greater,
+                (Some(Ok((ka, va))), Some(Ok((kb, vb)))) => {
+                    let ord = canonical_type(&va)
+                        .cmp(&canonical_type(&vb))
+                        .then_with(|| ka.as_str().as_bytes().cmp(kb.as_str().as_bytes()))
+                        .then_with(|| self.values(va, vb));
+                    if ord != Ordering::Equal {
+                        return ord;
+                    }
+                }
+                // Stored documents are validated on the way in; a malformed
+                // tail sorts after a well-formed one so the order stays total.
+                (Some(Err(_)), Some(Err(_))) => return Ordering::Equal,
+                (Some(Err(_)), _) => return Ordering::Greater,
+                (_, Some(Err(_))) => return Ordering::Less,
+            }
+        }
+    }
+
+    /// Compares arrays element by element; a prefix sorts first.
+    pub fn arrays(self, a: &bson::RawArray, b: &bson::RawArray) -> Ordering {
+        let mut ia = a.into_iter();
+        let mut ib = b.into_iter();
+        loop {
+            match (ia.next(), ib.next()) {
+                (None, None) => return Ordering::Equal,
+                (None, Some(_)) => return Ordering::Less,
+                (Some(_), None) => return Ordering::Greater,
+                (Some(Ok(va)), Some(Ok(vb))) => {
+                    let ord = self.values(va, vb);
+                    if ord != Ordering::Equal {
+                        return ord;
+                    }
+                }
+                (Some(Err(_)), Some(Err(_))) => return Ordering::Equal,
+                (Some(Err(_)), _) => return Ordering::Greater,
+                (_, Some(Err(_))) => return Ordering::Less,
+            }
+        }
+    }
+}
+
+/// Compares two values in MongoDB's order, strings as bytes.
 pub fn compare_values(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> Ordering {
-    let (ta, tb) = (canonical_type(&a), canonical_type(&b));
-    if ta != tb {
-        return ta.cmp(&tb);
-    }
-    match (a, b) {
-        (
-            RawBsonRef::String(x) | RawBsonRef::Symbol(x),
-            RawBsonRef::String(y) | RawBsonRef::Symbol(y),
-        ) => x.as_bytes().cmp(y.as_bytes()),
-        (RawBsonRef::Document(x), RawBsonRef::Document(y)) => compare_documents(x, y),
-        (RawBsonRef::Array(x), RawBsonRef::Array(y)) => compare_arrays(x, y),
-        (RawBsonRef::Binary(x), RawBsonRef::Binary(y)) => x
-            .bytes
-            .len()
-            .cmp(&y.bytes.len())
-            .then_with(|| u8::from(x.subtype).cmp(&u8::from(y.subtype)))
-            .then_with(|| x.bytes.cmp(y.bytes)),
-        (RawBsonRef::ObjectId(x), RawBsonRef::ObjectId(y)) => x.bytes().cmp(&y.bytes()),
-        (RawBsonRef::Boolean(x), RawBsonRef::Boolean(y)) => x.cmp(&y),
-        (RawBsonRef::DateTime(x), RawBsonRef::DateTime(y)) => {
-            x.timestamp_millis().cmp(&y.timestamp_millis())
-        }
-        (RawBsonRef::Timestamp(x), RawBsonRef::Timestamp(y)) => {
-            (x.time, x.increment).cmp(&(y.time, y.increment))
-        }
-        (RawBsonRef::RegularExpression(x), RawBsonRef::RegularExpression(y)) => x
-            .pattern
-            .as_str()
-            .as_bytes()
-            .cmp(y.pattern.as_str().as_bytes())
-            .then_with(|| {
-                x.options
-                    .as_str()
-                    .as_bytes()
-                    .cmp(y.options.as_str().as_bytes())
-            }),
-        (RawBsonRef::JavaScriptCode(x), RawBsonRef::JavaScriptCode(y)) => {
-            x.as_bytes().cmp(y.as_bytes())
-        }
-        (RawBsonRef::JavaScriptCodeWithScope(x), RawBsonRef::JavaScriptCodeWithScope(y)) => x
-            .code
-            .as_bytes()
-            .cmp(y.code.as_bytes())
-            .then_with(|| compare_documents(x.scope, y.scope)),
-        // MongoDB compares the value sizes first: namespace length, then
-        // namespace bytes, then the ObjectId.
-        (RawBsonRef::DbPointer(x), RawBsonRef::DbPointer(y)) => {
-            let ((nx, ox), (ny, oy)) = (db_pointer_parts(x), db_pointer_parts(y));
-            (nx.len(), nx, ox).cmp(&(ny.len(), ny, oy))
-        }
-        (x, y) if ta == TAG_NUMBER => numeric::compare(x, y),
-        // MinKey, MaxKey, null and undefined are alone in their brackets.
-        _ => Ordering::Equal,
-    }
-}
-
-/// Compares documents element by element: type bracket, then field name,
-/// then value; a document that is a prefix of another sorts first.
-pub fn compare_documents(a: &bson::RawDocument, b: &bson::RawDocument) -> Ordering {
-    let mut ia = a.iter();
-    let mut ib = b.iter();
-    loop {
-        match (ia.next(), ib.next()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(Ok((ka, va))), Some(Ok((kb, vb)))) => {
-                let ord = canonical_type(&va)
-                    .cmp(&canonical_type(&vb))
-                    .then_with(|| ka.as_str().as_bytes().cmp(kb.as_str().as_bytes()))
-                    .then_with(|| compare_values(va, vb));
-                if ord != Ordering::Equal {
-                    return ord;
-                }
-            }
-            // Stored documents are validated on the way in; a malformed tail
-            // sorts after a well-formed one so the order stays total.
-            (Some(Err(_)), Some(Err(_))) => return Ordering::Equal,
-            (Some(Err(_)), _) => return Ordering::Greater,
-            (_, Some(Err(_))) => return Ordering::Less,
-        }
-    }
-}
-
-/// Compares arrays element by element; a prefix sorts first.
-pub fn compare_arrays(a: &bson::RawArray, b: &bson::RawArray) -> Ordering {
-    let mut ia = a.into_iter();
-    let mut ib = b.into_iter();
-    loop {
-        match (ia.next(), ib.next()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(Ok(va)), Some(Ok(vb))) => {
-                let ord = compare_values(va, vb);
-                if ord != Ordering::Equal {
-                    return ord;
-                }
-            }
-            (Some(Err(_)), Some(Err(_))) => return Ordering::Equal,
-            (Some(Err(_)), _) => return Ordering::Greater,
-            (_, Some(Err(_))) => return Ordering::Less,
-        }
-    }
+    Cmp::BINARY.values(a, b)
 }
 
 #[cfg(test)]

@@ -40,7 +40,9 @@
 //!                        last digit is paired with 0
 //!                      negative: every byte after the class inverted, so a
 //!                      larger magnitude sorts first
-//! String        0F   str                    (Symbol too: same bracket; decodes as String)
+//! String        0F   str                    (Symbol too: same bracket; decodes as String;
+//!                                            in an index with a collation, str of the
+//!                                            collation's sort key instead of the bytes)
 //! Object        14   field … field | 00
 //!                      field = tag(value) | str(name) | body(value)
 //!                      a malformed element (unreadable BSON) is written as FF and
@@ -75,6 +77,7 @@ use bson::spec::BinarySubtype;
 use bson::{Binary, DateTime, RawArrayBuf, RawBson, RawBsonRef, RawDocumentBuf, Regex};
 
 use super::bracket::*;
+use super::collation::Collation;
 use super::numeric::{Class, Exact};
 use crate::error::{Error, Result};
 
@@ -99,14 +102,29 @@ const MAX_DEPTH: usize = 200;
 
 /// Appends the ascending encoding of `v`.
 pub fn encode_value(out: &mut Vec<u8>, v: RawBsonRef<'_>) {
-    out.push(canonical_type(&v));
-    encode_body(out, v);
+    encode_collated(out, v, None);
 }
 
 /// Appends the descending encoding of `v`: the ascending bytes inverted.
 pub fn encode_value_desc(out: &mut Vec<u8>, v: RawBsonRef<'_>) {
+    encode_collated_desc(out, v, None);
+}
+
+/// Appends the ascending encoding of `v` for an index with a collation:
+/// every string (and symbol), at any depth, is written as its collation
+/// sort key instead of its bytes, so the key order is the collation's
+/// order (`cmp::Cmp::new(Some(c))`) and strings the collation calls equal
+/// have one key. Such keys do not decode back to the strings (as in
+/// MongoDB, whose collated indexes cannot cover a query).
+pub fn encode_collated(out: &mut Vec<u8>, v: RawBsonRef<'_>, collation: Option<&Collation>) {
+    out.push(canonical_type(&v));
+    encode_body(out, v, collation);
+}
+
+/// [`encode_collated`], descending.
+pub fn encode_collated_desc(out: &mut Vec<u8>, v: RawBsonRef<'_>, collation: Option<&Collation>) {
     let start = out.len();
-    encode_value(out, v);
+    encode_collated(out, v, collation);
     invert(&mut out[start..]);
 }
 
@@ -186,7 +204,7 @@ pub fn leading_date(key: &[u8], descending: bool) -> Option<i64> {
     reader.date_millis().ok()
 }
 
-fn encode_body(out: &mut Vec<u8>, v: RawBsonRef<'_>) {
+fn encode_body(out: &mut Vec<u8>, v: RawBsonRef<'_>, collation: Option<&Collation>) {
     match v {
         RawBsonRef::MinKey | RawBsonRef::MaxKey | RawBsonRef::Null | RawBsonRef::Undefined => {}
         RawBsonRef::Int32(_)
@@ -195,12 +213,19 @@ fn encode_body(out: &mut Vec<u8>, v: RawBsonRef<'_>) {
         | RawBsonRef::Decimal128(_) => {
             encode_number(out, &Exact::from_bson(v).unwrap_or(Exact::NAN));
         }
-        RawBsonRef::String(s) | RawBsonRef::Symbol(s) => encode_str(out, s.as_bytes()),
-        RawBsonRef::Document(doc) => encode_fields(out, doc),
+        RawBsonRef::String(s) | RawBsonRef::Symbol(s) => match collation {
+            Some(c) => {
+                let mut key = Vec::with_capacity(s.len() * 2);
+                c.write_sort_key(s, &mut key);
+                encode_str(out, &key);
+            }
+            None => encode_str(out, s.as_bytes()),
+        },
+        RawBsonRef::Document(doc) => encode_fields(out, doc, collation),
         RawBsonRef::Array(array) => {
             for element in array {
                 match element {
-                    Ok(value) => encode_value(out, value),
+                    Ok(value) => encode_collated(out, value, collation),
                     // Unreadable elements end the array the way they end an object.
                     Err(_) => {
                         out.push(MALFORMED);
@@ -236,19 +261,19 @@ fn encode_body(out: &mut Vec<u8>, v: RawBsonRef<'_>) {
         RawBsonRef::JavaScriptCode(code) => encode_str(out, code.as_bytes()),
         RawBsonRef::JavaScriptCodeWithScope(c) => {
             encode_str(out, c.code.as_bytes());
-            encode_fields(out, c.scope);
+            encode_fields(out, c.scope, None);
         }
     }
 }
 
 /// Object elements in MongoDB's element order: type bracket, name, value.
-fn encode_fields(out: &mut Vec<u8>, doc: &bson::RawDocument) {
+fn encode_fields(out: &mut Vec<u8>, doc: &bson::RawDocument, collation: Option<&Collation>) {
     for element in doc {
         match element {
             Ok((name, value)) => {
                 out.push(canonical_type(&value));
                 encode_str(out, name.as_str().as_bytes());
-                encode_body(out, value);
+                encode_body(out, value, collation);
             }
             Err(_) => {
                 out.push(MALFORMED);

@@ -7,12 +7,15 @@
 //! Dependencies run one way: `bracket`, `numeric` and `decimal` stand
 //! alone, `arith` builds on `decimal`, `cmp` on `bracket` and `numeric`,
 //! `keycode` on `bracket` and `numeric` (its property tests hold it to
-//! `cmp`), `display` on nothing here. Nothing in this folder reads storage
+//! `cmp`), `display` on nothing here. `collation` (ICU4X collators for
+//! MongoDB's `collation` documents) is what `cmp` and `keycode` consult for
+//! strings when an operation or index has a collation. Nothing in this folder reads storage
 //! or knows collections.
 
 pub mod arith;
 pub mod bracket;
 pub mod cmp;
+pub mod collation;
 pub mod decimal;
 pub mod display;
 pub mod keycode;

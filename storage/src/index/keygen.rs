@@ -18,9 +18,12 @@
 //! documents missing every key field; a partial index skips documents its
 //! filter does not match.
 
+use std::sync::Arc;
+
 use bson::{RawBsonRef, RawDocument};
 
 use crate::catalog::IndexMeta;
+use crate::encoding::collation::Collation;
 use crate::encoding::{display, keycode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::query::filter::Filter;
@@ -39,6 +42,8 @@ pub struct KeyGen {
     top_level_only: bool,
     sparse: bool,
     partial: Option<Filter>,
+    /// Strings are keyed by this collation's sort keys.
+    collation: Option<Arc<Collation>>,
     key_pattern: bson::Document,
     /// For a TTL index: its `expireAfterSeconds`.
     expire_after_secs: Option<i64>,
@@ -48,12 +53,14 @@ pub struct KeyGen {
 
 impl KeyGen {
     pub fn new(index: &IndexMeta) -> Result<Self> {
+        let collation = index.collation()?;
+        // A partial filter compares strings by the index's collation.
         let partial = match &index.partial_filter {
             None => None,
             Some(f) => {
                 let raw = bson::RawDocumentBuf::try_from(f)
                     .map_err(|e| Error::corrupt(format!("partial filter: {e}")))?;
-                Some(Filter::parse(&raw)?)
+                Some(Filter::parse(&raw)?.collated(collation.clone()))
             }
         };
         let fields = index.fields();
@@ -66,6 +73,7 @@ impl KeyGen {
             fields,
             sparse: index.sparse,
             partial,
+            collation,
             key_pattern: index.key.clone(),
             expire_after_secs: index
                 .is_ttl()
@@ -131,12 +139,7 @@ impl KeyGen {
         for parts in keys {
             let mut key = Vec::with_capacity(32 + id_key.len());
             for ((_, ascending), part) in self.fields.iter().zip(parts) {
-                let v = part.unwrap_or(RawBsonRef::Null);
-                if *ascending {
-                    keycode::encode_value(&mut key, v);
-                } else {
-                    keycode::encode_value_desc(&mut key, v);
-                }
+                self.encode(&mut key, part.unwrap_or(RawBsonRef::Null), *ascending);
             }
             key.extend_from_slice(id_key);
             if !out[start..].contains(&key) {
@@ -169,11 +172,7 @@ impl KeyGen {
                 }
                 None => RawBsonRef::Null,
             };
-            if *ascending {
-                keycode::encode_value(&mut key, v);
-            } else {
-                keycode::encode_value_desc(&mut key, v);
-            }
+            self.encode(&mut key, v, *ascending);
         }
         if self.sparse && !any_present {
             return Ok(Some(0));
@@ -181,6 +180,16 @@ impl KeyGen {
         key.extend_from_slice(id_key);
         out.push(key);
         Ok(Some(1))
+    }
+
+    /// Appends one key field, in the index's collation and direction.
+    fn encode(&self, key: &mut Vec<u8>, v: RawBsonRef<'_>, ascending: bool) {
+        let collation = self.collation.as_deref();
+        if ascending {
+            keycode::encode_collated(key, v, collation);
+        } else {
+            keycode::encode_collated_desc(key, v, collation);
+        }
     }
 
     /// The part of an entry key that holds the field values.

@@ -4,6 +4,7 @@
 //! blocking-stage memory limit.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bson::{RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 use ebb_config::limits::MAX_SORT_BYTES;
@@ -11,7 +12,8 @@ use ebb_config::limits::MAX_SORT_BYTES;
 use super::accumulator::AccState;
 use super::expr::{Expr, cstr};
 use super::stage::Stage;
-use crate::encoding::keycode::encode_key;
+use crate::encoding::collation::Collation;
+use crate::encoding::keycode::encode_collated;
 use crate::error::{Error, ErrorKind, Result};
 
 /// Memory a new group is charged (its key and states are small).
@@ -27,6 +29,8 @@ pub struct Pipeline {
     out: Vec<RawDocumentBuf>,
     bytes: usize,
     done: bool,
+    /// Orders strings in `$match`, `$sort` and `$group` keys.
+    collation: Option<Arc<Collation>>,
 }
 
 #[derive(Default)]
@@ -55,7 +59,24 @@ impl Pipeline {
             out: Vec::new(),
             bytes: 0,
             done: false,
+            collation: None,
         }
+    }
+
+    /// The pipeline comparing strings by `collation` (the operation's, or
+    /// the collection's default): `$match` and `$sort` stages use it, and
+    /// `$group` puts strings it calls equal in one group.
+    pub fn collated(mut self, collation: Option<Arc<Collation>>) -> Self {
+        for stage in &mut self.stages {
+            let taken = std::mem::replace(stage, Stage::Skip(0));
+            *stage = match taken {
+                Stage::Match(f) => Stage::Match(f.collated(collation.clone())),
+                Stage::Sort(s) => Stage::Sort(s.collated(collation.clone())),
+                other => other,
+            };
+        }
+        self.collation = collation;
+        self
     }
 
     /// Feeds one input document; returns false once no more input can
@@ -133,7 +154,12 @@ impl Pipeline {
             Stage::Count(_) => self.counters[i] += 1,
             Stage::Group { id, accs } => {
                 let key_value = id.eval(&doc).unwrap_or(RawBson::Null);
-                let key = encode_key(key_value.as_raw_bson_ref());
+                let mut key = Vec::new();
+                encode_collated(
+                    &mut key,
+                    key_value.as_raw_bson_ref(),
+                    self.collation.as_deref(),
+                );
                 let groups = &mut self.groups[i];
                 let first_seen = !groups.by_key.contains_key(&key);
                 if first_seen {

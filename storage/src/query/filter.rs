@@ -17,19 +17,23 @@
 
 use std::cmp::Ordering;
 
+use std::sync::Arc;
+
 use bson::spec::ElementType;
 use bson::{RawArray, RawBson, RawBsonRef, RawDocument};
 
 use super::path::{LeafArray, any_candidate, elements};
 use super::value::{element, is_nan, number_as_f64, truthy};
 use crate::encoding::bracket::canonical_type;
-use crate::encoding::cmp::compare_values;
+use crate::encoding::cmp::Cmp;
+use crate::encoding::collation::Collation;
 use crate::error::{Error, Result};
 
-/// A parsed filter.
+/// A parsed filter, with the collation its string comparisons use.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Filter {
     root: Expr,
+    collation: Option<Arc<Collation>>,
 }
 
 /// A node of the filter tree.
@@ -102,12 +106,28 @@ impl Filter {
     pub fn parse(filter: &RawDocument) -> Result<Filter> {
         Ok(Filter {
             root: conjunction(parse_clauses(filter)?),
+            collation: None,
         })
+    }
+
+    /// The filter comparing strings by `collation` (`None`: as bytes).
+    pub fn collated(mut self, collation: Option<Arc<Collation>>) -> Filter {
+        self.collation = collation;
+        self
+    }
+
+    pub fn collation(&self) -> Option<&Arc<Collation>> {
+        self.collation.as_ref()
+    }
+
+    /// The comparator of this filter's collation.
+    pub fn cmp(&self) -> Cmp<'_> {
+        Cmp::new(self.collation.as_deref())
     }
 
     /// Whether the document matches.
     pub fn matches(&self, doc: &RawDocument) -> bool {
-        self.root.matches(doc)
+        self.root.matches(doc, self.cmp())
     }
 
     pub fn root(&self) -> &Expr {
@@ -160,12 +180,12 @@ fn collect_conjuncts<'a>(expr: &'a Expr, found: &mut Vec<(&'a str, &'a Pred)>) {
 
 impl Expr {
     /// Whether the document matches this node.
-    pub fn matches(&self, doc: &RawDocument) -> bool {
+    pub fn matches(&self, doc: &RawDocument, cmp: Cmp<'_>) -> bool {
         match self {
-            Expr::And(children) => children.iter().all(|c| c.matches(doc)),
-            Expr::Or(children) => children.iter().any(|c| c.matches(doc)),
-            Expr::Nor(children) => !children.iter().any(|c| c.matches(doc)),
-            Expr::Path { path, pred } => pred.matches_at(doc, path),
+            Expr::And(children) => children.iter().all(|c| c.matches(doc, cmp)),
+            Expr::Or(children) => children.iter().any(|c| c.matches(doc, cmp)),
+            Expr::Nor(children) => !children.iter().any(|c| c.matches(doc, cmp)),
+            Expr::Path { path, pred } => pred.matches_at(doc, path, cmp),
             Expr::AlwaysTrue => true,
             Expr::AlwaysFalse => false,
         }
@@ -175,50 +195,52 @@ impl Expr {
 impl Pred {
     /// Whether the predicate holds at `path` in `doc`. Negations apply to
     /// the path as a whole: `{a: {$ne: 1}}` rejects `a: [1, 2]`.
-    pub fn matches_at(&self, doc: &RawDocument, path: &str) -> bool {
+    pub fn matches_at(&self, doc: &RawDocument, path: &str, cmp: Cmp<'_>) -> bool {
         let holds_for_some = |test: &mut dyn FnMut(Option<RawBsonRef<'_>>) -> bool| -> bool {
             any_candidate(doc, path, LeafArray::Elements, test)
         };
         match self {
-            Pred::Ne(value) => !holds_for_some(&mut |c| compare(Op::Eq, value, c)),
-            Pred::Nin(list) => !holds_for_some(&mut |c| in_list(list, c)),
+            Pred::Ne(value) => !holds_for_some(&mut |c| compare(Op::Eq, value, c, cmp)),
+            Pred::Nin(list) => !holds_for_some(&mut |c| in_list(list, c, cmp)),
             Pred::Exists(false) => !holds_for_some(&mut |c| c.is_some()),
-            Pred::Not(preds) => !preds.iter().all(|p| p.matches_at(doc, path)),
+            Pred::Not(preds) => !preds.iter().all(|p| p.matches_at(doc, path, cmp)),
             Pred::All(values) => {
                 !values.is_empty()
                     && values
                         .iter()
-                        .all(|v| holds_for_some(&mut |c| compare(Op::Eq, v, c)))
+                        .all(|v| holds_for_some(&mut |c| compare(Op::Eq, v, c, cmp)))
             }
             // Array predicates look at an array at the end of the path
             // whole, never at its elements.
             Pred::ElemMatch(_) | Pred::Size(_) => {
-                any_candidate(doc, path, LeafArray::Whole, &mut |c| self.matches_value(c))
+                any_candidate(doc, path, LeafArray::Whole, &mut |c| {
+                    self.matches_value(c, cmp)
+                })
             }
-            _ => holds_for_some(&mut |c| self.matches_value(c)),
+            _ => holds_for_some(&mut |c| self.matches_value(c, cmp)),
         }
     }
 
     /// Whether the predicate holds for one candidate value (`None` is a
     /// missing value). This is how predicates inside `$elemMatch` see each
     /// element.
-    pub fn matches_value(&self, candidate: Option<RawBsonRef<'_>>) -> bool {
+    pub fn matches_value(&self, candidate: Option<RawBsonRef<'_>>, cmp: Cmp<'_>) -> bool {
         match self {
-            Pred::Eq(v) => compare(Op::Eq, v, candidate),
-            Pred::Ne(v) => !compare(Op::Eq, v, candidate),
-            Pred::Gt(v) => compare(Op::Gt, v, candidate),
-            Pred::Gte(v) => compare(Op::Gte, v, candidate),
-            Pred::Lt(v) => compare(Op::Lt, v, candidate),
-            Pred::Lte(v) => compare(Op::Lte, v, candidate),
-            Pred::In(list) => in_list(list, candidate),
-            Pred::Nin(list) => !in_list(list, candidate),
+            Pred::Eq(v) => compare(Op::Eq, v, candidate, cmp),
+            Pred::Ne(v) => !compare(Op::Eq, v, candidate, cmp),
+            Pred::Gt(v) => compare(Op::Gt, v, candidate, cmp),
+            Pred::Gte(v) => compare(Op::Gte, v, candidate, cmp),
+            Pred::Lt(v) => compare(Op::Lt, v, candidate, cmp),
+            Pred::Lte(v) => compare(Op::Lte, v, candidate, cmp),
+            Pred::In(list) => in_list(list, candidate, cmp),
+            Pred::Nin(list) => !in_list(list, candidate, cmp),
             Pred::Exists(exists) => candidate.is_some() == *exists,
-            Pred::Not(preds) => !preds.iter().all(|p| p.matches_value(candidate)),
+            Pred::Not(preds) => !preds.iter().all(|p| p.matches_value(candidate, cmp)),
             Pred::All(values) => {
-                !values.is_empty() && values.iter().all(|v| compare(Op::Eq, v, candidate))
+                !values.is_empty() && values.iter().all(|v| compare(Op::Eq, v, candidate, cmp))
             }
             Pred::ElemMatch(condition) => match candidate {
-                Some(RawBsonRef::Array(array)) => condition.matches_array(array),
+                Some(RawBsonRef::Array(array)) => condition.matches_array(array, cmp),
                 _ => false,
             },
             Pred::Size(size) => match candidate {
@@ -232,18 +254,16 @@ impl Pred {
 
 impl ElemMatch {
     /// Whether some element of the array satisfies the condition.
-    pub fn matches_array(&self, array: &RawArray) -> bool {
+    pub fn matches_array(&self, array: &RawArray, cmp: Cmp<'_>) -> bool {
         match self {
             ElemMatch::Document(filter) => elements(array).any(|element| match element {
-                RawBsonRef::Document(doc) => filter.matches(doc),
-                RawBsonRef::Array(inner) => {
-                    RawDocument::from_bytes(inner.as_bytes()).is_ok_and(|doc| filter.matches(doc))
-                }
+                RawBsonRef::Document(doc) => filter.matches(doc, cmp),
+                RawBsonRef::Array(inner) => RawDocument::from_bytes(inner.as_bytes())
+                    .is_ok_and(|doc| filter.matches(doc, cmp)),
                 _ => false,
             }),
-            ElemMatch::Value(preds) => {
-                elements(array).any(|element| preds.iter().all(|p| p.matches_value(Some(element))))
-            }
+            ElemMatch::Value(preds) => elements(array)
+                .any(|element| preds.iter().all(|p| p.matches_value(Some(element), cmp))),
         }
     }
 }
@@ -276,7 +296,7 @@ enum Op {
 /// different type brackets never compare, except that null, undefined and
 /// missing are equal to each other, and MinKey/MaxKey operands bound
 /// everything. NaN equals only NaN and is otherwise unordered.
-fn compare(op: Op, operand: &RawBson, candidate: Option<RawBsonRef<'_>>) -> bool {
+fn compare(op: Op, operand: &RawBson, candidate: Option<RawBsonRef<'_>>, cmp: Cmp<'_>) -> bool {
     let operand = operand.as_raw_bson_ref();
     // A missing value sits in undefined's bracket.
     let value = candidate.unwrap_or(RawBsonRef::Undefined);
@@ -297,7 +317,7 @@ fn compare(op: Op, operand: &RawBson, candidate: Option<RawBsonRef<'_>>) -> bool
     if op != Op::Eq && (is_nan(value) || is_nan(operand)) {
         return matches!(op, Op::Gte | Op::Lte) && is_nan(value) && is_nan(operand);
     }
-    let order = compare_values(value, operand);
+    let order = cmp.values(value, operand);
     match op {
         Op::Eq => order == Ordering::Equal,
         Op::Gt => order == Ordering::Greater,
@@ -309,14 +329,14 @@ fn compare(op: Op, operand: &RawBson, candidate: Option<RawBsonRef<'_>>) -> bool
 
 /// `$in` for one candidate: equal to a listed value, or missing/undefined
 /// when the list holds null.
-fn in_list(list: &[RawBson], candidate: Option<RawBsonRef<'_>>) -> bool {
+fn in_list(list: &[RawBson], candidate: Option<RawBsonRef<'_>>, cmp: Cmp<'_>) -> bool {
     let nullish = matches!(candidate, None | Some(RawBsonRef::Undefined));
     if nullish && list.iter().any(|v| matches!(v, RawBson::Null)) {
         return true;
     }
     candidate.is_some_and(|value| {
         list.iter()
-            .any(|v| compare_values(value, v.as_raw_bson_ref()) == Ordering::Equal)
+            .any(|v| cmp.values(value, v.as_raw_bson_ref()) == Ordering::Equal)
     })
 }
 

@@ -13,12 +13,20 @@
 //! range; an index that provides the requested sort; a collection scan.
 //! Hidden, sparse and partial indexes are used only when hinted (a sparse
 //! or partial index does not hold every document).
+//!
+//! Collations: an index with a collation holds sort keys for strings, so
+//! it serves string bounds and sorts only for a query with the same
+//! collation (as in MongoDB); bounds of other types are the same bytes in
+//! every collation. Records are clustered by the binary `_id` encoding
+//! whatever the collection's default collation, so string `_id` lookups
+//! and `_id` order are used only for a query without a collation.
 
 use bson::{RawBson, RawBsonRef};
 
 use super::filter::{Filter, Pred};
 use super::sort::SortSpec;
 use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::encoding::collation::{self, Collation};
 use crate::encoding::{bracket, keycode};
 use crate::engine::{Direction, KeyRange};
 use crate::error::{Error, ErrorKind, Result};
@@ -29,6 +37,15 @@ pub struct QuerySpec {
     pub filter: Filter,
     pub sort: Option<SortSpec>,
     pub hint: Option<Hint>,
+}
+
+impl QuerySpec {
+    /// The query comparing strings by `collation` in its filter and sort.
+    pub fn collated(mut self, collation: Option<std::sync::Arc<Collation>>) -> QuerySpec {
+        self.sort = self.sort.map(|s| s.collated(collation.clone()));
+        self.filter = self.filter.collated(collation);
+        self
+    }
 }
 
 /// A `hint`.
@@ -103,31 +120,59 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
         return plan_hinted(meta, q, hint);
     }
     let preds = q.filter.top_level_predicates();
-    if let Some(intervals) = point_intervals(&preds, "_id") {
+    let coll = q.filter.collation().map(|c| &**c);
+    if let Some(intervals) = point_intervals(&preds, "_id")
+        && serves(None, coll, &intervals)
+    {
         return Ok(records_plan(intervals, Direction::Forward, q, "IDHACK"));
     }
-    let usable: Vec<&IndexMeta> = meta.indexes.iter().filter(|i| general_purpose(i)).collect();
+    let mut usable = Vec::new();
+    for index in meta.indexes.iter().filter(|i| general_purpose(i)) {
+        usable.push((index, index_collation(index)?));
+    }
     for want_points in [true, false] {
-        for index in &usable {
+        for (index, index_coll) in &usable {
             let field = leading_field(index);
             let intervals = if want_points {
                 point_intervals(&preds, &field)
             } else {
-                range_intervals(&preds, &field)
+                range_intervals(&preds, &field, coll)
             };
-            if let Some(intervals) = intervals {
+            if let Some(intervals) = intervals
+                && serves(index_coll.as_deref(), coll, &intervals)
+            {
                 return Ok(index_plan(index, intervals, q));
             }
         }
     }
     if let Some(sort) = &q.sort {
-        for index in &usable {
-            if let Some(dir) = sort_direction(index, sort) {
+        for (index, index_coll) in &usable {
+            if let Some(dir) = sort_direction(index, sort)
+                && collation::same(index_coll.as_deref(), sort.collation().map(|c| &**c))
+            {
                 return Ok(whole_index_plan(index, dir, true));
             }
         }
     }
     Ok(collscan(Direction::Forward))
+}
+
+/// The collation an index's keys are ordered by. The `_id_` index is the
+/// records family, always in binary order.
+fn index_collation(index: &IndexMeta) -> Result<Option<std::sync::Arc<Collation>>> {
+    if index.is_id_index() {
+        Ok(None)
+    } else {
+        index.collation()
+    }
+}
+
+/// Whether an index in collation `index` can serve these bounds of a query
+/// in collation `query`: always when they are the same, and otherwise
+/// when no bound is a string (other values are keyed alike in every
+/// collation).
+fn serves(index: Option<&Collation>, query: Option<&Collation>, intervals: &[Interval]) -> bool {
+    collation::same(index, query) || intervals.iter().all(|iv| iv.tag != bracket::TAG_STRING)
 }
 
 fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan> {
@@ -144,11 +189,19 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
     };
     let preds = q.filter.top_level_predicates();
     let field = leading_field(index);
-    let intervals = point_intervals(&preds, &field).or_else(|| range_intervals(&preds, &field));
+    let coll = q.filter.collation().map(|c| &**c);
+    let index_coll = index_collation(index)?;
+    let intervals = point_intervals(&preds, &field)
+        .or_else(|| range_intervals(&preds, &field, coll))
+        .filter(|iv| serves(index_coll.as_deref(), coll, iv));
     match intervals {
         Some(intervals) => Ok(index_plan(index, intervals, q)),
         None => {
-            let dir = q.sort.as_ref().and_then(|s| sort_direction(index, s));
+            let dir = q
+                .sort
+                .as_ref()
+                .filter(|s| collation::same(index_coll.as_deref(), s.collation().map(|c| &**c)))
+                .and_then(|s| sort_direction(index, s));
             Ok(whole_index_plan(
                 index,
                 dir.unwrap_or(Direction::Forward),
@@ -231,19 +284,25 @@ fn whole_index_plan(index: &IndexMeta, dir: Direction, sorted: bool) -> Plan {
     }
 }
 
+/// A plan over `index` for `intervals` of its leading field. The caller
+/// checked ([`serves`]) that the query's collation encodes the bounds as
+/// the index does.
 fn index_plan(index: &IndexMeta, intervals: Vec<Interval>, q: &QuerySpec) -> Plan {
     let descending = !index.fields().first().is_some_and(|(_, asc)| *asc);
+    let coll = q.filter.collation().map(|c| &**c);
+    let index_coll = index_collation(index).ok().flatten();
     let sort_dir = q.sort.as_ref().and_then(|s| {
         // Only a sort on the leading field alone is served by a ranged scan:
         // later fields are ordered only within one leading value.
-        (s.fields().len() == 1)
-            .then(|| sort_direction(index, s))
-            .flatten()
+        (s.fields().len() == 1
+            && collation::same(index_coll.as_deref(), s.collation().map(|c| &**c)))
+        .then(|| sort_direction(index, s))
+        .flatten()
     });
     let dir = sort_dir.unwrap_or(Direction::Forward);
     let mut ranges: Vec<KeyRange> = intervals
         .iter()
-        .map(|iv| key_range(iv, descending))
+        .map(|iv| key_range(iv, descending, coll))
         .collect();
     ranges.sort_by(|a, b| a.lower.cmp(&b.lower));
     if dir == Direction::Reverse {
@@ -286,12 +345,16 @@ fn records_plan(
     q: &QuerySpec,
     stage: &'static str,
 ) -> Plan {
-    let mut ranges: Vec<KeyRange> = intervals.iter().map(|iv| key_range(iv, false)).collect();
+    let mut ranges: Vec<KeyRange> = intervals
+        .iter()
+        .map(|iv| key_range(iv, false, None))
+        .collect();
     ranges.sort_by(|a, b| a.lower.cmp(&b.lower));
+    // Records are in binary `_id` order.
     let sorted = q
         .sort
         .as_ref()
-        .is_some_and(|s| s.fields() == [("_id".to_owned(), true)]);
+        .is_some_and(|s| s.fields() == [("_id".to_owned(), true)] && s.collation().is_none());
     Plan {
         access: Access::Records { ranges, dir },
         sorted_by_access: sorted,
@@ -356,8 +419,13 @@ fn point_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>>
     None
 }
 
-/// `$gt/$gte/$lt/$lte` on `path` intersected into one interval.
-fn range_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>> {
+/// `$gt/$gte/$lt/$lte` on `path` intersected into one interval, strings
+/// ordered by `coll`.
+fn range_intervals(
+    preds: &[(&str, &Pred)],
+    path: &str,
+    coll: Option<&Collation>,
+) -> Option<Vec<Interval>> {
     let mut iv: Option<Interval> = None;
     for (p, pred) in preds {
         if *p != path {
@@ -384,25 +452,30 @@ fn range_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>>
             return Some(Vec::new());
         }
         if is_lower {
-            cur.lower = tighter(&cur.lower, end, true);
+            cur.lower = tighter(&cur.lower, end, true, coll);
         } else {
-            cur.upper = tighter(&cur.upper, end, false);
+            cur.upper = tighter(&cur.upper, end, false, coll);
         }
     }
     iv.map(|i| vec![i])
 }
 
-fn end_key(e: &End) -> Option<(Vec<u8>, bool)> {
+fn end_key(e: &End, coll: Option<&Collation>) -> Option<(Vec<u8>, bool)> {
+    let encode = |v: &RawBson| {
+        let mut key = Vec::new();
+        keycode::encode_collated(&mut key, v.as_raw_bson_ref(), coll);
+        key
+    };
     match e {
         End::Open => None,
-        End::Incl(v) => Some((keycode::encode_key(v.as_raw_bson_ref()), true)),
-        End::Excl(v) => Some((keycode::encode_key(v.as_raw_bson_ref()), false)),
+        End::Incl(v) => Some((encode(v), true)),
+        End::Excl(v) => Some((encode(v), false)),
     }
 }
 
 /// The stricter of two ends of the same side.
-fn tighter(cur: &End, new: End, lower: bool) -> End {
-    let (Some((a, a_incl)), Some((b, b_incl))) = (end_key(cur), end_key(&new)) else {
+fn tighter(cur: &End, new: End, lower: bool, coll: Option<&Collation>) -> End {
+    let (Some((a, a_incl)), Some((b, b_incl))) = (end_key(cur, coll), end_key(&new, coll)) else {
         return if matches!(cur, End::Open) {
             new
         } else {
@@ -426,9 +499,9 @@ fn succ(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// The key range holding every entry whose leading field lies in `iv`.
-fn key_range(iv: &Interval, descending: bool) -> KeyRange {
-    let lo = end_key(&iv.lower);
-    let hi = end_key(&iv.upper);
+fn key_range(iv: &Interval, descending: bool, coll: Option<&Collation>) -> KeyRange {
+    let lo = end_key(&iv.lower, coll);
+    let hi = end_key(&iv.upper, coll);
     if !descending {
         let lower = match lo {
             None => vec![iv.tag],

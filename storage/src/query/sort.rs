@@ -12,18 +12,21 @@
 //! (`slice::sort_by`). This module does not choose indexes or limit memory.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use bson::{RawBsonRef, RawDocument};
 
 use super::path::index_keys;
 use super::value::{element, field_path, number_as_f64};
-use crate::encoding::cmp::compare_values;
+use crate::encoding::cmp::Cmp;
+use crate::encoding::collation::Collation;
 use crate::error::{Error, ErrorKind, Result};
 
-/// A parsed sort specification.
+/// A parsed sort specification, with the collation strings sort by.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SortSpec {
     fields: Vec<(String, bool)>,
+    collation: Option<Arc<Collation>>,
 }
 
 /// The values a document sorts by, one per sort field.
@@ -40,7 +43,20 @@ impl SortSpec {
             field_path(path)?;
             fields.push((path.to_owned(), ascending));
         }
-        Ok(SortSpec { fields })
+        Ok(SortSpec {
+            fields,
+            collation: None,
+        })
+    }
+
+    /// The sort ordering strings by `collation` (`None`: as bytes).
+    pub fn collated(mut self, collation: Option<Arc<Collation>>) -> SortSpec {
+        self.collation = collation;
+        self
+    }
+
+    pub fn collation(&self) -> Option<&Arc<Collation>> {
+        self.collation.as_ref()
     }
 
     /// The sort paths in order, each with `true` for ascending.
@@ -80,7 +96,7 @@ impl SortSpec {
     /// Orders two keys made by [`SortSpec::key`].
     pub fn compare_keys(&self, a: &SortKey<'_>, b: &SortKey<'_>) -> Ordering {
         for ((x, y), (_, ascending)) in a.0.iter().zip(&b.0).zip(&self.fields) {
-            let order = compare_values(*x, *y);
+            let order = Cmp::new(self.collation.as_deref()).values(*x, *y);
             if order != Ordering::Equal {
                 return if *ascending { order } else { order.reverse() };
             }

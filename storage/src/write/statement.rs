@@ -13,6 +13,7 @@
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::writer::{Writer, id_key_of, prepare_insert};
+use crate::encoding::collation::Choice;
 use crate::engine::{Direction, Engine, KeyRange};
 use crate::error::{Error, Result};
 use crate::index::IndexSet;
@@ -78,6 +79,7 @@ pub fn insert(
 #[derive(Debug, Clone)]
 pub struct DeleteStatement {
     pub filter: Filter,
+    pub collation: Choice,
     /// `limit: 1`: delete at most one document.
     pub just_one: bool,
     pub hint: Option<Hint>,
@@ -103,7 +105,8 @@ pub fn delete(
             filter: st.filter,
             sort: None,
             hint: st.hint,
-        };
+        }
+        .collated(st.collation.resolve(set.meta.default_collation()?));
         let limit = st.just_one.then_some(1);
         let result = for_each_target(engine, set, q, limit, |found| {
             w.remove(&found.id_key, &found.doc)?;
@@ -129,6 +132,7 @@ pub fn delete(
 #[derive(Debug, Clone)]
 pub struct UpdateStatement {
     pub filter: Filter,
+    pub collation: Choice,
     /// The filter as sent, for building an upserted document.
     pub filter_doc: RawDocumentBuf,
     pub update: UpdateSpec,
@@ -193,7 +197,8 @@ fn update_one_statement(
         filter: st.filter.clone(),
         sort: None,
         hint: st.hint.clone(),
-    };
+    }
+    .collated(st.collation.resolve(set.meta.default_collation()?));
     let limit = (!st.multi).then_some(1);
     let mut matched = 0u64;
     for_each_target(engine, set, q, limit, |found| {
@@ -254,6 +259,7 @@ fn for_each_target(
 #[derive(Debug, Clone)]
 pub struct FindAndModify {
     pub filter: Filter,
+    pub collation: Choice,
     pub filter_doc: RawDocumentBuf,
     pub sort: Option<SortSpec>,
     pub hint: Option<Hint>,
@@ -286,7 +292,8 @@ pub fn find_and_modify(
         filter: fam.filter.clone(),
         sort: fam.sort.clone(),
         hint: fam.hint.clone(),
-    };
+    }
+    .collated(fam.collation.resolve(set.meta.default_collation()?));
     let mut target = None;
     for_each_target(engine, set, q, Some(1), |found| {
         target = Some(found);
