@@ -113,6 +113,9 @@ code_table! {
     MISSING_FIELD = 40414, "Location40414";
     UNKNOWN_FIELD = 40415, "Location40415";
     OP_MSG_WITHOUT_DB = 40571, "Location40571";
+    REGEX_OPTIONS_TWICE = 51075, "Location51075";
+    REGEX_INVALID = 51091, "Location51091";
+    REGEX_OPTIONS_INVALID = 51108, "Location51108";
     EMPTY_SUB_PROJECTION = 51270, "Location51270";
     OP_QUERY_NOT_A_COMMAND = 5739101, "Location5739101";
 }
@@ -161,6 +164,9 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         NotSingleValueField => NOT_SINGLE_VALUE_FIELD,
         CannotBackfillArray => CANNOT_BACKFILL_ARRAY,
         NotImplemented => NOT_IMPLEMENTED,
+        InvalidRegex => REGEX_INVALID,
+        InvalidRegexOptions => REGEX_OPTIONS_INVALID,
+        RegexOptionsTwice => REGEX_OPTIONS_TWICE,
         MissingField => MISSING_FIELD,
         UnknownField => UNKNOWN_FIELD,
         IncompatibleCollationVersion => INCOMPATIBLE_COLLATION_VERSION,

@@ -138,6 +138,12 @@ pub enum ErrorKind {
     UnwindPathWithoutDollar,
     /// `$count`'s field is empty, `$`-prefixed or dotted; location 40156.
     CountFieldInvalid,
+    /// A regular expression does not compile; location 51091.
+    InvalidRegex,
+    /// A regex option letter is not one of `imxsu`; location 51108.
+    InvalidRegexOptions,
+    /// Options given both in a regex value and in `$options`; 51075.
+    RegexOptionsTwice,
     /// A required field of an options document is missing; 40414.
     MissingField,
     /// An options document has a field it does not define; 40415.

@@ -198,8 +198,19 @@ impl QueryCursor {
     }
 
     /// Scans from where the last batch stopped, feeding each result (after
-    /// filter, skip and limit) to `take` until it returns false.
+    /// filter, skip and limit) to `take` until it returns false. A regex
+    /// that ran out of backtracking budget fails the batch: its document
+    /// was counted as no match, so the answer would be short.
     fn scan(&mut self, snap: &dyn Snapshot, take: &mut dyn FnMut(Found) -> bool) -> Result<()> {
+        self.scan_matches(snap, take)?;
+        self.filter.failure().map_or(Ok(()), Err)
+    }
+
+    fn scan_matches(
+        &mut self,
+        snap: &dyn Snapshot,
+        take: &mut dyn FnMut(Found) -> bool,
+    ) -> Result<()> {
         let (ranges, dir, cf) = match &self.access {
             Access::Records { ranges, dir } => (ranges.clone(), *dir, self.records_cf),
             Access::Index { index, ranges, dir } => (ranges.clone(), *dir, index.id),

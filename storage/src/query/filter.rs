@@ -10,9 +10,9 @@
 //! path test rather than each candidate.
 //!
 //! Supported: `$eq $ne $gt $gte $lt $lte $in $nin $exists $not $all
-//! $elemMatch $size $type $and $or $nor $comment`. `$regex`, `$expr`,
-//! `$where`, `$text`, geo and bit operators are rejected as not supported
-//! yet. This module does not plan, read storage or evaluate aggregation
+//! $elemMatch $size $type $regex $and $or $nor $comment` (regexes also as
+//! values, in `$in`/`$nin`/`$all` and under `$not`). `$expr`, `$where`,
+//! `$text`, geo and bit operators are rejected as not supported yet. This module does not plan, read storage or evaluate aggregation
 //! expressions.
 
 use std::cmp::Ordering;
@@ -23,11 +23,12 @@ use bson::spec::ElementType;
 use bson::{RawArray, RawBson, RawBsonRef, RawDocument};
 
 use super::path::{LeafArray, any_candidate, elements};
+use super::regex::Regex;
 use super::value::{element, is_nan, number_as_f64, truthy};
 use crate::encoding::bracket::canonical_type;
 use crate::encoding::cmp::Cmp;
 use crate::encoding::collation::Collation;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// A parsed filter, with the collation its string comparisons use.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,6 +80,10 @@ pub enum Pred {
     Size(i64),
     /// A value of one of the types.
     Type(TypeSet),
+    /// A string or symbol the regex matches, or an equal regex value.
+    Regex(Regex),
+    /// Some of these predicates holds: `$in` with regexes in its list.
+    AnyOf(Vec<Pred>),
 }
 
 /// The condition of an `$elemMatch`.
@@ -142,6 +147,19 @@ impl Filter {
         found
     }
 
+    /// The error of a regex that ran out of backtracking budget while this
+    /// filter matched documents (those matches counted as no match, so
+    /// the query must report it rather than return a short answer).
+    pub fn failure(&self) -> Option<Error> {
+        let mut found = None;
+        self.root.visit_regexes(&mut |r| {
+            if found.is_none() {
+                found = r.failure();
+            }
+        });
+        found
+    }
+
     /// Whether the filter has no predicate at all (matches every document).
     pub fn is_empty(&self) -> bool {
         matches!(&self.root, Expr::And(children) if children.is_empty())
@@ -179,6 +197,14 @@ fn collect_conjuncts<'a>(expr: &'a Expr, found: &mut Vec<(&'a str, &'a Pred)>) {
 }
 
 impl Expr {
+    fn visit_regexes(&self, f: &mut dyn FnMut(&Regex)) {
+        match self {
+            Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().for_each(|e| e.visit_regexes(f)),
+            Expr::Path { pred, .. } => pred.visit_regexes(f),
+            Expr::AlwaysTrue | Expr::AlwaysFalse => {}
+        }
+    }
+
     /// Whether the document matches this node.
     pub fn matches(&self, doc: &RawDocument, cmp: Cmp<'_>) -> bool {
         match self {
@@ -193,6 +219,18 @@ impl Expr {
 }
 
 impl Pred {
+    fn visit_regexes(&self, f: &mut dyn FnMut(&Regex)) {
+        match self {
+            Pred::Regex(r) => f(r),
+            Pred::Not(preds) | Pred::AnyOf(preds) => preds.iter().for_each(|p| p.visit_regexes(f)),
+            Pred::ElemMatch(ElemMatch::Document(e)) => e.visit_regexes(f),
+            Pred::ElemMatch(ElemMatch::Value(preds)) => {
+                preds.iter().for_each(|p| p.visit_regexes(f))
+            }
+            _ => {}
+        }
+    }
+
     /// Whether the predicate holds at `path` in `doc`. Negations apply to
     /// the path as a whole: `{a: {$ne: 1}}` rejects `a: [1, 2]`.
     pub fn matches_at(&self, doc: &RawDocument, path: &str, cmp: Cmp<'_>) -> bool {
@@ -204,6 +242,7 @@ impl Pred {
             Pred::Nin(list) => !holds_for_some(&mut |c| in_list(list, c, cmp)),
             Pred::Exists(false) => !holds_for_some(&mut |c| c.is_some()),
             Pred::Not(preds) => !preds.iter().all(|p| p.matches_at(doc, path, cmp)),
+            Pred::AnyOf(preds) => preds.iter().any(|p| p.matches_at(doc, path, cmp)),
             Pred::All(values) => {
                 !values.is_empty()
                     && values
@@ -248,6 +287,14 @@ impl Pred {
                 _ => false,
             },
             Pred::Type(types) => candidate.is_some_and(|v| types.contains(v)),
+            Pred::Regex(regex) => match candidate {
+                Some(RawBsonRef::String(s) | RawBsonRef::Symbol(s)) => regex.is_match(s),
+                Some(RawBsonRef::RegularExpression(r)) => {
+                    r.pattern.as_str() == regex.pattern() && r.options.as_str() == regex.options()
+                }
+                _ => false,
+            },
+            Pred::AnyOf(preds) => preds.iter().any(|p| p.matches_value(candidate, cmp)),
         }
     }
 }
@@ -356,8 +403,6 @@ fn is_top_level_operator(name: &str) -> bool {
 
 /// Path operators MongoDB knows but ebb does not evaluate yet.
 const UNSUPPORTED_PATH_OPERATORS: &[&str] = &[
-    "$regex",
-    "$options",
     "$mod",
     "$bitsAllSet",
     "$bitsAllClear",
@@ -389,6 +434,8 @@ fn is_path_operator(name: &str) -> bool {
             | "$size"
             | "$all"
             | "$elemMatch"
+            | "$regex"
+            | "$options"
     ) || UNSUPPORTED_PATH_OPERATORS.contains(&name)
 }
 
@@ -420,8 +467,43 @@ fn not_supported(what: &str) -> Error {
     Error::bad_value(format!("{what} is not supported yet"))
 }
 
-fn regex_not_supported() -> Error {
-    not_supported("$regex")
+/// A BSON regex value as a predicate.
+fn regex_value(value: RawBsonRef<'_>) -> Result<Option<Regex>> {
+    match value {
+        RawBsonRef::RegularExpression(r) => {
+            Ok(Some(Regex::new(r.pattern.as_str(), r.options.as_str())?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `{$regex: p, $options: o}` (in either order, `p` a string or a regex
+/// value), as MongoDB reads it.
+fn parse_regex_operator(
+    regex: Option<RawBsonRef<'_>>,
+    options: Option<RawBsonRef<'_>>,
+) -> Result<Regex> {
+    let options = match options {
+        None => None,
+        Some(RawBsonRef::String(o)) => Some(o),
+        Some(_) => return Err(Error::bad_value("$options has to be a string")),
+    };
+    match regex {
+        Some(RawBsonRef::String(p)) => Regex::new(p, options.unwrap_or("")),
+        Some(RawBsonRef::RegularExpression(r)) => {
+            let own = r.options.as_str();
+            match options {
+                Some(_) if !own.is_empty() => Err(Error::new(
+                    ErrorKind::RegexOptionsTwice,
+                    "options set in both $regex and $options",
+                )),
+                Some(o) => Regex::new(r.pattern.as_str(), o),
+                None => Regex::new(r.pattern.as_str(), own),
+            }
+        }
+        Some(_) => Err(Error::bad_value("$regex has to be a string")),
+        None => Err(Error::bad_value("$options needs a $regex")),
+    }
 }
 
 /// One node for the clauses of a document: the clause itself when there is
@@ -515,7 +597,9 @@ fn parse_field(path: &str, value: RawBsonRef<'_>, clauses: &mut Vec<Expr>) -> Re
         RawBsonRef::Document(doc) if is_operator_document(doc, false) => {
             parse_operators(path, doc)?
         }
-        RawBsonRef::RegularExpression(_) => return Err(regex_not_supported()),
+        RawBsonRef::RegularExpression(_) => {
+            regex_value(value)?.map(Pred::Regex).into_iter().collect()
+        }
         _ => vec![Pred::Eq(comparable(value)?)],
     };
     clauses.extend(preds.into_iter().map(|pred| Expr::Path {
@@ -549,9 +633,24 @@ fn is_operator_document(doc: &RawDocument, partial_dbref_is_value: bool) -> bool
 /// messages.
 fn parse_operators(path: &str, doc: &RawDocument) -> Result<Vec<Pred>> {
     let mut preds = Vec::new();
+    // `$regex` and `$options` are one operator, wherever each stands.
+    let (mut regex, mut options, mut regex_at) = (None, None, None);
     for item in doc.iter() {
         let (op, arg) = element(item)?;
-        parse_operator(path, op, arg, &mut preds)?;
+        match op {
+            "$regex" => {
+                regex = Some(arg);
+                regex_at.get_or_insert(preds.len());
+            }
+            "$options" => {
+                options = Some(arg);
+                regex_at.get_or_insert(preds.len());
+            }
+            _ => parse_operator(path, op, arg, &mut preds)?,
+        }
+    }
+    if let Some(at) = regex_at {
+        preds.insert(at, Pred::Regex(parse_regex_operator(regex, options)?));
     }
     Ok(preds)
 }
@@ -579,15 +678,25 @@ fn parse_operator(path: &str, op: &str, arg: RawBsonRef<'_>, preds: &mut Vec<Pre
                 _ => Pred::Lte(value),
             }
         }
-        "$in" => Pred::In(parse_in_list(op, arg)?),
-        "$nin" => Pred::Nin(parse_in_list(op, arg)?),
+        "$in" => parse_in(op, arg)?,
+        "$nin" => match parse_in(op, arg)? {
+            Pred::In(list) => Pred::Nin(list),
+            any_of => Pred::Not(vec![any_of]),
+        },
         "$exists" => Pred::Exists(truthy(arg)),
         "$not" => Pred::Not(parse_not(path, arg)?),
         "$all" => return parse_all(arg, preds),
         "$elemMatch" => Pred::ElemMatch(parse_elem_match(arg)?),
         "$size" => Pred::Size(parse_size(arg)?),
         "$type" => Pred::Type(parse_type(arg)?),
-        "$regex" | "$options" => return Err(regex_not_supported()),
+        "$regex" | "$options" => {
+            let (regex, options) = if op == "$regex" {
+                (Some(arg), None)
+            } else {
+                (None, Some(arg))
+            };
+            Pred::Regex(parse_regex_operator(regex, options)?)
+        }
         "$where" => return Err(Error::bad_value("$where cannot be applied to a field")),
         _ if UNSUPPORTED_PATH_OPERATORS.contains(&op) => return Err(not_supported(op)),
         _ => return Err(Error::bad_value(format!("unknown operator: {op}"))),
@@ -604,17 +713,22 @@ fn comparable(value: RawBsonRef<'_>) -> Result<RawBson> {
     Ok(value.into())
 }
 
-fn parse_in_list(op: &str, arg: RawBsonRef<'_>) -> Result<Vec<RawBson>> {
+/// `$in`: `In` of the listed values, or, when the list holds regexes,
+/// `AnyOf` that and one `Regex` per regex.
+fn parse_in(op: &str, arg: RawBsonRef<'_>) -> Result<Pred> {
     let RawBsonRef::Array(array) = arg else {
         return Err(Error::bad_value(format!("{op} needs an array")));
     };
     let mut list = Vec::new();
+    let mut regexes = Vec::new();
     for item in elements(array) {
         match item {
             RawBsonRef::Document(doc) if is_operator_document(doc, false) => {
                 return Err(Error::bad_value("cannot nest $ under $in"));
             }
-            RawBsonRef::RegularExpression(_) => return Err(regex_not_supported()),
+            RawBsonRef::RegularExpression(_) => {
+                regexes.extend(regex_value(item)?.map(Pred::Regex));
+            }
             RawBsonRef::Undefined => {
                 return Err(Error::bad_value(
                     "InMatchExpression equality cannot be undefined",
@@ -623,12 +737,18 @@ fn parse_in_list(op: &str, arg: RawBsonRef<'_>) -> Result<Vec<RawBson>> {
             _ => list.push(item.into()),
         }
     }
-    Ok(list)
+    if regexes.is_empty() {
+        return Ok(Pred::In(list));
+    }
+    regexes.insert(0, Pred::In(list));
+    Ok(Pred::AnyOf(regexes))
 }
 
 fn parse_not(path: &str, arg: RawBsonRef<'_>) -> Result<Vec<Pred>> {
     match arg {
-        RawBsonRef::RegularExpression(_) => Err(regex_not_supported()),
+        RawBsonRef::RegularExpression(_) => {
+            Ok(regex_value(arg)?.map(Pred::Regex).into_iter().collect())
+        }
         RawBsonRef::Document(doc) if doc.is_empty() => {
             Err(Error::bad_value("$not cannot be empty"))
         }
@@ -659,16 +779,23 @@ fn parse_all(arg: RawBsonRef<'_>, preds: &mut Vec<Pred>) -> Result<()> {
         return Ok(());
     }
     let mut values = Vec::new();
+    let mut regexes = 0;
     for item in items {
-        if matches!(item, RawBsonRef::RegularExpression(_)) {
-            return Err(regex_not_supported());
+        // A regex in `$all` must match some value, like any other entry.
+        if let Some(regex) = regex_value(item)? {
+            preds.push(Pred::Regex(regex));
+            regexes += 1;
+            continue;
         }
         if first_entry(item).is_some_and(|(key, _)| is_path_operator(key)) {
             return Err(Error::bad_value("no $ expressions in $all"));
         }
         values.push(comparable(item)?);
     }
-    preds.push(Pred::All(values));
+    // An empty `$all` matches nothing; regexes alone need no `All`.
+    if regexes == 0 || !values.is_empty() {
+        preds.push(Pred::All(values));
+    }
     Ok(())
 }
 
@@ -1514,24 +1641,29 @@ mod tests {
                 "$type must match at least one type",
             ),
             (
-                rawdoc! { "a": regex() },
-                ErrorKind::BadValue,
-                "$regex is not supported yet",
+                rawdoc! { "a": { "$regex": "(" } },
+                ErrorKind::InvalidRegex,
+                "Regular expression is invalid",
             ),
             (
-                rawdoc! { "a": { "$regex": "x" } },
-                ErrorKind::BadValue,
-                "$regex is not supported yet",
+                rawdoc! { "a": { "$regex": "x", "$options": "q" } },
+                ErrorKind::InvalidRegexOptions,
+                "invalid flag in regex options: q",
             ),
             (
-                rawdoc! { "a": { "$in": [regex()] } },
+                rawdoc! { "a": { "$options": "i" } },
                 ErrorKind::BadValue,
-                "$regex is not supported yet",
+                "$options needs a $regex",
             ),
             (
-                rawdoc! { "a": { "$not": regex() } },
+                rawdoc! { "a": { "$regex": 5 } },
                 ErrorKind::BadValue,
-                "$regex is not supported yet",
+                "$regex has to be a string",
+            ),
+            (
+                rawdoc! { "a": { "$regex": Regex { pattern: "x".to_owned().try_into().unwrap(), options: "i".to_owned().try_into().unwrap() }, "$options": "m" } },
+                ErrorKind::RegexOptionsTwice,
+                "options set in both $regex and $options",
             ),
             (
                 rawdoc! { "$expr": { "$eq": [1, 1] } },
@@ -1591,10 +1723,12 @@ mod tests {
         ];
         for (filter, kind, message) in cases {
             let e = error(filter.clone());
-            assert_eq!(
-                (e.kind, e.message.as_str()),
-                (kind, message),
-                "filter {filter:?}"
+            assert_eq!(e.kind, kind, "filter {filter:?}: {}", e.message);
+            // Compiler messages follow a fixed lead (`…: <engine's words>`).
+            assert!(
+                e.message == message || e.message.starts_with(&format!("{message}: ")),
+                "filter {filter:?}: {}",
+                e.message
             );
         }
     }

@@ -4,7 +4,7 @@
 //!
 //! Every ordering and equality of BSON values goes through
 //! `encoding::cmp`; nothing here compares values another way. The language
-//! files (`path`, `filter`, `projection`, `sort`, with `value`'s small
+//! files (`path`, `filter`, `regex`, `projection`, `sort`, with `value`'s small
 //! helpers) do not read storage, choose indexes or know MongoDB's numeric
 //! error codes: parse errors carry semantic [`crate::ErrorKind`]s. `plan`
 //! chooses an access path from the parsed forms and the collection's
@@ -15,6 +15,7 @@ pub mod filter;
 pub mod path;
 pub mod plan;
 pub mod projection;
+pub mod regex;
 pub mod sort;
 pub(crate) mod value;
 

@@ -24,6 +24,7 @@
 use bson::{RawBson, RawBsonRef};
 
 use super::filter::{Filter, Pred};
+use super::regex::prefix_upper_bound;
 use super::sort::SortSpec;
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::encoding::collation::{self, Collation};
@@ -112,6 +113,10 @@ struct Interval {
     tag: u8,
     lower: End,
     upper: End,
+    /// Bounds in byte order whatever the query's collation (a regex
+    /// prefix: regexes never use a collation), so only an index without
+    /// one can serve them.
+    binary: bool,
 }
 
 /// Chooses a plan.
@@ -136,7 +141,7 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
             let intervals = if want_points {
                 point_intervals(&preds, &field)
             } else {
-                range_intervals(&preds, &field, coll)
+                range_intervals(&preds, &field, coll).or_else(|| regex_intervals(&preds, &field))
             };
             if let Some(intervals) = intervals
                 && serves(index_coll.as_deref(), coll, &intervals)
@@ -172,6 +177,9 @@ fn index_collation(index: &IndexMeta) -> Result<Option<std::sync::Arc<Collation>
 /// when no bound is a string (other values are keyed alike in every
 /// collation).
 fn serves(index: Option<&Collation>, query: Option<&Collation>, intervals: &[Interval]) -> bool {
+    if intervals.iter().any(|iv| iv.binary) {
+        return index.is_none();
+    }
     collation::same(index, query) || intervals.iter().all(|iv| iv.tag != bracket::TAG_STRING)
 }
 
@@ -193,6 +201,7 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
     let index_coll = index_collation(index)?;
     let intervals = point_intervals(&preds, &field)
         .or_else(|| range_intervals(&preds, &field, coll))
+        .or_else(|| regex_intervals(&preds, &field))
         .filter(|iv| serves(index_coll.as_deref(), coll, iv));
     match intervals {
         Some(intervals) => Ok(index_plan(index, intervals, q)),
@@ -411,6 +420,7 @@ fn point_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>>
                         tag: tag_of(v),
                         lower: End::Incl(v.clone()),
                         upper: End::Incl(v.clone()),
+                        binary: false,
                     })
                     .collect(),
             );
@@ -446,6 +456,7 @@ fn range_intervals(
             tag,
             lower: End::Open,
             upper: End::Open,
+            binary: false,
         });
         if cur.tag != tag {
             // Two brackets: nothing can match; an empty interval says so.
@@ -458,6 +469,44 @@ fn range_intervals(
         }
     }
     iv.map(|i| vec![i])
+}
+
+/// A regex with a literal prefix on `path` (`^abc`): the strings from
+/// `"abc"` up to (not including) `"abd"`, and the regex value itself (an
+/// equal stored regex matches too), as MongoDB bounds it. The regex still
+/// checks every candidate.
+fn regex_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>> {
+    preds.iter().find_map(|(p, pred)| {
+        let Pred::Regex(regex) = pred else {
+            return None;
+        };
+        if *p != path {
+            return None;
+        }
+        let prefix = regex.literal_prefix().filter(|p| !p.is_empty())?;
+        let upper = match prefix_upper_bound(&prefix) {
+            Some(u) => End::Excl(RawBson::String(u)),
+            None => End::Open,
+        };
+        let value = RawBson::RegularExpression(bson::Regex {
+            pattern: regex.pattern().try_into().ok()?,
+            options: regex.options().try_into().ok()?,
+        });
+        Some(vec![
+            Interval {
+                tag: bracket::TAG_STRING,
+                lower: End::Incl(RawBson::String(prefix)),
+                upper,
+                binary: true,
+            },
+            Interval {
+                tag: bracket::TAG_REGEX,
+                lower: End::Incl(value.clone()),
+                upper: End::Incl(value),
+                binary: true,
+            },
+        ])
+    })
 }
 
 fn end_key(e: &End, coll: Option<&Collation>) -> Option<(Vec<u8>, bool)> {
@@ -500,6 +549,7 @@ fn succ(bytes: &[u8]) -> Vec<u8> {
 
 /// The key range holding every entry whose leading field lies in `iv`.
 fn key_range(iv: &Interval, descending: bool, coll: Option<&Collation>) -> KeyRange {
+    let coll = if iv.binary { None } else { coll };
     let lo = end_key(&iv.lower, coll);
     let hi = end_key(&iv.upper, coll);
     if !descending {
