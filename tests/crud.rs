@@ -485,3 +485,75 @@ async fn group_sum_equals_inc_of_the_same_values() {
     assert_eq!(group.get("s"), Some(&by_inc));
     assert!(matches!(by_inc, Bson::Decimal128(_)), "{by_inc:?}");
 }
+
+/// mongod refuses a `$`-prefixed field anywhere in a document `_id`
+/// (DollarPrefixedFieldName, "… is not valid for storage."), so nothing is
+/// stored (jstests/core/write/insert/insert_id_undefined.js's neighbours,
+/// `jstests/core/field_name_validation.js`).
+#[tokio::test]
+async fn dollar_prefixed_field_in_id_is_refused() {
+    let node = TestNode::start();
+    let c = node.coll("t", "ids").await;
+    let msg = expect_code(c.insert_one(doc! { "_id": { "$a": 1 } }).await, 52);
+    assert!(msg.contains("$a is not valid for storage"), "{msg}");
+    expect_code(c.insert_one(doc! { "_id": { "a": { "$b": 1 } } }).await, 52);
+    let upsert = c
+        .update_one(
+            doc! { "_id": { "$eq": { "$x": 1 } } },
+            doc! { "$set": { "y": 1 } },
+        )
+        .upsert(true)
+        .await;
+    expect_code(upsert, 52);
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 0);
+    c.insert_one(doc! { "_id": { "a": 1 } }).await.unwrap();
+}
+
+/// A write concern a standalone cannot satisfy is refused before the
+/// command runs, with mongod's words (write_concern.cpp's
+/// validateWriteConcern): `w > 1` is BadValue, `w > 50` FailedToParse.
+#[tokio::test]
+async fn unsatisfiable_write_concern_is_refused_on_a_standalone() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let msg = expect_code(
+        db.run_command(doc! { "create": "wc", "writeConcern": { "w": 50 } })
+            .await,
+        2,
+    );
+    assert_eq!(msg, "cannot use 'w' > 1 when a host is not replicated");
+    expect_code(
+        db.run_command(doc! { "create": "wc", "writeConcern": { "w": 51 } })
+            .await,
+        9,
+    );
+    expect_code(
+        db.run_command(
+            doc! { "insert": "wc", "documents": [{ "a": 1 }], "writeConcern": { "w": "dc1" } },
+        )
+        .await,
+        2,
+    );
+    expect_code(
+        db.run_command(
+            doc! { "insert": "wc", "documents": [{ "a": 1 }], "writeConcern": { "w": 2 } },
+        )
+        .await,
+        2,
+    );
+    assert!(
+        !db.list_collection_names()
+            .await
+            .unwrap()
+            .contains(&"wc".to_owned())
+    );
+    for ok in [
+        doc! { "w": 1 },
+        doc! { "w": 0 },
+        doc! { "w": "majority", "j": true },
+    ] {
+        db.run_command(doc! { "insert": "wc", "documents": [{ "a": 1 }], "writeConcern": ok })
+            .await
+            .unwrap();
+    }
+}

@@ -186,3 +186,22 @@ async fn hello_advertises_a_lowered_max_message_size_and_drivers_split_by_it() {
     coll.insert_many(docs).await.unwrap();
     assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 40);
 }
+
+/// Drivers' own test harnesses read `enableTestCommands` from
+/// `getParameter: "*"` to decide what they may run; ebb has no test-only
+/// commands, so it reports false (and answers it by name too).
+#[tokio::test]
+async fn get_parameter_reports_enable_test_commands() {
+    let node = TestNode::start();
+    let admin = node.db("admin").await;
+    let all = admin
+        .run_command(doc! { "getParameter": "*" })
+        .await
+        .unwrap();
+    assert_eq!(all.get_bool("enableTestCommands").ok(), Some(false));
+    let one = admin
+        .run_command(doc! { "getParameter": 1, "enableTestCommands": 1 })
+        .await
+        .unwrap();
+    assert_eq!(one.get_bool("enableTestCommands").ok(), Some(false));
+}

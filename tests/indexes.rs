@@ -360,3 +360,33 @@ async fn results_are_identical_with_and_without_an_index() {
     assert_eq!(sorted(1).await, unsorted_asc);
     assert_eq!(sorted(-1).await, unsorted_desc);
 }
+
+/// `background` is accepted and, as mongod keeps it in the spec, echoed by
+/// listIndexes (jstests/core/index/index_background.js reads it back).
+#[tokio::test]
+async fn list_indexes_echoes_background() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    db.run_command(doc! { "createIndexes": "bg", "indexes": [
+        { "key": { "a": 1 }, "name": "a_1", "background": true },
+        { "key": { "b": 1 }, "name": "b_1" },
+    ] })
+    .await
+    .unwrap();
+    let raw = db.run_command(doc! { "listIndexes": "bg" }).await.unwrap();
+    let batch = raw
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    let spec = |name: &str| {
+        batch
+            .iter()
+            .map(|d| d.as_document().unwrap())
+            .find(|d| d.get_str("name").ok() == Some(name))
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(spec("a_1").get_bool("background").ok(), Some(true));
+    assert!(spec("b_1").get("background").is_none());
+}

@@ -344,6 +344,7 @@ async fn dispatch(
             ));
         }
     }
+    command::check_write_concern(&body)?;
     if !matches!(name, "insert" | "update" | "delete" | "find" | "getMore") {
         NodeContext::count(&ctx.opcounters.command, 1);
     }

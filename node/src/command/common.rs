@@ -83,3 +83,38 @@ pub fn check_db_name(db: &str) -> CommandResult<()> {
     }
     Ok(())
 }
+
+/// Refuses a write concern a standalone node cannot satisfy, as mongod
+/// does before running the command: `w` above 1 (nothing else holds the
+/// data), `w` outside 0..=50, or a tag mode other than `"majority"`.
+pub fn check_write_concern(body: &bson::RawDocument) -> CommandResult<()> {
+    let Some(bson::RawBsonRef::Document(wc)) = body.get("writeConcern")? else {
+        return Ok(());
+    };
+    match wc.get("w")? {
+        Some(
+            w @ (bson::RawBsonRef::Int32(_)
+            | bson::RawBsonRef::Int64(_)
+            | bson::RawBsonRef::Double(_)),
+        ) => {
+            let n = crate::args::as_f64(w).unwrap_or(0.0).trunc() as i64;
+            if !(0..=50).contains(&n) {
+                return Err(CommandError::failed_to_parse(format!(
+                    "w has to be a non-negative number and not greater than 50; found: {n}"
+                )));
+            }
+            if n > 1 {
+                return Err(CommandError::bad_value(
+                    "cannot use 'w' > 1 when a host is not replicated",
+                ));
+            }
+        }
+        Some(bson::RawBsonRef::String(mode)) if mode != "majority" => {
+            return Err(CommandError::bad_value(format!(
+                "cannot use non-majority 'w' mode \"{mode}\" when a host is not a member of a replica set"
+            )));
+        }
+        _ => {}
+    }
+    Ok(())
+}

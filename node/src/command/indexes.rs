@@ -226,6 +226,12 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
     if let Some(c) = collation {
         meta.extra.insert("collation", c);
     }
+    // Builds no longer run in the background (nor in ebb), but mongod keeps
+    // the option in the spec and listIndexes shows it.
+    if spec.get("background")?.is_some() {
+        meta.extra
+            .insert("background", bool_field(spec, "background")?);
+    }
     Ok(meta)
 }
 

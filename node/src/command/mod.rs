@@ -26,6 +26,7 @@ pub mod update;
 pub mod write;
 
 pub use common::{
-    ConnInfo, Handler, Reply, Request, check_collection_name, check_db_name, cursor_reply, ok,
+    ConnInfo, Handler, Reply, Request, check_collection_name, check_db_name, check_write_concern,
+    cursor_reply, ok,
 };
 pub use table::{COMMAND_NAMES, lookup, not_found};

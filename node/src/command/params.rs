@@ -1,5 +1,7 @@
 //! `getParameter` / `setParameter`: MongoDB's TTL server parameters at
-//! runtime, plus the read-only `featureCompatibilityVersion`.
+//! runtime, plus the read-only `featureCompatibilityVersion` and
+//! `enableTestCommands` (false: ebb has no test-only commands, and drivers'
+//! test harnesses read this to know it).
 //!
 //! A change wakes the TTL monitor, so a shorter sleep or re-enabling the
 //! monitor takes effect at once (as MongoDB's `ttlMonitorSleepSecs` does).
@@ -17,8 +19,15 @@ fn to_bson(v: ParamValue) -> Bson {
     }
 }
 
-fn fcv() -> Document {
-    doc! { "version": "7.0" }
+/// Parameters that can be read but not set, with their values.
+fn read_only() -> [(&'static str, Bson); 2] {
+    [
+        (
+            "featureCompatibilityVersion",
+            Bson::Document(doc! { "version": "7.0" }),
+        ),
+        ("enableTestCommands", Bson::Boolean(false)),
+    ]
 }
 
 pub async fn get_parameter(req: Request) -> CommandResult {
@@ -26,7 +35,9 @@ pub async fn get_parameter(req: Request) -> CommandResult {
     let all = matches!(req.body.get("getParameter")?, Some(RawBsonRef::String("*")));
     let mut out = Document::new();
     if all {
-        out.insert("featureCompatibilityVersion", fcv());
+        for (name, value) in read_only() {
+            out.insert(name, value);
+        }
         for (spec, value) in params.all() {
             out.insert(spec.name, to_bson(value));
         }
@@ -38,8 +49,8 @@ pub async fn get_parameter(req: Request) -> CommandResult {
         if crate::args::GENERIC.contains(&name) || name == "comment" {
             continue;
         }
-        if name == "featureCompatibilityVersion" {
-            out.insert(name, fcv());
+        if let Some((_, v)) = read_only().into_iter().find(|(n, _)| *n == name) {
+            out.insert(name, v);
         } else if let Some(v) = params.get(name) {
             out.insert(name, to_bson(v));
         }

@@ -296,13 +296,34 @@ pub fn prepare_insert(doc: RawDocumentBuf) -> Result<RawDocumentBuf> {
     Ok(out)
 }
 
-/// MongoDB refuses arrays, regexes and undefined as `_id`.
+/// MongoDB refuses arrays, regexes and undefined as `_id`, and a
+/// document `_id` with a `$`-prefixed field at any depth.
 pub fn check_id(id: RawBsonRef<'_>) -> Result<()> {
     let what = match id {
         RawBsonRef::Array(_) => "an array",
         RawBsonRef::RegularExpression(_) => "a regex",
         RawBsonRef::Undefined => "a undefined",
+        RawBsonRef::Document(d) => return check_id_fields(d),
         _ => return Ok(()),
     };
     Err(Error::bad_value(format!("can't use {what} for _id")))
+}
+
+fn check_id_fields(doc: &bson::RawDocument) -> Result<()> {
+    for el in doc.iter() {
+        let (k, v) = el?;
+        if k.as_str().starts_with('$') {
+            return Err(Error::new(
+                ErrorKind::DollarPrefixedFieldName,
+                format!(
+                    "_id fields may not contain '$'-prefixed fields: {} is not valid for storage.",
+                    k.as_str()
+                ),
+            ));
+        }
+        if let RawBsonRef::Document(inner) = v {
+            check_id_fields(inner)?;
+        }
+    }
+    Ok(())
 }
