@@ -15,5 +15,16 @@ const idx = d.things.getIndexes();
 check(idx.length === 2 && idx[1].name === 'kind_1' && idx[1].key.kind === 1, 'getIndexes lists the index');
 
 check(d.things.countDocuments({ kind: 'widget' }) === 2, 'countDocuments');
+// A case-insensitive session lookup with a collation (issue 11).
+const ci = { locale: 'en_US', strength: 2 };
+d.sessions.createIndex({ user: 1 }, { unique: true, collation: ci });
+d.sessions.insertOne({ user: 'Alice', sid: 's1' });
+check(d.sessions.findOne({ user: 'ALICE' }, null, { collation: ci }) !== null, 'find with collation');
+check(d.sessions.find({ user: 'ALICE' }).collation(ci).toArray().length === 1, 'cursor collation');
+check(d.sessions.findOne({ user: 'ALICE' }) === null, 'binary comparison without a collation');
+let dup = false;
+try { d.sessions.insertOne({ user: 'alice', sid: 's2' }); } catch (e) { dup = e.code === 11000; }
+check(dup, 'case-insensitive unique index');
+
 d.dropDatabase();
 print('mongosh checks passed');
