@@ -1,5 +1,7 @@
 //! Criterion micro-benchmarks of the hot paths: key encoding, filter
-//! matching, and the TTL range scan + batch delete in the storage layer.
+//! matching, the TTL range scan + batch delete in the storage layer, and
+//! queries on an indexed string field with a collation or a regex against
+//! their binary equivalents.
 //!
 //! `cargo bench --bench micro` (release profile). Figures and their
 //! context live in BENCHMARKS.md.
@@ -9,10 +11,13 @@ use std::hint::black_box;
 use bson::{RawBsonRef, RawDocumentBuf, doc, rawdoc};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use ebb_storage::catalog::{CollectionMeta, IndexMeta};
+use ebb_storage::encoding::collation::Collation;
 use ebb_storage::encoding::keycode;
 use ebb_storage::engine::Engine;
 use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
+use ebb_storage::query::exec::QueryCursor;
 use ebb_storage::query::filter::Filter;
+use ebb_storage::query::plan::{self, QuerySpec};
 use ebb_storage::write::statement as ops;
 use ebb_storage::{IndexSet, ttl};
 
@@ -132,5 +137,144 @@ fn ttl_chunk(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, encoding, matching, ttl_chunk);
+/// 10,000 documents with a string key `k` ("user-00000"…), indexed twice:
+/// `k_1` in binary order and `k_ci` with a case-insensitive collation.
+fn string_collection(engine: &RocksEngine) -> std::sync::Arc<IndexSet> {
+    let mut meta = CollectionMeta {
+        id: 200,
+        db: "bench".into(),
+        name: "s".into(),
+        uuid: bson::Binary {
+            subtype: bson::spec::BinarySubtype::Uuid,
+            bytes: vec![0; 16],
+        },
+        options: doc! {},
+        indexes: vec![CollectionMeta::id_index(200)],
+    };
+    let mut binary = IndexMeta {
+        id: 201,
+        name: "k_1".into(),
+        key: doc! { "k": 1 },
+        ..CollectionMeta::id_index(0)
+    };
+    binary.unique = false;
+    let mut ci = IndexMeta {
+        id: 202,
+        name: "k_ci".into(),
+        ..binary.clone()
+    };
+    ci.extra
+        .insert("collation", case_insensitive().to_document());
+    meta.indexes.extend([binary, ci]);
+    for cf in [200, 201, 202] {
+        engine.create_cf(ebb_storage::engine::Cf::Id(cf)).unwrap();
+    }
+    let set = IndexSet::new(meta).unwrap();
+    let docs = (0..10_000)
+        .map(|i| rawdoc! { "_id": i, "k": format!("user-{i:05}"), "payload": "p".repeat(100) })
+        .collect();
+    ops::insert(engine, &set, docs, true).unwrap();
+    set
+}
+
+fn case_insensitive() -> std::sync::Arc<Collation> {
+    Collation::parse(RawBsonRef::Document(
+        &rawdoc! { "locale": "en_US", "strength": 2 },
+    ))
+    .unwrap()
+    .unwrap()
+}
+
+/// Runs a query to the end through the planner and returns how many
+/// documents matched.
+fn run_query(engine: &RocksEngine, set: &IndexSet, spec: &QuerySpec) -> usize {
+    let plan = plan::plan(&set.meta, spec).unwrap();
+    assert_eq!(plan.stage, "IXSCAN", "{spec:?}");
+    let snap = engine.snapshot();
+    let mut cursor = QueryCursor::new(
+        set.meta.id,
+        plan,
+        spec.filter.clone(),
+        spec.sort.clone(),
+        0,
+        None,
+    )
+    .unwrap();
+    let mut n = 0;
+    cursor
+        .for_each(snap.as_ref(), &mut |_| {
+            n += 1;
+            true
+        })
+        .unwrap();
+    n
+}
+
+fn indexed_strings(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = RocksEngine::open(&RocksOptions {
+        path: dir.path().to_path_buf(),
+        block_cache_bytes: 64 << 20,
+        write_buffer_bytes: 64 << 20,
+    })
+    .unwrap();
+    let set = string_collection(&engine);
+    let spec = |filter: bson::RawDocumentBuf, collation| QuerySpec {
+        filter: Filter::parse(&filter).unwrap().collated(collation),
+        sort: None,
+        hint: None,
+    };
+    let cases = [
+        ("eq_binary", spec(rawdoc! { "k": "user-04242" }, None), 1),
+        (
+            "eq_collated",
+            spec(rawdoc! { "k": "USER-04242" }, Some(case_insensitive())),
+            1,
+        ),
+        (
+            "range_binary",
+            spec(
+                rawdoc! { "k": { "$gte": "user-042", "$lt": "user-043" } },
+                None,
+            ),
+            10,
+        ),
+        (
+            "range_collated",
+            spec(
+                rawdoc! { "k": { "$gte": "USER-042", "$lt": "USER-043" } },
+                Some(case_insensitive()),
+            ),
+            10,
+        ),
+        (
+            "regex_prefix",
+            spec(rawdoc! { "k": { "$regex": "^user-042" } }, None),
+            10,
+        ),
+    ];
+    let mut g = c.benchmark_group("indexed_string");
+    for (name, q, expected) in &cases {
+        assert_eq!(run_query(&engine, &set, q), *expected, "{name}");
+        g.bench_function(*name, |b| b.iter(|| run_query(&engine, &set, black_box(q))));
+    }
+    g.finish();
+
+    // The per-document check alone: one string equality, bytes vs ICU.
+    let binary = Filter::parse(&rawdoc! { "k": "user-04242" }).unwrap();
+    let collated = Filter::parse(&rawdoc! { "k": "USER-04242" })
+        .unwrap()
+        .collated(Some(case_insensitive()));
+    let regex = Filter::parse(&rawdoc! { "k": { "$regex": "^user-042" } }).unwrap();
+    let doc = rawdoc! { "_id": 1, "k": "user-04242", "payload": "p".repeat(100) };
+    let mut g = c.benchmark_group("string_match");
+    g.bench_function("binary", |b| b.iter(|| binary.matches(black_box(&doc))));
+    g.bench_function("collated", |b| b.iter(|| collated.matches(black_box(&doc))));
+    g.bench_function("regex_prefix", |b| {
+        b.iter(|| regex.matches(black_box(&doc)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, encoding, matching, ttl_chunk, indexed_strings);
 criterion_main!(benches);
