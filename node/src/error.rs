@@ -112,6 +112,7 @@ code_table! {
     MISSING_FIELD = 40414, "Location40414";
     UNKNOWN_FIELD = 40415, "Location40415";
     OP_MSG_WITHOUT_DB = 40571, "Location40571";
+    INVALID_REGEX = 51091, "Location51091";
     EMPTY_SUB_PROJECTION = 51270, "Location51270";
     OP_QUERY_NOT_A_COMMAND = 5739101, "Location5739101";
 }
@@ -177,6 +178,8 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         UnwindWithoutPath => UNWIND_WITHOUT_PATH,
         UnwindPathWithoutDollar => UNWIND_PATH_WITHOUT_DOLLAR,
         CountFieldInvalid => COUNT_FIELD_INVALID,
+        DocumentValidationFailure => DOCUMENT_VALIDATION_FAILURE,
+        InvalidRegex => INVALID_REGEX,
         Corrupt | Engine => INTERNAL_ERROR,
     }
 }

@@ -138,6 +138,10 @@ pub enum ErrorKind {
     UnwindPathWithoutDollar,
     /// `$count`'s field is empty, `$`-prefixed or dotted; location 40156.
     CountFieldInvalid,
+    /// A write would store a document its collection's validator rejects.
+    DocumentValidationFailure,
+    /// A regular expression does not compile; location 51091.
+    InvalidRegex,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// The storage engine failed.
