@@ -5,4 +5,6 @@
 mod explain;
 mod options;
 
-pub use options::{ValidationAction, ValidationLevel, Validator, parse_validator};
+pub use options::{
+    ValidationAction, ValidationLevel, Validator, order_validation_options, parse_validator,
+};

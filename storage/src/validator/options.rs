@@ -105,6 +105,16 @@ pub fn parse_validator(validator: &RawDocument) -> Result<Filter> {
     Filter::parse(validator)
 }
 
+/// Puts `validator`, `validationLevel` and `validationAction` after the
+/// other collection options, in that order, as mongod lists them.
+pub fn order_validation_options(options: &mut Document) {
+    for field in ["validator", "validationLevel", "validationAction"] {
+        if let Some(value) = options.remove(field) {
+            options.insert(field, value);
+        }
+    }
+}
+
 /// Refuses the operators mongod does not allow in a validator, wherever
 /// `$and`/`$or`/`$nor` nest them.
 fn refuse_banned(filter: &RawDocument) -> Result<()> {
