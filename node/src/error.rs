@@ -288,6 +288,31 @@ mod tests {
     }
 
     #[test]
+    fn validation_failures_carry_err_info_in_write_errors_and_replies() {
+        let e: CommandError = StorageError::new(
+            ErrorKind::DocumentValidationFailure,
+            "Document failed validation",
+        )
+        .with_detail(doc! { "errInfo": { "failingDocumentId": 1, "details": {} } })
+        .into();
+        assert_eq!(
+            (e.code, code_name(e.code).as_str()),
+            (121, "DocumentValidationFailure")
+        );
+        let w = e.to_write_error(0);
+        assert_eq!(
+            w.get_document("errInfo")
+                .unwrap()
+                .get_i32("failingDocumentId")
+                .unwrap(),
+            1
+        );
+        let reply = e.to_reply();
+        assert!(reply.get_document("errInfo").is_ok());
+        assert_eq!(code_of(ErrorKind::InvalidRegex), 51091);
+    }
+
+    #[test]
     fn unnamed_codes_are_locations() {
         assert_eq!(code_name(codes::UNKNOWN_FIELD), "Location40415");
         assert_eq!(code_name(12345), "Location12345");

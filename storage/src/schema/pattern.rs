@@ -27,10 +27,7 @@ impl Pattern {
             }),
             Err(e) => Err(Error::new(
                 ErrorKind::InvalidRegex,
-                format!(
-                    "Regular expression is invalid: {}",
-                    first_line(&e.to_string())
-                ),
+                format!("Regular expression is invalid: {}", summary(&e.to_string())),
             )),
         }
     }
@@ -56,9 +53,9 @@ impl Pattern {
     }
 }
 
-/// The crate's messages span several lines (with a caret diagram); the
-/// last line says what is wrong.
-fn first_line(message: &str) -> &str {
+/// The crate's messages span several lines (a caret diagram, then
+/// `error: …`); only the line saying what is wrong goes to the client.
+fn summary(message: &str) -> &str {
     message
         .lines()
         .rev()

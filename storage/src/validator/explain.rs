@@ -19,6 +19,7 @@ use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 use crate::encoding::display::type_name;
 use crate::query::filter::{Filter, is_operator_document};
 use crate::query::path::{LeafArray, any_candidate, elements};
+use crate::query::value::truthy;
 use crate::schema::JsonSchema;
 
 /// At most this many values are listed as `consideredValues`
@@ -299,18 +300,13 @@ fn form(op: &str, spec: &RawDocument) -> LeafForm {
 
 /// The truthiness of `$exists`'s argument in `{path: {$exists: v}}`.
 fn exists_argument(spec: &RawDocument) -> bool {
-    let arg = spec
-        .iter()
+    spec.iter()
         .filter_map(|item| item.ok())
         .find_map(|(_, v)| match v {
             RawBsonRef::Document(ops) => ops.get("$exists").ok().flatten(),
             _ => None,
-        });
-    !matches!(
-        arg,
-        Some(RawBsonRef::Boolean(false) | RawBsonRef::Null | RawBsonRef::Undefined)
-            | Some(RawBsonRef::Int32(0) | RawBsonRef::Int64(0))
-    ) && !matches!(arg, Some(RawBsonRef::Double(x)) if x == 0.0)
+        })
+        .is_some_and(truthy)
 }
 
 /// `{operatorName, specifiedAs, reason, considered values…}` for one
