@@ -187,6 +187,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         UnwindWithoutPath => UNWIND_WITHOUT_PATH,
         UnwindPathWithoutDollar => UNWIND_PATH_WITHOUT_DOLLAR,
         CountFieldInvalid => COUNT_FIELD_INVALID,
+        DocumentValidationFailure => DOCUMENT_VALIDATION_FAILURE,
         Corrupt | Engine => INTERNAL_ERROR,
     }
 }
@@ -292,6 +293,31 @@ mod tests {
         let w = e.to_write_error(3);
         assert_eq!(w.get_i32("index").unwrap(), 3);
         assert!(w.contains_key("keyPattern"));
+    }
+
+    #[test]
+    fn validation_failures_carry_err_info_in_write_errors_and_replies() {
+        let e: CommandError = StorageError::new(
+            ErrorKind::DocumentValidationFailure,
+            "Document failed validation",
+        )
+        .with_detail(doc! { "errInfo": { "failingDocumentId": 1, "details": {} } })
+        .into();
+        assert_eq!(
+            (e.code, code_name(e.code).as_str()),
+            (121, "DocumentValidationFailure")
+        );
+        let w = e.to_write_error(0);
+        assert_eq!(
+            w.get_document("errInfo")
+                .unwrap()
+                .get_i32("failingDocumentId")
+                .unwrap(),
+            1
+        );
+        let reply = e.to_reply();
+        assert!(reply.get_document("errInfo").is_ok());
+        assert_eq!(code_of(ErrorKind::InvalidRegex), 51091);
     }
 
     #[test]

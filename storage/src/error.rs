@@ -150,6 +150,8 @@ pub enum ErrorKind {
     UnknownField,
     /// A collation names a collator version ebb does not have.
     IncompatibleCollationVersion,
+    /// A write would store a document its collection's validator rejects.
+    DocumentValidationFailure,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// The storage engine failed.

@@ -9,6 +9,9 @@
 //! - `catalog`: collection and index records.
 //! - `query`: the query language (paths, filters, projection, sort), the
 //!   planner and the executor.
+//! - `schema`: `$jsonSchema` (parse, match, explain a failure).
+//! - `validator`: a collection's document validator (`validator`,
+//!   `validationLevel`, `validationAction`) and its error details.
 //! - `update`: update documents and their operators.
 //! - `pipeline`: aggregation (stages, expressions, accumulators).
 //! - `index`: index entry keys and the collection handle ([`IndexSet`]).
@@ -28,8 +31,10 @@ pub mod error;
 pub mod index;
 pub mod pipeline;
 pub mod query;
+pub mod schema;
 pub mod ttl;
 pub mod update;
+pub mod validator;
 pub mod write;
 
 pub use error::{Error, ErrorKind, Result};

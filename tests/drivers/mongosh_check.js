@@ -1,4 +1,5 @@
-// mongosh against ebbd: connect, insertOne, find, createIndex, getIndexes (issue 2).
+// mongosh against ebbd: connect, insertOne, find, createIndex, getIndexes (issue 2);
+// the TTL page's schema-validation example (issue 11).
 const name = 'mongosh_' + Math.floor(Math.random() * 1e9);
 const d = db.getSiblingDB(name);
 const check = (cond, what) => { if (!cond) { throw new Error('check failed: ' + what); } };
@@ -26,5 +27,38 @@ let dup = false;
 try { d.sessions.insertOne({ user: 'alice', sid: 's2' }); } catch (e) { dup = e.code === 11000; }
 check(dup, 'case-insensitive unique index');
 
+
+// The TTL manual page's schema-validation example, verbatim (issue 11,
+// spec section M).
+d.createCollection(
+"eventlog",
+{
+validator: {
+$jsonSchema: {
+bsonType: "object",
+required: [ "lastModifiedDate" ],
+properties: {
+lastModifiedDate: {
+bsonType: "date",
+description: "Must be a valid date."
+}
+}
+}
+}
+}
+)
+d.eventlog.insertOne({ lastModifiedDate: new Date() });
+let refused = null;
+try { d.eventlog.insertOne({ lastModifiedDate: 'yesterday' }); } catch (e) { refused = e; }
+check(refused !== null && refused.code === 121, 'an invalid insert fails with 121');
+const rule = refused.errInfo.details.schemaRulesNotSatisfied[0];
+const property = rule.propertiesNotSatisfied[0];
+check(rule.operatorName === 'properties' && property.propertyName === 'lastModifiedDate' &&
+      property.description === 'Must be a valid date.' &&
+      property.details[0].operatorName === 'bsonType' &&
+      property.details[0].consideredType === 'string', 'errInfo explains the failure');
+check(d.eventlog.countDocuments({}) === 1, 'only the valid document is stored');
+check(d.getCollectionInfos({ name: 'eventlog' })[0].options.validator.$jsonSchema.required[0] === 'lastModifiedDate',
+      'listCollections shows the validator');
 d.dropDatabase();
 print('mongosh checks passed');

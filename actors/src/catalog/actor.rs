@@ -1,7 +1,7 @@
 //! `CatalogActor`: owns collection and index metadata.
 //!
 //! Every DDL operation (create/drop collection, database, index; rename;
-//! index option changes) runs here, one at a time: each handler returns an
+//! index option and validation changes) runs here, one at a time: each handler returns an
 //! `AtomicResponse`, so the next DDL message is not looked at until the
 //! current one — including any index build it waits for — has finished.
 //! The catalog's state travels through each operation as an owned value
@@ -22,6 +22,9 @@ use ebb_storage::IndexSet;
 use ebb_storage::catalog::{self, CollectionMeta, IndexMeta};
 use ebb_storage::encoding::display::shell;
 use ebb_storage::engine::Cf;
+use ebb_storage::validator::{
+    ValidationAction, ValidationLevel, Validator, order_validation_options,
+};
 use ebb_storage::{Error, ErrorKind, Result};
 
 use super::view::{CatalogState, CatalogView};
@@ -223,6 +226,10 @@ impl CatalogCore {
                 format!("Collection {db}.{name} already exists."),
             ));
         }
+        // A validator the collection may not have is refused before
+        // anything is created.
+        let uuid = new_uuid();
+        Validator::from_options(db, name, &uuid, &options)?;
         let id = self.create_cfs(1).await?[0];
         let mut id_index = CollectionMeta::id_index(id);
         id_index.settle_collation(options.get_document("collation").ok());
@@ -230,7 +237,7 @@ impl CatalogCore {
             id,
             db: db.to_owned(),
             name: name.to_owned(),
-            uuid: new_uuid(),
+            uuid,
             options,
             indexes: vec![id_index],
         };
@@ -578,6 +585,62 @@ impl CatalogCore {
     }
 }
 
+impl CatalogCore {
+    /// `collMod`'s validation options. A new validator replaces the old one
+    /// (an empty one removes it); a new level or action writes both the
+    /// level and the action, as mongod stores them.
+    async fn modify_validation(
+        &mut self,
+        db: &str,
+        name: &str,
+        change: ValidationChange,
+    ) -> Result<()> {
+        let Some(entry) = self.state.get(db, name).cloned() else {
+            return Err(Error::new(
+                ErrorKind::NamespaceNotFound,
+                format!("ns does not exist: {db}.{name}"),
+            ));
+        };
+        let mut meta = entry.set.meta.clone();
+        let options = &mut meta.options;
+        match change.validator {
+            Some(validator) if validator.is_empty() => {
+                options.remove("validator");
+            }
+            Some(validator) => {
+                options.insert("validator", validator);
+            }
+            None => {}
+        }
+        if change.level.is_some() || change.action.is_some() {
+            let current = |field: &str| options.get_str(field).ok().map(str::to_owned);
+            let level = change
+                .level
+                .map(|l| l.name().to_owned())
+                .or_else(|| current("validationLevel"));
+            let action = change
+                .action
+                .map(|a| a.name().to_owned())
+                .or_else(|| current("validationAction"));
+            options.insert(
+                "validationLevel",
+                level.unwrap_or_else(|| ValidationLevel::default().name().to_owned()),
+            );
+            options.insert(
+                "validationAction",
+                action.unwrap_or_else(|| ValidationAction::default().name().to_owned()),
+            );
+        }
+        order_validation_options(options);
+        Validator::from_options(db, name, &meta.uuid, &meta.options)?;
+        if meta != entry.set.meta {
+            self.replace_meta(&entry, meta, vec![]).await?;
+            tracing::info!(ns = %format!("{db}.{name}"), "changed validation options");
+        }
+        Ok(())
+    }
+}
+
 fn same_key(a: &IndexMeta, b: &IndexMeta) -> bool {
     let mut a = a.clone();
     a.unique = b.unique;
@@ -743,6 +806,24 @@ pub struct RenameCollection {
     pub drop_target: bool,
 }
 
+/// New validation options for `collMod`; `None` leaves one unchanged.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ValidationChange {
+    /// A new validator; an empty document removes the validator.
+    pub validator: Option<bson::Document>,
+    pub level: Option<ValidationLevel>,
+    pub action: Option<ValidationAction>,
+}
+
+/// `collMod`'s `validator`, `validationLevel` and `validationAction`.
+#[derive(Message)]
+#[rtype(result = "Result<()>")]
+pub struct ModifyValidation {
+    pub db: String,
+    pub name: String,
+    pub change: ValidationChange,
+}
+
 #[derive(Message)]
 #[rtype(result = "Result<IndexChangeOutcome>")]
 pub struct ModifyIndex {
@@ -847,6 +928,17 @@ impl Handler<ModifyIndex> for CatalogActor {
     fn handle(&mut self, m: ModifyIndex, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
             let r = core.modify_index(&m.db, &m.name, m.change).await;
+            (core, r)
+        })
+    }
+}
+
+impl Handler<ModifyValidation> for CatalogActor {
+    type Result = AtomicResponse<Self, Result<()>>;
+
+    fn handle(&mut self, m: ModifyValidation, _: &mut Context<Self>) -> Self::Result {
+        self.ddl(|mut core| async move {
+            let r = core.modify_validation(&m.db, &m.name, m.change).await;
             (core, r)
         })
     }

@@ -8,6 +8,7 @@ mod view;
 pub use actor::{
     CatalogActor, CatalogCore, CreateCollection, CreateIndexes, CreateIndexesOutcome,
     DropCollection, DropDatabase, DropIndexes, DropTarget, EnsureCollection, IndexChange,
-    IndexChangeOutcome, IndexTarget, MAX_INDEXES, ModifyIndex, RenameCollection,
+    IndexChangeOutcome, IndexTarget, MAX_INDEXES, ModifyIndex, ModifyValidation, RenameCollection,
+    ValidationChange,
 };
 pub use view::{CatalogState, CatalogView};

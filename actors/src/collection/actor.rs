@@ -357,7 +357,7 @@ impl Handler<InsertDocs> for CollectionActor {
 
     fn handle(&mut self, msg: InsertDocs, ctx: &mut Context<Self>) -> Self::Result {
         let rx = self.write(ctx, msg.sync, move |engine, set| {
-            ops::insert(engine, set, msg.docs, msg.ordered)
+            ops::insert_with(engine, set, msg.docs, msg.ordered, msg.bypass_validation)
         });
         self.answer(rx, |act, out| {
             act.note_due(out.earliest_due);

@@ -19,6 +19,8 @@ pub struct InsertDocs {
     pub ordered: bool,
     /// `j: true`: durable before acknowledged.
     pub sync: bool,
+    /// `bypassDocumentValidation: true`.
+    pub bypass_validation: bool,
 }
 
 /// Updates documents.

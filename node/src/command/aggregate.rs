@@ -47,6 +47,9 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let Some(pipeline) = args.array("pipeline")? else {
         return Err(args.missing("pipeline"));
     };
+    // Only a writing stage ($out, $merge) validates documents; ebb has
+    // none, so the flag has nothing to bypass (mongod accepts it too).
+    args.bool("bypassDocumentValidation")?;
     let explain = args.bool("explain")?.unwrap_or(false);
     if explain {
         return Err(StorageError::not_implemented("aggregate with explain").into());

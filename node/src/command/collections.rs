@@ -5,8 +5,9 @@ use bson::{Bson, Document, RawBsonRef, RawDocumentBuf, doc};
 use ebb_actors::catalog::{CreateCollection, DropCollection, DropDatabase, RenameCollection};
 use ebb_storage::encoding::collation::Choice;
 use ebb_storage::query::filter::Filter;
+use ebb_storage::validator::order_validation_options;
 
-use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query};
+use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query, validation};
 use crate::args::Args;
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -46,7 +47,6 @@ pub async fn create(req: Request) -> CommandResult {
     let collation = query::collation(args.get("collation"))?;
     for field in [
         "capped",
-        "validator",
         "timeseries",
         "clusteredIndex",
         "viewOn",
@@ -63,10 +63,13 @@ pub async fn create(req: Request) -> CommandResult {
             }
         }
     }
+    validation::parse(&args)?;
     let mut options = Document::new();
     for el in req.body.iter().skip(1) {
         let (k, v) = el?;
-        if CREATE_ARGS.contains(&k.as_str()) {
+        // An empty validator is no validator.
+        let empty = matches!(v, RawBsonRef::Document(d) if d.is_empty());
+        if CREATE_ARGS.contains(&k.as_str()) && !(k.as_str() == "validator" && empty) {
             options.insert(k.as_str(), Bson::try_from(v)?);
         }
     }
@@ -80,6 +83,7 @@ pub async fn create(req: Request) -> CommandResult {
             options.remove("collation");
         }
     }
+    order_validation_options(&mut options);
     req.node
         .catalog
         .send(CreateCollection {

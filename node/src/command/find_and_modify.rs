@@ -91,6 +91,7 @@ impl FindAndModifyCommand {
             update,
             return_new,
             upsert,
+            bypass_validation: args.bool("bypassDocumentValidation")?.unwrap_or(false),
         };
         Ok(FindAndModifyCommand {
             collection: name.to_owned(),

@@ -1,5 +1,6 @@
 //! Index commands: `createIndexes`, `listIndexes`, `dropIndexes`, and
-//! `collMod`'s index options (`expireAfterSeconds`, `hidden`).
+//! `collMod` (its index options `expireAfterSeconds` and `hidden`; its
+//! validation options are `validation`'s).
 //!
 //! `createIndexes` validates in MongoDB's order: every spec's shape first
 //! (unknown fields → 197, key pattern → 67, the `_id` index's allow-list →
@@ -9,14 +10,14 @@
 
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 use ebb_actors::catalog::{
-    CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyIndex,
+    CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyIndex, ValidationChange,
 };
 use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta};
 use ebb_storage::encoding::collation::Collation;
 use ebb_storage::encoding::display::shell;
 use ebb_storage::query::filter::Filter;
 
-use super::{Request, check_collection_name, check_db_name, cursor_reply, ok};
+use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, validation};
 use crate::args::{Args, as_f64, is_number, type_name};
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -430,7 +431,9 @@ const COLL_MOD_INDEX_FIELDS: &[&str] = &[
 ];
 
 /// `collMod`: ebb supports changing an index's `expireAfterSeconds` (or
-/// making a single-field index TTL) and `hidden`.
+/// making a single-field index TTL) and `hidden`, and the collection's
+/// validator, validation level and validation action (applied after the
+/// index change, once everything has parsed).
 pub async fn coll_mod(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, COLL_MOD_ARGS)?;
     let name = args.collection()?;
@@ -444,17 +447,30 @@ pub async fn coll_mod(req: Request) -> CommandResult {
             "no expireAfterSeconds field for a collection that is not clustered or time-series",
         ));
     }
-    for unsupported in COLL_MOD_ARGS
-        .iter()
-        .filter(|a| !matches!(**a, "index" | "expireAfterSeconds" | "dryRun"))
-    {
+    for unsupported in COLL_MOD_ARGS.iter().filter(|a| {
+        !matches!(
+            **a,
+            "index"
+                | "expireAfterSeconds"
+                | "dryRun"
+                | "validator"
+                | "validationLevel"
+                | "validationAction"
+        )
+    }) {
         if args.has(unsupported) {
             return Err(CommandError::invalid_options(format!(
                 "the collMod option '{unsupported}' is not supported by ebb"
             )));
         }
     }
+    let validation = validation::parse(&args)?;
+    let changes_validation = validation != ValidationChange::default();
     let Some(index) = args.doc("index")? else {
+        if changes_validation {
+            validation::modify(&req, name, validation).await?;
+            return ok(doc! {});
+        }
         // Nothing to change; MongoDB still checks that the collection exists.
         if req.node.collection(&req.db, name).is_none() {
             return Err(CommandError::new(
@@ -594,6 +610,9 @@ pub async fn coll_mod(req: Request) -> CommandResult {
             change,
         })
         .await??;
+    if changes_validation {
+        validation::modify(&req, name, validation).await?;
+    }
     let mut reply = Document::new();
     if expire.is_some() {
         if let Some(old) = out.before.expire_after_seconds {

@@ -18,6 +18,8 @@ pub struct InsertCommand {
     pub ordered: bool,
     /// `j: true`: durable before acknowledged.
     pub sync: bool,
+    /// `bypassDocumentValidation: true`.
+    pub bypass_validation: bool,
 }
 
 impl InsertCommand {
@@ -30,6 +32,7 @@ impl InsertCommand {
                 .collect(),
             ordered: ordered(args)?,
             sync: args.journaled(),
+            bypass_validation: args.bool("bypassDocumentValidation")?.unwrap_or(false),
         })
     }
 }
@@ -41,12 +44,14 @@ pub async fn insert(req: Request) -> CommandResult {
         documents,
         ordered,
         sync,
+        bypass_validation,
     } = InsertCommand::parse(&args)?;
     let count = documents.len() as u64;
     let outcome = send_write(&req, &collection, true, || InsertDocs {
         docs: documents.clone(),
         ordered,
         sync,
+        bypass_validation,
     })
     .await?
     .expect("inserts create their collection");

@@ -23,6 +23,7 @@ pub mod query;
 pub mod status;
 pub mod table;
 pub mod update;
+pub mod validation;
 pub mod write;
 
 pub use common::{

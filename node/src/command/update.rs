@@ -46,13 +46,14 @@ impl UpdateCommand {
     /// statement says (an unknown operator, a bad filter) is its write error.
     pub fn parse(args: &Args<'_>) -> CommandResult<UpdateCommand> {
         let ordered = ordered(args)?;
+        let bypass_validation = args.bool("bypassDocumentValidation")?.unwrap_or(false);
         Ok(UpdateCommand {
             collection: args.collection()?.to_owned(),
             ordered,
             sync: args.journaled(),
             statements: statements(args, "updates", ordered, |st| {
                 check_shape(st)?;
-                Ok(parse_statement(st))
+                Ok(parse_statement(st, bypass_validation))
             })?,
         })
     }
@@ -147,7 +148,10 @@ fn check_shape(st: &bson::RawDocument) -> CommandResult<()> {
     Ok(())
 }
 
-fn parse_statement(st: &bson::RawDocument) -> CommandResult<UpdateStatement> {
+fn parse_statement(
+    st: &bson::RawDocument,
+    bypass_validation: bool,
+) -> CommandResult<UpdateStatement> {
     if st.get("arrayFilters")?.is_some() {
         return Err(unsupported("arrayFilters"));
     }
@@ -171,5 +175,6 @@ fn parse_statement(st: &bson::RawDocument) -> CommandResult<UpdateStatement> {
         multi,
         upsert: flag("upsert"),
         hint: query::hint(st.get("hint")?)?,
+        bypass_validation,
     })
 }

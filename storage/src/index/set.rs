@@ -1,8 +1,9 @@
 //! The collection handle every storage operation takes: a collection's
-//! catalog record with the key generators of its secondary indexes built
-//! once. It is immutable: a DDL change (new index, dropped index, collMod)
-//! builds a new set, and the collection's writer switches to it between
-//! jobs, so one write never sees two versions of the indexes.
+//! catalog record with the key generators of its secondary indexes and its
+//! document validator built once. It is immutable: a DDL change (new
+//! index, dropped index, collMod) builds a new set, and the collection's
+//! writer switches to it between jobs, so one write never sees two
+//! versions of the indexes or of the validator.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use super::keygen::KeyGen;
 use crate::catalog::CollectionMeta;
 use crate::engine::Cf;
 use crate::error::Result;
+use crate::validator::Validator;
 
 /// A collection's metadata with its index key generators built once.
 #[derive(Debug)]
@@ -17,6 +19,8 @@ pub struct IndexSet {
     pub meta: CollectionMeta,
     /// Secondary indexes, in catalog order.
     pub keygens: Vec<KeyGen>,
+    /// The collection's validator, if it has one.
+    pub validator: Option<Validator>,
 }
 
 impl IndexSet {
@@ -25,7 +29,12 @@ impl IndexSet {
             .secondary_indexes()
             .map(KeyGen::new)
             .collect::<Result<_>>()?;
-        Ok(Arc::new(IndexSet { meta, keygens }))
+        let validator = Validator::from_options(&meta.db, &meta.name, &meta.uuid, &meta.options)?;
+        Ok(Arc::new(IndexSet {
+            meta,
+            keygens,
+            validator,
+        }))
     }
 
     pub fn ns(&self) -> String {

@@ -10,25 +10,26 @@
 //! path test rather than each candidate.
 //!
 //! Supported: `$eq $ne $gt $gte $lt $lte $in $nin $exists $not $all
-//! $elemMatch $size $type $regex $and $or $nor $comment` (regexes also as
-//! values, in `$in`/`$nin`/`$all` and under `$not`). `$expr`, `$where`,
-//! `$text`, geo and bit operators are rejected as not supported yet. This module does not plan, read storage or evaluate aggregation
+//! $elemMatch $size $type $regex $and $or $nor $comment $jsonSchema`
+//! (regexes also as values, in `$in`/`$nin`/`$all` and under `$not`; the
+//! schema itself is `crate::schema`'s). `$expr`, `$where`, `$text`, geo
+//! and bit operators are rejected as not supported yet. This module does
+//! not plan, read storage or evaluate aggregation
 //! expressions.
 
 use std::cmp::Ordering;
-
 use std::sync::Arc;
 
-use bson::spec::ElementType;
 use bson::{RawArray, RawBson, RawBsonRef, RawDocument};
 
 use super::path::{LeafArray, any_candidate, elements};
 use super::regex::Regex;
-use super::value::{element, is_nan, number_as_f64, truthy};
+use super::value::{TYPE_ALIASES, element, is_nan, number_as_f64, truthy, type_code};
 use crate::encoding::bracket::canonical_type;
 use crate::encoding::cmp::Cmp;
 use crate::encoding::collation::Collation;
 use crate::error::{Error, ErrorKind, Result};
+use crate::schema::JsonSchema;
 
 /// A parsed filter, with the collation its string comparisons use.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +53,8 @@ pub enum Expr {
     AlwaysTrue,
     /// Matches no document (`$alwaysFalse`).
     AlwaysFalse,
+    /// The document satisfies a `$jsonSchema`.
+    JsonSchema(Arc<JsonSchema>),
 }
 
 /// A predicate on the value(s) at one path.
@@ -201,7 +204,8 @@ impl Expr {
         match self {
             Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().for_each(|e| e.visit_regexes(f)),
             Expr::Path { pred, .. } => pred.visit_regexes(f),
-            Expr::AlwaysTrue | Expr::AlwaysFalse => {}
+            // A schema's patterns are its own (`schema::pattern`).
+            Expr::AlwaysTrue | Expr::AlwaysFalse | Expr::JsonSchema(_) => {}
         }
     }
 
@@ -214,6 +218,7 @@ impl Expr {
             Expr::Path { path, pred } => pred.matches_at(doc, path, cmp),
             Expr::AlwaysTrue => true,
             Expr::AlwaysFalse => false,
+            Expr::JsonSchema(schema) => schema.matches(doc),
         }
     }
 }
@@ -322,14 +327,6 @@ impl TypeSet {
     }
 }
 
-/// MongoDB's type number for a value.
-fn type_code(value: RawBsonRef<'_>) -> i32 {
-    match value.element_type() {
-        ElementType::MinKey => -1,
-        other => i32::from(other as u8),
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
     Eq,
@@ -390,14 +387,14 @@ fn in_list(list: &[RawBson], candidate: Option<RawBsonRef<'_>>, cmp: Cmp<'_>) ->
 // ---- parsing ----
 
 /// Top-level operators MongoDB knows but ebb does not evaluate yet.
-const UNSUPPORTED_TOP_LEVEL: &[&str] = &["$expr", "$where", "$text", "$jsonSchema", "$sampleRate"];
+const UNSUPPORTED_TOP_LEVEL: &[&str] = &["$expr", "$where", "$text", "$sampleRate"];
 
 /// Whether `name` is a top-level operator: inside `$elemMatch`, a document
 /// starting with one is a filter, not a list of predicates.
 fn is_top_level_operator(name: &str) -> bool {
     matches!(
         name,
-        "$and" | "$or" | "$nor" | "$comment" | "$alwaysTrue" | "$alwaysFalse"
+        "$and" | "$or" | "$nor" | "$comment" | "$alwaysTrue" | "$alwaysFalse" | "$jsonSchema"
     ) || UNSUPPORTED_TOP_LEVEL.contains(&name)
 }
 
@@ -438,30 +435,6 @@ fn is_path_operator(name: &str) -> bool {
             | "$options"
     ) || UNSUPPORTED_PATH_OPERATORS.contains(&name)
 }
-
-const TYPE_ALIASES: &[(&str, i32)] = &[
-    ("double", 1),
-    ("string", 2),
-    ("object", 3),
-    ("array", 4),
-    ("binData", 5),
-    ("undefined", 6),
-    ("objectId", 7),
-    ("bool", 8),
-    ("date", 9),
-    ("null", 10),
-    ("regex", 11),
-    ("dbPointer", 12),
-    ("javascript", 13),
-    ("symbol", 14),
-    ("javascriptWithScope", 15),
-    ("int", 16),
-    ("timestamp", 17),
-    ("long", 18),
-    ("decimal", 19),
-    ("minKey", -1),
-    ("maxKey", 127),
-];
 
 fn not_supported(what: &str) -> Error {
     Error::bad_value(format!("{what} is not supported yet"))
@@ -539,6 +512,7 @@ fn parse_top_level(name: &str, value: RawBsonRef<'_>) -> Result<Option<Expr>> {
         "$comment" => return Ok(None),
         "$alwaysTrue" => always(name, value, Expr::AlwaysTrue)?,
         "$alwaysFalse" => always(name, value, Expr::AlwaysFalse)?,
+        "$jsonSchema" => Expr::JsonSchema(Arc::new(JsonSchema::parse(value)?)),
         // DBRef fields are matched by plain equality.
         "$ref" | "$id" | "$db" => Expr::Path {
             path: name.to_owned(),
@@ -612,7 +586,7 @@ fn parse_field(path: &str, value: RawBsonRef<'_>, clauses: &mut Vec<Expr>) -> Re
 /// Whether a document is a list of operators (`{$gt: 1}`) rather than a
 /// value to compare with. A DBRef (`{$ref, $id}`) is a value; inside
 /// `$elemMatch` even a partial DBRef is.
-fn is_operator_document(doc: &RawDocument, partial_dbref_is_value: bool) -> bool {
+pub(crate) fn is_operator_document(doc: &RawDocument, partial_dbref_is_value: bool) -> bool {
     let keys: Vec<&str> = doc
         .iter()
         .map_while(|item| item.ok().map(|(key, _)| key.as_str()))

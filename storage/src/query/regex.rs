@@ -72,9 +72,15 @@ impl Regex {
             };
         }
         let compiled = builder.build().map_err(|e| {
+            // The engine's message may draw a caret diagram over several
+            // lines; the client gets its first line.
+            let e = e.to_string();
             Error::new(
                 ErrorKind::InvalidRegex,
-                format!("Regular expression is invalid: {e}"),
+                format!(
+                    "Regular expression is invalid: {}",
+                    e.lines().next().unwrap_or_default()
+                ),
             )
         })?;
         Ok(Regex {

@@ -1,6 +1,7 @@
 //! Small helpers the query language shares: field paths as projections
 //! and sorts accept them, MongoDB's truthiness, reading numeric arguments,
-//! NaN, and reading one element of a client document.
+//! NaN, `$type`'s type names, and reading one element of a client
+//! document.
 
 use bson::RawBsonRef;
 use bson::error::Error as BsonError;
@@ -41,6 +42,41 @@ pub(crate) fn field_path(path: &str) -> Result<Vec<&str>> {
         }
     }
     Ok(components)
+}
+
+/// `$type`'s (and `bsonType`'s) names for BSON types, with their type
+/// numbers (`-1` is MinKey, `127` MaxKey). `"number"` is not here: it names
+/// every numeric type at once.
+pub(crate) const TYPE_ALIASES: &[(&str, i32)] = &[
+    ("double", 1),
+    ("string", 2),
+    ("object", 3),
+    ("array", 4),
+    ("binData", 5),
+    ("undefined", 6),
+    ("objectId", 7),
+    ("bool", 8),
+    ("date", 9),
+    ("null", 10),
+    ("regex", 11),
+    ("dbPointer", 12),
+    ("javascript", 13),
+    ("symbol", 14),
+    ("javascriptWithScope", 15),
+    ("int", 16),
+    ("timestamp", 17),
+    ("long", 18),
+    ("decimal", 19),
+    ("minKey", -1),
+    ("maxKey", 127),
+];
+
+/// MongoDB's type number for a value (`-1` for MinKey).
+pub(crate) fn type_code(value: RawBsonRef<'_>) -> i32 {
+    match value.element_type() {
+        bson::spec::ElementType::MinKey => -1,
+        other => i32::from(other as u8),
+    }
 }
 
 /// MongoDB's notion of a true value (`$exists: <v>`, projection flags):

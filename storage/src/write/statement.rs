@@ -50,7 +50,20 @@ pub fn insert(
     docs: Vec<RawDocumentBuf>,
     ordered: bool,
 ) -> Result<InsertOutcome> {
+    insert_with(engine, set, docs, ordered, false)
+}
+
+/// [`insert`], storing the documents unchecked by the collection's
+/// validator when `bypass_validation` (`bypassDocumentValidation`).
+pub fn insert_with(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    docs: Vec<RawDocumentBuf>,
+    ordered: bool,
+    bypass_validation: bool,
+) -> Result<InsertOutcome> {
     let mut w = Writer::new(engine, set);
+    w.bypass_validation(bypass_validation);
     let mut out = InsertOutcome::default();
     for (index, doc) in docs.into_iter().enumerate() {
         let result = prepare_insert(doc).and_then(|doc| {
@@ -139,6 +152,8 @@ pub struct UpdateStatement {
     pub multi: bool,
     pub upsert: bool,
     pub hint: Option<Hint>,
+    /// `bypassDocumentValidation: true` on the command.
+    pub bypass_validation: bool,
 }
 
 /// Result of an `update`.
@@ -162,6 +177,7 @@ pub fn update(
     let mut out = UpdateOutcome::default();
     let mut w = Writer::new(engine, set);
     for (index, st) in statements.into_iter().enumerate() {
+        w.bypass_validation(st.bypass_validation);
         let result = update_one_statement(engine, set, &mut w, &st, now, &mut out);
         w.commit(false)?;
         match result {
@@ -268,6 +284,8 @@ pub struct FindAndModify {
     /// Return the document after the change.
     pub return_new: bool,
     pub upsert: bool,
+    /// `bypassDocumentValidation: true`.
+    pub bypass_validation: bool,
 }
 
 /// Result of a `findAndModify`.
@@ -288,6 +306,7 @@ pub fn find_and_modify(
 ) -> Result<FindAndModifyOutcome> {
     let mut out = FindAndModifyOutcome::default();
     let mut w = Writer::new(engine, set);
+    w.bypass_validation(fam.bypass_validation);
     let q = QuerySpec {
         filter: fam.filter.clone(),
         sort: fam.sort.clone(),

@@ -8,6 +8,10 @@
 //! keys) so that, for example, two documents with the same `_id` in one
 //! `insert` collide even though neither is committed yet.
 //!
+//! Every document it stores (insert or replace) first passes the
+//! collection's validator, unless the write bypasses validation; removals
+//! are never validated.
+//!
 //! Statement-level operations (delete/update by filter, index builds) live
 //! in `statement`, TTL expiry in [`crate::ttl`]; this module only knows
 //! single documents.
@@ -35,6 +39,8 @@ pub struct Writer<'e> {
     ns: String,
     /// The earliest TTL due time among the entries this writer put.
     earliest_due: Option<i64>,
+    /// `bypassDocumentValidation: true`: documents are stored unchecked.
+    bypass_validation: bool,
 }
 
 /// Encodes a document's `_id` as its record key.
@@ -52,6 +58,22 @@ impl<'e> Writer<'e> {
             unique: HashMap::new(),
             ns: set.ns(),
             earliest_due: None,
+            bypass_validation: false,
+        }
+    }
+
+    /// Stores documents without checking them against the collection's
+    /// validator (`bypassDocumentValidation`).
+    pub fn bypass_validation(&mut self, bypass: bool) {
+        self.bypass_validation = bypass;
+    }
+
+    /// Checks a document about to be stored against the validator;
+    /// `before` is the version an update replaces.
+    fn validate(&self, doc: &RawDocument, before: Option<&RawDocument>) -> Result<()> {
+        match &self.set.validator {
+            Some(validator) if !self.bypass_validation => validator.check(&self.ns, doc, before),
+            _ => Ok(()),
         }
     }
 
@@ -101,6 +123,7 @@ impl<'e> Writer<'e> {
 
     /// Inserts a prepared document (see [`prepare_insert`]).
     pub fn insert(&mut self, doc: &RawDocument) -> Result<()> {
+        self.validate(doc, None)?;
         let id = doc
             .get("_id")?
             .ok_or_else(|| Error::bad_value("document has no _id"))?;
@@ -164,6 +187,7 @@ impl<'e> Writer<'e> {
     /// entries that differ.
     pub fn replace(&mut self, id_key: &[u8], old: &RawDocument, new: &RawDocument) -> Result<()> {
         check_size(new)?;
+        self.validate(new, Some(old))?;
         let set = self.set;
         let mut old_entries = Vec::new();
         let mut new_entries = Vec::new();
