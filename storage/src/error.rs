@@ -138,6 +138,14 @@ pub enum ErrorKind {
     UnwindPathWithoutDollar,
     /// `$count`'s field is empty, `$`-prefixed or dotted; location 40156.
     CountFieldInvalid,
+    /// `$replaceRoot`'s new root is not a document; location 40228.
+    ReplaceRootNotObject,
+    /// `$replaceRoot` was given something other than a document; 40229.
+    ReplaceRootSpecNotObject,
+    /// A specification lacks a required field; location 40414.
+    MissingField,
+    /// A specification has a field it does not know; location 40415.
+    UnknownField,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// The storage engine failed.
