@@ -198,7 +198,7 @@ fn update_one_statement(
     let mut matched = 0u64;
     for_each_target(engine, set, q, limit, |found| {
         matched += 1;
-        if let Some(new) = st.update.apply(&found.doc, &ctx)? {
+        if let Some(new) = st.update.apply(&found.doc, &st.filter, &ctx)? {
             w.replace(&found.id_key, &found.doc, &new)?;
             out.n_modified += 1;
         }
@@ -301,6 +301,7 @@ pub fn find_and_modify(
         (Some(found), Some(spec)) => {
             let new = spec.apply(
                 &found.doc,
+                &fam.filter,
                 &UpdateContext {
                     is_insert: false,
                     now,
