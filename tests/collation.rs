@@ -512,3 +512,37 @@ async fn collated_index_scans_agree_with_collection_scans() {
         );
     }
 }
+
+/// update_arrayFilters.js: array filters compare strings with the
+/// statement's collation, as the `$` position does.
+#[tokio::test]
+async fn array_filters_follow_the_collation() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("af");
+    c.insert_one(doc! { "_id": 1, "a": ["foo", "FOO", "bar"] })
+        .await
+        .unwrap();
+    db.run_command(doc! { "update": "af", "updates": [{
+        "q": { "_id": 1 },
+        "u": { "$set": { "a.$[i]": "x" } },
+        "arrayFilters": [{ "i": "foo" }],
+        "collation": case_insensitive(),
+    }] })
+    .await
+    .unwrap();
+    let got = c.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(
+        got.get_array("a").unwrap(),
+        &vec![Bson::from("x"), Bson::from("x"), Bson::from("bar")]
+    );
+    db.run_command(doc! { "update": "af", "updates": [{
+        "q": { "a": "BAR" },
+        "u": { "$set": { "a.$": "y" } },
+        "collation": case_insensitive(),
+    }] })
+    .await
+    .unwrap();
+    let got = c.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(got.get_array("a").unwrap()[2], Bson::from("y"));
+}

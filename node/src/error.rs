@@ -104,6 +104,8 @@ code_table! {
     PROJECTION_INCLUSION_IN_EXCLUSION = 31253, "Location31253";
     PROJECTION_EXCLUSION_IN_INCLUSION = 31254, "Location31254";
     COUNT_FIELD_INVALID = 40156, "Location40156";
+    REPLACE_ROOT_NOT_OBJECT = 40228, "Location40228";
+    REPLACE_ROOT_SPEC_NOT_OBJECT = 40229, "Location40229";
     GROUP_FIELD_NOT_ACCUMULATOR = 40234, "Location40234";
     GROUP_FIELD_NOT_ONE_ACCUMULATOR = 40238, "Location40238";
     STAGE_NOT_ONE_FIELD = 40323, "Location40323";
@@ -116,6 +118,7 @@ code_table! {
     REGEX_OPTIONS_TWICE = 51075, "Location51075";
     REGEX_INVALID = 51091, "Location51091";
     REGEX_OPTIONS_INVALID = 51108, "Location51108";
+    CONSTANTS_NEED_PIPELINE = 51198, "Location51198";
     EMPTY_SUB_PROJECTION = 51270, "Location51270";
     OP_QUERY_NOT_A_COMMAND = 5739101, "Location5739101";
 }
@@ -188,6 +191,8 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         UnwindPathWithoutDollar => UNWIND_PATH_WITHOUT_DOLLAR,
         CountFieldInvalid => COUNT_FIELD_INVALID,
         DocumentValidationFailure => DOCUMENT_VALIDATION_FAILURE,
+        ReplaceRootNotObject => REPLACE_ROOT_NOT_OBJECT,
+        ReplaceRootSpecNotObject => REPLACE_ROOT_SPEC_NOT_OBJECT,
         Corrupt | Engine => INTERNAL_ERROR,
     }
 }

@@ -152,6 +152,10 @@ pub enum ErrorKind {
     IncompatibleCollationVersion,
     /// A write would store a document its collection's validator rejects.
     DocumentValidationFailure,
+    /// `$replaceRoot`'s new root is not a document; location 40228.
+    ReplaceRootNotObject,
+    /// `$replaceRoot` was given something other than a document; 40229.
+    ReplaceRootSpecNotObject,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// The storage engine failed.

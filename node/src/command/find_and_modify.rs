@@ -3,11 +3,12 @@
 
 use bson::{Bson, RawBsonRef, doc};
 use ebb_actors::collection::ModifyOne;
+use ebb_storage::Error as StorageError;
 use ebb_storage::query::projection::Projection;
 use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::FindAndModify;
 
-use super::write::{send_write, unsupported};
+use super::write::{array_filters, send_write};
 use super::{Request, check_collection_name, ok, query};
 use crate::args::Args;
 use crate::error::{CommandError, CommandResult};
@@ -42,16 +43,23 @@ impl FindAndModifyCommand {
     pub fn parse(args: &Args<'_>, db: &str) -> CommandResult<FindAndModifyCommand> {
         let name = args.collection()?;
         check_collection_name(db, name)?;
-        if args.has("arrayFilters") {
-            return Err(unsupported("arrayFilters"));
+        if args.has("let") {
+            return Err(StorageError::not_implemented("let on findAndModify").into());
         }
         let remove = args.bool("remove")?.unwrap_or(false);
         let return_new = args.bool("new")?.unwrap_or(false);
         let upsert = args.bool("upsert")?.unwrap_or(false);
+        let filters = array_filters(args.get("arrayFilters"), "findAndModify.arrayFilters")?;
+        let has_filters = !matches!(args.get("arrayFilters"), None | Some(RawBsonRef::Null));
         let update = match args.get("update") {
             None | Some(RawBsonRef::Null) => None,
+            Some(RawBsonRef::Array(_)) if has_filters => {
+                return Err(CommandError::failed_to_parse(
+                    "Cannot specify arrayFilters and a pipeline update",
+                ));
+            }
             Some(u @ (RawBsonRef::Document(_) | RawBsonRef::Array(_))) => {
-                Some(UpdateSpec::parse(u)?)
+                Some(UpdateSpec::parse(u, &filters)?)
             }
             Some(other) => {
                 return Err(args.wrong_type("update", &other, "types '[object, array]'"));
@@ -76,6 +84,11 @@ impl FindAndModifyCommand {
             (true, None) if upsert => {
                 return Err(CommandError::failed_to_parse(
                     "Cannot specify both upsert=true and remove=true",
+                ));
+            }
+            (true, None) if has_filters => {
+                return Err(CommandError::failed_to_parse(
+                    "Cannot specify arrayFilters and remove=true",
                 ));
             }
             _ => {}

@@ -8,16 +8,20 @@
 
 use bson::RawBsonRef;
 use ebb_actors::collection::UpdateDocs;
+use ebb_storage::Error as StorageError;
 use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::UpdateStatement;
 
 use super::write::{
-    Statements, map_errors, ordered, send_write, statements, unsupported, with_write_errors,
+    Statements, array_filters, map_errors, ordered, send_write, statements, with_write_errors,
 };
 use super::{Request, ok, query};
 use crate::args::{Args, type_name};
 use crate::context::NodeContext;
 use crate::error::{CommandError, CommandResult, codes};
+
+/// MongoDB's name for the statements' `arrayFilters`, in messages.
+const ARRAY_FILTERS: &str = "update.updates.arrayFilters";
 
 const ARGS: &[&str] = &["updates", "ordered", "bypassDocumentValidation", "let"];
 const STATEMENT: &[&str] = &[
@@ -45,6 +49,9 @@ impl UpdateCommand {
     /// Parses the command. A malformed statement fails the command; what a
     /// statement says (an unknown operator, a bad filter) is its write error.
     pub fn parse(args: &Args<'_>) -> CommandResult<UpdateCommand> {
+        if args.has("let") {
+            return Err(StorageError::not_implemented("let on update").into());
+        }
         let ordered = ordered(args)?;
         let bypass_validation = args.bool("bypassDocumentValidation")?.unwrap_or(false);
         Ok(UpdateCommand {
@@ -137,6 +144,7 @@ fn check_shape(st: &bson::RawDocument) -> CommandResult<()> {
             ));
         }
     }
+    array_filters(st.get("arrayFilters")?, ARRAY_FILTERS)?;
     for required in ["q", "u"] {
         if st.get(required)?.is_none() {
             return Err(CommandError::new(
@@ -152,15 +160,26 @@ fn parse_statement(
     st: &bson::RawDocument,
     bypass_validation: bool,
 ) -> CommandResult<UpdateStatement> {
-    if st.get("arrayFilters")?.is_some() {
-        return Err(unsupported("arrayFilters"));
-    }
     let q = st
         .get_document("q")
         .map_err(|_| CommandError::failed_to_parse("q must be an object"))?;
     let u = st.get("u")?.expect("checked by check_shape");
-    let update = UpdateSpec::parse(u)?;
+    let update = UpdateSpec::parse(u, &array_filters(st.get("arrayFilters")?, ARRAY_FILTERS)?)?;
     let flag = |f: &str| matches!(st.get(f), Ok(Some(RawBsonRef::Boolean(true))));
+    if st.get("c")?.is_some() {
+        return Err(match update {
+            UpdateSpec::Pipeline(_) => {
+                StorageError::not_implemented("constants ('c') in a pipeline-style update").into()
+            }
+            _ => CommandError::new(
+                codes::CONSTANTS_NEED_PIPELINE,
+                "Constant values may only be specified for pipeline updates",
+            ),
+        });
+    }
+    if flag("upsertSupplied") {
+        return Err(StorageError::not_implemented("upsertSupplied").into());
+    }
     let multi = flag("multi");
     if multi && matches!(update, UpdateSpec::Replacement(_)) {
         return Err(CommandError::failed_to_parse(

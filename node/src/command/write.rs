@@ -150,11 +150,36 @@ pub fn ordered(args: &Args<'_>) -> CommandResult<bool> {
     Ok(args.bool("ordered")?.unwrap_or(true))
 }
 
-pub fn unsupported(what: &str) -> CommandError {
-    CommandError::new(
-        codes::ILLEGAL_OPERATION,
-        format!("{what} is not supported by ebb"),
-    )
+/// The filters of an `arrayFilters` argument (`field` is its full name
+/// in messages, `update.updates.arrayFilters`). Null reads as absent, as
+/// in MongoDB 8.
+pub fn array_filters<'a>(
+    v: Option<RawBsonRef<'a>>,
+    field: &str,
+) -> CommandResult<Vec<&'a RawDocument>> {
+    let wrong_type = |at: String, got: &RawBsonRef<'_>, expected: &str| {
+        CommandError::new(
+            codes::TYPE_MISMATCH,
+            format!(
+                "BSON field '{at}' is the wrong type '{}', expected type '{expected}'",
+                type_name(got)
+            ),
+        )
+    };
+    match v {
+        None | Some(RawBsonRef::Null) => Ok(Vec::new()),
+        Some(RawBsonRef::Array(list)) => {
+            let mut out = Vec::new();
+            for (i, item) in list.into_iter().enumerate() {
+                match item? {
+                    RawBsonRef::Document(d) => out.push(d),
+                    other => return Err(wrong_type(format!("{field}.{i}"), &other, "object")),
+                }
+            }
+            Ok(out)
+        }
+        Some(other) => Err(wrong_type(field.to_owned(), &other, "array")),
+    }
 }
 
 /// The statements of an `update` or `delete`: those that parsed, with

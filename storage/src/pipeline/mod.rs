@@ -18,4 +18,4 @@ mod tests;
 pub use accumulator::Acc;
 pub use expr::Expr;
 pub use run::Pipeline;
-pub use stage::{Stage, parse_stage};
+pub use stage::{Stage, parse_stage, parse_update_stage};

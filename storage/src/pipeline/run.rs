@@ -6,13 +6,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bson::{RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
+use bson::{Bson, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 use ebb_config::limits::MAX_SORT_BYTES;
 
 use super::accumulator::AccState;
 use super::expr::{Expr, cstr};
 use super::stage::Stage;
 use crate::encoding::collation::Collation;
+use crate::encoding::display::{shell, type_name as display_type_name};
 use crate::encoding::keycode::encode_collated;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -122,6 +123,7 @@ impl Pipeline {
                 }
                 Stage::Project(p) => doc = p.apply(&doc),
                 Stage::AddFields(fields) => doc = add_fields(&doc, fields)?,
+                Stage::ReplaceRoot { new_root, what } => doc = replace_root(&doc, new_root, what)?,
                 Stage::Unwind {
                     path,
                     preserve_empty,
@@ -258,6 +260,30 @@ fn add_fields(doc: &RawDocument, fields: &[(String, Expr)]) -> Result<RawDocumen
         }
     }
     Ok(out)
+}
+
+/// `$replaceRoot`: the value of `new_root`, which must be a document.
+fn replace_root(doc: &RawDocument, new_root: &Expr, what: &str) -> Result<RawDocumentBuf> {
+    let value = new_root.eval(doc);
+    if let Some(RawBson::Document(new)) = value {
+        return Ok(new);
+    }
+    let (shown, type_name) = match &value {
+        Some(v) => (
+            Bson::try_from(v.clone()).map_or_else(|_| String::new(), |b| shell(&b)),
+            display_type_name(&v.as_raw_bson_ref()),
+        ),
+        None => ("MISSING".to_owned(), "missing"),
+    };
+    let input = Bson::Document(bson::Document::try_from(doc)?);
+    Err(Error::new(
+        ErrorKind::ReplaceRootNotObject,
+        format!(
+            "{what} must evaluate to an object, but resulting value was: {shown}. Type of \
+             resulting value: '{type_name}'. Input document: {}",
+            shell(&input)
+        ),
+    ))
 }
 
 fn unwind(

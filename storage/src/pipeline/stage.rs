@@ -1,6 +1,7 @@
 //! Pipeline stages: parsing one stage document into a [`Stage`], with
 //! MongoDB's errors for malformed specifications. Stages ebb does not run
-//! yet are refused by name (not implemented), never skipped.
+//! yet are refused by name (not implemented), never skipped. Which stages
+//! an update pipeline may hold is decided here too ([`parse_update_stage`]).
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
@@ -14,7 +15,7 @@ use crate::query::sort::SortSpec;
 use crate::query::value::number_as_f64;
 
 /// One parsed stage.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Stage {
     Match(Filter),
     Sort(SortSpec),
@@ -31,6 +32,13 @@ pub enum Stage {
     Group {
         id: Expr,
         accs: Vec<(String, Acc)>,
+    },
+    /// `$replaceRoot` / `$replaceWith`: the document becomes the value of
+    /// `new_root`, which must be a document. `what` names the expression
+    /// in the error message, as MongoDB words it for each spelling.
+    ReplaceRoot {
+        new_root: Expr,
+        what: &'static str,
     },
 }
 
@@ -52,8 +60,6 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$merge",
     "$geoNear",
     "$graphLookup",
-    "$replaceRoot",
-    "$replaceWith",
     "$sample",
     "$sortByCount",
     "$redact",
@@ -130,6 +136,11 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
             }
             Stage::AddFields(fields)
         }
+        "$replaceWith" => Stage::ReplaceRoot {
+            new_root: Expr::parse(spec)?,
+            what: "'replacement document' ",
+        },
+        "$replaceRoot" => parse_replace_root(spec)?,
         "$unwind" => parse_unwind(spec)?,
         "$count" => match spec {
             RawBsonRef::String(f) if !f.is_empty() && !f.starts_with('$') && !f.contains('.') => {
@@ -169,6 +180,78 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
                 format!("Unrecognized pipeline stage name: '{other}'"),
             ));
         }
+    })
+}
+
+/// The stages MongoDB allows in a pipeline-style update.
+const UPDATE_STAGES: &[&str] = &[
+    "$addFields",
+    "$set",
+    "$project",
+    "$unset",
+    "$replaceRoot",
+    "$replaceWith",
+    "$fill",
+];
+
+/// Parses one stage of a pipeline-style update: a stage MongoDB does not
+/// allow there is refused with InvalidOptions once its specification has
+/// parsed (ebb refusing it as not implemented elsewhere changes nothing).
+pub fn parse_update_stage(stage: &RawDocument) -> Result<Stage> {
+    let name = match stage.iter().next() {
+        Some(Ok((name, _))) => name.as_str(),
+        _ => "",
+    };
+    let not_allowed = || {
+        Error::new(
+            ErrorKind::InvalidOptions,
+            format!("{name} is not allowed to be used within an update"),
+        )
+    };
+    match parse_stage(stage) {
+        Ok(_)
+        | Err(Error {
+            kind: ErrorKind::NotImplemented,
+            ..
+        }) if !UPDATE_STAGES.contains(&name) => Err(not_allowed()),
+        other => other,
+    }
+}
+
+/// `$replaceRoot: {newRoot: <expression>}`.
+fn parse_replace_root(spec: RawBsonRef<'_>) -> Result<Stage> {
+    let RawBsonRef::Document(d) = spec else {
+        return Err(Error::new(
+            ErrorKind::ReplaceRootSpecNotObject,
+            format!(
+                "expected an object as specification for $replaceRoot stage, got {}",
+                type_name(&spec)
+            ),
+        ));
+    };
+    let mut new_root = None;
+    for el in d.iter() {
+        let (k, v) = el?;
+        if k.as_str() != "newRoot" {
+            return Err(Error::new(
+                ErrorKind::UnknownField,
+                format!(
+                    "BSON field '$replaceRoot.{}' is an unknown field.",
+                    k.as_str()
+                ),
+            ));
+        }
+        new_root = Some(Expr::parse(v)?);
+    }
+    let Some(new_root) = new_root else {
+        return Err(Error::new(
+            ErrorKind::MissingField,
+            "BSON field '$replaceRoot.newRoot' is missing but a required field",
+        ));
+    };
+    Ok(Stage::ReplaceRoot {
+        new_root,
+        what: "'newRoot' expression ",
     })
 }
 

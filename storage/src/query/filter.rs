@@ -307,15 +307,19 @@ impl Pred {
 impl ElemMatch {
     /// Whether some element of the array satisfies the condition.
     pub fn matches_array(&self, array: &RawArray, cmp: Cmp<'_>) -> bool {
+        elements(array).any(|element| self.matches_element(element, cmp))
+    }
+
+    /// Whether one element satisfies the condition.
+    pub fn matches_element(&self, element: RawBsonRef<'_>, cmp: Cmp<'_>) -> bool {
         match self {
-            ElemMatch::Document(filter) => elements(array).any(|element| match element {
+            ElemMatch::Document(filter) => match element {
                 RawBsonRef::Document(doc) => filter.matches(doc, cmp),
                 RawBsonRef::Array(inner) => RawDocument::from_bytes(inner.as_bytes())
                     .is_ok_and(|doc| filter.matches(doc, cmp)),
                 _ => false,
-            }),
-            ElemMatch::Value(preds) => elements(array)
-                .any(|element| preds.iter().all(|p| p.matches_value(Some(element), cmp))),
+            },
+            ElemMatch::Value(preds) => preds.iter().all(|p| p.matches_value(Some(element), cmp)),
         }
     }
 }

@@ -6,7 +6,8 @@
 //! `encoding::cmp`; nothing here compares values another way. The language
 //! files (`path`, `filter`, `regex`, `projection`, `sort`, with `value`'s small
 //! helpers) do not read storage, choose indexes or know MongoDB's numeric
-//! error codes: parse errors carry semantic [`crate::ErrorKind`]s. `plan`
+//! error codes: parse errors carry semantic [`crate::ErrorKind`]s. `positional` finds the
+//! array element a filter matched (what an update's `$` stands for). `plan`
 //! chooses an access path from the parsed forms and the collection's
 //! indexes; `exec` runs a plan on engine snapshots, batch by batch.
 
@@ -14,6 +15,7 @@ pub mod exec;
 pub mod filter;
 pub mod path;
 pub mod plan;
+pub mod positional;
 pub mod projection;
 pub mod regex;
 pub mod sort;

@@ -340,7 +340,7 @@ pub(crate) fn elements(array: &RawArray) -> impl Iterator<Item = RawBsonRef<'_>>
 
 /// The array offset a path component names: all digits, written the way
 /// BSON writes array keys (`"0"`, `"12"`, never `"01"`).
-fn array_index(component: &str) -> Option<usize> {
+pub(crate) fn array_index(component: &str) -> Option<usize> {
     let canonical = component == "0"
         || (!component.is_empty()
             && !component.starts_with('0')

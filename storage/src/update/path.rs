@@ -75,31 +75,76 @@ impl FieldPath {
             && self.parts.iter().zip(&other.parts).all(|(a, b)| a == b)
     }
 
-    /// Rejects the positional forms (`$`, `$[]`, `$[id]`), which need the
-    /// query's match or array filters that ebb does not support yet.
-    pub(crate) fn reject_positional(&self) -> Result<()> {
-        for (i, part) in self.parts.iter().enumerate() {
-            let part = part.as_str();
-            if part == "$" && i == 0 {
-                return Err(Error::bad_value(format!(
-                    "Cannot have positional (i.e. '$') element in the first position in path '{}'",
-                    self.dotted
-                )));
-            }
-            if part == "$" || part == "$[]" {
-                return Err(Error::bad_value(format!(
-                    "The positional operator '{part}' in path '{}' is not supported yet",
-                    self.dotted
-                )));
-            }
-            if let Some(id) = part.strip_prefix("$[").and_then(|p| p.strip_suffix(']')) {
-                return Err(Error::bad_value(format!(
-                    "No array filter found for identifier '{id}' in path '{}'",
-                    self.dotted
-                )));
-            }
+    /// Whether any component is `$`, `$[]` or `$[id]`: the path names
+    /// different elements in different documents.
+    pub(crate) fn is_dynamic(&self) -> bool {
+        self.parts
+            .iter()
+            .any(|p| !matches!(Part::of(p.as_str()), Part::Field(_)))
+    }
+
+    /// MongoDB's rules for where the positional forms may stand: at most
+    /// one `$`, and neither `$` nor `$[...]` as the first component.
+    pub(crate) fn check_positional(&self) -> Result<()> {
+        let dollars = self.parts.iter().filter(|p| p.as_str() == "$").count();
+        if dollars > 1 {
+            return Err(Error::bad_value(format!(
+                "Too many positional (i.e. '$') elements found in path '{}'",
+                self.dotted
+            )));
         }
-        Ok(())
+        match Part::of(self.parts[0].as_str()) {
+            Part::Positional => Err(Error::bad_value(format!(
+                "Cannot have positional (i.e. '$') element in the first position in path '{}'",
+                self.dotted
+            ))),
+            Part::AllElements | Part::Filtered(_) => Err(Error::bad_value(format!(
+                "Cannot have array filter identifier (i.e. '$[<id>]') element in the first \
+                 position in path '{}'",
+                self.dotted
+            ))),
+            Part::Field(_) => Ok(()),
+        }
+    }
+
+    /// A path made of already-resolved components (names and indexes).
+    pub(crate) fn from_parts(parts: Vec<CString>) -> FieldPath {
+        let names: Vec<&str> = parts.iter().map(CString::as_str).collect();
+        FieldPath {
+            dotted: names.join("."),
+            parts,
+        }
+    }
+}
+
+/// What one component of an update path stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part<'p> {
+    /// A field name, or an array index written as digits.
+    Field(&'p str),
+    /// `$`: the element the query matched.
+    Positional,
+    /// `$[]`: every element of the array.
+    AllElements,
+    /// `$[id]`: the elements the array filter `id` accepts.
+    Filtered(&'p str),
+}
+
+impl<'p> Part<'p> {
+    pub(crate) fn of(part: &'p str) -> Part<'p> {
+        if part == "$" {
+            return Part::Positional;
+        }
+        match part.strip_prefix("$[").and_then(|p| p.strip_suffix(']')) {
+            Some("") => Part::AllElements,
+            Some(id) => Part::Filtered(id),
+            None => Part::Field(part),
+        }
+    }
+
+    /// `$[]` and `$[id]`: the parts that fan out over an array.
+    pub(crate) fn is_array_update(self) -> bool {
+        matches!(self, Part::AllElements | Part::Filtered(_))
     }
 }
 
@@ -170,24 +215,42 @@ mod tests {
     }
 
     #[test]
-    fn positional_forms_are_reported() {
-        let first = FieldPath::parse("$.a")
-            .unwrap()
-            .reject_positional()
-            .unwrap_err();
-        assert!(first.message.contains("first position"));
-        let filter = FieldPath::parse("a.$[x]")
-            .unwrap()
-            .reject_positional()
-            .unwrap_err();
+    fn positional_forms_are_classified() {
+        assert_eq!(Part::of("$"), Part::Positional);
+        assert_eq!(Part::of("$[]"), Part::AllElements);
+        assert_eq!(Part::of("$[x]"), Part::Filtered("x"));
+        assert_eq!(Part::of("$[x"), Part::Field("$[x"));
+        assert_eq!(Part::of("$x"), Part::Field("$x"));
+        assert!(FieldPath::parse("a.$[]").unwrap().is_dynamic());
+        assert!(!FieldPath::parse("a.$x").unwrap().is_dynamic());
+    }
+
+    #[test]
+    fn positional_placement_follows_mongodb() {
+        let message = |p: &str| {
+            FieldPath::parse(p)
+                .unwrap()
+                .check_positional()
+                .unwrap_err()
+                .message
+        };
         assert_eq!(
-            filter.message,
-            "No array filter found for identifier 'x' in path 'a.$[x]'"
+            message("$.a"),
+            "Cannot have positional (i.e. '$') element in the first position in path '$.a'"
+        );
+        assert_eq!(
+            message("$[].a"),
+            "Cannot have array filter identifier (i.e. '$[<id>]') element in the first \
+             position in path '$[].a'"
+        );
+        assert_eq!(
+            message("a.$.b.$"),
+            "Too many positional (i.e. '$') elements found in path 'a.$.b.$'"
         );
         assert!(
-            FieldPath::parse("a.$x")
+            FieldPath::parse("a.$.b.$[]")
                 .unwrap()
-                .reject_positional()
+                .check_positional()
                 .is_ok()
         );
     }

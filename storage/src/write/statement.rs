@@ -209,17 +209,21 @@ fn update_one_statement(
         is_insert: false,
         now,
     };
+    // The statement's collation also decides `$` and array filters.
+    let filter = st
+        .filter
+        .clone()
+        .collated(st.collation.resolve(set.meta.default_collation()?));
     let q = QuerySpec {
-        filter: st.filter.clone(),
+        filter: filter.clone(),
         sort: None,
         hint: st.hint.clone(),
-    }
-    .collated(st.collation.resolve(set.meta.default_collation()?));
+    };
     let limit = (!st.multi).then_some(1);
     let mut matched = 0u64;
     for_each_target(engine, set, q, limit, |found| {
         matched += 1;
-        if let Some(new) = st.update.apply(&found.doc, &ctx)? {
+        if let Some(new) = st.update.apply(&found.doc, &filter, &ctx)? {
             w.replace(&found.id_key, &found.doc, &new)?;
             out.n_modified += 1;
         }
@@ -313,6 +317,7 @@ pub fn find_and_modify(
         hint: fam.hint.clone(),
     }
     .collated(fam.collation.resolve(set.meta.default_collation()?));
+    let filter = q.filter.clone();
     let mut target = None;
     for_each_target(engine, set, q, Some(1), |found| {
         target = Some(found);
@@ -327,6 +332,7 @@ pub fn find_and_modify(
         (Some(found), Some(spec)) => {
             let new = spec.apply(
                 &found.doc,
+                &filter,
                 &UpdateContext {
                     is_insert: false,
                     now,

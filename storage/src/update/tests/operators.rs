@@ -2,65 +2,11 @@
 //! (compared byte for byte, so field order and number types count) or the
 //! error kind and message.
 
-use bson::{Bson, DateTime, Document, doc};
+use bson::{Bson, DateTime, doc};
 
-use super::*;
-
-const NOW_MS: i64 = 1_700_000_000_123;
-
-fn ctx() -> UpdateContext {
-    UpdateContext {
-        is_insert: false,
-        now: DateTime::from_millis(NOW_MS),
-    }
-}
-
-fn raw(d: &Document) -> RawDocumentBuf {
-    RawDocumentBuf::try_from(d).unwrap()
-}
-
-fn parse(u: Document) -> Result<UpdateSpec> {
-    UpdateSpec::parse(RawBsonRef::Document(&raw(&u)))
-}
-
-/// Applies `u` to `d`: the new document, or None when nothing changed.
-fn try_update(d: Document, u: Document) -> Result<Option<RawDocumentBuf>> {
-    parse(u)?.apply(&raw(&d), &ctx())
-}
-
-/// Asserts that `u` turns `d` into exactly `expected` (order and types).
-#[track_caller]
-fn assert_updates(d: Document, u: Document, expected: Document) {
-    let got = try_update(d, u)
-        .unwrap()
-        .expect("the update changes the document");
-    assert_same(&got, &expected);
-}
-
-#[track_caller]
-fn assert_same(got: &RawDocument, expected: &Document) {
-    assert_eq!(
-        got.as_bytes(),
-        raw(expected).as_bytes(),
-        "\n got: {:?}\nwant: {expected:?}",
-        Document::try_from(got).unwrap()
-    );
-}
-
-#[track_caller]
-fn assert_unchanged(d: Document, u: Document) {
-    assert_eq!(try_update(d, u).unwrap(), None);
-}
-
-#[track_caller]
-fn assert_fails(d: Document, u: Document, kind: ErrorKind, message: &str) {
-    let err = try_update(d, u).unwrap_err();
-    assert_eq!((err.kind, err.message.as_str()), (kind, message));
-}
-
-fn upsert(filter: Document, u: Document) -> Result<RawDocumentBuf> {
-    parse(u)?.upsert_document(&raw(&filter), &ctx())
-}
+use super::support::*;
+use crate::ErrorKind;
+use crate::update::UpdateSpec;
 
 // ---- parsing ----
 
@@ -78,14 +24,6 @@ fn first_key_decides_between_operators_and_replacement() {
         parse(doc! {}).unwrap(),
         UpdateSpec::Replacement(_)
     ));
-}
-
-#[test]
-fn pipeline_update_is_not_supported_yet() {
-    let pipeline = bson::rawdoc! {"u": [{"$set": {"a": 1}}]};
-    let err = UpdateSpec::parse(pipeline.get("u").unwrap().unwrap()).unwrap_err();
-    assert_eq!(err.kind, ErrorKind::FailedToParse);
-    assert_eq!(err.message, "pipeline-style updates are not supported yet");
 }
 
 #[test]
@@ -331,16 +269,6 @@ fn new_top_level_dollar_field_is_refused_but_nested_is_allowed() {
         doc! {"_id": 1},
         doc! {"$set": {"a.$x": 1}},
         doc! {"_id": 1, "a": {"$x": 1}},
-    );
-}
-
-#[test]
-fn positional_paths_are_reported() {
-    let err = parse(doc! {"$set": {"a.$[x]": 1}}).unwrap_err();
-    assert_eq!(err.kind, ErrorKind::BadValue);
-    assert_eq!(
-        err.message,
-        "No array filter found for identifier 'x' in path 'a.$[x]'"
     );
 }
 
