@@ -237,7 +237,7 @@ fn indexed_strings(c: &mut Criterion) {
                 rawdoc! { "k": { "$gte": "user-042", "$lt": "user-043" } },
                 None,
             ),
-            10,
+            100,
         ),
         (
             "range_collated",
@@ -245,12 +245,12 @@ fn indexed_strings(c: &mut Criterion) {
                 rawdoc! { "k": { "$gte": "USER-042", "$lt": "USER-043" } },
                 Some(case_insensitive()),
             ),
-            10,
+            100,
         ),
         (
             "regex_prefix",
             spec(rawdoc! { "k": { "$regex": "^user-042" } }, None),
-            10,
+            100,
         ),
     ];
     let mut g = c.benchmark_group("indexed_string");
