@@ -3,6 +3,7 @@
 
 use bson::{Bson, RawBsonRef, doc};
 use ebb_actors::collection::ModifyOne;
+use ebb_storage::pipeline::Env;
 use ebb_storage::query::projection::Projection;
 use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::FindAndModify;
@@ -39,7 +40,7 @@ pub struct FindAndModifyCommand {
 }
 
 impl FindAndModifyCommand {
-    pub fn parse(args: &Args<'_>, db: &str) -> CommandResult<FindAndModifyCommand> {
+    pub fn parse(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindAndModifyCommand> {
         let name = args.collection()?;
         check_collection_name(db, name)?;
         if args.has("arrayFilters") {
@@ -84,7 +85,7 @@ impl FindAndModifyCommand {
         let projection = query::projection(args.doc("fields")?)?;
         query::collation(args.get("collation"))?;
         let request = FindAndModify {
-            filter: query::filter(Some(&filter_doc))?,
+            filter: query::filter(Some(&filter_doc), env)?,
             filter_doc,
             sort: query::sort(args.doc("sort")?)?,
             hint: query::hint(args.get("hint"))?,
@@ -110,7 +111,7 @@ pub async fn find_and_modify(req: Request) -> CommandResult {
         projection,
         remove,
         sync,
-    } = FindAndModifyCommand::parse(&args, &req.db)?;
+    } = FindAndModifyCommand::parse(&args, &req.db, &query::env(&req, &args)?)?;
     let upsert = request.upsert;
     let out = send_write(&req, &collection, upsert, || ModifyOne {
         request: request.clone(),

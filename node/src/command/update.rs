@@ -8,6 +8,7 @@
 
 use bson::RawBsonRef;
 use ebb_actors::collection::UpdateDocs;
+use ebb_storage::pipeline::Env;
 use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::UpdateStatement;
 
@@ -44,7 +45,7 @@ pub struct UpdateCommand {
 impl UpdateCommand {
     /// Parses the command. A malformed statement fails the command; what a
     /// statement says (an unknown operator, a bad filter) is its write error.
-    pub fn parse(args: &Args<'_>) -> CommandResult<UpdateCommand> {
+    pub fn parse(args: &Args<'_>, env: &Env) -> CommandResult<UpdateCommand> {
         let ordered = ordered(args)?;
         Ok(UpdateCommand {
             collection: args.collection()?.to_owned(),
@@ -52,7 +53,7 @@ impl UpdateCommand {
             sync: args.journaled(),
             statements: statements(args, "updates", ordered, |st| {
                 check_shape(st)?;
-                Ok(parse_statement(st))
+                Ok(parse_statement(st, env))
             })?,
         })
     }
@@ -65,7 +66,7 @@ pub async fn update(req: Request) -> CommandResult {
         ordered,
         sync,
         statements,
-    } = UpdateCommand::parse(&args)?;
+    } = UpdateCommand::parse(&args, &query::env(&req, &args)?)?;
     NodeContext::count(&req.node.opcounters.update, statements.received as u64);
     let Statements {
         parsed,
@@ -147,7 +148,7 @@ fn check_shape(st: &bson::RawDocument) -> CommandResult<()> {
     Ok(())
 }
 
-fn parse_statement(st: &bson::RawDocument) -> CommandResult<UpdateStatement> {
+fn parse_statement(st: &bson::RawDocument, env: &Env) -> CommandResult<UpdateStatement> {
     if st.get("arrayFilters")?.is_some() {
         return Err(unsupported("arrayFilters"));
     }
@@ -164,7 +165,7 @@ fn parse_statement(st: &bson::RawDocument) -> CommandResult<UpdateStatement> {
         ));
     }
     Ok(UpdateStatement {
-        filter: query::filter(Some(q))?,
+        filter: query::filter(Some(q), env)?,
         filter_doc: q.to_owned(),
         update,
         multi,

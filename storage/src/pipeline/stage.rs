@@ -5,7 +5,8 @@
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::accumulator::Acc;
-use super::expr::{Expr, cstr};
+use super::expr::{Env, Expr, cstr};
+use super::project::{ComputedProjection, Project};
 use crate::encoding::display::type_name;
 use crate::error::{Error, ErrorKind, Result};
 use crate::query::filter::Filter;
@@ -21,6 +22,8 @@ pub enum Stage {
     Skip(u64),
     Limit(u64),
     Project(Projection),
+    /// `$project` with computed fields.
+    ProjectComputed(ComputedProjection),
     AddFields(Vec<(String, Expr)>),
     Unwind {
         path: String,
@@ -75,8 +78,13 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$listSearchIndexes",
 ];
 
-/// Parses one stage document.
+/// Parses one stage document, with only `$$NOW` (taken now) defined.
 pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
+    parse_stage_in(stage, &Env::new(bson::DateTime::now()))
+}
+
+/// Parses one stage document in a command's environment (`$$NOW`, `let`).
+pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
     let mut it = stage.iter();
     let (Some(Ok((name, spec))), None) = (it.next(), it.next()) else {
         return Err(Error::new(
@@ -105,7 +113,14 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
         }
     };
     Ok(match name {
-        "$match" => Stage::Match(Filter::parse(doc_spec()?)?),
+        "$match" => Stage::Match(Filter::parse_in(doc_spec()?, env).map_err(|e| {
+            // A pipeline never runs JavaScript, whatever the server allows.
+            if e.kind == ErrorKind::JavaScriptDisabled {
+                Error::bad_value("$where is not allowed in this context")
+            } else {
+                e
+            }
+        })?),
         "$sort" => Stage::Sort(SortSpec::parse(doc_spec()?)?),
         "$skip" => Stage::Skip(count_arg("$skip")?),
         "$limit" => match count_arg("$limit")? {
@@ -117,7 +132,10 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
             }
             n => Stage::Limit(n),
         },
-        "$project" => Stage::Project(Projection::parse(doc_spec()?)?),
+        "$project" => match Project::parse(doc_spec()?, env).map_err(|e| invalid(name, e))? {
+            Project::Plain(p) => Stage::Project(p),
+            Project::Computed(p) => Stage::ProjectComputed(p),
+        },
         "$unset" => Stage::Project(Projection::parse(&unset_as_exclusion(spec)?)?),
         "$addFields" | "$set" => {
             let mut fields = Vec::new();
@@ -126,7 +144,10 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
                 if k.as_str().contains('.') {
                     return Err(Error::not_implemented("dotted field names in $addFields"));
                 }
-                fields.push((k.as_str().to_owned(), Expr::parse(v)?));
+                fields.push((
+                    k.as_str().to_owned(),
+                    Expr::parse_in(v, env).map_err(|e| invalid(name, e))?,
+                ));
             }
             Stage::AddFields(fields)
         }
@@ -150,12 +171,12 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
                     "a group specification must include an _id",
                 ));
             };
-            let id = Expr::parse(id)?;
+            let id = Expr::parse_in(id, env)?;
             let mut accs = Vec::new();
             for el in d.iter() {
                 let (k, v) = el?;
                 if k.as_str() != "_id" {
-                    accs.push((k.as_str().to_owned(), Acc::parse(k.as_str(), v)?));
+                    accs.push((k.as_str().to_owned(), Acc::parse_in(k.as_str(), v, env)?));
                 }
             }
             Stage::Group { id, accs }
@@ -170,6 +191,21 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
             ));
         }
     })
+}
+
+/// An expression error inside `$project`/`$addFields`/`$set`, as mongod
+/// reports it: prefixed with the stage that failed to parse.
+fn invalid(stage: &str, e: Error) -> Error {
+    match e.kind {
+        ErrorKind::Expression(_)
+        | ErrorKind::InvalidPipelineOperator
+        | ErrorKind::FailedToParse
+        | ErrorKind::InvalidFieldPathExpression => Error {
+            message: format!("Invalid {stage} :: caused by :: {}", e.message),
+            ..e
+        },
+        _ => e,
+    }
 }
 
 /// `$unset: "a"` or `["a", "b"]` as the exclusion projection it means.
