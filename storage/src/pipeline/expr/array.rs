@@ -471,7 +471,7 @@ fn zip<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
     for r in 0..rows {
         let row = columns.iter().enumerate().map(|(c, col)| match col.get(r) {
             Some(v) => v.clone(),
-            None => defaults.get(c).cloned().unwrap_or_else(|| Val::null()),
+            None => defaults.get(c).cloned().unwrap_or_else(Val::null),
         });
         out.push(array(row));
     }

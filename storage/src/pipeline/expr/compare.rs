@@ -79,7 +79,7 @@ fn extreme<'a>(cx: &Cx<'_>, args: Vec<Val<'a>>, want: Ordering) -> Result<Val<'a
             best = Some(v);
         }
     }
-    Ok(best.unwrap_or_else(|| Val::null()))
+    Ok(best.unwrap_or_else(Val::null))
 }
 
 fn min<'a>(cx: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {

@@ -55,40 +55,40 @@ pub enum Val<'a> {
 }
 
 impl<'a> Val<'a> {
-    pub fn null() -> Val<'static> {
+    pub fn null() -> Self {
         Val::Own(RawBson::Null)
     }
 
-    pub fn bool(b: bool) -> Val<'static> {
+    pub fn bool(b: bool) -> Self {
         Val::Own(RawBson::Boolean(b))
     }
 
-    pub fn int(n: i32) -> Val<'static> {
+    pub fn int(n: i32) -> Self {
         Val::Own(RawBson::Int32(n))
     }
 
-    pub fn long(n: i64) -> Val<'static> {
+    pub fn long(n: i64) -> Self {
         Val::Own(RawBson::Int64(n))
     }
 
-    pub fn double(x: f64) -> Val<'static> {
+    pub fn double(x: f64) -> Self {
         Val::Own(RawBson::Double(x))
     }
 
-    pub fn string(s: impl Into<String>) -> Val<'static> {
+    pub fn string(s: impl Into<String>) -> Self {
         Val::Own(RawBson::String(s.into()))
     }
 
     /// An int32 when it fits, else an int64 (MongoDB's `createIntOrLong`).
-    pub fn int_or_long(n: i64) -> Val<'static> {
+    pub fn int_or_long(n: i64) -> Self {
         i32::try_from(n).map_or(Val::long(n), Val::int)
     }
 
-    pub fn date(millis: i64) -> Val<'static> {
+    pub fn date(millis: i64) -> Self {
         Val::Own(RawBson::DateTime(bson::DateTime::from_millis(millis)))
     }
 
-    pub fn number(n: Num) -> Val<'static> {
+    pub fn number(n: Num) -> Self {
         Val::Own(n.to_bson())
     }
 
