@@ -378,3 +378,33 @@ async fn aggregate_project_computes_with_several_operator_families() {
         ]
     );
 }
+
+/// Manual, "Partial Indexes": a partial filter may not use `$expr`
+/// (CannotCreateIndex, 67), and no index is created.
+#[tokio::test]
+async fn partial_index_filters_refuse_expr() {
+    let node = TestNode::start();
+    let db = node.db("app").await;
+    db.collection::<Document>("c")
+        .insert_one(doc! { "_id": 1, "a": 1 })
+        .await
+        .unwrap();
+    expect_code(
+        db.run_command(doc! {
+            "createIndexes": "c",
+            "indexes": [{
+                "key": { "a": 1 }, "name": "a_1",
+                "partialFilterExpression": { "$expr": { "$gt": ["$a", 0] } },
+            }],
+        })
+        .await,
+        67,
+    );
+    let listed = db.run_command(doc! { "listIndexes": "c" }).await.unwrap();
+    let indexes = listed
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(indexes.len(), 1);
+}
