@@ -7,6 +7,7 @@
 //! client. A command error is an `{ok: 0}` reply; the connection lives on.
 
 use bson::{Document, RawDocumentBuf, doc};
+use ebb_storage::error::ExprError;
 use ebb_storage::{Error as StorageError, ErrorKind};
 
 /// A failed command, as the client will see it.
@@ -77,6 +78,8 @@ code_table! {
     NOT_IMPLEMENTED = 238, "NotImplemented";
     QUERY_EXCEEDED_MEMORY_LIMIT = 292, "QueryExceededMemoryLimitNoDiskUseAllowed";
     UNSUPPORTED_OP_QUERY_COMMAND = 352, "UnsupportedOpQueryCommand";
+    OVERFLOW = 15, "Overflow";
+    CONVERSION_FAILURE = 241, "ConversionFailure";
     BSON_OBJECT_TOO_LARGE = 10334, "BSONObjectTooLarge";
     DUPLICATE_KEY = 11000, "DuplicateKey";
     // Locations: codes mongod raises at one place in its source, without a
@@ -101,6 +104,7 @@ code_table! {
     UNSET_SPEC_ELEMENT = 31120, "Location31120";
     PROJECTION_PATH_PREFIX_COLLISION = 31249, "Location31249";
     PROJECTION_PATH_COLLISION = 31250, "Location31250";
+    PROJECTION_EXPRESSION_IN_EXCLUSION = 31252, "Location31252";
     PROJECTION_INCLUSION_IN_EXCLUSION = 31253, "Location31253";
     PROJECTION_EXCLUSION_IN_INCLUSION = 31254, "Location31254";
     COUNT_FIELD_INVALID = 40156, "Location40156";
@@ -121,6 +125,260 @@ code_table! {
     CONSTANTS_NEED_PIPELINE = 51198, "Location51198";
     EMPTY_SUB_PROJECTION = 51270, "Location51270";
     OP_QUERY_NOT_A_COMMAND = 5739101, "Location5739101";
+    NO_JAVASCRIPT_ENGINE = 6108304, "Location6108304";
+}
+
+/// Declares the code of every expression failure: one line per
+/// `ExprError` variant (mongod's location codes, `Location<n>`).
+macro_rules! expr_code_table {
+    ($($kind:ident = $code:literal,)*) => {
+        /// MongoDB's code for an expression failure.
+        pub fn expr_code(e: ExprError) -> i32 {
+            match e {
+                $(ExprError::$kind => $code,)*
+            }
+        }
+    };
+}
+
+expr_code_table! {
+    // Operators and arguments
+    OperatorNotAlone = 15983,
+    ArgCount = 16020,
+    ArgCountRange = 28667,
+    ArgCountAtLeast = 17045,
+    UndefinedVariable = 17276,
+    VariableUnavailable = 51144,
+    DuplicateObjectField = 16406,
+    FieldNameDot = 16412,
+    FieldNameNul = 16411,
+    LetReadsDocument = 4890500,
+    LetSetsSystemVariable = 4738901,
+    // Arithmetic
+    AddType = 16554,
+    AddTwoDates = 16612,
+    SubtractType = 16556,
+    SubtractFromDate = 16613,
+    MultiplyType = 16555,
+    DivideByZero = 16608,
+    DivideType = 16609,
+    ModByZero = 16610,
+    ModType = 16611,
+    NumericArgType = 28765,
+    AbsOfLongMin = 28680,
+    RoundType = 51081,
+    RoundPrecisionNotIntegral = 51082,
+    RoundPrecisionRange = 51083,
+    RoundInvalidConversion = 51080,
+    SqrtNegative = 28714,
+    LnNotPositive = 28766,
+    Log10NotPositive = 28761,
+    LogArgType = 28756,
+    LogBaseType = 28757,
+    LogArgNotPositive = 28758,
+    LogBaseInvalid = 28759,
+    PowBaseType = 28762,
+    PowExponentType = 28763,
+    PowZeroNegative = 28764,
+    // Conditionals and variables
+    CondUnknownArgument = 17083,
+    CondMissingIf = 17080,
+    CondMissingThen = 17081,
+    CondMissingElse = 17082,
+    IfNullArgs = 1257300,
+    SwitchNotObject = 40060,
+    SwitchBranchesNotArray = 40061,
+    SwitchBranchNotObject = 40062,
+    SwitchBranchUnknownArgument = 40063,
+    SwitchBranchMissingCase = 40064,
+    SwitchBranchMissingThen = 40065,
+    SwitchNoMatch = 40066,
+    SwitchUnknownArgument = 40067,
+    SwitchNoBranches = 40068,
+    LetNotObject = 16874,
+    LetUnknownArgument = 16875,
+    LetMissingVars = 16876,
+    LetMissingIn = 16877,
+    LetVarsNotObject = 10065,
+    AllElementsTrueType = 17040,
+    AnyElementTrueType = 17041,
+    // Arrays
+    MapNotObject = 16878,
+    MapUnknownArgument = 16879,
+    MapMissingInput = 16880,
+    MapMissingIn = 16882,
+    MapInputNotArray = 16883,
+    FilterNotObject = 28646,
+    FilterUnknownArgument = 28647,
+    FilterMissingInput = 28648,
+    FilterMissingCond = 28650,
+    FilterInputNotArray = 28651,
+    FilterLimitNotIntegral = 327391,
+    FilterLimitNotPositive = 327392,
+    ReduceNotObject = 40075,
+    ReduceUnknownArgument = 40076,
+    ReduceMissingInput = 40077,
+    ReduceMissingInitial = 40078,
+    ReduceMissingIn = 40079,
+    ReduceInputNotArray = 40080,
+    SizeNotArray = 17124,
+    ArrayElemAtNotArray = 28689,
+    ArrayElemAtIndexType = 28690,
+    ArrayElemAtIndexNotIntegral = 28691,
+    InNotArray = 40081,
+    IndexOfArrayNotArray = 40090,
+    IndexOfBoundNotIntegral = 40096,
+    IndexOfBoundNegative = 40097,
+    SliceNotArray = 28724,
+    SliceSecondType = 28725,
+    SliceSecondNotIntegral = 28726,
+    SliceThirdType = 28727,
+    SliceThirdNotIntegral = 28728,
+    SliceThirdNotPositive = 28729,
+    ConcatArraysType = 28664,
+    ReverseArrayNotArray = 34435,
+    RangeStartType = 34443,
+    RangeStartNotIntegral = 34444,
+    RangeEndType = 34445,
+    RangeEndNotIntegral = 34446,
+    RangeStepType = 34447,
+    RangeStepNotIntegral = 34448,
+    RangeStepZero = 34449,
+    SortArrayNotObject = 2942500,
+    SortArrayUnknownArgument = 2942501,
+    SortArrayMissingInput = 2942502,
+    SortArrayMissingSortBy = 2942503,
+    SortArrayInputNotArray = 2942504,
+    SortArraySortByInvalid = 2942505,
+    ZipNotObject = 34460,
+    ZipInputsNotArray = 34461,
+    ZipDefaultsNotArray = 34462,
+    ZipLongestNotBool = 34463,
+    ZipUnknownArgument = 34464,
+    ZipNoInputs = 34465,
+    ZipDefaultsWithoutLongest = 34466,
+    ZipDefaultsLength = 34467,
+    ZipInputNotArray = 34468,
+    // Sets
+    SetUnionType = 17043,
+    SetIntersectionType = 17047,
+    SetDifferenceFirstType = 17048,
+    SetDifferenceSecondType = 17049,
+    SetEqualsType = 17044,
+    SetIsSubsetFirstType = 17046,
+    SetIsSubsetSecondType = 17042,
+    // Strings
+    ConcatType = 16702,
+    StringConversion = 16007,
+    SubstrStartType = 16034,
+    SubstrLengthType = 16035,
+    SubstrStartNegative = 50752,
+    SubstrStartContinuation = 28656,
+    SubstrEndContinuation = 28657,
+    SubstrCpStartType = 34450,
+    SubstrCpStartNotIntegral = 34451,
+    SubstrCpLengthType = 34452,
+    SubstrCpLengthNotIntegral = 34453,
+    SubstrCpLengthNegative = 34454,
+    SubstrCpStartNegative = 34455,
+    StrLenBytesType = 34473,
+    StrLenCpType = 34471,
+    SplitInputType = 40085,
+    SplitSeparatorType = 40086,
+    SplitEmptySeparator = 40087,
+    IndexOfBytesInputType = 40091,
+    IndexOfBytesTokenType = 40092,
+    IndexOfCpInputType = 40093,
+    IndexOfCpTokenType = 40094,
+    TrimNotObject = 50696,
+    TrimUnknownArgument = 50694,
+    TrimMissingInput = 50695,
+    TrimInputType = 50699,
+    TrimCharsType = 50700,
+    ReplaceNotObject = 51751,
+    ReplaceUnknownArgument = 51750,
+    ReplaceMissingInput = 51749,
+    ReplaceMissingFind = 51748,
+    ReplaceMissingReplacement = 51747,
+    ReplaceInputType = 51746,
+    ReplaceFindType = 51745,
+    ReplaceReplacementType = 51744,
+    // Objects
+    MergeObjectsType = 40400,
+    ObjectToArrayType = 40390,
+    ArrayToObjectType = 40386,
+    ArrayToObjectElementType = 40398,
+    ArrayToObjectMixedArray = 40396,
+    ArrayToObjectPairLength = 40397,
+    ArrayToObjectPairKeyType = 40395,
+    ArrayToObjectMixedObject = 40391,
+    ArrayToObjectKeyCount = 40392,
+    ArrayToObjectMissingKey = 40393,
+    ArrayToObjectKeyType = 40394,
+    ArrayToObjectKeyNul = 4940400,
+    GetFieldUnknownArgument = 3041701,
+    GetFieldMissingField = 3041702,
+    GetFieldFieldType = 3041704,
+    SetFieldNotObject = 4161100,
+    SetFieldUnknownArgument = 4161101,
+    SetFieldMissingField = 4161102,
+    SetFieldMissingValue = 4161103,
+    SetFieldMissingInput = 4161109,
+    SetFieldInputType = 4161105,
+    SetFieldFieldNotConstant = 4161106,
+    SetFieldFieldType = 4161107,
+    // Dates
+    DateConversion = 16006,
+    TimeZoneType = 40517,
+    UnknownTimeZone = 40485,
+    DateOutOfRange = 2,
+    DatePartUnknownOption = 40535,
+    DatePartArrayLength = 40536,
+    DatePartMissingDate = 40539,
+    DateToStringNotObject = 18629,
+    DateToStringUnknownArgument = 18534,
+    DateToStringMissingDate = 18628,
+    DateToStringFormatType = 18533,
+    FormatUnmatchedPercent = 18535,
+    FormatInvalidSpecifier = 18536,
+    FormatYearRange = 18537,
+    DateFromStringNotObject = 40540,
+    DateFromStringUnknownArgument = 40541,
+    DateFromStringMissingDate = 40542,
+    DateFromStringFormatType = 40684,
+    DateToPartsNotObject = 40524,
+    DateToPartsUnknownArgument = 40520,
+    DateToPartsMissingDate = 40522,
+    DateToPartsIsoType = 40521,
+    DateFromPartsNotObject = 40519,
+    DateFromPartsUnknownArgument = 40518,
+    DateFromPartsNoYear = 40516,
+    DateFromPartsMixedNatural = 40489,
+    DateFromPartsMixedIso = 40525,
+    DatePartNotInteger = 40515,
+    DatePartRange = 31034,
+    DateFromPartsYearRange = 40523,
+    DateFromPartsIsoYearRange = 31095,
+    DateArithNotObject = 5166400,
+    DateArithUnknownArgument = 5166401,
+    DateArithMissingArgument = 5166402,
+    DateArithStartType = 5166403,
+    DateArithAmountType = 5166405,
+    DateArithOverflow = 5976500,
+    DateDiffNotObject = 5166301,
+    DateDiffUnknownArgument = 5166302,
+    DateDiffMissingArgument = 5166303,
+    DateDiffDateType = 5166307,
+    DateTruncNotObject = 5439007,
+    DateTruncUnknownArgument = 5439008,
+    DateTruncMissingArgument = 5439009,
+    DateTruncDateType = 5439012,
+    DateUnitType = 5439013,
+    DateUnitUnknown = 5439014,
+    DateTruncBinSizeType = 5439015,
+    StartOfWeekType = 5439016,
+    DateTruncBinSizeNotPositive = 5439017,
+    StartOfWeekUnknown = 5439018,
 }
 
 /// The code of each storage error kind.
@@ -154,6 +412,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         ProjectionInclusionInExclusion => PROJECTION_INCLUSION_IN_EXCLUSION,
         ProjectionExclusionInInclusion => PROJECTION_EXCLUSION_IN_INCLUSION,
         ProjectionPathCollision => PROJECTION_PATH_COLLISION,
+        ProjectionExpressionInExclusion => PROJECTION_EXPRESSION_IN_EXCLUSION,
         ProjectionPathPrefixCollision => PROJECTION_PATH_PREFIX_COLLISION,
         EmptySubProjection => EMPTY_SUB_PROJECTION,
         IllegalSortKey => SORT_KEY_ILLEGAL,
@@ -193,6 +452,10 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         DocumentValidationFailure => DOCUMENT_VALIDATION_FAILURE,
         ReplaceRootNotObject => REPLACE_ROOT_NOT_OBJECT,
         ReplaceRootSpecNotObject => REPLACE_ROOT_SPEC_NOT_OBJECT,
+        Expression(e) => expr_code(e),
+        ConversionFailure => CONVERSION_FAILURE,
+        Overflow => OVERFLOW,
+        JavaScriptDisabled => NO_JAVASCRIPT_ENGINE,
         Corrupt | Engine => INTERNAL_ERROR,
     }
 }

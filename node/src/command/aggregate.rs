@@ -10,7 +10,7 @@
 use bson::RawBsonRef;
 use ebb_storage::Error as StorageError;
 use ebb_storage::encoding::display::type_name;
-use ebb_storage::pipeline::{Pipeline, Stage, parse_stage};
+use ebb_storage::pipeline::{Pipeline, Stage, parse_stage_in};
 use ebb_storage::query::exec::QueryCursor;
 use ebb_storage::query::plan::{self, QuerySpec};
 
@@ -65,10 +65,11 @@ pub async fn aggregate(req: Request) -> CommandResult {
         })? as usize,
         None => super::find::DEFAULT_FIRST_BATCH,
     };
+    let env = query::env(&req, &args)?;
     let mut stages = Vec::new();
     for v in pipeline {
         match v? {
-            RawBsonRef::Document(d) => stages.push(parse_stage(d)?),
+            RawBsonRef::Document(d) => stages.push(parse_stage_in(d, &env)?),
             other => {
                 return Err(CommandError::new(
                     codes::TYPE_MISMATCH,
@@ -90,7 +91,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
             let mut rest = stages.into_iter().peekable();
             let filter = match rest.next_if(|s| matches!(s, Stage::Match(_))) {
                 Some(Stage::Match(f)) => f,
-                _ => query::filter(None)?,
+                _ => query::filter(None, &env)?,
             };
             let sort = match rest.next_if(|s| matches!(s, Stage::Sort(_))) {
                 Some(Stage::Sort(s)) => Some(s),

@@ -147,7 +147,9 @@ pub async fn list_collections(req: Request) -> CommandResult {
             "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
         };
         let raw = RawDocumentBuf::try_from(&full)?;
-        if filter.as_ref().is_some_and(|f| !f.matches(&raw)) {
+        if let Some(f) = &filter
+            && !f.matches(&raw)?
+        {
             continue;
         }
         docs.push(if name_only {
@@ -184,7 +186,7 @@ pub async fn list_databases(req: Request) -> CommandResult {
             doc! { "name": db.clone(), "sizeOnDisk": size, "empty": false }
         };
         if let Some(f) = &filter
-            && !f.matches(&RawDocumentBuf::try_from(&entry)?)
+            && !f.matches(&RawDocumentBuf::try_from(&entry)?)?
         {
             continue;
         }

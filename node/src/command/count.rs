@@ -19,7 +19,7 @@ pub async fn count(req: Request) -> CommandResult {
     let name = args.collection()?;
     check_collection_name(&req.db, name)?;
     NodeContext::count(&req.node.opcounters.command, 1);
-    let filter = query::filter(args.doc("query")?)?;
+    let filter = query::filter(args.doc("query")?, &query::env_now(&req))?;
     let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     let skip = args.i64("skip")?.unwrap_or(0).max(0) as u64;
@@ -70,7 +70,7 @@ pub async fn distinct(req: Request) -> CommandResult {
         ));
     }
     let key = key.to_owned();
-    let filter = query::filter(args.doc("query")?)?;
+    let filter = query::filter(args.doc("query")?, &query::env_now(&req))?;
     let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     NodeContext::count(&req.node.opcounters.command, 1);

@@ -2,6 +2,7 @@
 
 use bson::RawBsonRef;
 use ebb_actors::collection::DeleteDocs;
+use ebb_storage::pipeline::Env;
 use ebb_storage::write::statement::DeleteStatement;
 
 use super::write::{Statements, map_errors, n_reply, ordered, send_write, statements};
@@ -25,7 +26,7 @@ pub struct DeleteCommand {
 impl DeleteCommand {
     /// Parses the command. A malformed statement fails the command; a filter
     /// that does not parse is that statement's write error.
-    pub fn parse(args: &Args<'_>) -> CommandResult<DeleteCommand> {
+    pub fn parse(args: &Args<'_>, env: &Env) -> CommandResult<DeleteCommand> {
         let ordered = ordered(args)?;
         Ok(DeleteCommand {
             collection: args.collection()?.to_owned(),
@@ -33,7 +34,7 @@ impl DeleteCommand {
             sync: args.journaled(),
             statements: statements(args, "deletes", ordered, |st| {
                 let (q, just_one) = check_shape(st)?;
-                Ok(statement(st, q, just_one))
+                Ok(statement(st, q, just_one, env))
             })?,
         })
     }
@@ -46,7 +47,7 @@ pub async fn delete(req: Request) -> CommandResult {
         ordered,
         sync,
         statements,
-    } = DeleteCommand::parse(&args)?;
+    } = DeleteCommand::parse(&args, &query::env(&req, &args)?)?;
     NodeContext::count(&req.node.opcounters.delete, statements.received as u64);
     let Statements {
         parsed,
@@ -124,9 +125,10 @@ fn statement(
     st: &bson::RawDocument,
     q: &bson::RawDocument,
     just_one: bool,
+    env: &Env,
 ) -> CommandResult<DeleteStatement> {
     Ok(DeleteStatement {
-        filter: query::filter(Some(q))?,
+        filter: query::filter(Some(q), env)?,
         collation: query::collation(st.get("collation")?)?,
         just_one,
         hint: query::hint(st.get("hint")?)?,

@@ -124,7 +124,8 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<Explained> 
             "oplogReplay",
         ],
     )?;
-    let cmd = parse_find(&args, &req.db)?;
+    let env = query::env(req, &args)?;
+    let cmd = parse_find(&args, &req.db, &env)?;
     let ns = format!("{}.{}", req.db, cmd.name);
     let Some(entry) = req.node.collection(&req.db, &cmd.name) else {
         return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
@@ -168,7 +169,7 @@ fn explain_filter(
     let ns = format!("{}.{name}", req.db);
     let collation = query::collation(args.get("collation"))?;
     let spec = QuerySpec {
-        filter: query::filter(args.doc(field)?)?,
+        filter: query::filter(args.doc(field)?, &query::env_now(req))?,
         sort: None,
         hint: query::hint(args.get("hint"))?,
     };
@@ -199,7 +200,7 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
         .map_err(|_| CommandError::failed_to_parse("statement has no 'q' document"))?;
     let collation = query::collation(st.get("collation")?)?;
     let spec = QuerySpec {
-        filter: query::filter(Some(filter))?,
+        filter: query::filter(Some(filter), &query::env(req, &args)?)?,
         sort: None,
         hint: query::hint(st.get("hint")?)?,
     };

@@ -6,6 +6,7 @@
 
 use bson::{RawBsonRef, RawDocumentBuf, doc};
 use ebb_config::limits::MAX_BATCH_BYTES;
+use ebb_storage::pipeline::Env;
 use ebb_storage::query::exec::{BatchLimits, QueryCursor};
 use ebb_storage::query::plan::{self, QuerySpec};
 use ebb_storage::query::projection::Projection;
@@ -68,7 +69,8 @@ impl FindCommand {
     }
 }
 
-pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
+/// Parses `find`; `$expr` in its filter sees `env` (`$$NOW`, `let`).
+pub fn parse_find(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindCommand> {
     let name = args.collection()?;
     check_db_name(db)?;
     check_collection_name(db, name)?;
@@ -103,7 +105,7 @@ pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
     Ok(FindCommand {
         name: name.to_owned(),
         spec: QuerySpec {
-            filter: query::filter(args.doc("filter")?)?,
+            filter: query::filter(args.doc("filter")?, env)?,
             sort: query::sort(args.doc("sort")?)?,
             hint: query::hint(args.get("hint"))?,
         },
@@ -118,7 +120,8 @@ pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
 
 pub async fn find(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, ARGS)?;
-    let cmd = parse_find(&args, &req.db)?;
+    let env = query::env(&req, &args)?;
+    let cmd = parse_find(&args, &req.db, &env)?;
     NodeContext::count(&req.node.opcounters.query, 1);
     let ns = format!("{}.{}", req.db, cmd.name);
     let Some(entry) = req.node.collection(&req.db, &cmd.name) else {

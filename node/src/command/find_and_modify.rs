@@ -3,7 +3,7 @@
 
 use bson::{Bson, RawBsonRef, doc};
 use ebb_actors::collection::ModifyOne;
-use ebb_storage::Error as StorageError;
+use ebb_storage::pipeline::Env;
 use ebb_storage::query::projection::Projection;
 use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::FindAndModify;
@@ -40,12 +40,9 @@ pub struct FindAndModifyCommand {
 }
 
 impl FindAndModifyCommand {
-    pub fn parse(args: &Args<'_>, db: &str) -> CommandResult<FindAndModifyCommand> {
+    pub fn parse(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindAndModifyCommand> {
         let name = args.collection()?;
         check_collection_name(db, name)?;
-        if args.has("let") {
-            return Err(StorageError::not_implemented("let on findAndModify").into());
-        }
         let remove = args.bool("remove")?.unwrap_or(false);
         let return_new = args.bool("new")?.unwrap_or(false);
         let upsert = args.bool("upsert")?.unwrap_or(false);
@@ -59,7 +56,7 @@ impl FindAndModifyCommand {
                 ));
             }
             Some(u @ (RawBsonRef::Document(_) | RawBsonRef::Array(_))) => {
-                Some(UpdateSpec::parse(u, &filters)?)
+                Some(UpdateSpec::parse_in(u, &filters, env)?)
             }
             Some(other) => {
                 return Err(args.wrong_type("update", &other, "types '[object, array]'"));
@@ -96,7 +93,7 @@ impl FindAndModifyCommand {
         let filter_doc = args.doc("query")?.map(|d| d.to_owned()).unwrap_or_default();
         let projection = query::projection(args.doc("fields")?)?;
         let request = FindAndModify {
-            filter: query::filter(Some(&filter_doc))?,
+            filter: query::filter(Some(&filter_doc), env)?,
             collation: query::collation(args.get("collation"))?,
             filter_doc,
             sort: query::sort(args.doc("sort")?)?,
@@ -124,7 +121,7 @@ pub async fn find_and_modify(req: Request) -> CommandResult {
         projection,
         remove,
         sync,
-    } = FindAndModifyCommand::parse(&args, &req.db)?;
+    } = FindAndModifyCommand::parse(&args, &req.db, &query::env(&req, &args)?)?;
     let upsert = request.upsert;
     let out = send_write(&req, &collection, upsert, || ModifyOne {
         request: request.clone(),

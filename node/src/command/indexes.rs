@@ -200,7 +200,12 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
     let partial_filter = match spec.get("partialFilterExpression")? {
         None => None,
         Some(RawBsonRef::Document(f)) => {
-            Filter::parse(f)?;
+            if Filter::parse(f)?.has_expr() {
+                return Err(cannot_create(
+                    "Error in specification { partialFilterExpression } :: caused by :: \
+                     Expression not supported in partial index: $expr",
+                ));
+            }
             Some(Document::try_from(f)?)
         }
         Some(other) => {

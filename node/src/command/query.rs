@@ -8,12 +8,14 @@ use bson::{RawBsonRef, RawDocument, rawdoc};
 use ebb_storage::catalog::CollectionMeta;
 use ebb_storage::encoding::collation::{Choice, Collation};
 use ebb_storage::engine::Direction;
+use ebb_storage::pipeline::Env;
 use ebb_storage::query::filter::Filter;
 use ebb_storage::query::plan::Hint;
 use ebb_storage::query::projection::Projection;
 use ebb_storage::query::sort::SortSpec;
 
-use crate::args::{as_f64, type_name};
+use super::Request;
+use crate::args::{Args, as_f64, type_name};
 use crate::error::{CommandError, CommandResult};
 
 /// Parses a `collation` argument; a bad one gets mongod's error. Every
@@ -29,10 +31,28 @@ pub fn resolve(choice: &Choice, meta: &CollectionMeta) -> CommandResult<Option<A
     Ok(choice.resolve(meta.default_collation()?))
 }
 
-pub fn filter(doc: Option<&RawDocument>) -> CommandResult<Filter> {
+/// The variables a command's expressions see: `$$NOW` (one instant for
+/// the whole command, from the node's clock) and the command's `let`
+/// option (a document, or null for none), evaluated once.
+pub fn env(req: &Request, args: &Args<'_>) -> CommandResult<Env> {
+    let lets = match args.get("let") {
+        Some(RawBsonRef::Null) => None,
+        _ => args.doc("let")?,
+    };
+    Ok(Env::with_let(req.node.shared.clock.now(), lets)?)
+}
+
+/// `$$NOW` alone, for commands without a `let` option (`count`,
+/// `distinct`).
+pub fn env_now(req: &Request) -> Env {
+    Env::new(req.node.shared.clock.now())
+}
+
+/// A filter, or the empty filter; `$expr` in it sees `env`.
+pub fn filter(doc: Option<&RawDocument>, env: &Env) -> CommandResult<Filter> {
     match doc {
-        Some(d) => Ok(Filter::parse(d)?),
-        None => Ok(Filter::parse(&rawdoc! {})?),
+        Some(d) => Ok(Filter::parse_in(d, env)?),
+        None => Ok(Filter::parse_in(&rawdoc! {}, env)?),
     }
 }
 

@@ -9,6 +9,7 @@
 use bson::RawBsonRef;
 use ebb_actors::collection::UpdateDocs;
 use ebb_storage::Error as StorageError;
+use ebb_storage::pipeline::Env;
 use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::UpdateStatement;
 
@@ -48,10 +49,7 @@ pub struct UpdateCommand {
 impl UpdateCommand {
     /// Parses the command. A malformed statement fails the command; what a
     /// statement says (an unknown operator, a bad filter) is its write error.
-    pub fn parse(args: &Args<'_>) -> CommandResult<UpdateCommand> {
-        if args.has("let") {
-            return Err(StorageError::not_implemented("let on update").into());
-        }
+    pub fn parse(args: &Args<'_>, env: &Env) -> CommandResult<UpdateCommand> {
         let ordered = ordered(args)?;
         let bypass_validation = args.bool("bypassDocumentValidation")?.unwrap_or(false);
         Ok(UpdateCommand {
@@ -60,7 +58,7 @@ impl UpdateCommand {
             sync: args.journaled(),
             statements: statements(args, "updates", ordered, |st| {
                 check_shape(st)?;
-                Ok(parse_statement(st, bypass_validation))
+                Ok(parse_statement(st, bypass_validation, env))
             })?,
         })
     }
@@ -73,7 +71,7 @@ pub async fn update(req: Request) -> CommandResult {
         ordered,
         sync,
         statements,
-    } = UpdateCommand::parse(&args)?;
+    } = UpdateCommand::parse(&args, &query::env(&req, &args)?)?;
     NodeContext::count(&req.node.opcounters.update, statements.received as u64);
     let Statements {
         parsed,
@@ -159,12 +157,17 @@ fn check_shape(st: &bson::RawDocument) -> CommandResult<()> {
 fn parse_statement(
     st: &bson::RawDocument,
     bypass_validation: bool,
+    env: &Env,
 ) -> CommandResult<UpdateStatement> {
     let q = st
         .get_document("q")
         .map_err(|_| CommandError::failed_to_parse("q must be an object"))?;
     let u = st.get("u")?.expect("checked by check_shape");
-    let update = UpdateSpec::parse(u, &array_filters(st.get("arrayFilters")?, ARRAY_FILTERS)?)?;
+    let update = UpdateSpec::parse_in(
+        u,
+        &array_filters(st.get("arrayFilters")?, ARRAY_FILTERS)?,
+        env,
+    )?;
     let flag = |f: &str| matches!(st.get(f), Ok(Some(RawBsonRef::Boolean(true))));
     if st.get("c")?.is_some() {
         return Err(match update {
@@ -187,7 +190,7 @@ fn parse_statement(
         ));
     }
     Ok(UpdateStatement {
-        filter: query::filter(Some(q))?,
+        filter: query::filter(Some(q), env)?,
         collation: query::collation(st.get("collation")?)?,
         filter_doc: q.to_owned(),
         update,

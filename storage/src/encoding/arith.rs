@@ -150,6 +150,12 @@ impl Num {
         }
     }
 
+    /// The value as a decimal (doubles rounded to 15 digits, as MongoDB
+    /// converts them when they meet a decimal).
+    pub(crate) fn to_dec(self) -> Dec {
+        self.as_dec()
+    }
+
     fn as_dec(self) -> Dec {
         match self {
             Num::Int(x) => decimal::from_i64(x.into()),

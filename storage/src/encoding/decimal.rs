@@ -231,6 +231,267 @@ pub(crate) fn equal(a: Dec, b: Dec) -> bool {
     }
 }
 
+/// How a result is rounded to the digits it may keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rounding {
+    HalfEven,
+    TowardZero,
+    Floor,
+    Ceiling,
+}
+
+pub(crate) fn is_zero(d: Dec) -> bool {
+    matches!(d, Dec::Finite { coeff: 0, .. })
+}
+
+pub(crate) fn negate(d: Dec) -> Dec {
+    match d {
+        Dec::NaN => Dec::NaN,
+        Dec::Inf { neg } => Dec::Inf { neg: !neg },
+        Dec::Finite { neg, coeff, exp } => Dec::Finite {
+            neg: !neg,
+            coeff,
+            exp,
+        },
+    }
+}
+
+pub(crate) fn sub(a: Dec, b: Dec) -> Dec {
+    add(a, negate(b))
+}
+
+/// The number of decimal digits of `n` (1 for 0).
+fn digit_count(mut n: u128) -> u32 {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+/// The quotient, rounded half-to-even to 34 digits; an exact quotient takes
+/// the exponent closest to `exp(a) - exp(b)`, as IEEE 754 prefers. The
+/// caller rules out division by zero.
+pub(crate) fn div(a: Dec, b: Dec) -> Dec {
+    match (a, b) {
+        (Dec::NaN, _) | (_, Dec::NaN) => Dec::NaN,
+        (Dec::Inf { .. }, Dec::Inf { .. }) => Dec::NaN,
+        (Dec::Inf { neg: x }, Dec::Finite { neg: y, .. }) => Dec::Inf { neg: x != y },
+        (Dec::Finite { neg: x, .. }, Dec::Inf { neg: y }) => Dec::Finite {
+            neg: x != y,
+            coeff: 0,
+            exp: EXP_MIN,
+        },
+        (
+            Dec::Finite {
+                neg: an,
+                coeff: ac,
+                exp: ae,
+            },
+            Dec::Finite {
+                neg: bn,
+                coeff: bc,
+                exp: be,
+            },
+        ) => {
+            let neg = an != bn;
+            let ideal = ae - be;
+            if bc == 0 {
+                return if ac == 0 { Dec::NaN } else { Dec::Inf { neg } };
+            }
+            if ac == 0 {
+                return Dec::Finite {
+                    neg,
+                    coeff: 0,
+                    exp: ideal.clamp(EXP_MIN, EXP_MAX),
+                };
+            }
+            // Scale the dividend so the quotient has at least 35 digits:
+            // enough to round to 34 with the remainder as sticky bit.
+            let shift = (34 + digit_count(bc) + 1).saturating_sub(digit_count(ac));
+            let num = Wide::from(ac).mul_pow10(shift);
+            let (q, r) = num.div_wide(bc);
+            let exp = ideal - shift as i32;
+            let rounded = round(neg, q, exp, r != 0);
+            // An exact quotient drops trailing zeros back toward the ideal
+            // exponent.
+            match rounded {
+                Dec::Finite {
+                    neg,
+                    mut coeff,
+                    mut exp,
+                } if r == 0 && exact_after_round(q, coeff) => {
+                    while exp < ideal && coeff != 0 && coeff % 10 == 0 {
+                        coeff /= 10;
+                        exp += 1;
+                    }
+                    Dec::Finite { neg, coeff, exp }
+                }
+                other => other,
+            }
+        }
+    }
+}
+
+/// Whether rounding `q` to `kept` dropped only zero digits.
+fn exact_after_round(q: Wide, kept: u128) -> bool {
+    let mut w = q;
+    let mut dropped_nonzero = false;
+    while w.exceeds(MAX_COEFF) {
+        let (next, digit) = w.div_small(10);
+        dropped_nonzero |= digit != 0;
+        w = next;
+    }
+    !dropped_nonzero && w.low() == kept
+}
+
+/// The remainder of `a / b` truncated toward zero (`fmod`): exact, with
+/// the sign of `a`. The caller rules out a zero divisor.
+pub(crate) fn rem(a: Dec, b: Dec) -> Dec {
+    match (a, b) {
+        (Dec::NaN, _) | (_, Dec::NaN) | (Dec::Inf { .. }, _) => Dec::NaN,
+        (Dec::Finite { .. }, Dec::Inf { .. }) => a,
+        (
+            Dec::Finite {
+                neg,
+                coeff: ac,
+                exp: ae,
+            },
+            Dec::Finite {
+                coeff: bc, exp: be, ..
+            },
+        ) => {
+            if bc == 0 {
+                return Dec::NaN;
+            }
+            if ae >= be {
+                // ac·10^(ae-be) mod bc, one digit at a time.
+                let mut r = ac % bc;
+                for _ in 0..(ae - be) {
+                    r = Wide::from(r).mul_small(10).div_wide(bc).1;
+                }
+                Dec::Finite {
+                    neg,
+                    coeff: r,
+                    exp: be,
+                }
+            } else {
+                let gap = (be - ae) as u32;
+                let divisor = if gap <= 38 {
+                    bc.checked_mul(10u128.pow(gap))
+                } else {
+                    None
+                };
+                match divisor {
+                    Some(d) => Dec::Finite {
+                        neg,
+                        coeff: ac % d,
+                        exp: ae,
+                    },
+                    // The divisor is larger than the dividend.
+                    None => a,
+                }
+            }
+        }
+    }
+}
+
+/// The value rounded to exponent `exp` (a multiple of 10^exp); `NaN` when
+/// the result would need more than 34 digits.
+pub(crate) fn quantize(d: Dec, exp: i32, mode: Rounding) -> Dec {
+    let Dec::Finite {
+        neg,
+        coeff,
+        exp: de,
+    } = d
+    else {
+        return d;
+    };
+    if de >= exp {
+        let gap = (de - exp) as u32;
+        let scaled = Wide::from(coeff).mul_pow10(gap.min(40));
+        if gap > 40 || (coeff != 0 && scaled.exceeds(MAX_COEFF)) {
+            return if coeff == 0 {
+                Dec::Finite { neg, coeff: 0, exp }
+            } else {
+                Dec::NaN
+            };
+        }
+        return Dec::Finite {
+            neg,
+            coeff: scaled.low(),
+            exp,
+        };
+    }
+    let gap = (exp - de) as u32;
+    let (q, rem_nonzero, half) = if gap > 38 {
+        // Everything is dropped: the value is below one unit of 10^exp.
+        (0u128, coeff != 0, std::cmp::Ordering::Less)
+    } else {
+        let p = 10u128.pow(gap);
+        let (q, r) = (coeff / p, coeff % p);
+        (q, r != 0, (r * 2).cmp(&p))
+    };
+    let up = match mode {
+        Rounding::TowardZero => false,
+        Rounding::Floor => neg && rem_nonzero,
+        Rounding::Ceiling => !neg && rem_nonzero,
+        Rounding::HalfEven => match half {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Equal => q % 2 == 1,
+            std::cmp::Ordering::Less => false,
+        },
+    };
+    let q = if up { q + 1 } else { q };
+    if q > MAX_COEFF {
+        return Dec::NaN;
+    }
+    Dec::Finite { neg, coeff: q, exp }
+}
+
+/// The value as an integer, rounded with `mode`; `None` for NaN, infinity
+/// or a value outside `i64`.
+pub(crate) fn to_i64(d: Dec, mode: Rounding) -> Option<i64> {
+    match quantize(d, 0, mode) {
+        Dec::Finite { neg, coeff, exp: 0 } => {
+            if neg {
+                if coeff <= i64::MAX as u128 + 1 {
+                    Some((coeff as i128).wrapping_neg() as i64)
+                } else {
+                    None
+                }
+            } else {
+                i64::try_from(coeff).ok()
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The value as the nearest double.
+pub(crate) fn to_f64(d: Dec) -> f64 {
+    encode(d).to_string().parse().unwrap_or(f64::NAN)
+}
+
+/// A double as a decimal with 34 significant digits (as close as a decimal
+/// gets to the binary value), the conversion `$round` and `$trunc` use.
+pub(crate) fn from_f64_34(x: f64) -> Dec {
+    if !x.is_finite() || x == 0.0 {
+        return from_f64(x);
+    }
+    let sci = format!("{:.33e}", x.abs());
+    let (mantissa, exp) = sci
+        .split_once('e')
+        .expect("scientific format has an exponent");
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    Dec::Finite {
+        neg: x < 0.0,
+        coeff: digits.parse().expect("34 decimal digits fit in u128"),
+        exp: exp.parse::<i32>().expect("exponent is an integer") - 33,
+    }
+}
+
 /// Rounds `coeff × 10^exp` (plus a fraction of a unit when `sticky`) to 34
 /// digits and the exponent range, half to even.
 fn round(neg: bool, mut coeff: Wide, mut exp: i32, mut sticky: bool) -> Dec {
@@ -371,6 +632,30 @@ impl Wide {
         Wide::from_limbs(out)
     }
 
+    /// Division by a divisor below 2^127 (every coefficient is): the
+    /// quotient and the remainder.
+    fn div_wide(self, d: u128) -> (Wide, u128) {
+        let mut q = Wide::ZERO;
+        let mut r: u128 = 0;
+        for i in (0..256).rev() {
+            let bit = if i >= 128 {
+                (self.hi >> (i - 128)) & 1
+            } else {
+                (self.lo >> i) & 1
+            };
+            r = (r << 1) | bit;
+            if r >= d {
+                r -= d;
+                if i >= 128 {
+                    q.hi |= 1 << (i - 128);
+                } else {
+                    q.lo |= 1 << i;
+                }
+            }
+        }
+        (q, r)
+    }
+
     fn div_small(self, d: u64) -> (Wide, u64) {
         let mut out = [0u64; 4];
         let mut rem = 0u128;
@@ -478,6 +763,52 @@ mod tests {
         assert_eq!(s(from_f64(1.0)), "1.00000000000000");
         assert_eq!(s(from_f64(-2.5)), "-2.50000000000000");
         assert_eq!(s(from_f64(0.0)), "0");
+    }
+
+    #[test]
+    fn division_keeps_the_ideal_exponent_when_exact() {
+        assert_eq!(s(div(d("10"), d("2.5"))), "4");
+        assert_eq!(s(div(from_f64(12.5), d("2.5"))), "5.000000000000");
+        assert_eq!(s(div(d("12.5"), d("5"))), "2.5");
+        assert_eq!(
+            s(div(d("1"), d("3"))),
+            "0.3333333333333333333333333333333333"
+        );
+        assert_eq!(
+            s(div(d("2"), d("3"))),
+            "0.6666666666666666666666666666666667"
+        );
+        assert_eq!(
+            s(div(d("9223372036854775807"), d("1"))),
+            "9223372036854775807"
+        );
+        assert_eq!(s(div(d("-1"), d("8"))), "-0.125");
+    }
+
+    #[test]
+    fn remainder_has_the_dividend_sign() {
+        assert_eq!(s(rem(d("10"), d("3"))), "1");
+        assert_eq!(s(rem(d("-10"), d("3"))), "-1");
+        assert_eq!(s(rem(d("5.5"), d("2"))), "1.5");
+        assert_eq!(s(rem(d("1"), d("1E+50"))), "1");
+        assert_eq!(s(rem(d("1E+5"), d("7"))), "5");
+    }
+
+    #[test]
+    fn quantize_rounds_with_the_mode_asked() {
+        assert_eq!(s(quantize(d("2.5"), 0, Rounding::HalfEven)), "2");
+        assert_eq!(s(quantize(d("3.5"), 0, Rounding::HalfEven)), "4");
+        assert_eq!(s(quantize(d("-2.7"), 0, Rounding::TowardZero)), "-2");
+        assert_eq!(s(quantize(d("-2.1"), 0, Rounding::Floor)), "-3");
+        assert_eq!(s(quantize(d("2.1"), 0, Rounding::Ceiling)), "3");
+        assert_eq!(s(quantize(d("1.5"), -3, Rounding::HalfEven)), "1.500");
+        assert_eq!(s(quantize(d("1234"), 2, Rounding::HalfEven)), "1.2E+3");
+        assert_eq!(
+            to_i64(d("-9223372036854775808"), Rounding::TowardZero),
+            Some(i64::MIN)
+        );
+        assert_eq!(to_i64(d("9223372036854775808"), Rounding::TowardZero), None);
+        assert_eq!(s(from_f64_34(2.675)), "2.674999999999999822364316059974954");
     }
 
     #[test]

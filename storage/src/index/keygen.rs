@@ -112,8 +112,12 @@ impl KeyGen {
     }
 
     /// Whether `doc` belongs in this index at all (partial filter).
+    /// Partial filters hold no `$expr` (refused when the index is created),
+    /// so matching cannot fail.
     pub fn covers(&self, doc: &RawDocument) -> bool {
-        self.partial.as_ref().is_none_or(|f| f.matches(doc))
+        self.partial
+            .as_ref()
+            .is_none_or(|f| f.matches(doc).unwrap_or(false))
     }
 
     /// Appends the entry keys of `doc` (whose encoded `_id` is `id_key`)

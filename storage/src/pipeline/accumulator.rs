@@ -9,7 +9,7 @@
 
 use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocument};
 
-use super::expr::Expr;
+use super::expr::{Env, Expr};
 use crate::encoding::arith::Num;
 use crate::encoding::cmp::compare_values;
 use crate::error::{Error, ErrorKind, Result};
@@ -28,8 +28,14 @@ pub enum Acc {
 }
 
 impl Acc {
-    /// Parses the accumulator of group field `name`.
+    /// Parses the accumulator of group field `name` (`$$NOW` taken now).
     pub fn parse(name: &str, spec: RawBsonRef<'_>) -> Result<Acc> {
+        Acc::parse_in(name, spec, &Env::new(bson::DateTime::now()))
+    }
+
+    /// Parses the accumulator of group field `name` in a command's
+    /// environment.
+    pub fn parse_in(name: &str, spec: RawBsonRef<'_>, env: &Env) -> Result<Acc> {
         let RawBsonRef::Document(d) = spec else {
             return Err(Error::new(
                 ErrorKind::GroupFieldNotAccumulator,
@@ -43,7 +49,7 @@ impl Acc {
                 format!("The field '{name}' must specify one accumulator"),
             ));
         };
-        let e = || Expr::parse(arg);
+        let e = || Expr::parse_in(arg, env);
         Ok(match op.as_str() {
             "$sum" => Acc::Sum(e()?),
             "$avg" => Acc::Avg(e()?),
@@ -53,7 +59,7 @@ impl Acc {
             "$last" => Acc::Last(e()?),
             "$push" => Acc::Push(e()?),
             "$addToSet" => Acc::AddToSet(e()?),
-            "$count" => Acc::Sum(Expr::Literal(RawBson::Int32(1))),
+            "$count" => Acc::Sum(Expr::constant(RawBson::Int32(1))),
             other if other.starts_with('$') => {
                 return Err(Error::not_implemented(&format!(
                     "the accumulator '{other}'"
@@ -95,15 +101,15 @@ impl AccState {
     }
 
     /// Adds one document of the group; `first_seen` when it opened it.
-    pub fn add(&mut self, acc: &Acc, doc: &RawDocument, first_seen: bool) {
+    pub fn add(&mut self, acc: &Acc, doc: &RawDocument, first_seen: bool) -> Result<()> {
         match (self, acc) {
             (AccState::Sum(n), Acc::Sum(e)) => {
-                if let Some(x) = e.eval(doc).as_ref().and_then(number) {
+                if let Some(x) = e.eval(doc)?.as_ref().and_then(number) {
                     *n = n.sum(x);
                 }
             }
             (AccState::Avg(sum, count), Acc::Avg(e)) => {
-                if let Some(x) = e.eval(doc).as_ref().and_then(number) {
+                if let Some(x) = e.eval(doc)?.as_ref().and_then(number) {
                     *sum = sum.sum(x);
                     *count += 1;
                 }
@@ -111,7 +117,7 @@ impl AccState {
             (AccState::Pick(cur), Acc::Min(e) | Acc::Max(e)) => {
                 let want_less = matches!(acc, Acc::Min(_));
                 if let Some(v) = e
-                    .eval(doc)
+                    .eval(doc)?
                     .filter(|v| !matches!(v, RawBson::Null | RawBson::Undefined))
                 {
                     let better = match cur {
@@ -127,18 +133,18 @@ impl AccState {
                 }
             }
             (AccState::Pick(cur), Acc::First(e)) if first_seen => {
-                *cur = Some(e.eval(doc).unwrap_or(RawBson::Null));
+                *cur = Some(e.eval(doc)?.unwrap_or(RawBson::Null));
             }
             (AccState::Pick(cur), Acc::Last(e)) => {
-                *cur = Some(e.eval(doc).unwrap_or(RawBson::Null))
+                *cur = Some(e.eval(doc)?.unwrap_or(RawBson::Null))
             }
             (AccState::List(list), Acc::Push(e)) => {
-                if let Some(v) = e.eval(doc) {
+                if let Some(v) = e.eval(doc)? {
                     list.push(v);
                 }
             }
             (AccState::List(list), Acc::AddToSet(e)) => {
-                if let Some(v) = e.eval(doc)
+                if let Some(v) = e.eval(doc)?
                     && !list
                         .iter()
                         .any(|x| compare_values(x.as_raw_bson_ref(), v.as_raw_bson_ref()).is_eq())
@@ -148,6 +154,7 @@ impl AccState {
             }
             _ => {}
         }
+        Ok(())
     }
 
     /// The group's value for this accumulator.

@@ -9,6 +9,7 @@
 
 mod accumulator;
 mod expr;
+mod project;
 mod run;
 mod stage;
 
@@ -16,6 +17,7 @@ mod stage;
 mod tests;
 
 pub use accumulator::Acc;
-pub use expr::Expr;
+pub use expr::{Comparator, Env, Expr, binary_order};
+pub use project::ComputedProjection;
 pub use run::Pipeline;
-pub use stage::{Stage, parse_stage, parse_update_stage};
+pub use stage::{Stage, parse_stage, parse_stage_in, parse_update_stage};

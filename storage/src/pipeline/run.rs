@@ -11,6 +11,7 @@ use ebb_config::limits::MAX_SORT_BYTES;
 
 use super::accumulator::AccState;
 use super::expr::{Expr, cstr};
+use super::project::set_fields;
 use super::stage::Stage;
 use crate::encoding::collation::Collation;
 use crate::encoding::display::{shell, type_name as display_type_name};
@@ -102,7 +103,7 @@ impl Pipeline {
         for i in start..self.stages.len() {
             match &self.stages[i] {
                 Stage::Match(f) => {
-                    if !f.matches(&doc) {
+                    if !f.matches(&doc)? {
                         return Ok(());
                     }
                 }
@@ -122,6 +123,7 @@ impl Pipeline {
                     }
                 }
                 Stage::Project(p) => doc = p.apply(&doc),
+                Stage::ProjectComputed(p) => doc = p.apply(&doc)?,
                 Stage::AddFields(fields) => doc = add_fields(&doc, fields)?,
                 Stage::ReplaceRoot { new_root, what } => doc = replace_root(&doc, new_root, what)?,
                 Stage::Unwind {
@@ -155,7 +157,7 @@ impl Pipeline {
             }
             Stage::Count(_) => self.counters[i] += 1,
             Stage::Group { id, accs } => {
-                let key_value = id.eval(&doc).unwrap_or(RawBson::Null);
+                let key_value = id.eval(&doc)?.unwrap_or(RawBson::Null);
                 let mut key = Vec::new();
                 encode_collated(
                     &mut key,
@@ -175,7 +177,7 @@ impl Pipeline {
                 }
                 let (_, states) = groups.by_key.get_mut(&key).expect("inserted above");
                 for (state, (_, acc)) in states.iter_mut().zip(accs) {
-                    state.add(acc, &doc, first_seen);
+                    state.add(acc, &doc, first_seen)?;
                 }
             }
             _ => unreachable!("only blocking stages accumulate"),
@@ -236,35 +238,16 @@ impl Pipeline {
 }
 
 fn add_fields(doc: &RawDocument, fields: &[(String, Expr)]) -> Result<RawDocumentBuf> {
-    let mut values: Vec<(&str, Option<RawBson>)> = fields
-        .iter()
-        .map(|(k, e)| (k.as_str(), e.eval(doc)))
-        .collect();
-    let mut out = RawDocumentBuf::new();
-    for el in doc.iter() {
-        let (k, v) = el?;
-        match values.iter_mut().find(|(name, _)| *name == k.as_str()) {
-            Some((_, new)) => {
-                if let Some(v) = new.take() {
-                    out.append(k, v);
-                }
-            }
-            None => out.append(k, v),
-        }
+    let mut values = Vec::with_capacity(fields.len());
+    for (k, e) in fields {
+        values.push((k.as_str(), e.eval(doc)?));
     }
-    for (k, v) in values {
-        if let Some(v) = v
-            && doc.get(k)?.is_none()
-        {
-            out.append(cstr(k), v);
-        }
-    }
-    Ok(out)
+    set_fields(doc, values)
 }
 
 /// `$replaceRoot`: the value of `new_root`, which must be a document.
 fn replace_root(doc: &RawDocument, new_root: &Expr, what: &str) -> Result<RawDocumentBuf> {
-    let value = new_root.eval(doc);
+    let value = new_root.eval(doc)?;
     if let Some(RawBson::Document(new)) = value {
         return Ok(new);
     }

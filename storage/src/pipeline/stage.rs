@@ -6,7 +6,8 @@
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::accumulator::Acc;
-use super::expr::{Expr, cstr};
+use super::expr::{Env, Expr, cstr};
+use super::project::{ComputedProjection, Project};
 use crate::encoding::display::type_name;
 use crate::error::{Error, ErrorKind, Result};
 use crate::query::filter::Filter;
@@ -22,6 +23,8 @@ pub enum Stage {
     Skip(u64),
     Limit(u64),
     Project(Projection),
+    /// `$project` with computed fields.
+    ProjectComputed(ComputedProjection),
     AddFields(Vec<(String, Expr)>),
     Unwind {
         path: String,
@@ -81,8 +84,13 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$listSearchIndexes",
 ];
 
-/// Parses one stage document.
+/// Parses one stage document, with only `$$NOW` (taken now) defined.
 pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
+    parse_stage_in(stage, &Env::new(bson::DateTime::now()))
+}
+
+/// Parses one stage document in a command's environment (`$$NOW`, `let`).
+pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
     let mut it = stage.iter();
     let (Some(Ok((name, spec))), None) = (it.next(), it.next()) else {
         return Err(Error::new(
@@ -111,7 +119,14 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
         }
     };
     Ok(match name {
-        "$match" => Stage::Match(Filter::parse(doc_spec()?)?),
+        "$match" => Stage::Match(Filter::parse_in(doc_spec()?, env).map_err(|e| {
+            // A pipeline never runs JavaScript, whatever the server allows.
+            if e.kind == ErrorKind::JavaScriptDisabled {
+                Error::bad_value("$where is not allowed in this context")
+            } else {
+                e
+            }
+        })?),
         "$sort" => Stage::Sort(SortSpec::parse(doc_spec()?)?),
         "$skip" => Stage::Skip(count_arg("$skip")?),
         "$limit" => match count_arg("$limit")? {
@@ -123,7 +138,10 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
             }
             n => Stage::Limit(n),
         },
-        "$project" => Stage::Project(Projection::parse(doc_spec()?)?),
+        "$project" => match Project::parse(doc_spec()?, env).map_err(|e| invalid(name, e))? {
+            Project::Plain(p) => Stage::Project(p),
+            Project::Computed(p) => Stage::ProjectComputed(p),
+        },
         "$unset" => Stage::Project(Projection::parse(&unset_as_exclusion(spec)?)?),
         "$addFields" | "$set" => {
             let mut fields = Vec::new();
@@ -132,15 +150,18 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
                 if k.as_str().contains('.') {
                     return Err(Error::not_implemented("dotted field names in $addFields"));
                 }
-                fields.push((k.as_str().to_owned(), Expr::parse(v)?));
+                fields.push((
+                    k.as_str().to_owned(),
+                    Expr::parse_in(v, env).map_err(|e| invalid(name, e))?,
+                ));
             }
             Stage::AddFields(fields)
         }
         "$replaceWith" => Stage::ReplaceRoot {
-            new_root: Expr::parse(spec)?,
+            new_root: Expr::parse_in(spec, env)?,
             what: "'replacement document' ",
         },
-        "$replaceRoot" => parse_replace_root(spec)?,
+        "$replaceRoot" => parse_replace_root(spec, env)?,
         "$unwind" => parse_unwind(spec)?,
         "$count" => match spec {
             RawBsonRef::String(f) if !f.is_empty() && !f.starts_with('$') && !f.contains('.') => {
@@ -161,12 +182,12 @@ pub fn parse_stage(stage: &RawDocument) -> Result<Stage> {
                     "a group specification must include an _id",
                 ));
             };
-            let id = Expr::parse(id)?;
+            let id = Expr::parse_in(id, env)?;
             let mut accs = Vec::new();
             for el in d.iter() {
                 let (k, v) = el?;
                 if k.as_str() != "_id" {
-                    accs.push((k.as_str().to_owned(), Acc::parse(k.as_str(), v)?));
+                    accs.push((k.as_str().to_owned(), Acc::parse_in(k.as_str(), v, env)?));
                 }
             }
             Stage::Group { id, accs }
@@ -197,7 +218,7 @@ const UPDATE_STAGES: &[&str] = &[
 /// Parses one stage of a pipeline-style update: a stage MongoDB does not
 /// allow there is refused with InvalidOptions once its specification has
 /// parsed (ebb refusing it as not implemented elsewhere changes nothing).
-pub fn parse_update_stage(stage: &RawDocument) -> Result<Stage> {
+pub fn parse_update_stage(stage: &RawDocument, env: &Env) -> Result<Stage> {
     let name = match stage.iter().next() {
         Some(Ok((name, _))) => name.as_str(),
         _ => "",
@@ -208,7 +229,7 @@ pub fn parse_update_stage(stage: &RawDocument) -> Result<Stage> {
             format!("{name} is not allowed to be used within an update"),
         )
     };
-    match parse_stage(stage) {
+    match parse_stage_in(stage, env) {
         Ok(_)
         | Err(Error {
             kind: ErrorKind::NotImplemented,
@@ -219,7 +240,7 @@ pub fn parse_update_stage(stage: &RawDocument) -> Result<Stage> {
 }
 
 /// `$replaceRoot: {newRoot: <expression>}`.
-fn parse_replace_root(spec: RawBsonRef<'_>) -> Result<Stage> {
+fn parse_replace_root(spec: RawBsonRef<'_>, env: &Env) -> Result<Stage> {
     let RawBsonRef::Document(d) = spec else {
         return Err(Error::new(
             ErrorKind::ReplaceRootSpecNotObject,
@@ -241,7 +262,7 @@ fn parse_replace_root(spec: RawBsonRef<'_>) -> Result<Stage> {
                 ),
             ));
         }
-        new_root = Some(Expr::parse(v)?);
+        new_root = Some(Expr::parse_in(v, env)?);
     }
     let Some(new_root) = new_root else {
         return Err(Error::new(
@@ -253,6 +274,21 @@ fn parse_replace_root(spec: RawBsonRef<'_>) -> Result<Stage> {
         new_root,
         what: "'newRoot' expression ",
     })
+}
+
+/// An expression error inside `$project`/`$addFields`/`$set`, as mongod
+/// reports it: prefixed with the stage that failed to parse.
+fn invalid(stage: &str, e: Error) -> Error {
+    match e.kind {
+        ErrorKind::Expression(_)
+        | ErrorKind::InvalidPipelineOperator
+        | ErrorKind::FailedToParse
+        | ErrorKind::InvalidFieldPathExpression => Error {
+            message: format!("Invalid {stage} :: caused by :: {}", e.message),
+            ..e
+        },
+        _ => e,
+    }
 }
 
 /// `$unset: "a"` or `["a", "b"]` as the exclusion projection it means.

@@ -105,3 +105,78 @@ fn sum_of_decimals_is_the_exact_decimal_inc_gives() {
     );
     assert_eq!(out[0].get("s"), Some(&Bson::Int64(i64::from(i32::MAX) + 1)));
 }
+
+/// `$project` keeps what its flags include, then sets computed fields in
+/// spec order, evaluated against the input (manual: $project, "Include
+/// Computed Fields"); `$$REMOVE` leaves a field out.
+#[test]
+fn project_computes_fields_after_the_ones_it_keeps() {
+    let out = run(
+        vec![rawdoc! { "$project": {
+            "b": 1,
+            "sum": { "$add": ["$a", "$b"] },
+            "a": { "$literal": 5 },
+            "gone": "$$REMOVE",
+        } }],
+        vec![rawdoc! { "_id": 1, "a": 1, "b": 2 }],
+    );
+    assert_eq!(out, vec![doc! { "_id": 1, "b": 2, "sum": 3, "a": 5 }]);
+    let out = run(
+        vec![rawdoc! { "$project": { "_id": 0, "x": "$a" } }],
+        vec![rawdoc! { "_id": 1, "a": 1 }],
+    );
+    assert_eq!(out, vec![doc! { "x": 1 }]);
+}
+
+#[test]
+fn project_refuses_computed_fields_in_an_exclusion() {
+    let e = parse_stage(&rawdoc! { "$project": { "a": 0, "b": { "$add": [1, 2] } } }).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::ProjectionExpressionInExclusion);
+    let e = parse_stage(&rawdoc! { "$project": { "b": "$x", "a": 0 } }).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::ProjectionExclusionInInclusion);
+}
+
+/// `$addFields` replaces a field in place, appends new ones, and removes
+/// one set to `$$REMOVE` (manual: $addFields, "Remove Fields").
+#[test]
+fn add_fields_replaces_appends_and_removes() {
+    let out = run(
+        vec![
+            rawdoc! { "$addFields": { "a": { "$multiply": ["$a", 10] }, "c": "$$REMOVE", "d": true } },
+        ],
+        vec![rawdoc! { "_id": 1, "a": 2, "c": 3 }],
+    );
+    assert_eq!(out, vec![doc! { "_id": 1, "a": 20, "d": true }]);
+}
+
+/// A parse error inside `$addFields` names the stage, as mongod's does.
+#[test]
+fn expression_errors_in_add_fields_name_the_stage() {
+    let e = parse_stage(&rawdoc! { "$addFields": { "x": { "$trim": {} } } }).unwrap_err();
+    assert_eq!(
+        e.message,
+        "Invalid $addFields :: caused by :: $trim requires an 'input' field"
+    );
+}
+
+/// jstests/aggregation/bugs/server6335.js: `$where` is refused in `$match`.
+#[test]
+fn where_is_not_allowed_in_match() {
+    let e = parse_stage(&rawdoc! { "$match": { "$where": "return true" } }).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::BadValue);
+}
+
+#[test]
+fn group_keys_and_accumulators_evaluate_expressions() {
+    let out = run(
+        vec![
+            rawdoc! { "$group": { "_id": { "$mod": ["$n", 2] }, "s": { "$sum": { "$multiply": ["$n", 2] } } } },
+            rawdoc! { "$sort": { "_id": 1 } },
+        ],
+        (1..=4).map(|n| rawdoc! { "n": n }).collect(),
+    );
+    assert_eq!(
+        out,
+        vec![doc! { "_id": 0, "s": 12 }, doc! { "_id": 1, "s": 8 }]
+    );
+}

@@ -243,7 +243,7 @@ impl QueryCursor {
                 self.resume_after = Some(key);
                 let Some(found) = found else { continue };
                 self.stats.docs_examined += 1;
-                if !self.filter.matches(&found.doc) {
+                if !self.filter.matches(&found.doc)? {
                     continue;
                 }
                 if self.skipped < self.skip {

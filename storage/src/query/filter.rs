@@ -10,12 +10,15 @@
 //! path test rather than each candidate.
 //!
 //! Supported: `$eq $ne $gt $gte $lt $lte $in $nin $exists $not $all
-//! $elemMatch $size $type $regex $and $or $nor $comment $jsonSchema`
+//! $elemMatch $size $type $regex $mod $and $or $nor $comment $jsonSchema`
 //! (regexes also as values, in `$in`/`$nin`/`$all` and under `$not`; the
-//! schema itself is `crate::schema`'s). `$expr`, `$where`, `$text`, geo
-//! and bit operators are rejected as not supported yet. This module does
-//! not plan, read storage or evaluate aggregation
-//! expressions.
+//! schema itself is `crate::schema`'s), and `$expr`, whose aggregation
+//! expression `pipeline::Expr` parses (in the command's [`Env`]: `$$NOW`,
+//! `let`) and evaluates; matching is then fallible, as an expression can
+//! fail on a document. String comparisons use the filter's collation.
+//! `$where` is refused as mongod refuses it without JavaScript; `$text`,
+//! geo and bit operators are rejected as not supported yet. This module
+//! does not plan or read storage.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -29,6 +32,7 @@ use crate::encoding::bracket::canonical_type;
 use crate::encoding::cmp::Cmp;
 use crate::encoding::collation::Collation;
 use crate::error::{Error, ErrorKind, Result};
+use crate::pipeline::{Env, Expr as AggExpr};
 use crate::schema::JsonSchema;
 
 /// A parsed filter, with the collation its string comparisons use.
@@ -55,6 +59,22 @@ pub enum Expr {
     AlwaysFalse,
     /// The document satisfies a `$jsonSchema`.
     JsonSchema(Arc<JsonSchema>),
+    /// `$expr`: an aggregation expression that must be true.
+    Expr(ExprClause),
+}
+
+/// The expression of a `$expr` clause, with the specification it was parsed
+/// from (what explain shows, and what two clauses compare by).
+#[derive(Debug, Clone)]
+pub struct ExprClause {
+    pub spec: RawBson,
+    pub expr: AggExpr,
+}
+
+impl PartialEq for ExprClause {
+    fn eq(&self, other: &Self) -> bool {
+        self.spec == other.spec
+    }
 }
 
 /// A predicate on the value(s) at one path.
@@ -81,6 +101,11 @@ pub enum Pred {
     ElemMatch(ElemMatch),
     /// An array with exactly this many elements.
     Size(i64),
+    /// A number whose truncated value modulo `divisor` is `remainder`.
+    Mod {
+        divisor: i64,
+        remainder: i64,
+    },
     /// A value of one of the types.
     Type(TypeSet),
     /// A string or symbol the regex matches, or an equal regex value.
@@ -110,10 +135,16 @@ pub struct TypeSet {
 }
 
 impl Filter {
-    /// Parses a filter document, rejecting what MongoDB 7.0 rejects.
+    /// Parses a filter document, rejecting what MongoDB 7.0 rejects; a
+    /// `$expr` sees `$$NOW` taken now and no `let` variables.
     pub fn parse(filter: &RawDocument) -> Result<Filter> {
+        Filter::parse_in(filter, &Env::new(bson::DateTime::now()))
+    }
+
+    /// Parses a filter document in a command's environment (`$$NOW`, `let`).
+    pub fn parse_in(filter: &RawDocument, env: &Env) -> Result<Filter> {
         Ok(Filter {
-            root: conjunction(parse_clauses(filter)?),
+            root: conjunction(parse_clauses(filter, Some(env))?),
             collation: None,
         })
     }
@@ -133,9 +164,22 @@ impl Filter {
         Cmp::new(self.collation.as_deref())
     }
 
-    /// Whether the document matches.
-    pub fn matches(&self, doc: &RawDocument) -> bool {
+    /// Whether the document matches; fails only when a `$expr` fails on it.
+    pub fn matches(&self, doc: &RawDocument) -> Result<bool> {
         self.root.matches(doc, self.cmp())
+    }
+
+    /// Whether the filter uses `$expr` anywhere (partial index filters may
+    /// not).
+    pub fn has_expr(&self) -> bool {
+        fn walk(e: &Expr) -> bool {
+            match e {
+                Expr::Expr(_) => true,
+                Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().any(walk),
+                _ => false,
+            }
+        }
+        walk(&self.root)
     }
 
     pub fn root(&self) -> &Expr {
@@ -205,21 +249,49 @@ impl Expr {
             Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().for_each(|e| e.visit_regexes(f)),
             Expr::Path { pred, .. } => pred.visit_regexes(f),
             // A schema's patterns are its own (`schema::pattern`).
-            Expr::AlwaysTrue | Expr::AlwaysFalse | Expr::JsonSchema(_) => {}
+            Expr::AlwaysTrue | Expr::AlwaysFalse | Expr::JsonSchema(_) | Expr::Expr(_) => {}
         }
     }
 
     /// Whether the document matches this node.
-    pub fn matches(&self, doc: &RawDocument, cmp: Cmp<'_>) -> bool {
-        match self {
-            Expr::And(children) => children.iter().all(|c| c.matches(doc, cmp)),
-            Expr::Or(children) => children.iter().any(|c| c.matches(doc, cmp)),
-            Expr::Nor(children) => !children.iter().any(|c| c.matches(doc, cmp)),
+    pub fn matches(&self, doc: &RawDocument, cmp: Cmp<'_>) -> Result<bool> {
+        Ok(match self {
+            Expr::And(children) => {
+                for c in children {
+                    if !c.matches(doc, cmp)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Expr::Or(children) => {
+                for c in children {
+                    if c.matches(doc, cmp)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Expr::Nor(children) => {
+                for c in children {
+                    if c.matches(doc, cmp)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
             Expr::Path { path, pred } => pred.matches_at(doc, path, cmp),
             Expr::AlwaysTrue => true,
             Expr::AlwaysFalse => false,
             Expr::JsonSchema(schema) => schema.matches(doc),
-        }
+            Expr::Expr(clause) => clause.expr.truthy_with(doc, &|a, b| cmp.values(a, b))?,
+        })
+    }
+
+    /// Whether a document inside `$elemMatch` matches. `$expr` is refused
+    /// below the top level, so nothing here can fail.
+    fn matches_nested(&self, doc: &RawDocument, cmp: Cmp<'_>) -> bool {
+        self.matches(doc, cmp).unwrap_or(false)
     }
 }
 
@@ -291,6 +363,9 @@ impl Pred {
                 Some(RawBsonRef::Array(array)) => elements(array).count() as i64 == *size,
                 _ => false,
             },
+            Pred::Mod { divisor, remainder } => candidate
+                .and_then(truncated_number)
+                .is_some_and(|n| n.checked_rem(*divisor).unwrap_or(0) == *remainder),
             Pred::Type(types) => candidate.is_some_and(|v| types.contains(v)),
             Pred::Regex(regex) => match candidate {
                 Some(RawBsonRef::String(s) | RawBsonRef::Symbol(s)) => regex.is_match(s),
@@ -314,9 +389,9 @@ impl ElemMatch {
     pub fn matches_element(&self, element: RawBsonRef<'_>, cmp: Cmp<'_>) -> bool {
         match self {
             ElemMatch::Document(filter) => match element {
-                RawBsonRef::Document(doc) => filter.matches(doc, cmp),
+                RawBsonRef::Document(doc) => filter.matches_nested(doc, cmp),
                 RawBsonRef::Array(inner) => RawDocument::from_bytes(inner.as_bytes())
-                    .is_ok_and(|doc| filter.matches(doc, cmp)),
+                    .is_ok_and(|doc| filter.matches_nested(doc, cmp)),
                 _ => false,
             },
             ElemMatch::Value(preds) => preds.iter().all(|p| p.matches_value(Some(element), cmp)),
@@ -391,20 +466,27 @@ fn in_list(list: &[RawBson], candidate: Option<RawBsonRef<'_>>, cmp: Cmp<'_>) ->
 // ---- parsing ----
 
 /// Top-level operators MongoDB knows but ebb does not evaluate yet.
-const UNSUPPORTED_TOP_LEVEL: &[&str] = &["$expr", "$where", "$text", "$sampleRate"];
+const UNSUPPORTED_TOP_LEVEL: &[&str] = &["$text", "$sampleRate"];
 
 /// Whether `name` is a top-level operator: inside `$elemMatch`, a document
 /// starting with one is a filter, not a list of predicates.
 fn is_top_level_operator(name: &str) -> bool {
     matches!(
         name,
-        "$and" | "$or" | "$nor" | "$comment" | "$alwaysTrue" | "$alwaysFalse" | "$jsonSchema"
+        "$and"
+            | "$or"
+            | "$nor"
+            | "$comment"
+            | "$alwaysTrue"
+            | "$alwaysFalse"
+            | "$jsonSchema"
+            | "$expr"
+            | "$where"
     ) || UNSUPPORTED_TOP_LEVEL.contains(&name)
 }
 
 /// Path operators MongoDB knows but ebb does not evaluate yet.
 const UNSUPPORTED_PATH_OPERATORS: &[&str] = &[
-    "$mod",
     "$bitsAllSet",
     "$bitsAllClear",
     "$bitsAnySet",
@@ -437,6 +519,7 @@ fn is_path_operator(name: &str) -> bool {
             | "$elemMatch"
             | "$regex"
             | "$options"
+            | "$mod"
     ) || UNSUPPORTED_PATH_OPERATORS.contains(&name)
 }
 
@@ -493,13 +576,15 @@ fn conjunction(mut clauses: Vec<Expr>) -> Expr {
     }
 }
 
-/// The clauses of a filter document, ANDed by the caller.
-fn parse_clauses(doc: &RawDocument) -> Result<Vec<Expr>> {
+/// The clauses of a filter document, ANDed by the caller. `env` is the
+/// command's environment at the top level (where `$expr` may appear), and
+/// `None` inside `$elemMatch`.
+fn parse_clauses(doc: &RawDocument, env: Option<&Env>) -> Result<Vec<Expr>> {
     let mut clauses = Vec::new();
     for item in doc.iter() {
         let (key, value) = element(item)?;
         if key.starts_with('$') {
-            clauses.extend(parse_top_level(key, value)?);
+            clauses.extend(parse_top_level(key, value, env)?);
         } else {
             parse_field(key, value, &mut clauses)?;
         }
@@ -507,13 +592,32 @@ fn parse_clauses(doc: &RawDocument) -> Result<Vec<Expr>> {
     Ok(clauses)
 }
 
-/// A `$`-prefixed key of a filter document; `None` for `$comment`.
-fn parse_top_level(name: &str, value: RawBsonRef<'_>) -> Result<Option<Expr>> {
+/// A `$`-prefixed key of a filter document; `None` for `$comment`, which
+/// only labels the operation.
+fn parse_top_level(name: &str, value: RawBsonRef<'_>, env: Option<&Env>) -> Result<Option<Expr>> {
     let expr = match name {
-        "$and" => Expr::And(parse_logical(name, value)?),
-        "$or" => Expr::Or(parse_logical(name, value)?),
-        "$nor" => Expr::Nor(parse_logical(name, value)?),
+        "$and" => Expr::And(parse_logical(name, value, env)?),
+        "$or" => Expr::Or(parse_logical(name, value, env)?),
+        "$nor" => Expr::Nor(parse_logical(name, value, env)?),
         "$comment" => return Ok(None),
+        "$expr" => match env {
+            Some(env) => Expr::Expr(ExprClause {
+                spec: value.into(),
+                expr: AggExpr::parse_in(value, env)?,
+            }),
+            None => return Err(top_level_only(name)),
+        },
+        // ebb runs no JavaScript: mongod answers this way when server-side
+        // scripting is disabled.
+        "$where" => match env {
+            Some(_) => {
+                return Err(Error::new(
+                    ErrorKind::JavaScriptDisabled,
+                    "no globalScriptEngine in $where parsing",
+                ));
+            }
+            None => return Err(top_level_only(name)),
+        },
         "$alwaysTrue" => always(name, value, Expr::AlwaysTrue)?,
         "$alwaysFalse" => always(name, value, Expr::AlwaysFalse)?,
         "$jsonSchema" => Expr::JsonSchema(Arc::new(JsonSchema::parse(value)?)),
@@ -539,6 +643,13 @@ fn parse_top_level(name: &str, value: RawBsonRef<'_>) -> Result<Option<Expr>> {
     Ok(Some(expr))
 }
 
+/// `$expr` or `$where` inside `$elemMatch`.
+fn top_level_only(name: &str) -> Error {
+    Error::bad_value(format!(
+        "{name} can only be applied to the top-level document"
+    ))
+}
+
 fn always(name: &str, value: RawBsonRef<'_>, expr: Expr) -> Result<Expr> {
     if integer(value) == Some(1) {
         Ok(expr)
@@ -550,7 +661,7 @@ fn always(name: &str, value: RawBsonRef<'_>, expr: Expr) -> Result<Expr> {
 }
 
 /// The clauses of `$and`/`$or`/`$nor`.
-fn parse_logical(name: &str, value: RawBsonRef<'_>) -> Result<Vec<Expr>> {
+fn parse_logical(name: &str, value: RawBsonRef<'_>, env: Option<&Env>) -> Result<Vec<Expr>> {
     let RawBsonRef::Array(array) = value else {
         return Err(Error::bad_value(format!("{name} must be an array")));
     };
@@ -561,7 +672,7 @@ fn parse_logical(name: &str, value: RawBsonRef<'_>) -> Result<Vec<Expr>> {
                 "$or/$and/$nor entries need to be full objects",
             ));
         };
-        clauses.push(conjunction(parse_clauses(doc)?));
+        clauses.push(conjunction(parse_clauses(doc, env)?));
     }
     if clauses.is_empty() {
         return Err(Error::bad_value("$and/$or/$nor must be a nonempty array"));
@@ -666,6 +777,7 @@ fn parse_operator(path: &str, op: &str, arg: RawBsonRef<'_>, preds: &mut Vec<Pre
         "$all" => return parse_all(arg, preds),
         "$elemMatch" => Pred::ElemMatch(parse_elem_match(arg)?),
         "$size" => Pred::Size(parse_size(arg)?),
+        "$mod" => parse_mod(arg)?,
         "$type" => Pred::Type(parse_type(arg)?),
         "$regex" | "$options" => {
             let (regex, options) = if op == "$regex" {
@@ -795,8 +907,70 @@ fn parse_elem_match(arg: RawBsonRef<'_>) -> Result<ElemMatch> {
         Ok(ElemMatch::Value(parse_operators("", doc)?))
     } else {
         Ok(ElemMatch::Document(Box::new(conjunction(parse_clauses(
-            doc,
+            doc, None,
         )?))))
+    }
+}
+
+/// `$mod: [divisor, remainder]`, both numbers, doubles truncated.
+fn parse_mod(arg: RawBsonRef<'_>) -> Result<Pred> {
+    let RawBsonRef::Array(array) = arg else {
+        return Err(Error::bad_value("malformed mod, needs to be an array"));
+    };
+    let items: Vec<RawBsonRef<'_>> = elements(array).collect();
+    let number = |i: usize, what: &str| -> Result<RawBsonRef<'_>> {
+        match items.get(i) {
+            None => Err(Error::bad_value("malformed mod, not enough elements")),
+            Some(v) if number_as_f64(*v).is_some() => Ok(*v),
+            Some(_) => Err(Error::bad_value(format!(
+                "malformed mod, {what} not a number"
+            ))),
+        }
+    };
+    let divisor = number(0, "divisor")?;
+    let remainder = number(1, "remainder")?;
+    if items.len() > 2 {
+        return Err(Error::bad_value("malformed mod, too many elements"));
+    }
+    let coerce = |v: RawBsonRef<'_>, what: &str| -> Result<i64> {
+        let bad = |why: &str| {
+            Error::bad_value(format!(
+                "malformed mod, {what} value is invalid :: caused by :: {why}"
+            ))
+        };
+        match v {
+            RawBsonRef::Int32(n) => Ok(n.into()),
+            RawBsonRef::Int64(n) => Ok(n),
+            other => {
+                let x = number_as_f64(other).unwrap_or(f64::NAN);
+                if !x.is_finite() {
+                    return Err(bad("Unable to coerce NaN/Inf to integral type"));
+                }
+                let x = x.trunc();
+                if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
+                    return Err(bad("Out of bounds coercing to integral value"));
+                }
+                Ok(x as i64)
+            }
+        }
+    };
+    let divisor = coerce(divisor, "divisor")?;
+    let remainder = coerce(remainder, "remainder")?;
+    if divisor == 0 {
+        return Err(Error::bad_value("divisor cannot be 0"));
+    }
+    Ok(Pred::Mod { divisor, remainder })
+}
+
+/// A candidate for `$mod`: a finite number truncated toward zero (doubles
+/// beyond `i64` saturate, as mongod's coercion does).
+fn truncated_number(v: RawBsonRef<'_>) -> Option<i64> {
+    match v {
+        RawBsonRef::Int32(n) => Some(n.into()),
+        RawBsonRef::Int64(n) => Some(n),
+        other => number_as_f64(other)
+            .filter(|x| x.is_finite())
+            .map(|x| x as i64),
     }
 }
 
@@ -910,7 +1084,7 @@ mod tests {
     use crate::error::ErrorKind;
 
     fn matches(filter: RawDocumentBuf, doc: RawDocumentBuf) -> bool {
-        Filter::parse(&filter).unwrap().matches(&doc)
+        Filter::parse(&filter).unwrap().matches(&doc).unwrap()
     }
 
     /// Runs (filter, document, expected) cases, naming the failing one.
@@ -1644,19 +1818,49 @@ mod tests {
                 "options set in both $regex and $options",
             ),
             (
-                rawdoc! { "$expr": { "$eq": [1, 1] } },
-                ErrorKind::BadValue,
-                "$expr is not supported yet",
-            ),
-            (
                 rawdoc! { "$where": "true" },
-                ErrorKind::BadValue,
-                "$where is not supported yet",
+                ErrorKind::JavaScriptDisabled,
+                "no globalScriptEngine in $where parsing",
             ),
             (
-                rawdoc! { "a": { "$mod": [2, 0] } },
+                rawdoc! { "a": { "$elemMatch": { "$expr": true } } },
                 ErrorKind::BadValue,
-                "$mod is not supported yet",
+                "$expr can only be applied to the top-level document",
+            ),
+            (
+                rawdoc! { "$expr": { "$foo": 1 } },
+                ErrorKind::InvalidPipelineOperator,
+                "Unrecognized expression '$foo'",
+            ),
+            (
+                rawdoc! { "a": { "$mod": 2 } },
+                ErrorKind::BadValue,
+                "malformed mod, needs to be an array",
+            ),
+            (
+                rawdoc! { "a": { "$mod": [2] } },
+                ErrorKind::BadValue,
+                "malformed mod, not enough elements",
+            ),
+            (
+                rawdoc! { "a": { "$mod": [2, 0, 1] } },
+                ErrorKind::BadValue,
+                "malformed mod, too many elements",
+            ),
+            (
+                rawdoc! { "a": { "$mod": ["2", 0] } },
+                ErrorKind::BadValue,
+                "malformed mod, divisor not a number",
+            ),
+            (
+                rawdoc! { "a": { "$mod": [0, 0] } },
+                ErrorKind::BadValue,
+                "divisor cannot be 0",
+            ),
+            (
+                rawdoc! { "a": { "$mod": [f64::NAN, 0] } },
+                ErrorKind::BadValue,
+                "malformed mod, divisor value is invalid :: caused by :: Unable to coerce NaN/Inf to integral type",
             ),
             (
                 rawdoc! { "a": { "$elemMatch": 1 } },
@@ -1769,7 +1973,7 @@ mod tests {
     ) -> Vec<&'static str> {
         let filter = Filter::parse(&filter).unwrap();
         docs.iter()
-            .filter(|(_, doc)| filter.matches(doc))
+            .filter(|(_, doc)| filter.matches(doc).unwrap())
             .map(|(name, _)| *name)
             .collect()
     }
@@ -1895,6 +2099,60 @@ mod tests {
                 "a_undefined"
             ])
         );
+    }
+
+    /// $expr compares fields of one document (manual: $expr, "Compare Two
+    /// Fields from A Single Document"); false, null, missing and 0 are
+    /// false.
+    #[test]
+    fn expr_compares_fields_of_the_same_document() {
+        let spent = || rawdoc! { "$expr": { "$gt": ["$spent", "$budget"] } };
+        check(vec![
+            (spent(), rawdoc! { "budget": 400, "spent": 450 }, true),
+            (spent(), rawdoc! { "budget": 100, "spent": 65 }, false),
+            (rawdoc! { "$expr": "$flag" }, rawdoc! { "flag": 0 }, false),
+            (rawdoc! { "$expr": "$flag" }, rawdoc! {}, false),
+            (rawdoc! { "$expr": "$flag" }, rawdoc! { "flag": "x" }, true),
+            (
+                rawdoc! { "$or": [{ "a": 1 }, { "$expr": { "$eq": ["$b", 2] } }] },
+                rawdoc! { "b": 2 },
+                true,
+            ),
+        ]);
+        let failing = Filter::parse(&rawdoc! { "$expr": { "$divide": [1, "$z"] } }).unwrap();
+        assert!(failing.matches(&rawdoc! { "z": 0 }).is_err());
+    }
+
+    /// $mod truncates doubles, and its remainder keeps the dividend's sign
+    /// (manual: $mod, "Floating Point Arguments", "Negative Dividend").
+    #[test]
+    fn mod_matches_truncated_numbers() {
+        let m = |d: f64, r: i32| rawdoc! { "qty": { "$mod": [d, r] } };
+        check(vec![
+            (m(4.0, 0), rawdoc! { "qty": 12 }, true),
+            (m(4.0, 0), rawdoc! { "qty": 5 }, false),
+            (m(4.5, 0), rawdoc! { "qty": 12.7 }, true),
+            (m(4.0, -1), rawdoc! { "qty": -5 }, true),
+            (m(4.0, 0), rawdoc! { "qty": "12" }, false),
+            (m(4.0, 0), rawdoc! { "qty": [5, 8] }, true),
+            (m(4.0, 0), rawdoc! { "qty": f64::NAN }, false),
+        ]);
+    }
+
+    #[test]
+    fn comment_is_accepted_and_changes_nothing() {
+        check(vec![
+            (
+                rawdoc! { "$comment": "why", "a": 1 },
+                rawdoc! { "a": 1 },
+                true,
+            ),
+            (
+                rawdoc! { "$comment": { "any": 1 } },
+                rawdoc! { "a": 2 },
+                true,
+            ),
+        ]);
     }
 
     #[test]

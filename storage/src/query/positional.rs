@@ -50,7 +50,9 @@ fn expr(e: &Expr, doc: &RawDocument, cmp: Cmp<'_>) -> (bool, Option<usize>) {
             let parts: Vec<&str> = path.split('.').collect();
             in_document(doc, &parts, pred, cmp)
         }
-        other => (other.matches(doc, cmp), None),
+        // Only documents the filter matched get here, so a `$expr`
+        // cannot fail now.
+        other => (other.matches(doc, cmp).unwrap_or(false), None),
     }
 }
 

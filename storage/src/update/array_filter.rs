@@ -67,7 +67,7 @@ impl ArrayFilters {
         };
         let mut probe = RawDocumentBuf::new();
         probe.append(cstr(id)?, element);
-        Ok(filter.root().matches(&probe, cmp))
+        filter.root().matches(&probe, cmp)
     }
 }
 

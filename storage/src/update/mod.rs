@@ -45,6 +45,7 @@ use self::resolve::{no_positional_match, resolve};
 use self::tree::{Fields, Value, encode_fields, field_index};
 use self::upsert::Scope;
 use crate::encoding::cmp::{Cmp, compare_values};
+use crate::pipeline::Env;
 use crate::query::filter::Filter;
 use crate::query::positional::matched_position;
 use crate::{Error, ErrorKind, Result};
@@ -76,6 +77,16 @@ impl UpdateSpec {
     /// array of stages). The filters are parsed first, as MongoDB does;
     /// a pipeline refuses them, a replacement ignores them.
     pub fn parse(u: RawBsonRef<'_>, array_filters: &[&RawDocument]) -> Result<UpdateSpec> {
+        Self::parse_in(u, array_filters, &Env::new(bson::DateTime::now()))
+    }
+
+    /// [`UpdateSpec::parse`] in a command's environment: a pipeline-style
+    /// update sees its `$$NOW` and `let` variables.
+    pub fn parse_in(
+        u: RawBsonRef<'_>,
+        array_filters: &[&RawDocument],
+        env: &Env,
+    ) -> Result<UpdateSpec> {
         let filters = ArrayFilters::parse(array_filters)?;
         match u {
             RawBsonRef::Document(d) => {
@@ -96,7 +107,7 @@ impl UpdateSpec {
                         "arrayFilters may not be specified for pipeline-style updates",
                     ));
                 }
-                Ok(UpdateSpec::Pipeline(PipelineUpdate::parse(stages)?))
+                Ok(UpdateSpec::Pipeline(PipelineUpdate::parse(stages, env)?))
             }
             _ => Err(Error::failed_to_parse(
                 "Update argument must be either an object or an array",

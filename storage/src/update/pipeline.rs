@@ -9,7 +9,7 @@
 
 use bson::{RawArray, RawBsonRef, RawDocument, RawDocumentBuf};
 
-use crate::pipeline::{Pipeline, Stage, parse_update_stage};
+use crate::pipeline::{Env, Pipeline, Stage, parse_update_stage};
 use crate::{Error, ErrorKind, Result};
 
 /// A parsed update pipeline.
@@ -21,7 +21,7 @@ pub struct PipelineUpdate {
 impl PipelineUpdate {
     /// Parses each stage, refusing stages MongoDB does not allow in an
     /// update.
-    pub(crate) fn parse(stages: &RawArray) -> Result<PipelineUpdate> {
+    pub(crate) fn parse(stages: &RawArray, env: &Env) -> Result<PipelineUpdate> {
         let mut parsed = Vec::new();
         for item in stages {
             let RawBsonRef::Document(stage) = item? else {
@@ -29,7 +29,7 @@ impl PipelineUpdate {
                     "Each element of the 'pipeline' array must be an object",
                 ));
             };
-            parsed.push(parse_update_stage(stage)?);
+            parsed.push(parse_update_stage(stage, env)?);
         }
         Ok(PipelineUpdate { stages: parsed })
     }

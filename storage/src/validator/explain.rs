@@ -60,7 +60,7 @@ impl Clause<'_> {
 /// Whether a document matches a filter (the parts of a validator always
 /// parse, since the whole did).
 fn holds(filter: &RawDocument, doc: &RawDocument) -> bool {
-    Filter::parse(filter).is_ok_and(|f| f.matches(doc))
+    Filter::parse(filter).is_ok_and(|f| f.matches(doc).unwrap_or(false))
 }
 
 /// Splits a filter document into its clauses, in mongod's order.

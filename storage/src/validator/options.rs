@@ -207,11 +207,14 @@ impl Validator {
     /// `before` is the stored version an update replaces. With action
     /// `warn` a failure is logged and the write goes on.
     pub fn check(&self, ns: &str, doc: &RawDocument, before: Option<&RawDocument>) -> Result<()> {
-        if self.level == ValidationLevel::Off || self.filter.matches(doc) {
+        // A `$expr` that fails to evaluate on the document fails the write
+        // with its error, as in mongod.
+        if self.level == ValidationLevel::Off || self.filter.matches(doc)? {
             return Ok(());
         }
         if self.level == ValidationLevel::Moderate
-            && before.is_some_and(|old| !self.filter.matches(old))
+            && let Some(old) = before
+            && !self.filter.matches(old).unwrap_or(false)
         {
             return Ok(());
         }

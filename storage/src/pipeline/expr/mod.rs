@@ -1,0 +1,42 @@
+//! Aggregation expressions, MongoDB's language of computed values: field
+//! paths, literals, variables (`$$ROOT`, `$$CURRENT`, `$$NOW`, `$$REMOVE`,
+//! `$let`, a command's `let`) and the operators, parsed once into a tree
+//! and evaluated per document.
+//!
+//! The rooms: `tree` (the parsed form), `value` (values, missing, the
+//! comparison hook), `vars` (a command's variables and variable names),
+//! `lets` (evaluating a command's `let`), `parse`, `fold` (constant
+//! folding), `eval` (the evaluator and the operators that bind variables
+//! or stop early), `table` (eager operators by name) and one file per
+//! operator family: `arith`, `compare`, `logic`, `string`, `array`, `set`,
+//! `object`, `convert`, `date`. `compiled` holds [`Expr`], what callers
+//! keep. Errors carry semantic kinds (`ExprError`); the node maps them to
+//! mongod's codes. Regular-expression operators are refused until ebb has
+//! a regex engine.
+
+mod arith;
+mod array;
+mod compare;
+mod compiled;
+mod convert;
+mod date;
+mod eval;
+mod fold;
+mod lets;
+mod logic;
+mod object;
+mod parse;
+mod set;
+mod string;
+mod table;
+mod tree;
+mod value;
+mod vars;
+
+#[cfg(test)]
+mod tests;
+
+pub use compiled::Expr;
+pub(crate) use value::cstr;
+pub use value::{Comparator, binary_order};
+pub use vars::Env;

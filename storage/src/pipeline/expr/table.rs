@@ -1,0 +1,23 @@
+//! The eager operators by name: every family's `OPS` list in one place,
+//! so the parser finds `$add` without knowing which file owns it.
+
+use super::tree::OpDef;
+use super::{arith, array, compare, convert, logic, object, set, string};
+
+/// The eager operator called `name`.
+pub(super) fn lookup(name: &str) -> Option<&'static OpDef> {
+    [
+        arith::OPS,
+        compare::OPS,
+        logic::OPS,
+        string::OPS,
+        array::OPS,
+        set::OPS,
+        object::OPS,
+        convert::OPS,
+    ]
+    .into_iter()
+    .flatten()
+    .copied()
+    .find(|d| d.name == name)
+}

@@ -1,0 +1,410 @@
+//! Aggregation expressions end to end: `$expr` in every command that takes
+//! a filter, command `let` variables and `$$NOW`, `$mod`, `$comment`,
+//! `$where` refused as a JavaScript-less mongod refuses it, and `$project`
+//! computing with several operator families.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{TestNode, expect_code};
+use ebb_actors::clock::ManualClock;
+use futures::TryStreamExt;
+use mongodb::bson::{Bson, DateTime, Document, doc};
+
+async fn ids(c: &mongodb::Collection<Document>, filter: Document) -> Vec<i32> {
+    let docs: Vec<Document> = c
+        .find(filter)
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    docs.iter().map(|d| d.get_i32("_id").unwrap()).collect()
+}
+
+async fn all(c: &mongodb::Collection<Document>) -> Vec<Document> {
+    c.find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// Manual, $expr: "Compare Two Fields from A Single Document" (the
+/// monthlyBudget example) and "Use $expr With Conditional Statements".
+#[tokio::test]
+async fn find_with_expr_compares_two_fields_of_a_document() {
+    let node = TestNode::start();
+    let c = node.coll("app", "monthlyBudget").await;
+    c.insert_many(vec![
+        doc! { "_id": 1, "category": "food", "budget": 400, "spent": 450 },
+        doc! { "_id": 2, "category": "drinks", "budget": 100, "spent": 150 },
+        doc! { "_id": 3, "category": "clothes", "budget": 100, "spent": 50 },
+        doc! { "_id": 4, "category": "misc", "budget": 500, "spent": 300 },
+        doc! { "_id": 5, "category": "travel", "budget": 200, "spent": 650 },
+    ])
+    .await
+    .unwrap();
+    assert_eq!(
+        ids(&c, doc! { "$expr": { "$gt": ["$spent", "$budget"] } }).await,
+        vec![1, 2, 5]
+    );
+    let discounted = doc! { "$expr": { "$lt": [
+        { "$cond": { "if": { "$gte": ["$budget", 200] }, "then": { "$multiply": ["$budget", 0.5] }, "else": "$budget" } },
+        150
+    ] } };
+    assert_eq!(ids(&c, discounted).await, vec![2, 3, 5]);
+    // count and distinct take $expr too.
+    let n = c
+        .count_documents(doc! { "$expr": { "$eq": ["$budget", 100] } })
+        .await
+        .unwrap();
+    assert_eq!(n, 2);
+}
+
+/// jstests/core/command_let_variables.js: `let` variables reach `$expr` in
+/// find, aggregate, update (query and pipeline-free update), delete and
+/// findAndModify; each variable may use the ones before it.
+#[tokio::test]
+async fn let_variables_reach_expr_in_every_command() {
+    let node = TestNode::start();
+    let db = node.db("app").await;
+    let c = db.collection::<Document>("birds");
+    c.insert_many(vec![
+        doc! { "_id": 1, "species": "blackbird", "count": 3 },
+        doc! { "_id": 2, "species": "bullfinch", "count": 7 },
+        doc! { "_id": 3, "species": "chaffinch", "count": 9 },
+        doc! { "_id": 4, "species": "song thrush", "count": 2 },
+    ])
+    .await
+    .unwrap();
+    let found = db
+        .run_command(doc! {
+            "find": "birds",
+            "filter": { "$expr": { "$eq": ["$species", "$$target"] } },
+            "let": { "target": "song thrush" },
+        })
+        .await
+        .unwrap();
+    let batch = found
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(batch.len(), 1);
+    let agg = db
+        .run_command(doc! {
+            "aggregate": "birds",
+            "pipeline": [
+                { "$match": { "$expr": { "$gt": ["$count", "$$min"] } } },
+                { "$project": { "_id": 1, "over": { "$subtract": ["$count", "$$min"] } } },
+                { "$sort": { "_id": 1 } },
+            ],
+            "cursor": {},
+            "let": { "base": 3, "min": { "$add": ["$$base", 2] } },
+        })
+        .await
+        .unwrap();
+    let batch = agg
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(
+        batch,
+        &vec![
+            Bson::Document(doc! { "_id": 2, "over": 2 }),
+            Bson::Document(doc! { "_id": 3, "over": 4 }),
+        ]
+    );
+    let updated = db
+        .run_command(doc! {
+            "update": "birds",
+            "updates": [{ "q": { "$expr": { "$eq": ["$species", "$$target"] } }, "u": { "$set": { "seen": true } } }],
+            "let": { "target": "chaffinch" },
+        })
+        .await
+        .unwrap();
+    assert_eq!(updated.get_i32("n").unwrap(), 1);
+    assert_eq!(ids(&c, doc! { "seen": true }).await, vec![3]);
+    let modified = db
+        .run_command(doc! {
+            "findAndModify": "birds",
+            "query": { "$and": [{ "_id": 1 }, { "$expr": { "$eq": ["$species", "$$target"] } }] },
+            "update": { "$inc": { "count": 1 } },
+            "new": true,
+            "let": { "target": "blackbird" },
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        modified.get_document("value").unwrap(),
+        &doc! { "_id": 1, "species": "blackbird", "count": 4 }
+    );
+    let deleted = db
+        .run_command(doc! {
+            "delete": "birds",
+            "deletes": [{ "q": { "$expr": { "$lt": ["$count", "$$few"] } }, "limit": 0 }],
+            "let": { "few": 3 },
+        })
+        .await
+        .unwrap();
+    assert_eq!(deleted.get_i32("n").unwrap(), 1);
+    assert_eq!(ids(&c, doc! {}).await, vec![1, 2, 3]);
+}
+
+/// jstests/core/command_let_variables.js: a non-document `let` is a
+/// TypeMismatch, an undefined variable is 17276, a `let` expression may not
+/// read a field (4890500), and names must start with a lowercase letter.
+#[tokio::test]
+async fn bad_let_options_are_refused_with_mongod_codes() {
+    let node = TestNode::start();
+    let db = node.db("app").await;
+    db.collection::<Document>("c")
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+    let find = |lets: Bson, filter: Document| {
+        doc! { "find": "c", "filter": filter, "let": lets }
+    };
+    expect_code(db.run_command(find(Bson::Int32(1), doc! {})).await, 14);
+    expect_code(
+        db.run_command(find(
+            Bson::Document(doc! { "cat": 1 }),
+            doc! { "$expr": { "$eq": ["$_id", "$$dog"] } },
+        ))
+        .await,
+        17276,
+    );
+    expect_code(
+        db.run_command(find(Bson::Document(doc! { "a": "$_id" }), doc! {}))
+            .await,
+        4890500,
+    );
+    expect_code(
+        db.run_command(find(Bson::Document(doc! { "Reserved": 1 }), doc! {}))
+            .await,
+        9,
+    );
+    expect_code(
+        db.run_command(find(Bson::Document(doc! { "NOW": 1 }), doc! {}))
+            .await,
+        4738901,
+    );
+    // A null `let` is no `let`.
+    db.run_command(find(Bson::Null, doc! {})).await.unwrap();
+}
+
+/// Manual, $$NOW: "Use $$NOW in $expr" — one instant per command, here the
+/// node's (manual) clock.
+#[tokio::test]
+async fn now_in_expr_is_the_nodes_clock() {
+    let start = 1_700_000_000_000;
+    let clock = Arc::new(ManualClock::new(start));
+    let node = TestNode::start_with_clock(clock.clone());
+    let c = node.coll("app", "tasks").await;
+    c.insert_many(vec![
+        doc! { "_id": 1, "due": DateTime::from_millis(start - 1000) },
+        doc! { "_id": 2, "due": DateTime::from_millis(start + 60_000) },
+    ])
+    .await
+    .unwrap();
+    let overdue = doc! { "$expr": { "$lt": ["$due", "$$NOW"] } };
+    assert_eq!(ids(&c, overdue.clone()).await, vec![1]);
+    node.advance(std::time::Duration::from_secs(120));
+    assert_eq!(ids(&c, overdue).await, vec![1, 2]);
+}
+
+/// Manual, $mod: "Use $mod to Select Documents", "Floating Point
+/// Arguments", and the errors for malformed arrays.
+#[tokio::test]
+async fn mod_selects_remainders_and_rejects_bad_arrays() {
+    let node = TestNode::start();
+    let c = node.coll("app", "inventory").await;
+    c.insert_many(vec![
+        doc! { "_id": 1, "item": "abc123", "qty": 0 },
+        doc! { "_id": 2, "item": "xyz123", "qty": 5 },
+        doc! { "_id": 3, "item": "ijk123", "qty": 12 },
+    ])
+    .await
+    .unwrap();
+    assert_eq!(
+        ids(&c, doc! { "qty": { "$mod": [4, 0] } }).await,
+        vec![1, 3]
+    );
+    assert_eq!(
+        ids(&c, doc! { "qty": { "$mod": [4.5, 0] } }).await,
+        vec![1, 3]
+    );
+    assert_eq!(ids(&c, doc! { "qty": { "$mod": [4.0, 1] } }).await, vec![2]);
+    let msg = expect_code(c.find(doc! { "qty": { "$mod": [4] } }).await, 2);
+    assert_eq!(msg, "malformed mod, not enough elements");
+    let msg = expect_code(c.find(doc! { "qty": { "$mod": [4, 1, 3] } }).await, 2);
+    assert_eq!(msg, "malformed mod, too many elements");
+    let msg = expect_code(c.find(doc! { "qty": { "$mod": [0, 1] } }).await, 2);
+    assert_eq!(msg, "divisor cannot be 0");
+}
+
+/// Manual, $comment: a comment does not change what a query matches.
+#[tokio::test]
+async fn comment_is_accepted_and_changes_nothing() {
+    let node = TestNode::start();
+    let c = node.coll("app", "c").await;
+    c.insert_many(vec![doc! { "_id": 1, "x": 1 }, doc! { "_id": 2, "x": 2 }])
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(
+            &c,
+            doc! { "x": { "$gt": 1 }, "$comment": "find the big ones" }
+        )
+        .await,
+        vec![2]
+    );
+}
+
+/// `mongod --noscripting` answers `$where` with Location6108304 ("no
+/// globalScriptEngine in $where parsing"); inside `$match` it is BadValue
+/// (jstests/aggregation/bugs/server6335.js). Nothing is deleted.
+#[tokio::test]
+async fn where_is_refused_as_mongod_without_javascript_refuses_it() {
+    let node = TestNode::start();
+    let c = node.coll("app", "c").await;
+    c.insert_one(doc! { "_id": 1, "x": 1 }).await.unwrap();
+    let msg = expect_code(c.find(doc! { "$where": "this.x == 1" }).await, 6108304);
+    assert_eq!(msg, "no globalScriptEngine in $where parsing");
+    expect_code(
+        c.aggregate(vec![doc! { "$match": { "$where": "this.x == 1" } }])
+            .await,
+        2,
+    );
+    expect_code(c.delete_many(doc! { "$where": "true" }).await, 6108304);
+    assert_eq!(all(&c).await.len(), 1);
+}
+
+/// An unknown expression operator is InvalidPipelineOperator (168) in every
+/// command, and a failed write changes nothing.
+#[tokio::test]
+async fn unknown_expression_operator_is_168_and_nothing_changes() {
+    let node = TestNode::start();
+    let c = node.coll("app", "c").await;
+    c.insert_many(vec![doc! { "_id": 1, "x": 1 }, doc! { "_id": 2, "x": 2 }])
+        .await
+        .unwrap();
+    let before = all(&c).await;
+    let bogus = doc! { "$expr": { "$frobnicate": ["$x", 1] } };
+    let msg = expect_code(c.find(bogus.clone()).await, 168);
+    assert_eq!(msg, "Unrecognized expression '$frobnicate'");
+    expect_code(
+        c.update_many(bogus.clone(), doc! { "$set": { "y": 1 } })
+            .await,
+        168,
+    );
+    expect_code(c.delete_many(bogus.clone()).await, 168);
+    expect_code(
+        c.aggregate(vec![doc! { "$project": { "y": { "$frobnicate": 1 } } }])
+            .await,
+        168,
+    );
+    // Evaluation errors fail the command too: jstests divide.js, 16608.
+    expect_code(
+        c.update_many(
+            doc! { "$expr": { "$divide": [1, { "$subtract": ["$x", 1] }] } },
+            doc! { "$set": { "y": 1 } },
+        )
+        .await,
+        16608,
+    );
+    assert_eq!(all(&c).await, before);
+}
+
+/// `$project` with arithmetic, string, conditional, array and date
+/// operators; `$dateToString` formats from
+/// jstests/aggregation/expressions/date_to_string.js.
+#[tokio::test]
+async fn aggregate_project_computes_with_several_operator_families() {
+    let node = TestNode::start();
+    let c = node.coll("app", "sales").await;
+    c.insert_many(vec![
+        doc! {
+            "_id": 1, "item": "abc", "price": 10, "qty": 2,
+            "tags": ["a", "b", "c"],
+            "date": DateTime::from_millis(1_499_180_202_911),
+        },
+        doc! {
+            "_id": 2, "item": "jkl", "price": 20, "qty": 1,
+            "tags": [],
+            "date": DateTime::from_millis(1_483_542_531_911),
+        },
+    ])
+    .await
+    .unwrap();
+    let out: Vec<Document> = c
+        .aggregate(vec![
+            doc! { "$project": {
+                "_id": 1,
+                "total": { "$multiply": ["$price", "$qty"] },
+                "label": { "$concat": [{ "$toUpper": "$item" }, "-", { "$toString": "$qty" }] },
+                "big": { "$cond": [{ "$gte": [{ "$multiply": ["$price", "$qty"] }, 20] }, "yes", "no"] },
+                "ntags": { "$size": "$tags" },
+                "first": { "$ifNull": [{ "$first": "$tags" }, "none"] },
+                "day": { "$dateToString": { "format": "%Y-%m-%d", "date": "$date" } },
+                "ny": { "$dateToString": { "format": "%H:%M %z", "date": "$date", "timezone": "America/New_York" } },
+                "ist": { "$dateToString": { "format": "%H:%M", "date": "$date", "timezone": "+05:30" } },
+                "month": { "$month": "$date" },
+            } },
+            doc! { "$sort": { "_id": 1 } },
+        ])
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        vec![
+            doc! {
+                "_id": 1, "total": 20, "label": "ABC-2", "big": "yes", "ntags": 3, "first": "a",
+                "day": "2017-07-04", "ny": "10:56 -0400", "ist": "20:26", "month": 7,
+            },
+            doc! {
+                "_id": 2, "total": 20, "label": "JKL-1", "big": "yes", "ntags": 0, "first": "none",
+                "day": "2017-01-04", "ny": "10:08 -0500", "ist": "20:38", "month": 1,
+            },
+        ]
+    );
+}
+
+/// Manual, "Partial Indexes": a partial filter may not use `$expr`
+/// (CannotCreateIndex, 67), and no index is created.
+#[tokio::test]
+async fn partial_index_filters_refuse_expr() {
+    let node = TestNode::start();
+    let db = node.db("app").await;
+    db.collection::<Document>("c")
+        .insert_one(doc! { "_id": 1, "a": 1 })
+        .await
+        .unwrap();
+    expect_code(
+        db.run_command(doc! {
+            "createIndexes": "c",
+            "indexes": [{
+                "key": { "a": 1 }, "name": "a_1",
+                "partialFilterExpression": { "$expr": { "$gt": ["$a", 0] } },
+            }],
+        })
+        .await,
+        67,
+    );
+    let listed = db.run_command(doc! { "listIndexes": "c" }).await.unwrap();
+    let indexes = listed
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(indexes.len(), 1);
+}
