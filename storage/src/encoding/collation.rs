@@ -86,6 +86,32 @@ pub struct Spec {
     pub backwards: bool,
 }
 
+impl Spec {
+    /// The spec of a resolved document ([`Collation::to_document`]'s
+    /// shape, every field present with a known value), read without
+    /// validation; `None` for anything else.
+    fn from_resolved(doc: &Document) -> Option<Spec> {
+        let known = |field: &str, allowed: &[&'static str]| -> Option<&'static str> {
+            let v = doc.get_str(field).ok()?;
+            allowed.iter().find(|a| **a == v).copied()
+        };
+        if doc.get_str("version").ok()? != VERSION {
+            return None;
+        }
+        Some(Spec {
+            locale: doc.get_str("locale").ok().filter(|l| *l != "simple")?.to_owned(),
+            case_level: doc.get_bool("caseLevel").ok()?,
+            case_first: known("caseFirst", &["upper", "lower", "off"])?,
+            strength: doc.get_i32("strength").ok().filter(|s| (1..=5).contains(s))?,
+            numeric_ordering: doc.get_bool("numericOrdering").ok()?,
+            alternate: known("alternate", &["non-ignorable", "shifted"])?,
+            max_variable: known("maxVariable", &["punct", "space"])?,
+            normalization: doc.get_bool("normalization").ok()?,
+            backwards: doc.get_bool("backwards").ok()?,
+        })
+    }
+}
+
 /// A resolved collation: its specification and the collator serving it.
 pub struct Collation {
     spec: Spec,
@@ -122,8 +148,14 @@ impl Collation {
         cached(spec).map(Some)
     }
 
-    /// [`Collation::parse`] of a stored (already valid) specification.
+    /// [`Collation::parse`] of a stored specification. Planning reads one
+    /// per collated index per query, so a complete resolved spec (what ebb
+    /// stores) goes straight to the collator cache; anything else takes
+    /// the full parse.
     pub fn from_document(doc: &Document) -> Result<Option<Arc<Collation>>> {
+        if let Some(spec) = Spec::from_resolved(doc) {
+            return cached(spec).map(Some);
+        }
         let raw = bson::RawDocumentBuf::try_from(doc)
             .map_err(|e| Error::corrupt(format!("stored collation: {e}")))?;
         Collation::parse(RawBsonRef::Document(&raw))
