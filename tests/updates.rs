@@ -651,3 +651,41 @@ async fn pipeline_update_errors_match_mongod() {
     // Nothing above changed the document, and no upsert happened.
     assert_eq!(all(&c).await, vec![original]);
 }
+
+/// The manual's "Updates with Aggregation Pipeline" examples use
+/// expressions: a computed total, `$$NOW` for a timestamp, and a
+/// command-level `let` variable (jstests/core/command_let_variables.js
+/// runs `let` through pipeline updates).
+#[tokio::test]
+async fn pipeline_updates_evaluate_expressions_now_and_let() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("pe");
+    c.insert_many(vec![
+        doc! { "_id": 1, "a": 2, "b": 3 },
+        doc! { "_id": 2, "a": 10, "b": -4 },
+    ])
+    .await
+    .unwrap();
+    let before = mongodb::bson::DateTime::now();
+    db.run_command(doc! { "update": "pe", "updates": [{
+        "q": {},
+        "u": [
+            { "$set": { "total": { "$add": ["$a", "$b"] }, "at": "$$NOW" } },
+            { "$set": { "scaled": { "$multiply": ["$total", "$$factor"] } } },
+            { "$unset": "b" },
+        ],
+        "multi": true,
+    }], "let": { "factor": 10 } })
+    .await
+    .unwrap();
+    let docs = all(&c).await;
+    assert_eq!(docs[0].get_i32("total").unwrap(), 5);
+    assert_eq!(docs[0].get_i32("scaled").unwrap(), 50);
+    assert_eq!(docs[1].get_i32("total").unwrap(), 6);
+    assert!(docs[1].get("b").is_none());
+    let at = docs[0].get_datetime("at").unwrap();
+    assert!(*at >= before, "{at} before {before}");
+    // One $$NOW per command: both documents got the same instant.
+    assert_eq!(docs[0].get("at"), docs[1].get("at"));
+}
