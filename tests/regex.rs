@@ -327,3 +327,62 @@ async fn regex_prefix_bounds_never_lose_a_match() {
         assert_eq!(by_index, by_scan, "/{pattern}/{options} via {hint}");
     }
 }
+
+/// The manual's `$regexMatch` / `$regexFind` / `$regexFindAll` pages, as
+/// an application uses them: in `$expr` and in a computed field.
+#[tokio::test]
+async fn regex_expression_operators() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("products");
+    c.insert_many(vec![
+        doc! { "_id": 1, "description": "Single LINE description." },
+        doc! { "_id": 2, "description": "First lines\nsecond line" },
+        doc! { "_id": 3, "description": "Many spaces before     line" },
+        doc! { "_id": 4, "description": "Multiple\nline descriptions" },
+        doc! { "_id": 5, "description": "café" },
+    ])
+    .await
+    .unwrap();
+    let matched = ids(
+        &c,
+        doc! { "$expr": { "$regexMatch": { "input": "$description", "regex": "line", "options": "i" } } },
+    )
+    .await;
+    assert_eq!(matched, [1, 2, 3, 4]);
+    let reply = db
+        .run_command(doc! { "aggregate": "products", "pipeline": [
+            { "$match": { "_id": { "$in": [1, 2] } } },
+            { "$addFields": {
+                "first": { "$regexFind": { "input": "$description", "regex": re("line", "i") } },
+                "all": { "$regexFindAll": { "input": "$description", "regex": "(l)ine" } },
+            } },
+            { "$sort": { "_id": 1 } },
+        ], "cursor": {} })
+        .await
+        .unwrap();
+    let batch = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    let first = batch[0].as_document().unwrap();
+    assert_eq!(
+        first.get_document("first").unwrap(),
+        &doc! { "match": "LINE", "idx": 7, "captures": [] }
+    );
+    assert_eq!(first.get_array("all").unwrap().len(), 0);
+    let second = batch[1].as_document().unwrap();
+    let all = second.get_array("all").unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        all[1].as_document().unwrap(),
+        &doc! { "match": "line", "idx": 19, "captures": ["l"] }
+    );
+    let r = db
+        .run_command(doc! { "aggregate": "products", "pipeline": [
+            { "$project": { "x": { "$regexMatch": { "input": "$description", "regex": "(" } } } },
+        ], "cursor": {} })
+        .await;
+    expect_code(r, 51111);
+}

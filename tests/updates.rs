@@ -677,8 +677,8 @@ async fn pipeline_updates_evaluate_expressions_now_and_let() {
         ],
         "multi": true,
     }], "let": { "factor": 10 } })
-    .await
-    .unwrap();
+        .await
+        .unwrap();
     let docs = all(&c).await;
     assert_eq!(docs[0].get_i32("total").unwrap(), 5);
     assert_eq!(docs[0].get_i32("scaled").unwrap(), 50);

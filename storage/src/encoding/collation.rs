@@ -99,10 +99,17 @@ impl Spec {
             return None;
         }
         Some(Spec {
-            locale: doc.get_str("locale").ok().filter(|l| *l != "simple")?.to_owned(),
+            locale: doc
+                .get_str("locale")
+                .ok()
+                .filter(|l| *l != "simple")?
+                .to_owned(),
             case_level: doc.get_bool("caseLevel").ok()?,
             case_first: known("caseFirst", &["upper", "lower", "off"])?,
-            strength: doc.get_i32("strength").ok().filter(|s| (1..=5).contains(s))?,
+            strength: doc
+                .get_i32("strength")
+                .ok()
+                .filter(|s| (1..=5).contains(s))?,
             numeric_ordering: doc.get_bool("numericOrdering").ok()?,
             alternate: known("alternate", &["non-ignorable", "shifted"])?,
             max_variable: known("maxVariable", &["punct", "space"])?,

@@ -112,6 +112,44 @@ impl Regex {
         }
     }
 
+    /// The matches of the regex in `s`, leftmost first, at most `limit`
+    /// (what `$regexFind` and `$regexFindAll` return): each with its byte
+    /// offset and its capture groups (`None` for a group that took no
+    /// part). Running out of backtracking budget is an error here.
+    pub fn find_matches(&self, s: &str, limit: usize) -> Result<Vec<Found>> {
+        let mut out = Vec::new();
+        for caps in self.compiled.captures_iter(s) {
+            if out.len() >= limit {
+                break;
+            }
+            let caps = caps.map_err(|e| self.match_error(e))?;
+            let Some(whole) = caps.get(0) else { continue };
+            out.push(Found {
+                start: whole.start(),
+                text: whole.as_str().to_owned(),
+                captures: (1..caps.len())
+                    .map(|i| caps.get(i).map(|m| m.as_str().to_owned()))
+                    .collect(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Whether the regex matches `s`, with a budget overrun as an error.
+    pub fn try_match(&self, s: &str) -> Result<bool> {
+        self.compiled.is_match(s).map_err(|e| self.match_error(e))
+    }
+
+    fn match_error(&self, e: fancy_regex::Error) -> Error {
+        Error::new(
+            ErrorKind::BadValue,
+            format!(
+                "Regular expression /{}/{} failed while matching: {e}",
+                self.pattern, self.options
+            ),
+        )
+    }
+
     /// The error to report if some match ran out of backtracking budget.
     pub fn failure(&self) -> Option<Error> {
         self.failed.load(Ordering::Relaxed).then(|| {
@@ -157,6 +195,15 @@ impl Regex {
         }
         Some(prefix)
     }
+}
+
+/// One match: where it starts (bytes), what it matched, and each capture
+/// group's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub start: usize,
+    pub text: String,
+    pub captures: Vec<Option<String>>,
 }
 
 /// The least string greater than every string starting with `prefix`, if

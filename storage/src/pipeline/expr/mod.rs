@@ -9,10 +9,9 @@
 //! folding), `eval` (the evaluator and the operators that bind variables
 //! or stop early), `table` (eager operators by name) and one file per
 //! operator family: `arith`, `compare`, `logic`, `string`, `array`, `set`,
-//! `object`, `convert`, `date`. `compiled` holds [`Expr`], what callers
-//! keep. Errors carry semantic kinds (`ExprError`); the node maps them to
-//! mongod's codes. Regular-expression operators are refused until ebb has
-//! a regex engine.
+//! `object`, `convert`, `date`, `regex` (on the query language's regex
+//! engine). `compiled` holds [`Expr`], what callers keep. Errors carry
+//! semantic kinds (`ExprError`); the node maps them to mongod's codes.
 
 mod arith;
 mod array;
@@ -26,6 +25,7 @@ mod lets;
 mod logic;
 mod object;
 mod parse;
+mod regex;
 mod set;
 mod string;
 mod table;

@@ -15,7 +15,7 @@ use super::table;
 use super::tree::{Arity, Node, OpDef, ROOT, Slot};
 use super::value::{Val, fail, fields, items};
 use super::vars::{Env, valid_for_read, valid_for_write};
-use super::{array, convert, date, object, string};
+use super::{array, convert, date, object, regex, string};
 use crate::encoding::display::{shell, type_name};
 use crate::error::{Error, ErrorKind, ExprError, Result};
 use crate::query::value::field_path;
@@ -33,9 +33,6 @@ pub struct Parser<'e> {
 
 /// Operators MongoDB has that ebb refuses rather than evaluate wrongly.
 const NOT_IMPLEMENTED: &[&str] = &[
-    "$regexMatch",
-    "$regexFind",
-    "$regexFindAll",
     "$function",
     "$accumulator",
     "$rand",
@@ -277,6 +274,7 @@ impl<'e> Parser<'e> {
             "$getField" => return self.get_field(arg),
             "$setField" | "$unsetField" => return self.set_field(name, arg),
             "$replaceOne" | "$replaceAll" => return self.replace(name, arg),
+            "$regexMatch" | "$regexFind" | "$regexFindAll" => return self.regex(name, arg),
             "$dateToParts" => return self.date_to_parts(arg),
             "$dateFromParts" => return self.date_from_parts(arg),
             "$dateAdd" | "$dateSubtract" => return self.date_add(name, arg),
@@ -992,6 +990,44 @@ impl<'e> Parser<'e> {
                 .ok_or_else(|| missing("value", ExprError::SetFieldMissingValue))?
         };
         Ok(Node::Call(&object::SET_FIELD, vec![field, input, value]))
+    }
+
+    /// `{input, regex, options?}` of `$regexMatch`/`$regexFind`/`$regexFindAll`.
+    fn regex(&mut self, name: &str, arg: RawBsonRef<'_>) -> Result<Node> {
+        let RawBsonRef::Document(d) = arg else {
+            return Err(fail(
+                ExprError::RegexNotObject,
+                format!(
+                    "{name} expects an object of named arguments but found: {}",
+                    type_name(&arg)
+                ),
+            ));
+        };
+        let entries = self.named(d, &["input", "regex", "options"], |k| {
+            fail(
+                ExprError::RegexUnknownArgument,
+                format!("{name} found an unknown argument: {k}"),
+            )
+        })?;
+        let input = self.arg(&entries, "input")?.ok_or_else(|| {
+            fail(
+                ExprError::RegexMissingInput,
+                format!("{name} requires 'input' parameter"),
+            )
+        })?;
+        let pattern = self.arg(&entries, "regex")?.ok_or_else(|| {
+            fail(
+                ExprError::RegexMissingRegex,
+                format!("{name} requires 'regex' parameter"),
+            )
+        })?;
+        let options = self.arg(&entries, "options")?.unwrap_or(Node::Missing);
+        let op = match name {
+            "$regexMatch" => &regex::REGEX_MATCH,
+            "$regexFind" => &regex::REGEX_FIND,
+            _ => &regex::REGEX_FIND_ALL,
+        };
+        Ok(Node::Call(op, vec![input, pattern, options]))
     }
 
     fn replace(&mut self, name: &str, arg: RawBsonRef<'_>) -> Result<Node> {

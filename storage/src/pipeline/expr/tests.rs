@@ -875,9 +875,14 @@ fn malformed_expressions_are_refused_as_mongod_refuses_them() {
         ErrorKind::Expression(ExprError::FieldNameDot)
     );
     assert_eq!(k(bson::bson!("$")), ErrorKind::InvalidFieldPathExpression);
+    assert_eq!(k(bson::bson!({ "$sin": 1 })), ErrorKind::NotImplemented);
     assert_eq!(
-        k(bson::bson!({ "$regexMatch": { "input": "a", "regex": "a" } })),
-        ErrorKind::NotImplemented
+        k(bson::bson!({ "$regexMatch": { "input": "a" } })),
+        ErrorKind::Expression(ExprError::RegexMissingRegex)
+    );
+    assert_eq!(
+        k(bson::bson!({ "$regexFind": { "input": "a", "regex": "a", "flags": "i" } })),
+        ErrorKind::Expression(ExprError::RegexUnknownArgument)
     );
     let e = parse_with(bson::bson!({ "$subtract": [1] }), &env()).unwrap_err();
     assert_eq!(
@@ -886,4 +891,71 @@ fn malformed_expressions_are_refused_as_mongod_refuses_them() {
     );
     let e = parse_with(bson::bson!({ "$foo": 1 }), &env()).unwrap_err();
     assert_eq!(e.message, "Unrecognized expression '$foo'");
+}
+
+/// The manual's `$regexMatch`, `$regexFind` and `$regexFindAll` pages:
+/// match documents, code-point `idx`, captures (null for a group that took
+/// no part), options from either place, and the argument errors.
+#[test]
+fn regex_operators() {
+    let re = |p: &str, o: &str| {
+        Bson::RegularExpression(bson::Regex {
+            pattern: p.try_into().unwrap(),
+            options: o.try_into().unwrap(),
+        })
+    };
+    assert_eq!(
+        c(
+            bson::bson!({ "$regexMatch": { "input": "Single LINE", "regex": "line", "options": "i" } })
+        ),
+        Bson::Boolean(true)
+    );
+    assert_eq!(
+        c(bson::bson!({ "$regexMatch": { "input": null, "regex": "a" } })),
+        Bson::Boolean(false)
+    );
+    assert_eq!(
+        c(
+            bson::bson!({ "$regexFind": { "input": "Single LINE description.", "regex": (re("line", "i")) } })
+        ),
+        Bson::Document(doc! { "match": "LINE", "idx": 7, "captures": [] })
+    );
+    assert_eq!(
+        c(bson::bson!({ "$regexFind": { "input": "abc", "regex": "(x)?(b)" } })),
+        Bson::Document(doc! { "match": "b", "idx": 1, "captures": [Bson::Null, "b"] })
+    );
+    assert_eq!(
+        c(bson::bson!({ "$regexFind": { "input": "abc", "regex": "z" } })),
+        Bson::Null
+    );
+    assert_eq!(
+        c(bson::bson!({ "$regexFindAll": { "input": "café latte café", "regex": "caf." } })),
+        Bson::Array(vec![
+            Bson::Document(doc! { "match": "café", "idx": 0, "captures": [] }),
+            Bson::Document(doc! { "match": "café", "idx": 11, "captures": [] }),
+        ])
+    );
+    assert_eq!(
+        c(bson::bson!({ "$regexFindAll": { "input": null, "regex": "a" } })),
+        Bson::Array(vec![])
+    );
+    let e = |v: Bson| expr_kind(v, doc! {});
+    assert_eq!(
+        e(bson::bson!({ "$regexMatch": { "input": 5, "regex": "a" } })),
+        ExprError::RegexInputType
+    );
+    assert_eq!(
+        e(bson::bson!({ "$regexMatch": { "input": "a", "regex": 5 } })),
+        ExprError::RegexRegexType
+    );
+    assert_eq!(
+        e(bson::bson!({ "$regexMatch": { "input": "a", "regex": "(" } })),
+        ExprError::RegexInvalid
+    );
+    assert_eq!(
+        e(
+            bson::bson!({ "$regexMatch": { "input": "a", "regex": (re("a", "i")), "options": "m" } })
+        ),
+        ExprError::RegexOptionsTwice
+    );
 }
