@@ -19,6 +19,7 @@ pub mod positional;
 pub mod projection;
 pub mod regex;
 pub mod sort;
+pub mod spill;
 pub(crate) mod value;
 
 pub use filter::{ElemMatch, Expr, Filter, Pred, TypeSet};
