@@ -131,7 +131,8 @@ pub enum Sorted {
 }
 
 impl Sorted {
-    pub fn next(&mut self) -> Result<Option<Found>> {
+    /// The next result in order.
+    pub fn pop(&mut self) -> Result<Option<Found>> {
         match self {
             Sorted::Memory(q) => Ok(q.pop_front()),
             Sorted::Merge(m) => m.next(),
@@ -255,7 +256,7 @@ mod tests {
 
     fn drain(mut s: Sorted) -> Vec<(i32, i32)> {
         let mut out = Vec::new();
-        while let Some(f) = s.next().unwrap() {
+        while let Some(f) = s.pop().unwrap() {
             out.push((f.doc.get_i32("_id").unwrap(), f.doc.get_i32("k").unwrap()));
         }
         out
