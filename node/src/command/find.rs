@@ -144,7 +144,9 @@ pub async fn find(req: Request) -> CommandResult {
 }
 
 /// Runs one batch of an open cursor and replies, registering or dropping
-/// the cursor as needed.
+/// the cursor as needed. On a first batch `max_docs` 0 is `batchSize: 0`:
+/// an empty batch and a live cursor, nothing run yet (mongod's find and
+/// aggregate do the same); on a `getMore` it means no count limit.
 pub async fn respond(
     node: &std::sync::Arc<NodeContext>,
     cursor: OpenCursor,
@@ -163,6 +165,15 @@ async fn respond_as(
     first: bool,
     single_batch: bool,
 ) -> CommandResult {
+    if first && max_docs == 0 {
+        let ns = cursor.ns.clone();
+        let id = if single_batch {
+            0
+        } else {
+            node.cursors.register(cursor)
+        };
+        return cursor_reply(id, &ns, Vec::new(), true);
+    }
     let limits = BatchLimits {
         max_docs: if max_docs == 0 { usize::MAX } else { max_docs },
         max_bytes: MAX_BATCH_BYTES,
