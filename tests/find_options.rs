@@ -349,3 +349,82 @@ async fn show_record_id_is_refused_as_not_implemented() {
         .await
         .unwrap();
 }
+
+/// jstests/core/query/min_max/*.js and the manual's `cursor.min()` /
+/// `cursor.max()` pages: the hinted index from `min` (inclusive) to `max`
+/// (exclusive), and mongod's errors 51173 (no hint), 51174 (bounds not
+/// the key pattern), 51175 (min not before max), 51176 (fields differ).
+#[tokio::test]
+async fn min_and_max_bound_the_hinted_index() {
+    let node = TestNode::start();
+    let c = node.coll("t", "mm").await;
+    let docs: Vec<Document> = (0..10)
+        .map(|i| doc! { "_id": i, "a": i, "b": 10 - i })
+        .collect();
+    c.insert_many(docs).await.unwrap();
+    c.create_index(mongodb::IndexModel::builder().keys(doc! { "a": 1 }).build())
+        .await
+        .unwrap();
+    c.create_index(
+        mongodb::IndexModel::builder()
+            .keys(doc! { "b": -1 })
+            .build(),
+    )
+    .await
+    .unwrap();
+    let ids = |min: Document, max: Document, hint: Document| {
+        let c = c.clone();
+        async move {
+            let found: Vec<Document> = futures::TryStreamExt::try_collect(
+                c.find(doc! {})
+                    .min(min)
+                    .max(max)
+                    .hint(mongodb::options::Hint::Keys(hint))
+                    .sort(doc! { "_id": 1 })
+                    .await
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+            found
+                .iter()
+                .map(|d| d.get_i32("_id").unwrap())
+                .collect::<Vec<i32>>()
+        }
+    };
+    assert_eq!(
+        ids(doc! { "a": 3 }, doc! { "a": 6 }, doc! { "a": 1 }).await,
+        vec![3, 4, 5]
+    );
+    assert_eq!(
+        ids(doc! { "a": 7 }, doc! {}, doc! { "a": 1 }).await,
+        vec![7, 8, 9]
+    );
+    // Descending index: b from 8 down to (not including) 5.
+    assert_eq!(
+        ids(doc! { "b": 8 }, doc! { "b": 5 }, doc! { "b": -1 }).await,
+        vec![2, 3, 4]
+    );
+    assert_eq!(
+        ids(doc! { "_id": 8 }, doc! {}, doc! { "_id": 1 }).await,
+        vec![8, 9]
+    );
+    let db = node.db("t").await;
+    for (cmd, code) in [
+        (doc! { "find": "mm", "min": { "a": 3 } }, 51173),
+        (
+            doc! { "find": "mm", "min": { "b": 3 }, "hint": { "a": 1 } },
+            51174,
+        ),
+        (
+            doc! { "find": "mm", "min": { "a": 6 }, "max": { "a": 3 }, "hint": { "a": 1 } },
+            51175,
+        ),
+        (
+            doc! { "find": "mm", "min": { "a": 3 }, "max": { "b": 6 }, "hint": { "a": 1 } },
+            51176,
+        ),
+    ] {
+        expect_code(db.run_command(cmd).await, code);
+    }
+}

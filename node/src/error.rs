@@ -136,6 +136,10 @@ code_table! {
     REGEX_OPTIONS_INVALID = 51108, "Location51108";
     CONSTANTS_NEED_PIPELINE = 51198, "Location51198";
     PROJECTION_POSITIONAL_WITHOUT_QUERY = 51050, "Location51050";
+    MIN_MAX_WITHOUT_HINT = 51173, "Location51173";
+    MIN_MAX_INCOMPATIBLE_INDEX = 51174, "Location51174";
+    MIN_MAX_OUT_OF_ORDER = 51175, "Location51175";
+    MIN_MAX_FIELDS_DIFFER = 51176, "Location51176";
     PROJECTION_POSITIONAL_NO_MATCH = 51246, "Location51246";
     PROJECTION_POSITIONAL_MISMATCH = 51247, "Location51247";
     EMPTY_SUB_PROJECTION = 51270, "Location51270";
@@ -214,6 +218,10 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         ReplaceRootSpecNotObject => REPLACE_ROOT_SPEC_NOT_OBJECT,
         FindProjection(fault) => projection_fault_code(fault),
         MaxTimeMsExpired => MAX_TIME_MS_EXPIRED,
+        MinMaxWithoutHint => MIN_MAX_WITHOUT_HINT,
+        MinMaxIncompatibleIndex => MIN_MAX_INCOMPATIBLE_INDEX,
+        MinMaxOutOfOrder => MIN_MAX_OUT_OF_ORDER,
+        MinMaxFieldsDiffer => MIN_MAX_FIELDS_DIFFER,
         Corrupt | Engine => INTERNAL_ERROR,
     }
 }

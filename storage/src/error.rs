@@ -159,6 +159,15 @@ pub enum ErrorKind {
     /// A find-only projection operator (`$slice`, `$elemMatch`, positional
     /// `$`) in a form mongod refuses.
     FindProjection(ProjectionFault),
+    /// `min`/`max` without a hint naming an index; location 51173.
+    MinMaxWithoutHint,
+    /// `min`/`max` whose fields are not the hinted index's key pattern
+    /// (or whose strings need another collation); location 51174.
+    MinMaxIncompatibleIndex,
+    /// `min` does not come before `max` in the hinted index; 51175.
+    MinMaxOutOfOrder,
+    /// `min` and `max` name different fields; location 51176.
+    MinMaxFieldsDiffer,
     /// The operation ran past its `maxTimeMS`.
     MaxTimeMsExpired,
     /// The data on disk is not what this version wrote.

@@ -9,6 +9,7 @@ use ebb_config::limits::MAX_BATCH_BYTES;
 use ebb_storage::Error as StorageError;
 use ebb_storage::query::exec::{BatchLimits, QueryCursor};
 use ebb_storage::query::find_projection::FindProjection;
+use ebb_storage::query::min_max;
 use ebb_storage::query::plan::{self, QuerySpec};
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query};
@@ -58,9 +59,26 @@ pub struct FindCommand {
     pub max_time: Option<std::time::Duration>,
     /// `returnKey`: index keys instead of documents.
     pub return_key: bool,
+    /// `min`/`max` key documents (empty when not given).
+    pub min: RawDocumentBuf,
+    pub max: RawDocumentBuf,
 }
 
 impl FindCommand {
+    /// The access path for `spec`: the hinted index between `min` and
+    /// `max` when either is given, else the planner's choice.
+    pub fn plan(
+        &self,
+        meta: &ebb_storage::catalog::CollectionMeta,
+        spec: &QuerySpec,
+    ) -> CommandResult<plan::Plan> {
+        if self.min.is_empty() && self.max.is_empty() {
+            Ok(plan::plan(meta, spec)?)
+        } else {
+            Ok(min_max::plan(meta, spec, &self.min, &self.max)?)
+        }
+    }
+
     /// The query with the collation it runs with on `meta`'s collection.
     pub fn collated_spec(
         &self,
@@ -83,7 +101,7 @@ pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
     if args.bool("showRecordId")? == Some(true) {
         return Err(StorageError::not_implemented("showRecordId (ebb has no record ids)").into());
     }
-    for unsupported in ["tailable", "awaitData", "max", "min"] {
+    for unsupported in ["tailable", "awaitData"] {
         if matches!(args.get(unsupported), Some(v) if !matches!(v, RawBsonRef::Boolean(false) | RawBsonRef::Document(_)) || matches!(args.get(unsupported), Some(RawBsonRef::Document(d)) if !d.is_empty()))
         {
             return Err(CommandError::new(
@@ -119,6 +137,12 @@ pub fn parse_find(args: &Args<'_>, db: &str) -> CommandResult<FindCommand> {
         collation,
         max_time: query::max_time(args)?,
         return_key: args.bool("returnKey")?.unwrap_or(false),
+        min: args
+            .doc("min")?
+            .map_or_else(RawDocumentBuf::new, ToOwned::to_owned),
+        max: args
+            .doc("max")?
+            .map_or_else(RawDocumentBuf::new, ToOwned::to_owned),
     })
 }
 
@@ -131,7 +155,7 @@ pub async fn find(req: Request) -> CommandResult {
         return cursor_reply(0, &ns, Vec::new(), true);
     };
     let spec = cmd.collated_spec(&entry.set.meta)?;
-    let plan = plan::plan(&entry.set.meta, &spec)?;
+    let plan = cmd.plan(&entry.set.meta, &spec)?;
     let projection = if cmd.return_key {
         Some(return_key(&entry.set.meta, &plan)?)
     } else {

@@ -279,7 +279,11 @@ impl QueryCursor {
             while cursor.valid() {
                 let key = cursor.key().to_vec();
                 self.stats.keys_examined += 1;
-                if self.stats.keys_examined % DEADLINE_CHECK_EVERY == 0 {
+                if self
+                    .stats
+                    .keys_examined
+                    .is_multiple_of(DEADLINE_CHECK_EVERY)
+                {
                     self.check_deadline()?;
                 }
                 let found = match &self.keygen {
