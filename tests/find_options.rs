@@ -218,7 +218,9 @@ async fn positional_projection_returns_the_matched_element() {
 
 /// The manual's `cursor.maxTimeMS()` page and jstests/core/max_time_ms.js:
 /// a scan that runs past its limit fails with MaxTimeMSExpired (50) on
-/// find, count, distinct and aggregate; a generous limit changes nothing.
+/// find, count, distinct, aggregate and the writes' search for their
+/// targets (a whole-command error, as mongod fails a write batch it
+/// interrupts); a generous limit changes nothing.
 #[tokio::test]
 async fn max_time_ms_stops_a_long_scan_with_max_time_ms_expired() {
     let node = TestNode::start();
@@ -235,6 +237,9 @@ async fn max_time_ms_stops_a_long_scan_with_max_time_ms_expired() {
         doc! { "count": "slow", "query": none.clone(), "maxTimeMS": 1 },
         doc! { "distinct": "slow", "key": "x", "query": none.clone(), "maxTimeMS": 1 },
         doc! { "aggregate": "slow", "pipeline": [{ "$match": none.clone() }], "cursor": {}, "maxTimeMS": 1 },
+        doc! { "update": "slow", "updates": [{ "q": none.clone(), "u": { "$set": { "y": 1 } }, "multi": true }], "maxTimeMS": 1 },
+        doc! { "delete": "slow", "deletes": [{ "q": none.clone(), "limit": 0 }], "maxTimeMS": 1 },
+        doc! { "findAndModify": "slow", "query": none.clone(), "remove": true, "maxTimeMS": 1 },
     ] {
         let msg = expect_code(db.run_command(cmd.clone()).await, 50);
         assert_eq!(msg, "operation exceeded time limit", "{cmd}");

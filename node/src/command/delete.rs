@@ -4,7 +4,7 @@ use bson::RawBsonRef;
 use ebb_actors::collection::DeleteDocs;
 use ebb_storage::write::statement::DeleteStatement;
 
-use super::write::{Statements, map_errors, n_reply, ordered, send_write, statements};
+use super::write::{Statements, interrupted, map_errors, n_reply, ordered, send_write, statements};
 use super::{Request, ok, query};
 use crate::args::{Args, as_i64, type_name};
 use crate::context::NodeContext;
@@ -27,13 +27,14 @@ impl DeleteCommand {
     /// that does not parse is that statement's write error.
     pub fn parse(args: &Args<'_>) -> CommandResult<DeleteCommand> {
         let ordered = ordered(args)?;
+        let deadline = query::deadline(args)?;
         Ok(DeleteCommand {
             collection: args.collection()?.to_owned(),
             ordered,
             sync: args.journaled(),
             statements: statements(args, "deletes", ordered, |st| {
                 let (q, just_one) = check_shape(st)?;
-                Ok(statement(st, q, just_one))
+                Ok(statement(st, q, just_one, deadline))
             })?,
         })
     }
@@ -66,6 +67,7 @@ pub async fn delete(req: Request) -> CommandResult {
             errors.extend(map_errors(out.errors, &positions));
         }
     }
+    interrupted(&errors)?;
     ok(n_reply(n, errors))
 }
 
@@ -124,11 +126,13 @@ fn statement(
     st: &bson::RawDocument,
     q: &bson::RawDocument,
     just_one: bool,
+    deadline: Option<std::time::Instant>,
 ) -> CommandResult<DeleteStatement> {
     Ok(DeleteStatement {
         filter: query::filter(Some(q))?,
         collation: query::collation(st.get("collation")?)?,
         just_one,
         hint: query::hint(st.get("hint")?)?,
+        deadline,
     })
 }

@@ -105,6 +105,7 @@ impl FindAndModifyCommand {
             return_new,
             upsert,
             bypass_validation: args.bool("bypassDocumentValidation")?.unwrap_or(false),
+            deadline: query::deadline(args)?,
         };
         Ok(FindAndModifyCommand {
             collection: name.to_owned(),

@@ -89,6 +89,11 @@ pub fn max_time(args: &Args<'_>) -> CommandResult<Option<Duration>> {
     Ok((n > 0).then(|| Duration::from_millis(n as u64)))
 }
 
+/// When a command given `maxTimeMS` must stop: now plus the limit.
+pub fn deadline(args: &Args<'_>) -> CommandResult<Option<std::time::Instant>> {
+    Ok(max_time(args)?.map(|limit| std::time::Instant::now() + limit))
+}
+
 /// A `hint`: an index name, a key pattern, or `{$natural: ±1}`.
 pub fn hint(v: Option<RawBsonRef<'_>>) -> CommandResult<Option<Hint>> {
     match v {

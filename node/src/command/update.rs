@@ -13,7 +13,8 @@ use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::UpdateStatement;
 
 use super::write::{
-    Statements, array_filters, map_errors, ordered, send_write, statements, with_write_errors,
+    Statements, array_filters, interrupted, map_errors, ordered, send_write, statements,
+    with_write_errors,
 };
 use super::{Request, ok, query};
 use crate::args::{Args, type_name};
@@ -54,13 +55,14 @@ impl UpdateCommand {
         }
         let ordered = ordered(args)?;
         let bypass_validation = args.bool("bypassDocumentValidation")?.unwrap_or(false);
+        let deadline = query::deadline(args)?;
         Ok(UpdateCommand {
             collection: args.collection()?.to_owned(),
             ordered,
             sync: args.journaled(),
             statements: statements(args, "updates", ordered, |st| {
                 check_shape(st)?;
-                Ok(parse_statement(st, bypass_validation))
+                Ok(parse_statement(st, bypass_validation, deadline))
             })?,
         })
     }
@@ -104,6 +106,7 @@ pub async fn update(req: Request) -> CommandResult {
             .collect::<Vec<_>>();
         errors.extend(map_errors(out.errors, &positions));
     }
+    interrupted(&errors)?;
     let mut reply = bson::doc! { "n": n as i32, "nModified": n_modified as i32 };
     if !upserted.is_empty() {
         reply.insert("upserted", upserted);
@@ -159,6 +162,7 @@ fn check_shape(st: &bson::RawDocument) -> CommandResult<()> {
 fn parse_statement(
     st: &bson::RawDocument,
     bypass_validation: bool,
+    deadline: Option<std::time::Instant>,
 ) -> CommandResult<UpdateStatement> {
     let q = st
         .get_document("q")
@@ -195,5 +199,6 @@ fn parse_statement(
         upsert: flag("upsert"),
         hint: query::hint(st.get("hint")?)?,
         bypass_validation,
+        deadline,
     })
 }

@@ -124,6 +124,14 @@ impl QueryCursor {
         self
     }
 
+    /// The same cursor stopping at `deadline` (a write statement's share
+    /// of its command's `maxTimeMS`); a deadline already passed fails the
+    /// first batch.
+    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
+        self.budget = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        self
+    }
+
     /// Fails with MaxTimeMSExpired once the running batch's deadline has
     /// passed.
     fn check_deadline(&self) -> Result<()> {
