@@ -122,6 +122,14 @@ async fn slice_projection_returns_part_of_an_array() {
         .projection(doc! { "a": { "$slice": [1] } })
         .await;
     expect_code(bad, 31272);
+    // The manual's findAndModify page: `fields` takes find's projection.
+    let got = c
+        .find_one_and_update(doc! { "_id": 1 }, doc! { "$set": { "b": "y" } })
+        .projection(doc! { "a": { "$slice": 1 } })
+        .return_document(mongodb::options::ReturnDocument::After)
+        .await
+        .unwrap();
+    assert_eq!(got, Some(doc! { "_id": 1, "a": [1], "b": "y" }));
 }
 
 /// The manual's `$elemMatch` (projection) page and

@@ -12,7 +12,6 @@ use ebb_storage::engine::Direction;
 use ebb_storage::query::filter::Filter;
 use ebb_storage::query::find_projection::FindProjection;
 use ebb_storage::query::plan::Hint;
-use ebb_storage::query::projection::Projection;
 use ebb_storage::query::sort::SortSpec;
 
 use crate::args::{Args, as_f64, as_i64, type_name};
@@ -41,13 +40,6 @@ pub fn filter(doc: Option<&RawDocument>) -> CommandResult<Filter> {
 pub fn sort(doc: Option<&RawDocument>) -> CommandResult<Option<SortSpec>> {
     match doc {
         Some(d) if !d.is_empty() => Ok(Some(SortSpec::parse(d)?)),
-        _ => Ok(None),
-    }
-}
-
-pub fn projection(doc: Option<&RawDocument>) -> CommandResult<Option<Projection>> {
-    match doc {
-        Some(d) if !d.is_empty() => Ok(Some(Projection::parse(d)?)),
         _ => Ok(None),
     }
 }

@@ -389,8 +389,14 @@ mod tests {
         };
         engine.create_cf(Cf::Id(10)).unwrap();
         let set = IndexSet::new(meta).unwrap();
-        let docs = (0..n).map(|i| rawdoc! { "_id": i, "x": i }).collect();
-        crate::write::statement::insert(&engine, &set, docs, true).unwrap();
+        // Records written directly (the writer sits above this module).
+        let mut batch = engine.batch();
+        for i in 0..n {
+            let key = crate::encoding::keycode::encode_key(bson::RawBsonRef::Int32(i));
+            let doc = rawdoc! { "_id": i, "x": i };
+            batch.put(Cf::Id(10), &key, doc.as_bytes()).unwrap();
+        }
+        batch.commit(false).unwrap();
         (dir, engine, set)
     }
 
