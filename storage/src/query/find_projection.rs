@@ -85,6 +85,7 @@ impl FindProjection {
                 _ => rest.append(cstring(key)?, value),
             }
         }
+        check_collisions(&rest, &slices, &elem_matches)?;
         let default = if slices.is_empty() && !elem_matches.is_empty() {
             ProjectionKind::Inclusion
         } else {
@@ -153,6 +154,39 @@ impl FindProjection {
         }
         Ok(out)
     }
+}
+
+/// Operator paths may not overlap each other or the named fields (one
+/// path, one rule), as mongod's projection tree refuses.
+fn check_collisions(
+    rest: &RawDocument,
+    slices: &[Slice],
+    elem_matches: &[(String, Filter)],
+) -> Result<()> {
+    let mut seen: Vec<String> = rest
+        .iter()
+        .map_while(|item| item.ok())
+        .map(|(k, _)| k.as_str().to_owned())
+        .collect();
+    let operators = slices
+        .iter()
+        .map(|s| s.path.join("."))
+        .chain(elem_matches.iter().map(|(f, _)| f.clone()));
+    for path in operators {
+        let overlaps = |other: &String| {
+            *other == path
+                || other.starts_with(&format!("{path}."))
+                || path.starts_with(&format!("{other}."))
+        };
+        if seen.iter().any(overlaps) {
+            return Err(Error::new(
+                ErrorKind::ProjectionPathCollision,
+                format!("Path collision at {path}"),
+            ));
+        }
+        seen.push(path);
+    }
+    Ok(())
 }
 
 /// The key a document has in an index on `fields`: each field's value, or
@@ -712,6 +746,18 @@ mod tests {
             ),
             rawdoc! { "_id": 1, "a": [{ "x": 2, "y": 2 }] }
         );
+    }
+
+    #[test]
+    fn operator_paths_may_not_overlap() {
+        for spec in [
+            rawdoc! { "a": { "$elemMatch": { "x": 1 } }, "a.b": 1 },
+            rawdoc! { "a.b": 0, "a": { "$slice": 1 } },
+            rawdoc! { "a": { "$slice": 1 }, "a.c": { "$slice": 2 } },
+        ] {
+            let e = FindProjection::parse(&spec, Some(&rawdoc! {})).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::ProjectionPathCollision, "{spec:?}");
+        }
     }
 
     #[test]
