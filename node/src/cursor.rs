@@ -13,14 +13,14 @@ use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
 use ebb_storage::query::exec::QueryCursor;
-use ebb_storage::query::projection::Projection;
+use ebb_storage::query::find_projection::FindProjection;
 
 /// Where a cursor's further results come from.
 pub enum Source {
     /// A live query, resumed batch by batch on fresh snapshots.
     Query {
         query: Box<QueryCursor>,
-        projection: Option<Projection>,
+        projection: Option<FindProjection>,
     },
     /// Results computed up front (aggregation output, listings).
     Buffered(std::collections::VecDeque<RawDocumentBuf>),

@@ -56,6 +56,7 @@ code_table! {
     CANNOT_BACKFILL_ARRAY = 34, "CannotBackfillArray";
     CONFLICTING_UPDATE_OPERATORS = 40, "ConflictingUpdateOperators";
     CURSOR_NOT_FOUND = 43, "CursorNotFound";
+    MAX_TIME_MS_EXPIRED = 50, "MaxTimeMSExpired";
     NAMESPACE_EXISTS = 48, "NamespaceExists";
     DOLLAR_PREFIXED_FIELD_NAME = 52, "DollarPrefixedFieldName";
     NOT_SINGLE_VALUE_FIELD = 54, "NotSingleValueField";
@@ -107,6 +108,21 @@ code_table! {
     PROJECTION_EXPRESSION_IN_EXCLUSION = 31252, "Location31252";
     PROJECTION_INCLUSION_IN_EXCLUSION = 31253, "Location31253";
     PROJECTION_EXCLUSION_IN_INCLUSION = 31254, "Location31254";
+    PROJECTION_ELEM_MATCH_AFTER_POSITIONAL = 31255, "Location31255";
+    PROJECTION_POSITIONAL_AFTER_ELEM_MATCH = 31256, "Location31256";
+    PROJECTION_SLICE_SKIP_TYPE = 31257, "Location31257";
+    PROJECTION_SLICE_LIMIT_TYPE = 31258, "Location31258";
+    PROJECTION_SLICE_LIMIT_NOT_POSITIVE = 31259, "Location31259";
+    PROJECTION_POSITIONAL_TRAILING_DOT = 31270, "Location31270";
+    PROJECTION_POSITIONAL_WITH_OBJECT = 31271, "Location31271";
+    PROJECTION_SLICE_ARRAY_LENGTH = 31272, "Location31272";
+    PROJECTION_SLICE_ARGUMENT = 31273, "Location31273";
+    PROJECTION_ELEM_MATCH_ARGUMENT = 31274, "Location31274";
+    PROJECTION_ELEM_MATCH_NESTED = 31275, "Location31275";
+    PROJECTION_POSITIONAL_TWICE = 31276, "Location31276";
+    PROJECTION_POSITIONAL_NOT_IN_QUERY = 31277, "Location31277";
+    PROJECTION_POSITIONAL_OPERATOR_TWICE = 31287, "Location31287";
+    PROJECTION_POSITIONAL_WITH_LITERAL = 31308, "Location31308";
     COUNT_FIELD_INVALID = 40156, "Location40156";
     REPLACE_ROOT_NOT_OBJECT = 40228, "Location40228";
     REPLACE_ROOT_SPEC_NOT_OBJECT = 40229, "Location40229";
@@ -123,6 +139,13 @@ code_table! {
     REGEX_INVALID = 51091, "Location51091";
     REGEX_OPTIONS_INVALID = 51108, "Location51108";
     CONSTANTS_NEED_PIPELINE = 51198, "Location51198";
+    PROJECTION_POSITIONAL_WITHOUT_QUERY = 51050, "Location51050";
+    MIN_MAX_WITHOUT_HINT = 51173, "Location51173";
+    MIN_MAX_INCOMPATIBLE_INDEX = 51174, "Location51174";
+    MIN_MAX_OUT_OF_ORDER = 51175, "Location51175";
+    MIN_MAX_FIELDS_DIFFER = 51176, "Location51176";
+    PROJECTION_POSITIONAL_NO_MATCH = 51246, "Location51246";
+    PROJECTION_POSITIONAL_MISMATCH = 51247, "Location51247";
     EMPTY_SUB_PROJECTION = 51270, "Location51270";
     OP_QUERY_NOT_A_COMMAND = 5739101, "Location5739101";
     NO_JAVASCRIPT_ENGINE = 6108304, "Location6108304";
@@ -465,7 +488,39 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         ConversionFailure => CONVERSION_FAILURE,
         Overflow => OVERFLOW,
         JavaScriptDisabled => NO_JAVASCRIPT_ENGINE,
+        FindProjection(fault) => projection_fault_code(fault),
+        MaxTimeMsExpired => MAX_TIME_MS_EXPIRED,
+        MinMaxWithoutHint => MIN_MAX_WITHOUT_HINT,
+        MinMaxIncompatibleIndex => MIN_MAX_INCOMPATIBLE_INDEX,
+        MinMaxOutOfOrder => MIN_MAX_OUT_OF_ORDER,
+        MinMaxFieldsDiffer => MIN_MAX_FIELDS_DIFFER,
         Corrupt | Engine => INTERNAL_ERROR,
+    }
+}
+
+/// The mongod location of each misuse of a find-only projection operator.
+fn projection_fault_code(fault: ebb_storage::error::ProjectionFault) -> i32 {
+    use codes::*;
+    use ebb_storage::error::ProjectionFault::*;
+    match fault {
+        SliceArrayLength => PROJECTION_SLICE_ARRAY_LENGTH,
+        SliceSkipType => PROJECTION_SLICE_SKIP_TYPE,
+        SliceLimitType => PROJECTION_SLICE_LIMIT_TYPE,
+        SliceLimitNotPositive => PROJECTION_SLICE_LIMIT_NOT_POSITIVE,
+        SliceArgument => PROJECTION_SLICE_ARGUMENT,
+        ElemMatchArgument => PROJECTION_ELEM_MATCH_ARGUMENT,
+        ElemMatchAfterPositional => PROJECTION_ELEM_MATCH_AFTER_POSITIONAL,
+        PositionalAfterElemMatch => PROJECTION_POSITIONAL_AFTER_ELEM_MATCH,
+        ElemMatchNested => PROJECTION_ELEM_MATCH_NESTED,
+        PositionalTwice => PROJECTION_POSITIONAL_TWICE,
+        PositionalWithoutQuery => PROJECTION_POSITIONAL_WITHOUT_QUERY,
+        PositionalNotInQuery => PROJECTION_POSITIONAL_NOT_IN_QUERY,
+        PositionalTrailingDot => PROJECTION_POSITIONAL_TRAILING_DOT,
+        PositionalOperatorTwice => PROJECTION_POSITIONAL_OPERATOR_TWICE,
+        PositionalWithObject => PROJECTION_POSITIONAL_WITH_OBJECT,
+        PositionalWithLiteral => PROJECTION_POSITIONAL_WITH_LITERAL,
+        PositionalNoMatch => PROJECTION_POSITIONAL_NO_MATCH,
+        PositionalMismatch => PROJECTION_POSITIONAL_MISMATCH,
     }
 }
 

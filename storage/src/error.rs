@@ -169,10 +169,66 @@ pub enum ErrorKind {
     /// `$where` needs server-side JavaScript, which ebb does not run (as a
     /// mongod started with scripting disabled).
     JavaScriptDisabled,
+    /// A find-only projection operator (`$slice`, `$elemMatch`, positional
+    /// `$`) in a form mongod refuses.
+    FindProjection(ProjectionFault),
+    /// `min`/`max` without a hint naming an index; location 51173.
+    MinMaxWithoutHint,
+    /// `min`/`max` whose fields are not the hinted index's key pattern
+    /// (or whose strings need another collation); location 51174.
+    MinMaxIncompatibleIndex,
+    /// `min` does not come before `max` in the hinted index; 51175.
+    MinMaxOutOfOrder,
+    /// `min` and `max` name different fields; location 51176.
+    MinMaxFieldsDiffer,
+    /// The operation ran past its `maxTimeMS`.
+    MaxTimeMsExpired,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// The storage engine failed.
     Engine,
+}
+
+/// How a find-only projection operator was misused; each is one of
+/// mongod's locations, named in the node's code table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProjectionFault {
+    /// `$slice: [..]` without exactly two elements (31272).
+    SliceArrayLength,
+    /// `$slice: [skip, limit]` with a non-numeric skip (31257).
+    SliceSkipType,
+    /// `$slice: [skip, limit]` with a non-numeric limit (31258).
+    SliceLimitType,
+    /// `$slice: [skip, limit]` with a limit of 0 or less (31259).
+    SliceLimitNotPositive,
+    /// `$slice` given neither a number nor an array (31273).
+    SliceArgument,
+    /// `$elemMatch` given something other than a document (31274).
+    ElemMatchArgument,
+    /// `$elemMatch` after a positional projection (31255).
+    ElemMatchAfterPositional,
+    /// A positional projection after `$elemMatch` (31256).
+    PositionalAfterElemMatch,
+    /// `$elemMatch` on a dotted path (31275).
+    ElemMatchNested,
+    /// Two positional projections (31276).
+    PositionalTwice,
+    /// A positional projection with no query to take a position from (51050).
+    PositionalWithoutQuery,
+    /// A positional projection on a field the query does not name (31277).
+    PositionalNotInQuery,
+    /// A path ending in `.$.` (31270).
+    PositionalTrailingDot,
+    /// A path using `$` twice (31287).
+    PositionalOperatorTwice,
+    /// A positional path given a sub-document or expression (31271).
+    PositionalWithObject,
+    /// A positional path given a literal (31308).
+    PositionalWithLiteral,
+    /// The document's array has no recorded matching position (51246).
+    PositionalNoMatch,
+    /// The recorded position is past the end of the array (51247).
+    PositionalMismatch,
 }
 
 /// A storage-layer error: a kind plus a message for the client.

@@ -85,6 +85,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let ns = format!("{}.{name}", req.db);
     let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
+    let max_time = query::max_time(&args)?;
     let results = match req.node.collection(&req.db, name) {
         None => Vec::new(),
         Some(entry) => {
@@ -105,7 +106,8 @@ pub async fn aggregate(req: Request) -> CommandResult {
             req.node
                 .read(move |snap| {
                     let mut cursor =
-                        QueryCursor::new(records, plan, spec.filter, spec.sort, 0, None)?;
+                        QueryCursor::new(records, plan, spec.filter, spec.sort, 0, None)?
+                            .with_time_limit(max_time);
                     let mut pipeline = Pipeline::new(rest).collated(collation);
                     let mut failure = None;
                     cursor.for_each(snap, &mut |found| match pipeline.push(found.doc) {

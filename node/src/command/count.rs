@@ -23,6 +23,7 @@ pub async fn count(req: Request) -> CommandResult {
     let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     let skip = args.i64("skip")?.unwrap_or(0).max(0) as u64;
+    let max_time = query::max_time(&args)?;
     let limit = args
         .i64("limit")?
         .map(|l| l.unsigned_abs())
@@ -41,10 +42,11 @@ pub async fn count(req: Request) -> CommandResult {
     let n = req
         .node
         .read(move |snap| {
-            let n = if spec.filter.is_empty() && spec.hint.is_none() {
+            let n = if spec.filter.is_empty() && spec.hint.is_none() && max_time.is_none() {
                 entry.count(snap)?.saturating_sub(skip)
             } else {
-                let mut cursor = QueryCursor::new(records, plan, spec.filter, None, skip, None)?;
+                let mut cursor = QueryCursor::new(records, plan, spec.filter, None, skip, None)?
+                    .with_time_limit(max_time);
                 let mut n = 0u64;
                 cursor.for_each(snap, &mut |_| {
                     n += 1;
@@ -73,6 +75,7 @@ pub async fn distinct(req: Request) -> CommandResult {
     let filter = query::filter(args.doc("query")?, &query::env_now(&req))?;
     let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
+    let max_time = query::max_time(&args)?;
     NodeContext::count(&req.node.opcounters.command, 1);
     let Some(entry) = req.node.collection(&req.db, name) else {
         return ok(doc! { "values": [] });
@@ -89,7 +92,8 @@ pub async fn distinct(req: Request) -> CommandResult {
     let values = req
         .node
         .read(move |snap| {
-            let mut cursor = QueryCursor::new(records, plan, spec.filter, None, 0, None)?;
+            let mut cursor = QueryCursor::new(records, plan, spec.filter, None, 0, None)?
+                .with_time_limit(max_time);
             let mut values: Vec<bson::RawBson> = Vec::new();
             // Values are distinct by their key bytes in the collation: the
             // key encoding is equal exactly when the values compare equal.

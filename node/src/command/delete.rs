@@ -5,7 +5,7 @@ use ebb_actors::collection::DeleteDocs;
 use ebb_storage::pipeline::Env;
 use ebb_storage::write::statement::DeleteStatement;
 
-use super::write::{Statements, map_errors, n_reply, ordered, send_write, statements};
+use super::write::{Statements, interrupted, map_errors, n_reply, ordered, send_write, statements};
 use super::{Request, ok, query};
 use crate::args::{Args, as_i64, type_name};
 use crate::context::NodeContext;
@@ -28,13 +28,14 @@ impl DeleteCommand {
     /// that does not parse is that statement's write error.
     pub fn parse(args: &Args<'_>, env: &Env) -> CommandResult<DeleteCommand> {
         let ordered = ordered(args)?;
+        let deadline = query::deadline(args)?;
         Ok(DeleteCommand {
             collection: args.collection()?.to_owned(),
             ordered,
             sync: args.journaled(),
             statements: statements(args, "deletes", ordered, |st| {
                 let (q, just_one) = check_shape(st)?;
-                Ok(statement(st, q, just_one, env))
+                Ok(statement(st, q, just_one, env, deadline))
             })?,
         })
     }
@@ -67,6 +68,7 @@ pub async fn delete(req: Request) -> CommandResult {
             errors.extend(map_errors(out.errors, &positions));
         }
     }
+    interrupted(&errors)?;
     ok(n_reply(n, errors))
 }
 
@@ -126,11 +128,13 @@ fn statement(
     q: &bson::RawDocument,
     just_one: bool,
     env: &Env,
+    deadline: Option<std::time::Instant>,
 ) -> CommandResult<DeleteStatement> {
     Ok(DeleteStatement {
         filter: query::filter(Some(q), env)?,
         collation: query::collation(st.get("collation")?)?,
         just_one,
         hint: query::hint(st.get("hint")?)?,
+        deadline,
     })
 }

@@ -131,7 +131,7 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<Explained> 
         return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
     };
     let spec = cmd.collated_spec(&entry.set.meta)?;
-    let plan = plan::plan(&entry.set.meta, &spec)?;
+    let plan = cmd.plan(&entry.set.meta, &spec)?;
     let mut root = access_stage(&plan);
     if !plan.sorted_by_access
         && let Some(sort) = &spec.sort

@@ -6,10 +6,12 @@
 
 use bson::{RawBsonRef, RawDocumentBuf, doc};
 use ebb_config::limits::MAX_BATCH_BYTES;
+use ebb_storage::Error as StorageError;
 use ebb_storage::pipeline::Env;
 use ebb_storage::query::exec::{BatchLimits, QueryCursor};
+use ebb_storage::query::find_projection::FindProjection;
+use ebb_storage::query::min_max;
 use ebb_storage::query::plan::{self, QuerySpec};
-use ebb_storage::query::projection::Projection;
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query};
 use crate::args::Args;
@@ -48,15 +50,36 @@ const ARGS: &[&str] = &[
 pub struct FindCommand {
     pub name: String,
     pub spec: QuerySpec,
-    pub projection: Option<Projection>,
+    pub projection: Option<FindProjection>,
     pub skip: u64,
     pub limit: Option<u64>,
     pub batch_size: Option<usize>,
     pub single_batch: bool,
     pub collation: ebb_storage::encoding::collation::Choice,
+    /// `maxTimeMS`, spent across the find and its getMores.
+    pub max_time: Option<std::time::Duration>,
+    /// `returnKey`: index keys instead of documents.
+    pub return_key: bool,
+    /// `min`/`max` key documents (empty when not given).
+    pub min: RawDocumentBuf,
+    pub max: RawDocumentBuf,
 }
 
 impl FindCommand {
+    /// The access path for `spec`: the hinted index between `min` and
+    /// `max` when either is given, else the planner's choice.
+    pub fn plan(
+        &self,
+        meta: &ebb_storage::catalog::CollectionMeta,
+        spec: &QuerySpec,
+    ) -> CommandResult<plan::Plan> {
+        if self.min.is_empty() && self.max.is_empty() {
+            Ok(plan::plan(meta, spec)?)
+        } else {
+            Ok(min_max::plan(meta, spec, &self.min, &self.max)?)
+        }
+    }
+
     /// The query with the collation it runs with on `meta`'s collection.
     pub fn collated_spec(
         &self,
@@ -74,14 +97,13 @@ pub fn parse_find(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindCom
     let name = args.collection()?;
     check_db_name(db)?;
     check_collection_name(db, name)?;
-    for unsupported in [
-        "tailable",
-        "awaitData",
-        "max",
-        "min",
-        "returnKey",
-        "showRecordId",
-    ] {
+    // ebb keeps records by `_id` and has no record ids to show; a made-up
+    // number would look like mongod's (a long in insertion order) without
+    // being one, so `showRecordId` is refused rather than imitated.
+    if args.bool("showRecordId")? == Some(true) {
+        return Err(StorageError::not_implemented("showRecordId (ebb has no record ids)").into());
+    }
+    for unsupported in ["tailable", "awaitData"] {
         if matches!(args.get(unsupported), Some(v) if !matches!(v, RawBsonRef::Boolean(false) | RawBsonRef::Document(_)) || matches!(args.get(unsupported), Some(RawBsonRef::Document(d)) if !d.is_empty()))
         {
             return Err(CommandError::new(
@@ -109,12 +131,20 @@ pub fn parse_find(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindCom
             sort: query::sort(args.doc("sort")?)?,
             hint: query::hint(args.get("hint"))?,
         },
-        projection: query::projection(args.doc("projection")?)?,
+        projection: query::find_projection(args.doc("projection")?, args.doc("filter")?)?,
         skip: args.non_negative("skip")?.unwrap_or(0) as u64,
         limit,
         batch_size: args.non_negative("batchSize")?.map(|b| b as usize),
         single_batch,
         collation,
+        max_time: query::max_time(args)?,
+        return_key: args.bool("returnKey")?.unwrap_or(false),
+        min: args
+            .doc("min")?
+            .map_or_else(RawDocumentBuf::new, ToOwned::to_owned),
+        max: args
+            .doc("max")?
+            .map_or_else(RawDocumentBuf::new, ToOwned::to_owned),
     })
 }
 
@@ -128,7 +158,13 @@ pub async fn find(req: Request) -> CommandResult {
         return cursor_reply(0, &ns, Vec::new(), true);
     };
     let spec = cmd.collated_spec(&entry.set.meta)?;
-    let plan = plan::plan(&entry.set.meta, &spec)?;
+    let plan = cmd.plan(&entry.set.meta, &spec)?;
+    let projection = if cmd.return_key {
+        Some(return_key(&entry.set.meta, &plan)?)
+    } else {
+        cmd.projection
+            .map(|p| p.collated(spec.filter.collation().cloned()))
+    };
     let query = QueryCursor::new(
         entry.set.meta.id,
         plan,
@@ -136,18 +172,43 @@ pub async fn find(req: Request) -> CommandResult {
         spec.sort,
         cmd.skip,
         cmd.limit,
-    )?;
+    )?
+    .with_time_limit(cmd.max_time);
     let first = cmd.batch_size.unwrap_or(DEFAULT_FIRST_BATCH);
     let source = Source::Query {
         query: Box::new(query),
-        projection: cmd.projection,
+        projection,
     };
     let cursor = OpenCursor::new(ns.clone(), source);
     respond(&req.node, cursor, first, true, cmd.single_batch).await
 }
 
+/// `returnKey`'s shape: the key pattern of the plan's index (`{}` for a
+/// collection scan). A collated index keys strings by sort keys, which
+/// ebb cannot turn back into mongod's key strings, so it is refused.
+fn return_key(
+    meta: &ebb_storage::catalog::CollectionMeta,
+    plan: &plan::Plan,
+) -> CommandResult<FindProjection> {
+    let index = plan
+        .index_name()
+        .and_then(|name| meta.indexes.iter().find(|i| i.name == name));
+    let fields = match index {
+        None => Vec::new(),
+        Some(index) if index.extra.contains_key("collation") => {
+            return Err(
+                StorageError::not_implemented("returnKey on an index with a collation").into(),
+            );
+        }
+        Some(index) => index.key.keys().cloned().collect(),
+    };
+    Ok(FindProjection::index_key(fields)?)
+}
+
 /// Runs one batch of an open cursor and replies, registering or dropping
-/// the cursor as needed.
+/// the cursor as needed. On a first batch `max_docs` 0 is `batchSize: 0`:
+/// an empty batch and a live cursor, nothing run yet (mongod's find and
+/// aggregate do the same); on a `getMore` it means no count limit.
 pub async fn respond(
     node: &std::sync::Arc<NodeContext>,
     cursor: OpenCursor,
@@ -166,6 +227,15 @@ async fn respond_as(
     first: bool,
     single_batch: bool,
 ) -> CommandResult {
+    if first && max_docs == 0 {
+        let ns = cursor.ns.clone();
+        let id = if single_batch {
+            0
+        } else {
+            node.cursors.register(cursor)
+        };
+        return cursor_reply(id, &ns, Vec::new(), true);
+    }
     let limits = BatchLimits {
         max_docs: if max_docs == 0 { usize::MAX } else { max_docs },
         max_bytes: MAX_BATCH_BYTES,
@@ -191,7 +261,10 @@ async fn respond_as(
                 .read(move |snap| {
                     let found = query.next_batch(snap, limits)?;
                     let batch: Vec<RawDocumentBuf> = match &projection {
-                        Some(p) => found.iter().map(|f| p.apply(&f.doc)).collect(),
+                        Some(p) => found
+                            .iter()
+                            .map(|f| p.apply(&f.doc, query.filter()))
+                            .collect::<Result<_, _>>()?,
                         None => found.into_iter().map(|f| f.doc).collect(),
                     };
                     Ok((query, projection, batch))
@@ -237,6 +310,13 @@ pub async fn get_more(req: Request) -> CommandResult {
         return Err(args.missing("collection"));
     };
     let batch_size = args.non_negative("batchSize")?.unwrap_or(0) as usize;
+    // The find's maxTimeMS carries over; a getMore's own is for awaitData
+    // cursors only, which ebb has none of.
+    if query::max_time(&args)?.is_some() {
+        return Err(CommandError::bad_value(
+            "cannot set maxTimeMS on getMore command for a non-awaitData cursor",
+        ));
+    }
     NodeContext::count(&req.node.opcounters.getmore, 1);
     let ns = format!("{}.{coll}", req.db);
     let Some(cursor) = req.node.cursors.take(id) else {

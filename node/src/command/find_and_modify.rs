@@ -4,7 +4,7 @@
 use bson::{Bson, RawBsonRef, doc};
 use ebb_actors::collection::ModifyOne;
 use ebb_storage::pipeline::Env;
-use ebb_storage::query::projection::Projection;
+use ebb_storage::query::find_projection::FindProjection;
 use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::FindAndModify;
 
@@ -33,7 +33,7 @@ pub struct FindAndModifyCommand {
     pub collection: String,
     pub request: FindAndModify,
     /// `fields`: applied to the returned document.
-    pub projection: Option<Projection>,
+    pub projection: Option<FindProjection>,
     pub remove: bool,
     /// `j: true`: durable before acknowledged.
     pub sync: bool,
@@ -91,7 +91,7 @@ impl FindAndModifyCommand {
             _ => {}
         }
         let filter_doc = args.doc("query")?.map(|d| d.to_owned()).unwrap_or_default();
-        let projection = query::projection(args.doc("fields")?)?;
+        let projection = query::find_projection(args.doc("fields")?, Some(&filter_doc))?;
         let request = FindAndModify {
             filter: query::filter(Some(&filter_doc), env)?,
             collation: query::collation(args.get("collation"))?,
@@ -102,6 +102,7 @@ impl FindAndModifyCommand {
             return_new,
             upsert,
             bypass_validation: args.bool("bypassDocumentValidation")?.unwrap_or(false),
+            deadline: query::deadline(args)?,
         };
         Ok(FindAndModifyCommand {
             collection: name.to_owned(),
@@ -130,7 +131,9 @@ pub async fn find_and_modify(req: Request) -> CommandResult {
     .await?;
     let out = out.unwrap_or_default();
     let value = match (out.value, &projection) {
-        (Some(d), Some(p)) => Bson::Document(bson::Document::try_from(p.apply(&d))?),
+        (Some(d), Some(p)) => {
+            Bson::Document(bson::Document::try_from(p.apply(&d, &request.filter)?)?)
+        }
         (Some(d), None) => Bson::Document(bson::Document::try_from(d)?),
         (None, _) => Bson::Null,
     };

@@ -3,6 +3,7 @@
 //! projection and hint, parsed into the storage crate's types.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bson::{RawBsonRef, RawDocument, rawdoc};
 use ebb_storage::catalog::CollectionMeta;
@@ -10,12 +11,12 @@ use ebb_storage::encoding::collation::{Choice, Collation};
 use ebb_storage::engine::Direction;
 use ebb_storage::pipeline::Env;
 use ebb_storage::query::filter::Filter;
+use ebb_storage::query::find_projection::FindProjection;
 use ebb_storage::query::plan::Hint;
-use ebb_storage::query::projection::Projection;
 use ebb_storage::query::sort::SortSpec;
 
 use super::Request;
-use crate::args::{Args, as_f64, type_name};
+use crate::args::{Args, as_f64, as_i64, type_name};
 use crate::error::{CommandError, CommandResult};
 
 /// Parses a `collation` argument; a bad one gets mongod's error. Every
@@ -63,11 +64,46 @@ pub fn sort(doc: Option<&RawDocument>) -> CommandResult<Option<SortSpec>> {
     }
 }
 
-pub fn projection(doc: Option<&RawDocument>) -> CommandResult<Option<Projection>> {
+/// A `find` projection, with the operators only `find` has; `query` is
+/// the command's filter document (a positional `$` needs it).
+pub fn find_projection(
+    doc: Option<&RawDocument>,
+    query: Option<&RawDocument>,
+) -> CommandResult<Option<FindProjection>> {
+    let empty = rawdoc! {};
     match doc {
-        Some(d) if !d.is_empty() => Ok(Some(Projection::parse(d)?)),
+        Some(d) if !d.is_empty() => Ok(Some(FindProjection::parse(
+            d,
+            Some(query.unwrap_or(&empty)),
+        )?)),
         _ => Ok(None),
     }
+}
+
+/// The generic `maxTimeMS` argument as mongod reads it: a number, whole,
+/// from 0 to 2^31-1; 0 (or none) means no limit. The reads honour it
+/// through the query cursor's time budget.
+pub fn max_time(args: &Args<'_>) -> CommandResult<Option<Duration>> {
+    let Some(v) = args.get("maxTimeMS") else {
+        return Ok(None);
+    };
+    let (Some(n), Some(f)) = (as_i64(v), as_f64(v)) else {
+        return Err(CommandError::bad_value("maxTimeMS must be a number"));
+    };
+    if !(0..=i64::from(i32::MAX)).contains(&n) {
+        return Err(CommandError::bad_value(format!(
+            "{n} value for maxTimeMS is out of range"
+        )));
+    }
+    if f.fract() != 0.0 {
+        return Err(CommandError::bad_value("maxTimeMS has non-integral value"));
+    }
+    Ok((n > 0).then(|| Duration::from_millis(n as u64)))
+}
+
+/// When a command given `maxTimeMS` must stop: now plus the limit.
+pub fn deadline(args: &Args<'_>) -> CommandResult<Option<std::time::Instant>> {
+    Ok(max_time(args)?.map(|limit| std::time::Instant::now() + limit))
 }
 
 /// A `hint`: an index name, a key pattern, or `{$natural: ±1}`.

@@ -14,7 +14,8 @@ use ebb_storage::update::UpdateSpec;
 use ebb_storage::write::statement::UpdateStatement;
 
 use super::write::{
-    Statements, array_filters, map_errors, ordered, send_write, statements, with_write_errors,
+    Statements, array_filters, interrupted, map_errors, ordered, send_write, statements,
+    with_write_errors,
 };
 use super::{Request, ok, query};
 use crate::args::{Args, type_name};
@@ -52,13 +53,14 @@ impl UpdateCommand {
     pub fn parse(args: &Args<'_>, env: &Env) -> CommandResult<UpdateCommand> {
         let ordered = ordered(args)?;
         let bypass_validation = args.bool("bypassDocumentValidation")?.unwrap_or(false);
+        let deadline = query::deadline(args)?;
         Ok(UpdateCommand {
             collection: args.collection()?.to_owned(),
             ordered,
             sync: args.journaled(),
             statements: statements(args, "updates", ordered, |st| {
                 check_shape(st)?;
-                Ok(parse_statement(st, bypass_validation, env))
+                Ok(parse_statement(st, bypass_validation, env, deadline))
             })?,
         })
     }
@@ -102,6 +104,7 @@ pub async fn update(req: Request) -> CommandResult {
             .collect::<Vec<_>>();
         errors.extend(map_errors(out.errors, &positions));
     }
+    interrupted(&errors)?;
     let mut reply = bson::doc! { "n": n as i32, "nModified": n_modified as i32 };
     if !upserted.is_empty() {
         reply.insert("upserted", upserted);
@@ -158,6 +161,7 @@ fn parse_statement(
     st: &bson::RawDocument,
     bypass_validation: bool,
     env: &Env,
+    deadline: Option<std::time::Instant>,
 ) -> CommandResult<UpdateStatement> {
     let q = st
         .get_document("q")
@@ -198,5 +202,6 @@ fn parse_statement(
         upsert: flag("upsert"),
         hint: query::hint(st.get("hint")?)?,
         bypass_validation,
+        deadline,
     })
 }

@@ -140,6 +140,18 @@ pub fn map_errors(errors: Vec<WriteError>, positions: &[usize]) -> Vec<(usize, C
         .collect()
 }
 
+/// A statement that ran out of `maxTimeMS` fails the whole command, as an
+/// interruption does in mongod (it is never a mere write error).
+pub fn interrupted(errors: &[(usize, CommandError)]) -> CommandResult<()> {
+    match errors
+        .iter()
+        .find(|(_, e)| e.code == codes::MAX_TIME_MS_EXPIRED)
+    {
+        Some((_, e)) => Err(CommandError::new(e.code, e.errmsg.clone())),
+        None => Ok(()),
+    }
+}
+
 /// `{n: …}` plus `writeErrors`.
 pub fn n_reply(n: u64, errors: Vec<(usize, CommandError)>) -> Document {
     with_write_errors(doc! { "n": n as i64 as i32 }, errors)

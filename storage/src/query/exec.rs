@@ -7,8 +7,14 @@
 //! `_id`s seen through a multikey index are remembered). Plans whose
 //! access path does not give the requested order are sorted in memory,
 //! within a 100 MiB limit, on the first batch.
+//!
+//! A cursor may carry a time budget (`maxTimeMS`): it is spent across all
+//! batches, as mongod's cursors spend theirs, and checked every
+//! [`DEADLINE_CHECK_EVERY`] keys, so a long scan stops with
+//! MaxTimeMSExpired rather than running on.
 
 use std::collections::{HashSet, VecDeque};
+use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
 use ebb_config::limits::MAX_SORT_BYTES;
@@ -19,6 +25,9 @@ use super::sort::SortSpec;
 use crate::engine::{Cf, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::KeyGen;
+
+/// How many keys a scan examines between two looks at the clock.
+pub const DEADLINE_CHECK_EVERY: u64 = 64;
 
 /// A matching document with its encoded `_id` (the record key).
 #[derive(Debug, Clone)]
@@ -66,6 +75,10 @@ pub struct QueryCursor {
     skipped: u64,
     returned: u64,
     done: bool,
+    /// What is left of the `maxTimeMS` budget; None runs without limit.
+    budget: Option<Duration>,
+    /// When the running batch must stop (from `budget`).
+    deadline: Option<Instant>,
     pub stats: ExecStats,
 }
 
@@ -98,8 +111,43 @@ impl QueryCursor {
             skipped: 0,
             returned: 0,
             done: false,
+            budget: None,
+            deadline: None,
             stats: ExecStats::default(),
         })
+    }
+
+    /// The same cursor limited to `limit` of execution time over all its
+    /// batches (`maxTimeMS`); None or zero means no limit, as in mongod.
+    pub fn with_time_limit(mut self, limit: Option<Duration>) -> Self {
+        self.budget = limit.filter(|l| !l.is_zero());
+        self
+    }
+
+    /// The same cursor stopping at `deadline` (a write statement's share
+    /// of its command's `maxTimeMS`); a deadline already passed fails the
+    /// first batch.
+    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
+        self.budget = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        self
+    }
+
+    /// Fails with MaxTimeMSExpired once the running batch's deadline has
+    /// passed.
+    fn check_deadline(&self) -> Result<()> {
+        match self.deadline {
+            Some(deadline) if Instant::now() >= deadline => Err(Error::new(
+                ErrorKind::MaxTimeMsExpired,
+                "operation exceeded time limit",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The filter every result matched (a positional projection asks it
+    /// where each document matched).
+    pub fn filter(&self) -> &Filter {
+        &self.filter
     }
 
     /// Whether every result has been returned.
@@ -112,6 +160,20 @@ impl QueryCursor {
         if self.done {
             return Ok(Vec::new());
         }
+        let Some(budget) = self.budget else {
+            return self.run_batch(snap, limits);
+        };
+        let started = Instant::now();
+        self.deadline = Some(started + budget);
+        let result = self
+            .check_deadline()
+            .and_then(|()| self.run_batch(snap, limits));
+        self.budget = Some(budget.saturating_sub(started.elapsed()));
+        self.deadline = None;
+        result
+    }
+
+    fn run_batch(&mut self, snap: &dyn Snapshot, limits: BatchLimits) -> Result<Vec<Found>> {
         if self.sort.is_some() && self.sorted.is_none() {
             self.run_blocking_sort(snap)?;
         }
@@ -187,7 +249,9 @@ impl QueryCursor {
                 ),
             ));
         }
+        self.check_deadline()?;
         all.sort_by(|a, b| sort.compare(&a.doc, &b.doc));
+        self.check_deadline()?;
         let mut queue: VecDeque<Found> = all.into_iter().skip(skip as usize).collect();
         if let Some(l) = limit {
             queue.truncate(l as usize);
@@ -223,6 +287,13 @@ impl QueryCursor {
             while cursor.valid() {
                 let key = cursor.key().to_vec();
                 self.stats.keys_examined += 1;
+                if self
+                    .stats
+                    .keys_examined
+                    .is_multiple_of(DEADLINE_CHECK_EVERY)
+                {
+                    self.check_deadline()?;
+                }
                 let found = match &self.keygen {
                     None => Some(Found {
                         id_key: key.clone(),
@@ -283,4 +354,98 @@ fn seek_past(cursor: &mut dyn crate::engine::Cursor, after: &[u8]) {
 
 fn raw_doc(bytes: &[u8]) -> Result<RawDocumentBuf> {
     RawDocumentBuf::from_bytes(bytes.to_vec()).map_err(|e| Error::corrupt(format!("record: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{doc, rawdoc};
+
+    use super::*;
+    use crate::catalog::CollectionMeta;
+    use crate::engine::Engine;
+    use crate::engine::rocks::{RocksEngine, RocksOptions};
+    use crate::index::IndexSet;
+    use crate::query::plan::{self, QuerySpec};
+
+    /// A collection (records in family 10) holding `n` documents.
+    fn collection(n: i32) -> (tempfile::TempDir, RocksEngine, std::sync::Arc<IndexSet>) {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = RocksEngine::open(&RocksOptions {
+            path: dir.path().to_path_buf(),
+            block_cache_bytes: 1 << 20,
+            write_buffer_bytes: 4 << 20,
+        })
+        .unwrap();
+        let meta = CollectionMeta {
+            id: 10,
+            db: "t".into(),
+            name: "c".into(),
+            uuid: bson::Binary {
+                subtype: bson::spec::BinarySubtype::Uuid,
+                bytes: vec![0; 16],
+            },
+            options: doc! {},
+            indexes: vec![CollectionMeta::id_index(10)],
+        };
+        engine.create_cf(Cf::Id(10)).unwrap();
+        let set = IndexSet::new(meta).unwrap();
+        // Records written directly (the writer sits above this module).
+        let mut batch = engine.batch();
+        for i in 0..n {
+            let key = crate::encoding::keycode::encode_key(bson::RawBsonRef::Int32(i));
+            let doc = rawdoc! { "_id": i, "x": i };
+            batch.put(Cf::Id(10), &key, doc.as_bytes()).unwrap();
+        }
+        batch.commit(false).unwrap();
+        (dir, engine, set)
+    }
+
+    fn scan_all(set: &IndexSet) -> QueryCursor {
+        let spec = QuerySpec {
+            filter: Filter::parse(&rawdoc! { "x": { "$gte": 0 } }).unwrap(),
+            sort: None,
+            hint: None,
+        };
+        let plan = plan::plan(&set.meta, &spec).unwrap();
+        QueryCursor::new(set.meta.id, plan, spec.filter, None, 0, None).unwrap()
+    }
+
+    #[test]
+    fn a_spent_time_budget_stops_the_scan_with_max_time_expired() {
+        let (_dir, engine, set) = collection(500);
+        let snap = engine.snapshot();
+        let mut cursor = scan_all(&set);
+        // Everything spent: the deadline is the batch's start.
+        cursor.budget = Some(Duration::ZERO);
+        let err = cursor
+            .next_batch(snap.as_ref(), BatchLimits::UNLIMITED)
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::MaxTimeMsExpired);
+        assert_eq!(err.message, "operation exceeded time limit");
+    }
+
+    #[test]
+    fn a_time_budget_is_spent_across_batches() {
+        let (_dir, engine, set) = collection(300);
+        let snap = engine.snapshot();
+        let limit = Duration::from_secs(3600);
+        let mut cursor = scan_all(&set).with_time_limit(Some(limit));
+        let limits = BatchLimits {
+            max_docs: 100,
+            max_bytes: usize::MAX,
+        };
+        let mut n = 0;
+        while !cursor.exhausted() {
+            n += cursor.next_batch(snap.as_ref(), limits).unwrap().len();
+        }
+        assert_eq!(n, 300);
+        assert!(cursor.budget.is_some_and(|left| left < limit));
+        // Zero means no limit at all, as maxTimeMS: 0 does.
+        assert!(
+            scan_all(&set)
+                .with_time_limit(Some(Duration::ZERO))
+                .budget
+                .is_none()
+        );
+    }
 }

@@ -7,12 +7,16 @@
 //! files (`path`, `filter`, `regex`, `projection`, `sort`, with `value`'s small
 //! helpers) do not read storage, choose indexes or know MongoDB's numeric
 //! error codes: parse errors carry semantic [`crate::ErrorKind`]s. `positional` finds the
-//! array element a filter matched (what an update's `$` stands for). `plan`
+//! array element a filter matched (what an update's `$` stands for);
+//! `find_projection` adds find's `$slice`, `$elemMatch` and positional `$`
+//! to `projection`; `min_max` plans `find`'s `min`/`max` index bounds. `plan`
 //! chooses an access path from the parsed forms and the collection's
 //! indexes; `exec` runs a plan on engine snapshots, batch by batch.
 
 pub mod exec;
 pub mod filter;
+pub mod find_projection;
+pub mod min_max;
 pub mod path;
 pub mod plan;
 pub mod positional;

@@ -164,7 +164,7 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
 
 /// The collation an index's keys are ordered by. The `_id_` index is the
 /// records family, always in binary order.
-fn index_collation(index: &IndexMeta) -> Result<Option<std::sync::Arc<Collation>>> {
+pub(crate) fn index_collation(index: &IndexMeta) -> Result<Option<std::sync::Arc<Collation>>> {
     if index.is_id_index() {
         Ok(None)
     } else {
@@ -183,17 +183,32 @@ fn serves(index: Option<&Collation>, query: Option<&Collation>, intervals: &[Int
     collation::same(index, query) || intervals.iter().all(|iv| iv.tag != bracket::TAG_STRING)
 }
 
-fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan> {
+/// The index a hint names (None for `$natural`); BadHint when there is
+/// no such index.
+pub(crate) fn hinted_index<'m>(
+    meta: &'m CollectionMeta,
+    hint: &Hint,
+) -> Result<Option<&'m IndexMeta>> {
     let index = match hint {
-        Hint::Natural(dir) => return Ok(collscan(*dir)),
+        Hint::Natural(_) => return Ok(None),
         Hint::Name(name) => meta.indexes.iter().find(|i| &i.name == name),
         Hint::KeyPattern(key) => meta.indexes.iter().find(|i| &i.key == key),
     };
-    let Some(index) = index else {
-        return Err(Error::new(
+    match index {
+        Some(index) => Ok(Some(index)),
+        None => Err(Error::new(
             ErrorKind::BadHint,
             "hint provided does not correspond to an existing index",
-        ));
+        )),
+    }
+}
+
+fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan> {
+    if let Hint::Natural(dir) = hint {
+        return Ok(collscan(*dir));
+    }
+    let Some(index) = hinted_index(meta, hint)? else {
+        return Ok(collscan(Direction::Forward));
     };
     let preds = q.filter.top_level_predicates();
     let field = leading_field(index);

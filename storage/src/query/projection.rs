@@ -8,8 +8,9 @@
 //! documents and into every document of an array. Output keeps the
 //! document's own field order.
 //!
-//! `$slice`, `$elemMatch`, `$meta`, positional `$` and computed values are
-//! rejected as not supported yet. This module does not read storage or
+//! find's own operators (`$slice`, `$elemMatch`, positional `$`) live in
+//! `find_projection`, which builds on this; here they, `$meta` and computed
+//! values are rejected as not supported. This module does not read storage or
 //! evaluate aggregation expressions.
 
 use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
@@ -46,6 +47,12 @@ enum Node {
 impl Projection {
     /// Parses a projection document, rejecting what MongoDB 7.0 rejects.
     pub fn parse(spec: &RawDocument) -> Result<Projection> {
+        Self::parse_as(spec, ProjectionKind::Exclusion)
+    }
+
+    /// Parses a projection whose kind is `default` when no field decides
+    /// it (find's `$slice` and `$elemMatch` decide it without naming one).
+    pub(crate) fn parse_as(spec: &RawDocument, default: ProjectionKind) -> Result<Projection> {
         let mut parser = Parser::default();
         let mut fields = Fields::new();
         for item in spec.iter() {
@@ -58,7 +65,7 @@ impl Projection {
         let kind = parser.kind.unwrap_or(if parser.id_included {
             ProjectionKind::Inclusion
         } else {
-            ProjectionKind::Exclusion
+            default
         });
         match kind {
             ProjectionKind::Inclusion if !parser.id_named => {

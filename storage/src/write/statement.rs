@@ -10,6 +10,8 @@
 //! not atomic with one another, as in MongoDB: an ordered command stops at
 //! the first error and keeps what came before it.
 
+use std::time::Instant;
+
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::writer::{Writer, id_key_of, prepare_insert};
@@ -96,6 +98,8 @@ pub struct DeleteStatement {
     /// `limit: 1`: delete at most one document.
     pub just_one: bool,
     pub hint: Option<Hint>,
+    /// When the command's `maxTimeMS` runs out.
+    pub deadline: Option<Instant>,
 }
 
 /// Result of a `delete`.
@@ -121,7 +125,7 @@ pub fn delete(
         }
         .collated(st.collation.resolve(set.meta.default_collation()?));
         let limit = st.just_one.then_some(1);
-        let result = for_each_target(engine, set, q, limit, |found| {
+        let result = for_each_target(engine, set, q, limit, st.deadline, |found| {
             w.remove(&found.id_key, &found.doc)?;
             out.n += 1;
             if w.pending_ops() >= CHUNK_OPS {
@@ -154,6 +158,8 @@ pub struct UpdateStatement {
     pub hint: Option<Hint>,
     /// `bypassDocumentValidation: true` on the command.
     pub bypass_validation: bool,
+    /// When the command's `maxTimeMS` runs out.
+    pub deadline: Option<Instant>,
 }
 
 /// Result of an `update`.
@@ -221,7 +227,7 @@ fn update_one_statement(
     };
     let limit = (!st.multi).then_some(1);
     let mut matched = 0u64;
-    for_each_target(engine, set, q, limit, |found| {
+    for_each_target(engine, set, q, limit, st.deadline, |found| {
         matched += 1;
         if let Some(new) = st.update.apply(&found.doc, &filter, &ctx)? {
             w.replace(&found.id_key, &found.doc, &new)?;
@@ -253,17 +259,19 @@ fn update_one_statement(
 }
 
 /// Runs a query on a fresh snapshot and calls `each` for every match,
-/// stopping after `limit`.
+/// stopping after `limit` (or with MaxTimeMSExpired at `deadline`).
 fn for_each_target(
     engine: &dyn Engine,
     set: &IndexSet,
     q: QuerySpec,
     limit: Option<u64>,
+    deadline: Option<Instant>,
     mut each: impl FnMut(Found) -> Result<()>,
 ) -> Result<()> {
     let plan = plan::plan(&set.meta, &q)?;
     let snap = engine.snapshot();
-    let mut cursor = QueryCursor::new(set.meta.id, plan, q.filter, q.sort, 0, limit)?;
+    let mut cursor =
+        QueryCursor::new(set.meta.id, plan, q.filter, q.sort, 0, limit)?.with_deadline(deadline);
     let mut failure = None;
     cursor.for_each(snap.as_ref(), &mut |found| match each(found) {
         Ok(()) => true,
@@ -290,6 +298,8 @@ pub struct FindAndModify {
     pub upsert: bool,
     /// `bypassDocumentValidation: true`.
     pub bypass_validation: bool,
+    /// When the command's `maxTimeMS` runs out.
+    pub deadline: Option<Instant>,
 }
 
 /// Result of a `findAndModify`.
@@ -319,7 +329,7 @@ pub fn find_and_modify(
     .collated(fam.collation.resolve(set.meta.default_collation()?));
     let filter = q.filter.clone();
     let mut target = None;
-    for_each_target(engine, set, q, Some(1), |found| {
+    for_each_target(engine, set, q, Some(1), fam.deadline, |found| {
         target = Some(found);
         Ok(())
     })?;
