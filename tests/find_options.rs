@@ -6,6 +6,7 @@
 mod common;
 
 use common::{TestNode, expect_code};
+use futures::TryStreamExt;
 use mongodb::bson::{Document, doc};
 use mongodb::{Collection, Database};
 
@@ -440,4 +441,51 @@ async fn min_and_max_bound_the_hinted_index() {
     ] {
         expect_code(db.run_command(cmd).await, code);
     }
+}
+
+/// A sort past the 100 MiB in-memory limit fails with 292 unless the
+/// client allows disk use; with `allowDiskUse: true` it spills sorted runs
+/// to `<dbpath>/_tmp` and merges them (manual, `cursor.allowDiskUse()`;
+/// jstests/core/query/sort/sort_big_objects.js and
+/// jstests/noPassthrough/query/external_sort_find.js).
+#[tokio::test]
+async fn sort_past_the_memory_limit_spills_with_allow_disk_use() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("big");
+    let pad = "x".repeat(100 * 1024);
+    // 1,100 documents of ~100 KiB: ~107 MiB, keys in a scrambled order.
+    let docs: Vec<Document> = (0..1100)
+        .map(|i: i32| doc! { "_id": i, "k": (i * 7919) % 1100, "pad": &pad })
+        .collect();
+    for chunk in docs.chunks(200) {
+        c.insert_many(chunk.to_vec()).await.unwrap();
+    }
+    let r = db
+        .run_command(
+            doc! { "find": "big", "filter": {}, "sort": { "k": 1 }, "projection": { "pad": 0 } },
+        )
+        .await;
+    expect_code(r, 292);
+    let mut cursor = c
+        .find(doc! {})
+        .sort(doc! { "k": -1 })
+        .projection(doc! { "pad": 0 })
+        .allow_disk_use(true)
+        .skip(5)
+        .limit(1000)
+        .await
+        .unwrap();
+    let mut keys = Vec::new();
+    while let Some(d) = cursor.try_next().await.unwrap() {
+        keys.push(d.get_i32("k").unwrap());
+    }
+    let expected: Vec<i32> = (0..1100).rev().skip(5).take(1000).collect();
+    assert_eq!(keys.len(), expected.len());
+    assert!(
+        keys == expected,
+        "first {:?}, last {:?}",
+        &keys[..3],
+        keys.last()
+    );
 }

@@ -11,6 +11,7 @@ use ebb_actors::collection::CollectionHandle;
 use ebb_actors::runtime::Runtime;
 use ebb_actors::shared::Shared;
 use ebb_storage::engine::Snapshot;
+use ebb_storage::query::spill::DiskUse;
 use tokio::sync::Semaphore;
 
 use crate::cursor::CursorManager;
@@ -54,6 +55,16 @@ pub struct NodeContext {
 const MAX_CONCURRENT_READS: usize = 64;
 
 impl NodeContext {
+    /// Where a query's sort may spill: `<storage.path>/_tmp` when the
+    /// client allowed disk use (as mongod's `dbpath/_tmp`), else nowhere.
+    pub fn disk_use(&self, allowed: bool) -> DiskUse {
+        if allowed {
+            DiskUse::Allowed(self.config.storage.path.join("_tmp"))
+        } else {
+            DiskUse::Forbidden
+        }
+    }
+
     pub fn new(runtime: &Runtime, config: Arc<ebb_config::Config>, argv: Vec<String>) -> Self {
         NodeContext {
             cursors: CursorManager::new(config.cursors.idle_timeout),

@@ -86,6 +86,8 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     let max_time = query::max_time(&args)?;
+    let allow_disk_use = args.bool("allowDiskUse")?.unwrap_or(false);
+    let disk_use = req.node.disk_use(allow_disk_use);
     let results = match req.node.collection(&req.db, name) {
         None => Vec::new(),
         Some(entry) => {
@@ -107,8 +109,11 @@ pub async fn aggregate(req: Request) -> CommandResult {
                 .read(move |snap| {
                     let mut cursor =
                         QueryCursor::new(records, plan, spec.filter, spec.sort, 0, None)?
-                            .with_time_limit(max_time);
-                    let mut pipeline = Pipeline::new(rest).collated(collation);
+                            .with_time_limit(max_time)
+                            .with_disk_use(disk_use);
+                    let mut pipeline = Pipeline::new(rest)
+                        .collated(collation)
+                        .disk_use_allowed(allow_disk_use);
                     let mut failure = None;
                     cursor.for_each(snap, &mut |found| match pipeline.push(found.doc) {
                         Ok(more) => more,

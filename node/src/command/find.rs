@@ -63,6 +63,9 @@ pub struct FindCommand {
     /// `min`/`max` key documents (empty when not given).
     pub min: RawDocumentBuf,
     pub max: RawDocumentBuf,
+    /// `allowDiskUse`: a sort past 100 MiB spills to disk instead of
+    /// failing with 292.
+    pub allow_disk_use: bool,
 }
 
 impl FindCommand {
@@ -139,6 +142,7 @@ pub fn parse_find(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindCom
         collation,
         max_time: query::max_time(args)?,
         return_key: args.bool("returnKey")?.unwrap_or(false),
+        allow_disk_use: args.bool("allowDiskUse")?.unwrap_or(false),
         min: args
             .doc("min")?
             .map_or_else(RawDocumentBuf::new, ToOwned::to_owned),
@@ -173,7 +177,8 @@ pub async fn find(req: Request) -> CommandResult {
         cmd.skip,
         cmd.limit,
     )?
-    .with_time_limit(cmd.max_time);
+    .with_time_limit(cmd.max_time)
+    .with_disk_use(req.node.disk_use(cmd.allow_disk_use));
     let first = cmd.batch_size.unwrap_or(DEFAULT_FIRST_BATCH);
     let source = Source::Query {
         query: Box::new(query),

@@ -33,6 +33,8 @@ pub struct Pipeline {
     done: bool,
     /// Orders strings in `$match`, `$sort` and `$group` keys.
     collation: Option<Arc<Collation>>,
+    /// `allowDiskUse` was given (see [`memory_error`]).
+    disk_use_allowed: bool,
 }
 
 #[derive(Default)]
@@ -41,7 +43,15 @@ struct Groups {
     by_key: HashMap<Vec<u8>, (RawBson, Vec<AccState>)>,
 }
 
-fn memory_error() -> Error {
+/// The error of a stage past the memory limit: mongod's 292, or, when the
+/// client allowed disk use, a refusal (ebb spills only the query's own
+/// sort, not `$sort`/`$group` stages after it).
+fn memory_error(disk_use_allowed: bool) -> Error {
+    if disk_use_allowed {
+        return Error::not_implemented(
+            "spilling in-memory aggregation stages ($sort, $group) past 100 MiB to disk",
+        );
+    }
     Error::new(
         ErrorKind::QueryExceededMemoryLimit,
         format!(
@@ -62,7 +72,14 @@ impl Pipeline {
             bytes: 0,
             done: false,
             collation: None,
+            disk_use_allowed: false,
         }
+    }
+
+    /// Records that the client allowed disk use.
+    pub fn disk_use_allowed(mut self, allowed: bool) -> Self {
+        self.disk_use_allowed = allowed;
+        self
     }
 
     /// The pipeline comparing strings by `collation` (the operation's, or
@@ -92,7 +109,7 @@ impl Pipeline {
     fn emit(&mut self, doc: RawDocumentBuf) -> Result<()> {
         self.bytes += doc.as_bytes().len();
         if self.bytes > MAX_SORT_BYTES {
-            return Err(memory_error());
+            return Err(memory_error(self.disk_use_allowed));
         }
         self.out.push(doc);
         Ok(())
@@ -151,7 +168,7 @@ impl Pipeline {
             Stage::Sort(_) => {
                 self.counters[i] += doc.as_bytes().len() as u64;
                 if self.counters[i] > MAX_SORT_BYTES as u64 {
-                    return Err(memory_error());
+                    return Err(memory_error(self.disk_use_allowed));
                 }
                 self.held[i].push(doc);
             }
@@ -172,7 +189,7 @@ impl Pipeline {
                     groups.by_key.insert(key.clone(), (key_value, states));
                     self.counters[i] += GROUP_OVERHEAD_BYTES;
                     if self.counters[i] > MAX_SORT_BYTES as u64 {
-                        return Err(memory_error());
+                        return Err(memory_error(self.disk_use_allowed));
                     }
                 }
                 let (_, states) = groups.by_key.get_mut(&key).expect("inserted above");

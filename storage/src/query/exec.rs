@@ -5,15 +5,16 @@
 //! examined, as MongoDB's yielding cursors do: a document written between
 //! batches may or may not be seen, but no document is returned twice (the
 //! `_id`s seen through a multikey index are remembered). Plans whose
-//! access path does not give the requested order are sorted in memory,
-//! within a 100 MiB limit, on the first batch.
+//! access path does not give the requested order are sorted on the first
+//! batch, in memory within a 100 MiB limit or, with disk use allowed,
+//! through `spill`'s external merge sort.
 //!
 //! A cursor may carry a time budget (`maxTimeMS`): it is spent across all
 //! batches, as mongod's cursors spend theirs, and checked every
 //! [`DEADLINE_CHECK_EVERY`] keys, so a long scan stops with
 //! MaxTimeMSExpired rather than running on.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
@@ -22,6 +23,7 @@ use ebb_config::limits::MAX_SORT_BYTES;
 use super::filter::Filter;
 use super::plan::{Access, Plan};
 use super::sort::SortSpec;
+use super::spill::{DiskUse, Sorted, Sorter};
 use crate::engine::{Cf, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::KeyGen;
@@ -29,12 +31,7 @@ use crate::index::KeyGen;
 /// How many keys a scan examines between two looks at the clock.
 pub const DEADLINE_CHECK_EVERY: u64 = 64;
 
-/// A matching document with its encoded `_id` (the record key).
-#[derive(Debug, Clone)]
-pub struct Found {
-    pub id_key: Vec<u8>,
-    pub doc: RawDocumentBuf,
-}
+pub use super::found::Found;
 
 /// Limits of one batch.
 #[derive(Debug, Clone, Copy)]
@@ -71,7 +68,9 @@ pub struct QueryCursor {
     resume_after: Option<Vec<u8>>,
     seen: HashSet<Vec<u8>>,
     /// Sorted results waiting to be returned (blocking-sort plans).
-    sorted: Option<VecDeque<Found>>,
+    sorted: Option<SortedRest>,
+    /// Whether a blocking sort past the memory limit may spill to disk.
+    disk_use: DiskUse,
     skipped: u64,
     returned: u64,
     done: bool,
@@ -80,6 +79,32 @@ pub struct QueryCursor {
     /// When the running batch must stop (from `budget`).
     deadline: Option<Instant>,
     pub stats: ExecStats,
+}
+
+/// The sorted results of a blocking sort still to be returned, with what
+/// is left of the limit.
+struct SortedRest {
+    sorted: Sorted,
+    remaining: Option<u64>,
+}
+
+impl SortedRest {
+    fn pop(&mut self) -> Result<Option<Found>> {
+        if self.remaining == Some(0) {
+            return Ok(None);
+        }
+        let next = self.sorted.pop()?;
+        if next.is_some()
+            && let Some(n) = &mut self.remaining
+        {
+            *n -= 1;
+        }
+        Ok(next)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.remaining == Some(0) || self.sorted.is_empty()
+    }
 }
 
 impl QueryCursor {
@@ -108,6 +133,7 @@ impl QueryCursor {
             resume_after: None,
             seen: HashSet::new(),
             sorted: None,
+            disk_use: DiskUse::Forbidden,
             skipped: 0,
             returned: 0,
             done: false,
@@ -121,6 +147,13 @@ impl QueryCursor {
     /// batches (`maxTimeMS`); None or zero means no limit, as in mongod.
     pub fn with_time_limit(mut self, limit: Option<Duration>) -> Self {
         self.budget = limit.filter(|l| !l.is_zero());
+        self
+    }
+
+    /// The same cursor with a blocking sort that may spill past the memory
+    /// limit (`allowDiskUse: true`) into `DiskUse::Allowed`'s directory.
+    pub fn with_disk_use(mut self, disk_use: DiskUse) -> Self {
+        self.disk_use = disk_use;
         self
     }
 
@@ -183,14 +216,14 @@ impl QueryCursor {
             max_docs: limits.max_docs.max(1),
             ..limits
         };
-        if let Some(queue) = &mut self.sorted {
+        if let Some(rest) = &mut self.sorted {
             while out.len() < limits.max_docs && (out.is_empty() || bytes < limits.max_bytes) {
-                let Some(f) = queue.pop_front() else { break };
+                let Some(f) = rest.pop()? else { break };
                 bytes += f.doc.as_bytes().len();
                 out.push(f);
             }
             self.returned += out.len() as u64;
-            self.done = queue.is_empty();
+            self.done = rest.is_empty();
             return Ok(out);
         }
         self.scan(snap, &mut |found| {
@@ -232,32 +265,32 @@ impl QueryCursor {
         // Skip and limit apply after sorting: collect everything first.
         let (skip, limit) = (self.skip, self.limit.take());
         self.skip = 0;
-        let mut all = Vec::new();
-        let mut bytes = 0usize;
-        let mut too_big = false;
-        self.scan(snap, &mut |f| {
-            bytes += f.doc.as_bytes().len();
-            all.push(f);
-            too_big = bytes > MAX_SORT_BYTES;
-            !too_big
+        let mut sorter = Sorter::new(sort, self.disk_use.clone(), MAX_SORT_BYTES);
+        let mut failure = None;
+        self.scan(snap, &mut |f| match sorter.push(f) {
+            Ok(()) => true,
+            Err(e) => {
+                failure = Some(e);
+                false
+            }
         })?;
-        if too_big {
-            return Err(Error::new(
-                ErrorKind::QueryExceededMemoryLimit,
-                format!(
-                    "Sort exceeded memory limit of {MAX_SORT_BYTES} bytes, but did not opt in to external sorting."
-                ),
-            ));
+        if let Some(e) = failure {
+            return Err(e);
         }
         self.check_deadline()?;
-        all.sort_by(|a, b| sort.compare(&a.doc, &b.doc));
+        let mut rest = SortedRest {
+            sorted: sorter.finish()?,
+            remaining: limit,
+        };
         self.check_deadline()?;
-        let mut queue: VecDeque<Found> = all.into_iter().skip(skip as usize).collect();
-        if let Some(l) = limit {
-            queue.truncate(l as usize);
+        // Skipped results do not count against the limit.
+        for _ in 0..skip {
+            if rest.sorted.pop()?.is_none() {
+                break;
+            }
         }
-        self.done = queue.is_empty();
-        self.sorted = Some(queue);
+        self.done = rest.is_empty();
+        self.sorted = Some(rest);
         Ok(())
     }
 

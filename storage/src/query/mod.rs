@@ -16,6 +16,7 @@
 pub mod exec;
 pub mod filter;
 pub mod find_projection;
+pub mod found;
 pub mod min_max;
 pub mod path;
 pub mod plan;

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 use bson::RawDocumentBuf;
 
-use super::exec::Found;
+use super::found::Found;
 use super::sort::SortSpec;
 use crate::error::{Error, ErrorKind, Result};
 
