@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{TestNode, expect_code};
+use common::{TestNode, cases, expect_code, first_batch};
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::Collation;
@@ -27,17 +27,6 @@ async fn ping_pong(node: &TestNode) -> (Database, Collection<Document>) {
     .await
     .unwrap();
     (db, c)
-}
-
-async fn first_batch(db: &Database, cmd: Document) -> Vec<Document> {
-    let reply = db.run_command(cmd).await.unwrap();
-    let cursor = reply.get_document("cursor").unwrap();
-    cursor
-        .get_array("firstBatch")
-        .unwrap()
-        .iter()
-        .map(|d| d.as_document().unwrap().clone())
-        .collect()
 }
 
 /// The case: documents "ping" and "PING" with
@@ -402,7 +391,6 @@ async fn bad_collations_get_mongods_errors() {
 #[tokio::test]
 async fn collated_index_scans_agree_with_collection_scans() {
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestRunner};
 
     let node = TestNode::start();
     let db = node.db("t").await;
@@ -432,10 +420,6 @@ async fn collated_index_scans_agree_with_collection_scans() {
         .await
         .unwrap();
     }
-    let mut runner = TestRunner::new(Config {
-        cases: 48,
-        ..Config::default()
-    });
     let strategy = (
         0..collations.len(),
         0..4usize,
@@ -443,15 +427,7 @@ async fn collated_index_scans_agree_with_collection_scans() {
         proptest::sample::select(words.to_vec()),
         any::<bool>(),
     );
-    let cases = std::cell::RefCell::new(Vec::new());
-    runner
-        .run(&strategy, |case| {
-            cases.borrow_mut().push(case);
-            Ok(())
-        })
-        .unwrap();
-    let cases = cases.into_inner();
-    for (ci, op, x, y, descending) in cases {
+    for (ci, op, x, y, descending) in cases(strategy, 48) {
         let filter = match op {
             0 => doc! { "w": x },
             1 => doc! { "w": { "$gt": x } },

@@ -7,32 +7,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TestNode, expect_code};
+use common::{TestNode, all, expect_code, ids};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, DateTime, Document, doc};
-
-async fn ids(c: &mongodb::Collection<Document>, filter: Document) -> Vec<i32> {
-    let docs: Vec<Document> = c
-        .find(filter)
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    docs.iter().map(|d| d.get_i32("_id").unwrap()).collect()
-}
-
-async fn all(c: &mongodb::Collection<Document>) -> Vec<Document> {
-    c.find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
-}
 
 /// Manual, $expr: "Compare Two Fields from A Single Document" (the
 /// monthlyBudget example) and "Use $expr With Conditional Statements".

@@ -5,8 +5,7 @@
 
 mod common;
 
-use common::{TestNode, expect_code};
-use futures::TryStreamExt;
+use common::{TestNode, cases, expect_code, ids};
 use mongodb::bson::{Bson, Document, Regex, doc};
 use mongodb::{Collection, Database};
 
@@ -15,21 +14,6 @@ fn re(pattern: &str, options: &str) -> Bson {
         pattern: pattern.try_into().unwrap(),
         options: options.try_into().unwrap(),
     })
-}
-
-async fn ids(c: &Collection<Document>, filter: Document) -> Vec<i32> {
-    let mut v: Vec<i32> = c
-        .find(filter)
-        .await
-        .unwrap()
-        .try_collect::<Vec<Document>>()
-        .await
-        .unwrap()
-        .iter()
-        .map(|d| d.get_i32("_id").unwrap())
-        .collect();
-    v.sort();
-    v
 }
 
 async fn sample(node: &TestNode) -> (Database, Collection<Document>) {
@@ -238,7 +222,6 @@ async fn anchored_prefix_regex_uses_index_bounds() {
 #[tokio::test]
 async fn regex_prefix_bounds_never_lose_a_match() {
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestRunner};
 
     let node = TestNode::start();
     let db = node.db("t").await;
@@ -286,17 +269,7 @@ async fn regex_prefix_bounds_never_lose_a_match() {
         proptest::sample::select(vec!["", "s", "m", "u"]),
         any::<bool>(),
     );
-    let cases = std::cell::RefCell::new(Vec::new());
-    TestRunner::new(Config {
-        cases: 64,
-        ..Config::default()
-    })
-    .run(&strategy, |case| {
-        cases.borrow_mut().push(case);
-        Ok(())
-    })
-    .unwrap();
-    for (literal, tail, anchor, options, descending) in cases.into_inner() {
+    for (literal, tail, anchor, options, descending) in cases(strategy, 64) {
         let pattern = format!("{anchor}{literal}{tail}");
         let filter = doc! { "w": { "$regex": &pattern, "$options": options } };
         let hint = if descending { "w_-1" } else { "w_1" };

@@ -6,21 +6,9 @@
 
 mod common;
 
-use common::{TestNode, expect_code};
-use futures::TryStreamExt;
-use mongodb::Collection;
+use common::{TestNode, all, expect_code};
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::ReturnDocument;
-
-async fn all(c: &Collection<Document>) -> Vec<Document> {
-    c.find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
-}
 
 #[tokio::test]
 async fn identifier_updates_the_elements_its_filter_accepts() {

@@ -212,3 +212,59 @@ where
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// Every document of a collection, in `_id` order.
+pub async fn all(c: &Collection<Document>) -> Vec<Document> {
+    use futures::TryStreamExt;
+    c.find(mongodb::bson::doc! {})
+        .sort(mongodb::bson::doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// The (int32) `_id`s of the documents a filter finds, in `_id` order.
+pub async fn ids(c: &Collection<Document>, filter: Document) -> Vec<i32> {
+    use futures::TryStreamExt;
+    let docs: Vec<Document> = c
+        .find(filter)
+        .sort(mongodb::bson::doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    docs.iter().map(|d| d.get_i32("_id").unwrap()).collect()
+}
+
+/// The first batch of a cursor-returning command (find, aggregate,
+/// listIndexes, listCollections).
+pub async fn first_batch(db: &Database, cmd: Document) -> Vec<Document> {
+    let reply = db.run_command(cmd).await.unwrap();
+    reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap()
+        .iter()
+        .map(|d| d.as_document().unwrap().clone())
+        .collect()
+}
+
+/// `n` cases drawn from a proptest strategy, to drive an async end-to-end
+/// property check (proptest's runner itself is synchronous).
+pub fn cases<S: proptest::strategy::Strategy>(strategy: S, n: u32) -> Vec<S::Value> {
+    let found = std::cell::RefCell::new(Vec::new());
+    proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: n,
+        ..Default::default()
+    })
+    .run(&strategy, |case| {
+        found.borrow_mut().push(case);
+        Ok(())
+    })
+    .unwrap();
+    found.into_inner()
+}
