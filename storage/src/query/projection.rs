@@ -184,8 +184,8 @@ impl Parser {
             }
             _ => {
                 reject_positional(key)?;
-                Err(Error::bad_value(format!(
-                    "projecting a literal value (field {key}) is not supported yet"
+                Err(Error::not_implemented(&format!(
+                    "projecting a literal value (field {key}) in find"
                 )))
             }
         }
@@ -198,12 +198,12 @@ impl Parser {
             && op.as_str().starts_with('$')
         {
             let op = op.as_str();
-            return Err(Error::bad_value(match op {
+            return Err(match op {
                 "$slice" | "$elemMatch" | "$meta" => {
-                    format!("{op} projection is not supported yet")
+                    Error::bad_value(format!("{op} projection is not supported yet"))
                 }
-                _ => format!("projection expression {op} is not supported yet"),
-            }));
+                _ => Error::not_implemented(&format!("the projection expression {op} in find")),
+            });
         }
         if sub.is_empty() {
             return Err(Error::new(
@@ -527,12 +527,18 @@ mod tests {
             rawdoc! { "a": { "$slice": 1 } },
             rawdoc! { "a": { "$elemMatch": { "b": 1 } } },
             rawdoc! { "a": { "$meta": "textScore" } },
-            rawdoc! { "a": { "$add": [1, 2] } },
             rawdoc! { "a.$": 1 },
+        ] {
+            assert_eq!(error(spec).kind, ErrorKind::BadValue);
+        }
+        // Computed fields in find (4.4+) are refused, not mistaken for
+        // inclusions.
+        for spec in [
+            rawdoc! { "a": { "$add": [1, 2] } },
             rawdoc! { "a": "literal" },
             rawdoc! { "a": null },
         ] {
-            assert_eq!(error(spec).kind, ErrorKind::BadValue);
+            assert_eq!(error(spec).kind, ErrorKind::NotImplemented);
         }
     }
 
