@@ -677,3 +677,34 @@ async fn pipeline_updates_evaluate_expressions_now_and_let() {
     // One $$NOW per command: both documents got the same instant.
     assert_eq!(docs[0].get("at"), docs[1].get("at"));
 }
+
+/// The manual's `$setField` / `$getField` / `$unsetField` pages: field
+/// names with dots or a leading `$` are reachable only through them, in a
+/// pipeline-style update as in aggregation ("Add Fields that Contain
+/// Periods", "Query a Field that Starts with $", "Remove Fields that
+/// Contain Periods").
+#[tokio::test]
+async fn set_get_and_unset_field_reach_dotted_and_dollar_names() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("inventory");
+    db.run_command(doc! { "insert": "inventory", "documents": [
+        { "_id": 1, "item": "sweatshirt", "$price": 45.99, "price.usd": 45.99 },
+    ] })
+    .await
+    .unwrap();
+    db.run_command(doc! { "update": "inventory", "updates": [{
+        "q": { "_id": 1 },
+        "u": [
+            { "$replaceWith": { "$setField": { "field": "price.eur", "input": "$$ROOT",
+                "value": { "$getField": { "$literal": "$price" } } } } },
+            { "$replaceWith": { "$unsetField": { "field": "price.usd", "input": "$$ROOT" } } },
+        ],
+    }] })
+    .await
+    .unwrap();
+    let doc = all(&c).await.remove(0);
+    assert_eq!(doc.get_f64("price.eur").unwrap(), 45.99);
+    assert!(doc.get("price.usd").is_none());
+    assert_eq!(doc.get_f64("$price").unwrap(), 45.99);
+}
