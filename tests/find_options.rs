@@ -489,3 +489,43 @@ async fn sort_past_the_memory_limit_spills_with_allow_disk_use() {
         keys.last()
     );
 }
+
+/// MongoDB 4.4+ find projections take aggregation expressions and
+/// literals (manual, "Project Fields to Return from Query": "Projection
+/// with Aggregation Expressions"), seeing the command's `let` and `$$NOW`.
+#[tokio::test]
+async fn find_projection_computes_fields() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("pc");
+    c.insert_many(vec![
+        doc! { "_id": 1, "a": 2, "b": 3, "name": "x" },
+        doc! { "_id": 2, "a": 10, "b": -4, "name": "y" },
+    ])
+    .await
+    .unwrap();
+    let reply = db
+        .run_command(doc! {
+            "find": "pc", "filter": {}, "sort": { "_id": 1 },
+            "projection": { "_id": 0, "name": 1, "total": { "$add": ["$a", "$b"] },
+                            "scaled": { "$multiply": ["$a", "$$k"] }, "tag": "fixed" },
+            "let": { "k": 10 },
+        })
+        .await
+        .unwrap();
+    let batch = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    let first = batch[0].as_document().unwrap();
+    assert_eq!(
+        first,
+        &doc! { "name": "x", "total": 5, "scaled": 20, "tag": "fixed" }
+    );
+    assert_eq!(batch[1].as_document().unwrap().get_i32("total").unwrap(), 6);
+    let r = db
+        .run_command(doc! { "find": "pc", "filter": {}, "projection": { "x": { "$nope": 1 } } })
+        .await;
+    expect_code(r, 168);
+}

@@ -134,7 +134,7 @@ pub fn parse_find(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindCom
             sort: query::sort(args.doc("sort")?)?,
             hint: query::hint(args.get("hint"))?,
         },
-        projection: query::find_projection(args.doc("projection")?, args.doc("filter")?)?,
+        projection: query::find_projection(args.doc("projection")?, args.doc("filter")?, env)?,
         skip: args.non_negative("skip")?.unwrap_or(0) as u64,
         limit,
         batch_size: args.non_negative("batchSize")?.map(|b| b as usize),

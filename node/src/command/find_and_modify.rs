@@ -91,7 +91,7 @@ impl FindAndModifyCommand {
             _ => {}
         }
         let filter_doc = args.doc("query")?.map(|d| d.to_owned()).unwrap_or_default();
-        let projection = query::find_projection(args.doc("fields")?, Some(&filter_doc))?;
+        let projection = query::find_projection(args.doc("fields")?, Some(&filter_doc), env)?;
         let request = FindAndModify {
             filter: query::filter(Some(&filter_doc), env)?,
             collation: query::collation(args.get("collation"))?,

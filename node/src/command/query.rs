@@ -69,12 +69,14 @@ pub fn sort(doc: Option<&RawDocument>) -> CommandResult<Option<SortSpec>> {
 pub fn find_projection(
     doc: Option<&RawDocument>,
     query: Option<&RawDocument>,
+    env: &Env,
 ) -> CommandResult<Option<FindProjection>> {
     let empty = rawdoc! {};
     match doc {
-        Some(d) if !d.is_empty() => Ok(Some(FindProjection::parse(
+        Some(d) if !d.is_empty() => Ok(Some(FindProjection::parse_in(
             d,
             Some(query.unwrap_or(&empty)),
+            env,
         )?)),
         _ => Ok(None),
     }

@@ -18,6 +18,7 @@ mod tests;
 
 pub use accumulator::Acc;
 pub use expr::{Comparator, Env, Expr, binary_order};
-pub use project::ComputedProjection;
+pub(crate) use project::is_flag_or_nested;
+pub use project::{ComputedProjection, Project};
 pub use run::Pipeline;
 pub use stage::{Stage, parse_stage, parse_stage_in, parse_update_stage};

@@ -33,7 +33,7 @@ pub struct ComputedProjection {
 
 /// Whether a `$project` value is a flag (include/exclude) or a nested
 /// projection rather than an expression.
-fn is_flag_or_nested(v: RawBsonRef<'_>) -> bool {
+pub(crate) fn is_flag_or_nested(v: RawBsonRef<'_>) -> bool {
     match v {
         RawBsonRef::Boolean(_)
         | RawBsonRef::Int32(_)

@@ -24,9 +24,10 @@ use super::projection::{Projection, ProjectionKind};
 use super::value::{element, number_as_f64};
 use crate::encoding::collation::Collation;
 use crate::error::{Error, ErrorKind, ProjectionFault, Result};
+use crate::pipeline::{ComputedProjection, Env, Project, is_flag_or_nested};
 
 /// A parsed `find` projection.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct FindProjection {
     base: Projection,
     slices: Vec<Slice>,
@@ -37,6 +38,8 @@ pub struct FindProjection {
     /// `returnKey`: the fields of the plan's index key pattern, whose
     /// values replace the document.
     return_key: Option<Vec<String>>,
+    /// A projection with computed fields, evaluated as `$project` does.
+    computed: Option<ComputedProjection>,
 }
 
 /// `$slice` at a path: `limit` alone (`n` / `-n`) or `[skip, limit]`.
@@ -55,6 +58,33 @@ impl FindProjection {
     /// Parses `spec` for a find whose filter is `query` (None where there is
     /// no query, as in `findAndModify` without one).
     pub fn parse(spec: &RawDocument, query: Option<&RawDocument>) -> Result<FindProjection> {
+        Self::parse_in(spec, query, &Env::new(bson::DateTime::now()))
+    }
+
+    /// [`FindProjection::parse`] in a command's environment: computed
+    /// fields (MongoDB 4.4+: `{total: {$add: ["$a", "$b"]}}`, literals)
+    /// are aggregation expressions that see its `$$NOW` and `let`.
+    pub fn parse_in(
+        spec: &RawDocument,
+        query: Option<&RawDocument>,
+        env: &Env,
+    ) -> Result<FindProjection> {
+        let computes = spec
+            .iter()
+            .filter_map(|item| item.ok())
+            .any(|(key, value)| {
+                !is_flag_or_nested(value) && positional_prefix(key.as_str()).is_none()
+            });
+        if computes && let Project::Computed(computed) = Project::parse(spec, env)? {
+            return Ok(FindProjection {
+                base: Projection::parse_as(&RawDocumentBuf::new(), ProjectionKind::Exclusion)?,
+                slices: Vec::new(),
+                elem_matches: Vec::new(),
+                positional: None,
+                return_key: None,
+                computed: Some(computed),
+            });
+        }
         let mut rest = RawDocumentBuf::new();
         let mut slices = Vec::new();
         let mut elem_matches: Vec<(String, Filter)> = Vec::new();
@@ -104,6 +134,7 @@ impl FindProjection {
             elem_matches,
             positional,
             return_key: None,
+            computed: None,
         })
     }
 
@@ -117,6 +148,7 @@ impl FindProjection {
             elem_matches: Vec::new(),
             positional: None,
             return_key: Some(fields),
+            computed: None,
         })
     }
 
@@ -135,6 +167,9 @@ impl FindProjection {
     pub fn apply(&self, doc: &RawDocument, query: &Filter) -> Result<RawDocumentBuf> {
         if let Some(fields) = &self.return_key {
             return index_key_of(doc, fields);
+        }
+        if let Some(computed) = &self.computed {
+            return computed.apply(doc);
         }
         let mut out = self.base.apply(doc);
         if let Some(path) = &self.positional {
