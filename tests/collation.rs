@@ -522,3 +522,40 @@ async fn array_filters_follow_the_collation() {
     let got = c.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
     assert_eq!(got.get_array("a").unwrap()[2], Bson::from("y"));
 }
+
+/// `$addToSet`, `$min` and `$max` in `$group` compare strings with the
+/// pipeline's collation too (collation.js: "$group ... $addToSet").
+#[tokio::test]
+async fn group_accumulators_follow_the_collation() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("acc");
+    c.insert_many(vec![
+        doc! { "k": "a", "n": "9" },
+        doc! { "k": "A", "n": "10" },
+        doc! { "k": "b", "n": "2" },
+    ])
+    .await
+    .unwrap();
+    let run = |collation: Document| {
+        let db = db.clone();
+        async move {
+            first_batch(
+                &db,
+                doc! { "aggregate": "acc", "pipeline": [{ "$group": {
+                    "_id": null,
+                    "set": { "$addToSet": "$k" },
+                    "max": { "$max": "$n" },
+                } }], "cursor": {}, "collation": collation },
+            )
+            .await
+            .remove(0)
+        }
+    };
+    let ci = run(doc! { "locale": "en_US", "strength": 2, "numericOrdering": true }).await;
+    assert_eq!(ci.get_array("set").unwrap().len(), 2);
+    assert_eq!(ci.get_str("max").unwrap(), "10");
+    let simple = run(doc! { "locale": "simple" }).await;
+    assert_eq!(simple.get_array("set").unwrap().len(), 3);
+    assert_eq!(simple.get_str("max").unwrap(), "9");
+}

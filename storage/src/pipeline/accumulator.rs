@@ -11,7 +11,7 @@ use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocument};
 
 use super::expr::{Env, Expr};
 use crate::encoding::arith::Num;
-use crate::encoding::cmp::compare_values;
+use crate::encoding::cmp::Cmp;
 use crate::error::{Error, ErrorKind, Result};
 
 /// One parsed accumulator.
@@ -101,7 +101,15 @@ impl AccState {
     }
 
     /// Adds one document of the group; `first_seen` when it opened it.
-    pub fn add(&mut self, acc: &Acc, doc: &RawDocument, first_seen: bool) -> Result<()> {
+    /// `$min`, `$max` and `$addToSet` compare strings with `cmp` (the
+    /// pipeline's collation).
+    pub fn add(
+        &mut self,
+        acc: &Acc,
+        doc: &RawDocument,
+        first_seen: bool,
+        cmp: Cmp<'_>,
+    ) -> Result<()> {
         match (self, acc) {
             (AccState::Sum(n), Acc::Sum(e)) => {
                 if let Some(x) = e.eval(doc)?.as_ref().and_then(number) {
@@ -123,7 +131,7 @@ impl AccState {
                     let better = match cur {
                         None => true,
                         Some(c) => {
-                            let ord = compare_values(v.as_raw_bson_ref(), c.as_raw_bson_ref());
+                            let ord = cmp.values(v.as_raw_bson_ref(), c.as_raw_bson_ref());
                             if want_less { ord.is_lt() } else { ord.is_gt() }
                         }
                     };
@@ -147,7 +155,7 @@ impl AccState {
                 if let Some(v) = e.eval(doc)?
                     && !list
                         .iter()
-                        .any(|x| compare_values(x.as_raw_bson_ref(), v.as_raw_bson_ref()).is_eq())
+                        .any(|x| cmp.values(x.as_raw_bson_ref(), v.as_raw_bson_ref()).is_eq())
                 {
                     list.push(v);
                 }

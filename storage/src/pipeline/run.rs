@@ -13,6 +13,7 @@ use super::accumulator::AccState;
 use super::expr::{Expr, cstr};
 use super::project::set_fields;
 use super::stage::Stage;
+use crate::encoding::cmp::Cmp;
 use crate::encoding::collation::Collation;
 use crate::encoding::display::{shell, type_name as display_type_name};
 use crate::encoding::keycode::encode_collated;
@@ -193,8 +194,9 @@ impl Pipeline {
                     }
                 }
                 let (_, states) = groups.by_key.get_mut(&key).expect("inserted above");
+                let cmp = Cmp::new(self.collation.as_deref());
                 for (state, (_, acc)) in states.iter_mut().zip(accs) {
-                    state.add(acc, &doc, first_seen)?;
+                    state.add(acc, &doc, first_seen, cmp)?;
                 }
             }
             _ => unreachable!("only blocking stages accumulate"),
