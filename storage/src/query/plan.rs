@@ -566,7 +566,13 @@ fn succ(bytes: &[u8]) -> Vec<u8> {
 fn key_range(iv: &Interval, descending: bool, coll: Option<&Collation>) -> KeyRange {
     let coll = if iv.binary { None } else { coll };
     let lo = end_key(&iv.lower, coll);
-    let hi = end_key(&iv.upper, coll);
+    // A point's two ends are one key: encode it once (a collation sort key
+    // is the costly part of planning a collated lookup).
+    let hi = if iv.lower == iv.upper {
+        lo.clone()
+    } else {
+        end_key(&iv.upper, coll)
+    };
     if !descending {
         let lower = match lo {
             None => vec![iv.tag],
