@@ -559,3 +559,66 @@ async fn group_accumulators_follow_the_collation() {
     assert_eq!(simple.get_array("set").unwrap().len(), 3);
     assert_eq!(simple.get_str("max").unwrap(), "9");
 }
+
+/// The `_id_` index of a collection with a default collation uses it
+/// (collation.js: "_id index ... collection-default collation"): `_id`s
+/// equal under it collide, and an `_id` lookup in that collation is a
+/// point lookup (IDHACK) that finds the stored spelling.
+#[tokio::test]
+async fn id_follows_the_collection_default_collation() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    db.run_command(doc! { "create": "ids", "collation": case_insensitive() })
+        .await
+        .unwrap();
+    let c = db.collection::<Document>("ids");
+    c.insert_one(doc! { "_id": "Session-1", "n": 1 })
+        .await
+        .unwrap();
+    expect_code(
+        c.insert_one(doc! { "_id": "session-1", "n": 2 }).await,
+        11000,
+    );
+    c.insert_one(doc! { "_id": "session-2", "n": 3 })
+        .await
+        .unwrap();
+    let found = c
+        .find_one(doc! { "_id": "SESSION-1" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.get_str("_id").unwrap(), "Session-1");
+    let explain = db
+        .run_command(doc! { "explain": { "find": "ids", "filter": { "_id": "SESSION-1" } } })
+        .await
+        .unwrap();
+    assert_eq!(winning_stage(&explain), "IDHACK");
+    // A simple-collation query compares bytes (and scans).
+    let simple = first_batch(
+        &db,
+        doc! { "find": "ids", "filter": { "_id": "SESSION-1" }, "collation": { "locale": "simple" } },
+    )
+    .await;
+    assert!(simple.is_empty());
+    // Updates and deletes find documents through the collated `_id` too.
+    let r = c
+        .update_one(doc! { "_id": "session-2" }, doc! { "$set": { "n": 30 } })
+        .await
+        .unwrap();
+    assert_eq!(r.matched_count, 1);
+    let r = c
+        .update_one(doc! { "_id": "SESSION-3" }, doc! { "$set": { "n": 4 } })
+        .upsert(true)
+        .await
+        .unwrap();
+    assert!(r.upserted_id.is_some());
+    expect_code(c.insert_one(doc! { "_id": "session-3" }).await, 11000);
+    assert_eq!(
+        c.delete_one(doc! { "_id": "session-1" })
+            .await
+            .unwrap()
+            .deleted_count,
+        1
+    );
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 2);
+}

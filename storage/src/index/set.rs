@@ -7,8 +7,12 @@
 
 use std::sync::Arc;
 
+use bson::RawBsonRef;
+
 use super::keygen::KeyGen;
 use crate::catalog::CollectionMeta;
+use crate::encoding::collation::Collation;
+use crate::encoding::keycode;
 use crate::engine::Cf;
 use crate::error::Result;
 use crate::validator::Validator;
@@ -21,6 +25,9 @@ pub struct IndexSet {
     pub keygens: Vec<KeyGen>,
     /// The collection's validator, if it has one.
     pub validator: Option<Validator>,
+    /// The `_id_` index's collation (the collection default): record keys
+    /// are `_id` encoded in it, so `_id` uniqueness follows it, as in mongod.
+    id_collation: Option<Arc<Collation>>,
 }
 
 impl IndexSet {
@@ -30,11 +37,23 @@ impl IndexSet {
             .map(KeyGen::new)
             .collect::<Result<_>>()?;
         let validator = Validator::from_options(&meta.db, &meta.name, &meta.uuid, &meta.options)?;
+        let id_collation = match meta.index(crate::catalog::ID_INDEX_NAME) {
+            Some(id) => id.collation()?,
+            None => None,
+        };
         Ok(Arc::new(IndexSet {
             meta,
             keygens,
             validator,
+            id_collation,
         }))
+    }
+
+    /// The record key of a document whose `_id` is `id`.
+    pub fn record_key(&self, id: RawBsonRef<'_>) -> Vec<u8> {
+        let mut key = Vec::new();
+        keycode::encode_collated(&mut key, id, self.id_collation.as_deref());
+        key
     }
 
     pub fn ns(&self) -> String {

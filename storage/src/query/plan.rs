@@ -17,9 +17,9 @@
 //! Collations: an index with a collation holds sort keys for strings, so
 //! it serves string bounds and sorts only for a query with the same
 //! collation (as in MongoDB); bounds of other types are the same bytes in
-//! every collation. Records are clustered by the binary `_id` encoding
-//! whatever the collection's default collation, so string `_id` lookups
-//! and `_id` order are used only for a query without a collation.
+//! every collation. Records are keyed by `_id` in the collection's
+//! default collation (the `_id_` index's, as in mongod), so string `_id`
+//! lookups and `_id` order serve queries with that collation.
 
 use bson::{RawBson, RawBsonRef};
 
@@ -126,10 +126,14 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
     }
     let preds = q.filter.top_level_predicates();
     let coll = q.filter.collation().map(|c| &**c);
+    let id_coll = match meta.index(crate::catalog::ID_INDEX_NAME) {
+        Some(id) => index_collation(id)?,
+        None => None,
+    };
     if let Some(intervals) = point_intervals(&preds, "_id")
-        && serves(None, coll, &intervals)
+        && serves(id_coll.as_deref(), coll, &intervals)
     {
-        return Ok(records_plan(intervals, Direction::Forward, q, "IDHACK"));
+        return Ok(records_plan(intervals, q, id_coll.as_deref()));
     }
     let mut usable = Vec::new();
     for index in meta.indexes.iter().filter(|i| general_purpose(i)) {
@@ -162,14 +166,10 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
     Ok(collscan(Direction::Forward))
 }
 
-/// The collation an index's keys are ordered by. The `_id_` index is the
-/// records family, always in binary order.
+/// The collation an index's keys are ordered by (for `_id_`, the records
+/// family's: the collection's default collation).
 pub(crate) fn index_collation(index: &IndexMeta) -> Result<Option<std::sync::Arc<Collation>>> {
-    if index.is_id_index() {
-        Ok(None)
-    } else {
-        index.collation()
-    }
+    index.collation()
 }
 
 /// Whether an index in collation `index` can serve these bounds of a query
@@ -363,30 +363,30 @@ fn index_plan(index: &IndexMeta, intervals: Vec<Interval>, q: &QuerySpec) -> Pla
     }
 }
 
-fn records_plan(
-    intervals: Vec<Interval>,
-    dir: Direction,
-    q: &QuerySpec,
-    stage: &'static str,
-) -> Plan {
+/// `_id` point lookups in the records family, whose keys are in the
+/// `_id` collation `id_coll` (the caller checked that it serves them).
+fn records_plan(intervals: Vec<Interval>, q: &QuerySpec, id_coll: Option<&Collation>) -> Plan {
+    let coll = q.filter.collation().map(|c| &**c);
     let mut ranges: Vec<KeyRange> = intervals
         .iter()
-        .map(|iv| key_range(iv, false, None))
+        .map(|iv| key_range(iv, false, coll))
         .collect();
     ranges.sort_by(|a, b| a.lower.cmp(&b.lower));
-    // Records are in binary `_id` order.
-    let sorted = q
-        .sort
-        .as_ref()
-        .is_some_and(|s| s.fields() == [("_id".to_owned(), true)] && s.collation().is_none());
+    let sorted = q.sort.as_ref().is_some_and(|s| {
+        s.fields() == [("_id".to_owned(), true)]
+            && collation::same(id_coll, s.collation().map(|c| &**c))
+    });
     Plan {
-        access: Access::Records { ranges, dir },
+        access: Access::Records {
+            ranges,
+            dir: Direction::Forward,
+        },
         sorted_by_access: sorted,
         bounds: vec![(
             "_id".to_owned(),
             intervals.iter().map(|iv| show(iv, false)).collect(),
         )],
-        stage,
+        stage: "IDHACK",
     }
 }
 

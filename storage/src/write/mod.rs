@@ -6,4 +6,4 @@
 pub mod statement;
 pub mod writer;
 
-pub use writer::{Writer, check_id, id_key_of, prepare_insert};
+pub use writer::{Writer, check_id, prepare_insert};

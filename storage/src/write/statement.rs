@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
-use super::writer::{Writer, id_key_of, prepare_insert};
+use super::writer::{Writer, prepare_insert};
 use crate::encoding::collation::Choice;
 use crate::engine::{Direction, Engine, KeyRange};
 use crate::error::{Error, Result};
@@ -423,7 +423,7 @@ pub fn get_by_id(
     id: RawBsonRef<'_>,
 ) -> Result<Option<RawDocumentBuf>> {
     engine
-        .get(set.records(), &id_key_of(id))?
+        .get(set.records(), &set.record_key(id))?
         .map(|b| RawDocumentBuf::from_bytes(b).map_err(Error::from))
         .transpose()
 }

@@ -21,7 +21,6 @@ use std::collections::HashMap;
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 use ebb_config::limits::MAX_BSON_OBJECT_BYTES;
 
-use crate::encoding::keycode;
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen, duplicate_key_error};
@@ -41,11 +40,6 @@ pub struct Writer<'e> {
     earliest_due: Option<i64>,
     /// `bypassDocumentValidation: true`: documents are stored unchecked.
     bypass_validation: bool,
-}
-
-/// Encodes a document's `_id` as its record key.
-pub fn id_key_of(id: RawBsonRef<'_>) -> Vec<u8> {
-    keycode::encode_key(id)
 }
 
 impl<'e> Writer<'e> {
@@ -127,7 +121,7 @@ impl<'e> Writer<'e> {
         let id = doc
             .get("_id")?
             .ok_or_else(|| Error::bad_value("document has no _id"))?;
-        let id_key = id_key_of(id);
+        let id_key = self.set.record_key(id);
         if self.get(&id_key)?.is_some() {
             let key_value =
                 bson::doc! { "_id": bson::Bson::try_from(id).unwrap_or(bson::Bson::Null) };
