@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{TestNode, expect_code};
+use common::{TestNode, create_index, expect_code};
 use futures::TryStreamExt;
 use mongodb::bson::{Document, doc};
 use mongodb::{Collection, Database};
@@ -319,9 +319,7 @@ async fn return_key_returns_the_index_key() {
     ])
     .await
     .unwrap();
-    c.create_index(mongodb::IndexModel::builder().keys(doc! { "a": 1 }).build())
-        .await
-        .unwrap();
+    create_index(&c, doc! { "a": 1 }).await;
     let db = node.db("t").await;
     let batch = |reply: Document| -> Vec<Document> {
         reply
@@ -376,16 +374,8 @@ async fn min_and_max_bound_the_hinted_index() {
         .map(|i| doc! { "_id": i, "a": i, "b": 10 - i })
         .collect();
     c.insert_many(docs).await.unwrap();
-    c.create_index(mongodb::IndexModel::builder().keys(doc! { "a": 1 }).build())
-        .await
-        .unwrap();
-    c.create_index(
-        mongodb::IndexModel::builder()
-            .keys(doc! { "b": -1 })
-            .build(),
-    )
-    .await
-    .unwrap();
+    create_index(&c, doc! { "a": 1 }).await;
+    create_index(&c, doc! { "b": -1 }).await;
     let ids = |min: Document, max: Document, hint: Document| {
         let c = c.clone();
         async move {

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{TestNode, cases, expect_code, ids};
+use common::{TestNode, cases, create_index, expect_code, ids};
 use mongodb::bson::{Bson, Document, Regex, doc};
 use mongodb::{Collection, Database};
 
@@ -199,9 +199,7 @@ fn ixscan_bounds(explain: &Document) -> Option<Document> {
 async fn anchored_prefix_regex_uses_index_bounds() {
     let node = TestNode::start();
     let (db, c) = sample(&node).await;
-    c.create_index(mongodb::IndexModel::builder().keys(doc! { "a": 1 }).build())
-        .await
-        .unwrap();
+    create_index(&c, doc! { "a": 1 }).await;
     let explain = db
         .run_command(doc! { "explain": { "find": "r", "filter": { "a": re("^abc", "") } } })
         .await
@@ -252,16 +250,8 @@ async fn regex_prefix_bounds_never_lose_a_match() {
     docs.push(doc! { "_id": 100, "w": ["x", "abc"] });
     docs.push(doc! { "_id": 101, "w": re("^ab", "") });
     c.insert_many(docs).await.unwrap();
-    c.create_index(mongodb::IndexModel::builder().keys(doc! { "w": 1 }).build())
-        .await
-        .unwrap();
-    c.create_index(
-        mongodb::IndexModel::builder()
-            .keys(doc! { "w": -1 })
-            .build(),
-    )
-    .await
-    .unwrap();
+    create_index(&c, doc! { "w": 1 }).await;
+    create_index(&c, doc! { "w": -1 }).await;
     let strategy = (
         proptest::sample::select(vec!["", "a", "ab", "abc", "ä", "a\\.", "z"]),
         proptest::sample::select(vec!["", ".*", "?", "c*", "$", "\\.b", "b{1,2}", "(c|d)"]),

@@ -268,3 +268,10 @@ pub fn cases<S: proptest::strategy::Strategy>(strategy: S, n: u32) -> Vec<S::Val
     .unwrap();
     found.into_inner()
 }
+
+/// Creates a plain index with this key pattern.
+pub async fn create_index(c: &Collection<Document>, keys: Document) {
+    c.create_index(mongodb::IndexModel::builder().keys(keys).build())
+        .await
+        .unwrap();
+}
