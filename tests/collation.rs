@@ -622,3 +622,39 @@ async fn id_follows_the_collection_default_collation() {
     );
     assert_eq!(c.count_documents(doc! {}).await.unwrap(), 2);
 }
+
+/// Update operators compare with the statement's collation
+/// (jstests/core/query/collation/collation_update.js: `$addToSet`,
+/// `$pull`, `$pullAll`, `$max` and `$push` with `$sort`).
+#[tokio::test]
+async fn update_operators_follow_the_collation() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("upd");
+    c.insert_one(doc! { "_id": 1, "tags": ["a", "b", "c"], "top": "b", "list": [] })
+        .await
+        .unwrap();
+    let update = |u: Document| {
+        let db = db.clone();
+        async move {
+            db.run_command(doc! { "update": "upd", "updates": [{
+                "q": { "_id": 1 }, "u": u, "collation": case_insensitive(),
+            }] })
+            .await
+            .unwrap();
+        }
+    };
+    update(doc! { "$addToSet": { "tags": "A" } }).await;
+    update(doc! { "$pull": { "tags": "B" } }).await;
+    update(doc! { "$pullAll": { "tags": ["C"] } }).await;
+    update(doc! { "$max": { "top": "B" } }).await;
+    update(doc! { "$push": { "list": { "$each": ["b", "A", "C"], "$sort": 1 } } }).await;
+    let got = c.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(got.get_array("tags").unwrap(), &vec![Bson::from("a")]);
+    // "B" is not greater than "b" under the collation: unchanged.
+    assert_eq!(got.get_str("top").unwrap(), "b");
+    assert_eq!(
+        got.get_array("list").unwrap(),
+        &vec![Bson::from("A"), Bson::from("b"), Bson::from("C")]
+    );
+}

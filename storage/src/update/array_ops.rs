@@ -16,7 +16,7 @@ use super::env::{Env, Outcome, Site};
 use super::pull::Condition;
 use super::render;
 use super::tree::Value;
-use crate::encoding::cmp::compare_values;
+use crate::encoding::cmp::{Cmp, compare_values};
 use crate::{Error, Result};
 
 /// A parsed `$push` argument.
@@ -119,16 +119,16 @@ impl Push {
         let Value::Arr(items) = target else {
             unreachable!("an expanded array is Arr")
         };
-        Ok(self.push_into(items))
+        Ok(self.push_into(items, env.cmp()))
     }
 
-    pub(crate) fn create<'a>(&'a self, _env: &Env<'a>) -> Value<'a> {
+    pub(crate) fn create<'a>(&'a self, env: &Env<'a>) -> Value<'a> {
         let mut items = Vec::new();
-        self.push_into(&mut items);
+        self.push_into(&mut items, env.cmp());
         Value::Arr(items)
     }
 
-    fn push_into<'a>(&'a self, items: &mut Vec<Value<'a>>) -> Outcome {
+    fn push_into<'a>(&'a self, items: &mut Vec<Value<'a>>, cmp: Cmp<'_>) -> Outcome {
         let mut changed = !self.values.is_empty();
         let len = items.len() as i64;
         let at = match self.position {
@@ -142,7 +142,7 @@ impl Push {
             self.values.iter().map(|v| Value::Raw(v.as_raw_bson_ref())),
         );
         if let Some(sort) = &self.sort {
-            sort.apply(items);
+            sort.apply(items, cmp);
             changed = true;
         }
         let keep = usize::try_from(self.slice.unsigned_abs()).unwrap_or(usize::MAX);
@@ -201,10 +201,10 @@ impl Sort {
         }
     }
 
-    fn apply(&self, items: &mut [Value<'_>]) {
+    fn apply(&self, items: &mut [Value<'_>], cmp: Cmp<'_>) {
         match self {
             Sort::Whole(ascending) => items.sort_by(|a, b| {
-                let ord = a.with_ref(|x| b.with_ref(|y| compare_values(x, y)));
+                let ord = a.with_ref(|x| b.with_ref(|y| cmp.values(x, y)));
                 if *ascending { ord } else { ord.reverse() }
             }),
             Sort::Pattern(fields) => {
@@ -221,7 +221,7 @@ impl Sort {
                     items.iter().map(|v| (key(v), v.clone())).collect();
                 keyed.sort_by(|(ka, _), (kb, _)| {
                     for ((a, b), (_, ascending)) in ka.iter().zip(kb).zip(fields) {
-                        let ord = compare_values(a.as_raw_bson_ref(), b.as_raw_bson_ref());
+                        let ord = cmp.values(a.as_raw_bson_ref(), b.as_raw_bson_ref());
                         if ord != Ordering::Equal {
                             return if *ascending { ord } else { ord.reverse() };
                         }
@@ -316,10 +316,10 @@ fn array_items<'t, 'a>(
     }
 }
 
-fn contains(items: &[Value<'_>], v: RawBsonRef<'_>) -> bool {
+fn contains(items: &[Value<'_>], v: RawBsonRef<'_>, cmp: Cmp<'_>) -> bool {
     items
         .iter()
-        .any(|item| item.with_ref(|x| compare_values(x, v)) == Ordering::Equal)
+        .any(|item| item.with_ref(|x| cmp.values(x, v)) == Ordering::Equal)
 }
 
 /// A parsed `$addToSet` argument, duplicates already removed.
@@ -366,6 +366,7 @@ impl AddToSet {
         &'a self,
         target: &mut Value<'a>,
         site: &Site<'_>,
+        cmp: Cmp<'_>,
     ) -> Result<Outcome> {
         let items = array_items(target, |t| {
             Error::bad_value(format!(
@@ -377,7 +378,7 @@ impl AddToSet {
         let mut outcome = Outcome::Unchanged;
         for v in &self.values {
             let v = v.as_raw_bson_ref();
-            if !contains(items, v) {
+            if !contains(items, v, cmp) {
                 items.push(Value::Raw(v));
                 outcome = Outcome::Changed;
             }
@@ -422,8 +423,8 @@ impl Pull {
         })
     }
 
-    pub(crate) fn existing(&self, target: &mut Value<'_>) -> Result<Outcome> {
-        cull(target, |v| self.condition.matches(v))
+    pub(crate) fn existing(&self, target: &mut Value<'_>, cmp: Cmp<'_>) -> Result<Outcome> {
+        cull(target, |v| self.condition.matches(v, cmp))
     }
 }
 
@@ -449,11 +450,11 @@ impl PullAll {
         })
     }
 
-    pub(crate) fn existing(&self, target: &mut Value<'_>) -> Result<Outcome> {
+    pub(crate) fn existing(&self, target: &mut Value<'_>, cmp: Cmp<'_>) -> Result<Outcome> {
         cull(target, |v| {
             self.values
                 .iter()
-                .any(|x| compare_values(x.as_raw_bson_ref(), v) == Ordering::Equal)
+                .any(|x| cmp.values(x.as_raw_bson_ref(), v) == Ordering::Equal)
         })
     }
 }

@@ -7,16 +7,23 @@
 
 use bson::{DateTime, Timestamp};
 
+use std::sync::Arc;
+
 use super::path::FieldPath;
 use super::tree::{Value, field_index};
+use crate::encoding::cmp::Cmp;
+use crate::encoding::collation::Collation;
 
 /// What an update needs to know besides the documents.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct UpdateContext {
     /// The update is building a document to insert (`$setOnInsert` applies).
     pub is_insert: bool,
     /// The time `$currentDate` and empty timestamps take.
     pub now: bson::DateTime,
+    /// The statement's collation: `$min`/`$max`, `$addToSet`, `$pull`,
+    /// `$pullAll` and `$push`'s `$sort` compare strings with it.
+    pub collation: Option<Arc<Collation>>,
 }
 
 /// What applying an operator to an existing element did.
@@ -69,6 +76,7 @@ pub(crate) struct Env<'a> {
     /// The first field created inside an existing `_id`: the part of its
     /// path that existed.
     pub(super) id_grown: Option<String>,
+    collation: Option<Arc<Collation>>,
 }
 
 impl<'a> Env<'a> {
@@ -91,7 +99,13 @@ impl<'a> Env<'a> {
             modified: false,
             forbid_dollar_fields,
             id_grown: None,
+            collation: ctx.collation.clone(),
         }
+    }
+
+    /// The comparator of the statement's collation.
+    pub(crate) fn cmp(&self) -> Cmp<'_> {
+        Cmp::new(self.collation.as_deref())
     }
 
     /// `{_id: 1}`, or `{no id}`.

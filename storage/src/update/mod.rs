@@ -155,7 +155,7 @@ impl UpdateSpec {
     ) -> Result<RawDocumentBuf> {
         let ctx = UpdateContext {
             is_insert: true,
-            ..*ctx
+            ..ctx.clone()
         };
         let scope = match self {
             UpdateSpec::Replacement(_) => Scope::IdOnly,

@@ -171,7 +171,7 @@ impl Op {
             Op::Arith(op, n) => arith_existing(*op, *n, target, site, env),
             Op::Compare(wins, v) => {
                 let v = v.as_raw_bson_ref();
-                if target.with_ref(|t| compare_values(v, t)) == *wins {
+                if target.with_ref(|t| env.cmp().values(v, t)) == *wins {
                     *target = Value::Raw(v);
                     Ok(Outcome::Changed)
                 } else {
@@ -197,9 +197,9 @@ impl Op {
             },
             Op::Placeholder => Ok(Outcome::Unchanged),
             Op::Push(p) => p.existing(target, site, env),
-            Op::AddToSet(a) => a.existing(target, site),
-            Op::Pull(p) => p.existing(target),
-            Op::PullAll(p) => p.existing(target),
+            Op::AddToSet(a) => a.existing(target, site, env.cmp()),
+            Op::Pull(p) => p.existing(target, env.cmp()),
+            Op::PullAll(p) => p.existing(target, env.cmp()),
             Op::Pop(p) => p.existing(target, site),
             Op::Bit(ops) => bit_existing(ops, target, site, env),
         }

@@ -14,7 +14,7 @@ use bson::raw::RawBson;
 use bson::{RawBsonRef, RawDocument};
 
 use crate::encoding::bracket::canonical_type;
-use crate::encoding::cmp::compare_values;
+use crate::encoding::cmp::Cmp;
 use crate::{Error, Result};
 
 /// A parsed `$pull` argument.
@@ -63,12 +63,12 @@ impl Condition {
         }
     }
 
-    pub(crate) fn matches(&self, element: RawBsonRef<'_>) -> bool {
+    pub(crate) fn matches(&self, element: RawBsonRef<'_>, cmp: Cmp<'_>) -> bool {
         match self {
-            Condition::Equal(v) => compare_values(element, v.as_raw_bson_ref()) == Ordering::Equal,
-            Condition::Ops(preds) => preds.iter().all(|p| p.holds(&[element])),
+            Condition::Equal(v) => cmp.values(element, v.as_raw_bson_ref()) == Ordering::Equal,
+            Condition::Ops(preds) => preds.iter().all(|p| p.holds(&[element], cmp)),
             Condition::Query(clauses) => match element {
-                RawBsonRef::Document(d) => all_hold(clauses, d),
+                RawBsonRef::Document(d) => all_hold(clauses, d, cmp),
                 _ => false,
             },
         }
@@ -184,16 +184,16 @@ fn parse_query(d: &RawDocument) -> Result<Vec<Clause>> {
     Ok(clauses)
 }
 
-fn all_hold(clauses: &[Clause], doc: &RawDocument) -> bool {
+fn all_hold(clauses: &[Clause], doc: &RawDocument, cmp: Cmp<'_>) -> bool {
     clauses.iter().all(|c| match c {
         Clause::Field(path, preds) => {
             let mut found = Vec::new();
             values_at(RawBsonRef::Document(doc), path, &mut found);
-            preds.iter().all(|p| p.holds(&found))
+            preds.iter().all(|p| p.holds(&found, cmp))
         }
-        Clause::And(branches) => branches.iter().all(|b| all_hold(b, doc)),
-        Clause::Or(branches) => branches.iter().any(|b| all_hold(b, doc)),
-        Clause::Nor(branches) => !branches.iter().any(|b| all_hold(b, doc)),
+        Clause::And(branches) => branches.iter().all(|b| all_hold(b, doc, cmp)),
+        Clause::Or(branches) => branches.iter().any(|b| all_hold(b, doc, cmp)),
+        Clause::Nor(branches) => !branches.iter().any(|b| all_hold(b, doc, cmp)),
     })
 }
 
@@ -229,19 +229,22 @@ fn values_at<'v>(v: RawBsonRef<'v>, path: &[String], out: &mut Vec<RawBsonRef<'v
 impl Pred {
     /// Whether the predicate holds for a field whose values are `found`
     /// (none when the field is missing; an array also offers its elements).
-    fn holds(&self, found: &[RawBsonRef<'_>]) -> bool {
+    fn holds(&self, found: &[RawBsonRef<'_>], cmp: Cmp<'_>) -> bool {
         match self {
-            Pred::Eq(v) => equals_any(found, v.as_raw_bson_ref()),
-            Pred::Ne(v) => !equals_any(found, v.as_raw_bson_ref()),
+            Pred::Eq(v) => equals_any(found, v.as_raw_bson_ref(), cmp),
+            Pred::Ne(v) => !equals_any(found, v.as_raw_bson_ref(), cmp),
             Pred::Cmp(accepted, v) => {
                 let v = v.as_raw_bson_ref();
                 candidates(found).any(|c| {
-                    canonical_type(&c) == canonical_type(&v)
-                        && accepted.contains(&compare_values(c, v))
+                    canonical_type(&c) == canonical_type(&v) && accepted.contains(&cmp.values(c, v))
                 })
             }
-            Pred::In(vs) => vs.iter().any(|v| equals_any(found, v.as_raw_bson_ref())),
-            Pred::Nin(vs) => !vs.iter().any(|v| equals_any(found, v.as_raw_bson_ref())),
+            Pred::In(vs) => vs
+                .iter()
+                .any(|v| equals_any(found, v.as_raw_bson_ref(), cmp)),
+            Pred::Nin(vs) => !vs
+                .iter()
+                .any(|v| equals_any(found, v.as_raw_bson_ref(), cmp)),
             Pred::Exists(wanted) => found.is_empty() != *wanted,
         }
     }
@@ -259,11 +262,11 @@ fn candidates<'v>(found: &'v [RawBsonRef<'v>]) -> impl Iterator<Item = RawBsonRe
 }
 
 /// Equality as a query sees it: null also matches a missing field.
-fn equals_any(found: &[RawBsonRef<'_>], v: RawBsonRef<'_>) -> bool {
+fn equals_any(found: &[RawBsonRef<'_>], v: RawBsonRef<'_>, cmp: Cmp<'_>) -> bool {
     if found.is_empty() {
         return matches!(v, RawBsonRef::Null);
     }
-    candidates(found).any(|c| compare_values(c, v) == Ordering::Equal)
+    candidates(found).any(|c| cmp.values(c, v) == Ordering::Equal)
 }
 
 #[cfg(test)]
@@ -277,7 +280,9 @@ mod tests {
 
     fn hits(c: &Condition, elements: RawDocumentBuf) -> Vec<bool> {
         let arr = elements.get_array("e").unwrap();
-        arr.into_iter().map(|e| c.matches(e.unwrap())).collect()
+        arr.into_iter()
+            .map(|e| c.matches(e.unwrap(), Cmp::BINARY))
+            .collect()
     }
 
     #[test]

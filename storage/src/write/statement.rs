@@ -211,15 +211,17 @@ fn update_one_statement(
     now: bson::DateTime,
     out: &mut UpdateOutcome,
 ) -> Result<Option<bson::Bson>> {
-    let ctx = UpdateContext {
-        is_insert: false,
-        now,
-    };
-    // The statement's collation also decides `$` and array filters.
+    // The statement's collation also decides `$`, array filters and the
+    // operators' comparisons.
     let filter = st
         .filter
         .clone()
         .collated(st.collation.resolve(set.meta.default_collation()?));
+    let ctx = UpdateContext {
+        is_insert: false,
+        now,
+        collation: filter.collation().cloned(),
+    };
     let q = QuerySpec {
         filter: filter.clone(),
         sort: None,
@@ -246,7 +248,7 @@ fn update_one_statement(
         &st.filter_doc,
         &UpdateContext {
             is_insert: true,
-            now,
+            ..ctx
         },
     )?;
     let doc = prepare_insert(doc)?;
@@ -346,6 +348,7 @@ pub fn find_and_modify(
                 &UpdateContext {
                     is_insert: false,
                     now,
+                    collation: filter.collation().cloned(),
                 },
             )?;
             let after = match new {
@@ -365,6 +368,7 @@ pub fn find_and_modify(
                 &UpdateContext {
                     is_insert: true,
                     now,
+                    collation: filter.collation().cloned(),
                 },
             )?;
             let doc = prepare_insert(doc)?;

@@ -11,6 +11,7 @@ pub(super) const NOW_MS: i64 = 1_700_000_000_123;
 
 pub(super) fn ctx() -> UpdateContext {
     UpdateContext {
+        collation: None,
         is_insert: false,
         now: DateTime::from_millis(NOW_MS),
     }
