@@ -485,28 +485,22 @@ impl<'e> Parser<'e> {
                 "$map only supports an object as its argument",
             ));
         };
-        let (mut input, mut as_, mut body) = (None, None, None);
-        for (k, v) in fields(d)? {
-            match k {
-                "input" => input = Some(v),
-                "as" => as_ = Some(v),
-                "in" => body = Some(v),
-                _ => {
-                    return Err(fail(
-                        ExprError::MapUnknownArgument,
-                        format!("Unrecognized parameter to $map: {k}"),
-                    ));
-                }
-            }
-        }
-        let input = input.ok_or_else(|| {
+        let entries = self.named(d, &["input", "as", "in"], |k| {
+            fail(
+                ExprError::MapUnknownArgument,
+                format!("Unrecognized parameter to $map: {k}"),
+            )
+        })?;
+        let input = required(&entries, "input", || {
             fail(
                 ExprError::MapMissingInput,
                 "Missing 'input' parameter to $map",
             )
         })?;
-        let body =
-            body.ok_or_else(|| fail(ExprError::MapMissingIn, "Missing 'in' parameter to $map"))?;
+        let body = required(&entries, "in", || {
+            fail(ExprError::MapMissingIn, "Missing 'in' parameter to $map")
+        })?;
+        let as_ = given(&entries, "as");
         let input = self.operand(input)?;
         let mark = self.scopes.len();
         let var = self.bind(Self::as_name(as_))?;
@@ -526,33 +520,25 @@ impl<'e> Parser<'e> {
                 "$filter only supports an object as its argument",
             ));
         };
-        let (mut input, mut as_, mut cond, mut limit) = (None, None, None, None);
-        for (k, v) in fields(d)? {
-            match k {
-                "input" => input = Some(v),
-                "as" => as_ = Some(v),
-                "cond" => cond = Some(v),
-                "limit" => limit = Some(v),
-                _ => {
-                    return Err(fail(
-                        ExprError::FilterUnknownArgument,
-                        format!("Unrecognized parameter to $filter: {k}"),
-                    ));
-                }
-            }
-        }
-        let input = input.ok_or_else(|| {
+        let entries = self.named(d, &["input", "as", "cond", "limit"], |k| {
+            fail(
+                ExprError::FilterUnknownArgument,
+                format!("Unrecognized parameter to $filter: {k}"),
+            )
+        })?;
+        let input = required(&entries, "input", || {
             fail(
                 ExprError::FilterMissingInput,
                 "Missing 'input' parameter to $filter",
             )
         })?;
-        let cond = cond.ok_or_else(|| {
+        let cond = required(&entries, "cond", || {
             fail(
                 ExprError::FilterMissingCond,
                 "Missing 'cond' parameter to $filter",
             )
         })?;
+        let (as_, limit) = (given(&entries, "as"), given(&entries, "limit"));
         let input = self.operand(input)?;
         let limit = limit.map(|l| self.operand(l)).transpose()?.map(Box::new);
         let mark = self.scopes.len();
@@ -577,33 +563,25 @@ impl<'e> Parser<'e> {
                 ),
             ));
         };
-        let (mut input, mut initial, mut body) = (None, None, None);
-        for (k, v) in fields(d)? {
-            match k {
-                "input" => input = Some(v),
-                "initialValue" => initial = Some(v),
-                "in" => body = Some(v),
-                _ => {
-                    return Err(fail(
-                        ExprError::ReduceUnknownArgument,
-                        format!("$reduce found an unknown argument: {k}"),
-                    ));
-                }
-            }
-        }
-        let input = input.ok_or_else(|| {
+        let entries = self.named(d, &["input", "initialValue", "in"], |k| {
+            fail(
+                ExprError::ReduceUnknownArgument,
+                format!("$reduce found an unknown argument: {k}"),
+            )
+        })?;
+        let input = required(&entries, "input", || {
             fail(
                 ExprError::ReduceMissingInput,
                 "$reduce requires 'input' to be specified",
             )
         })?;
-        let initial = initial.ok_or_else(|| {
+        let initial = required(&entries, "initialValue", || {
             fail(
                 ExprError::ReduceMissingInitial,
                 "$reduce requires 'initialValue' to be specified",
             )
         })?;
-        let body = body.ok_or_else(|| {
+        let body = required(&entries, "in", || {
             fail(
                 ExprError::ReduceMissingIn,
                 "$reduce requires 'in' to be specified",
@@ -1364,4 +1342,22 @@ fn arity_error(name: &str, arity: Arity, n: usize) -> Error {
             format!("{name} needs at least two arguments had: {n}"),
         ),
     }
+}
+
+/// The value of a named argument (the last one, if it is given twice).
+fn given<'a>(entries: &[(&str, RawBsonRef<'a>)], name: &str) -> Option<RawBsonRef<'a>> {
+    entries
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| *v)
+}
+
+/// A named argument the operator cannot do without.
+fn required<'a>(
+    entries: &[(&str, RawBsonRef<'a>)],
+    name: &str,
+    missing: impl FnOnce() -> Error,
+) -> Result<RawBsonRef<'a>> {
+    given(entries, name).ok_or_else(missing)
 }
