@@ -299,8 +299,13 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
-/// Checks a `$dateToString` format: every `%` starts a known specifier.
-fn check_to_string_format(format: &str) -> Result<()> {
+/// The specifiers `$dateToString` writes.
+const TO_STRING_SPECIFIERS: &str = "dGHjLmMSuUVwYzZ%bB";
+/// The specifiers `$dateFromString` reads.
+const FROM_STRING_SPECIFIERS: &str = "dHLmMSYzZ%j";
+
+/// Checks a date format: every `%` starts one of `specifiers`.
+fn check_format(format: &str, specifiers: &str) -> Result<()> {
     let mut chars = format.chars();
     while let Some(c) = chars.next() {
         if c != '%' {
@@ -313,10 +318,7 @@ fn check_to_string_format(format: &str) -> Result<()> {
                     "Unmatched '%' at end of format string",
                 ));
             }
-            Some(
-                'd' | 'G' | 'H' | 'j' | 'L' | 'm' | 'M' | 'S' | 'u' | 'U' | 'V' | 'w' | 'Y' | 'z'
-                | 'Z' | '%' | 'b' | 'B',
-            ) => {}
+            Some(known) if specifiers.contains(known) => {}
             Some(other) => {
                 return Err(fail(
                     ExprError::FormatInvalidSpecifier,
@@ -393,7 +395,7 @@ fn date_to_string<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
         Some(f) if f.nullish() => None,
         Some(f) => match f.as_str() {
             Some(s) => {
-                check_to_string_format(s)?;
+                check_format(s, TO_STRING_SPECIFIERS)?;
                 Some(s)
             }
             None => {
@@ -441,7 +443,7 @@ fn date_from_string<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
         Some(f) if f.nullish() => None,
         Some(f) => match f.as_str() {
             Some(s) => {
-                check_from_string_format(s)?;
+                check_format(s, FROM_STRING_SPECIFIERS)?;
                 Some(Some(s))
             }
             None => {
@@ -472,31 +474,6 @@ fn date_from_string<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
         return Ok(Val::null());
     };
     Ok(Val::date(parse_in(s, format, zone)?))
-}
-
-fn check_from_string_format(format: &str) -> Result<()> {
-    let mut chars = format.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            continue;
-        }
-        match chars.next() {
-            None => {
-                return Err(fail(
-                    ExprError::FormatUnmatchedPercent,
-                    "Unmatched '%' at end of format string",
-                ));
-            }
-            Some('d' | 'H' | 'L' | 'm' | 'M' | 'S' | 'Y' | 'z' | 'Z' | '%' | 'j') => {}
-            Some(other) => {
-                return Err(fail(
-                    ExprError::FormatInvalidSpecifier,
-                    format!("Invalid format character '%{other}' in format string"),
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Parses a date string in UTC (`$toDate`, `$convert`).
