@@ -9,10 +9,11 @@ trap 'rm -rf "$out"' EXIT
 "$bin/ebb-bench" purge --docs 3000 --ebbd "$bin/ebbd" --json "$out/purge.json" --plot "$out/purge.svg"
 "$bin/ebb-bench" purge --docs 3000 --keep 10 --ebbd "$bin/ebbd" --json "$out/purge-keep.json"
 "$bin/ebb-bench" lag --rate 500 --duration 2 --ebbd "$bin/ebbd" --json "$out/lag.json" --plot "$out/lag.svg"
+"$bin/ebb-bench" lag --rate 500 --duration 2 --show-expired --ebbd "$bin/ebbd" --json "$out/lag-shown.json"
 "$bin/ebb-bench" insert --docs 3000 --clients 2 --ebbd "$bin/ebbd" --json "$out/insert.json" --plot "$out/insert.svg"
 "$bin/ebb-bench" foreground --docs 3000 --ebbd "$bin/ebbd" --json "$out/foreground.json" --plot "$out/foreground.svg"
-for f in purge purge-keep lag insert foreground; do
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-keep}', d" "$out/$f.json"
+for f in purge purge-keep lag lag-shown insert foreground; do
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-*}', d" "$out/$f.json"
 done
 for f in purge lag insert foreground; do grep -q "<polyline" "$out/$f.svg"; done
 echo "bench smoke passed"

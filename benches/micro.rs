@@ -1,7 +1,8 @@
 //! Criterion micro-benchmarks of the hot paths: key encoding, filter
 //! matching, the TTL range scan + batch delete in the storage layer, and
 //! queries on an indexed string field with a collation or a regex against
-//! their binary equivalents.
+//! their binary equivalents, and a full find and count over a collection
+//! with a TTL index with due documents hidden against shown.
 //!
 //! `cargo bench --bench micro` (release profile). Figures and their
 //! context live in BENCHMARKS.md.
@@ -189,19 +190,12 @@ fn case_insensitive() -> std::sync::Arc<Collation> {
 
 /// Runs a query to the end through the planner and returns how many
 /// documents matched.
-fn run_query(engine: &RocksEngine, set: &IndexSet, spec: &QuerySpec) -> usize {
+fn run_query(engine: &RocksEngine, set: &std::sync::Arc<IndexSet>, spec: &QuerySpec) -> usize {
     let plan = plan::plan(&set.meta, spec).unwrap();
     assert_eq!(plan.stage, "IXSCAN", "{spec:?}");
     let snap = engine.snapshot();
-    let mut cursor = QueryCursor::new(
-        set.meta.id,
-        plan,
-        spec.filter.clone(),
-        spec.sort.clone(),
-        0,
-        None,
-    )
-    .unwrap();
+    let mut cursor =
+        QueryCursor::new(set, plan, spec.filter.clone(), spec.sort.clone(), 0, None).unwrap();
     let mut n = 0;
     cursor
         .for_each(snap.as_ref(), &mut |_| {
@@ -278,5 +272,76 @@ fn indexed_strings(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, encoding, matching, ttl_chunk, indexed_strings);
+/// Hides what is due at a fixed time, as the node's visibility does.
+#[derive(Debug)]
+struct HideAt(i64);
+
+impl ttl::Visibility for HideAt {
+    fn hide_at(&self) -> Option<i64> {
+        Some(self.0)
+    }
+}
+
+/// `find({})` and `count` over 10,000 documents of a collection with a TTL
+/// index, none of them due: the price of checking every document (and of
+/// reading the TTL index's due range for the count) against not checking.
+fn hiding(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = RocksEngine::open(&RocksOptions {
+        path: dir.path().to_path_buf(),
+        block_cache_bytes: 64 << 20,
+        write_buffer_bytes: 64 << 20,
+    })
+    .unwrap();
+    let shown = collection(&engine);
+    let later = bson::DateTime::from_millis(4_102_444_800_000); // 2100
+    let docs = (0..10_000)
+        .map(|i| rawdoc! { "_id": i, "at": later, "k": i % 1000, "payload": "p".repeat(100) })
+        .collect();
+    ops::insert(&engine, &shown, docs, true).unwrap();
+    engine.flush().unwrap();
+    let hidden = IndexSet::open(
+        shown.meta.clone(),
+        std::sync::Arc::new(HideAt(1_767_225_600_000)),
+    )
+    .unwrap();
+    let scan = |set: &std::sync::Arc<IndexSet>| {
+        let spec = QuerySpec {
+            filter: Filter::parse(&rawdoc! {}).unwrap(),
+            sort: None,
+            hint: None,
+        };
+        let plan = plan::plan(&set.meta, &spec).unwrap();
+        let snap = engine.snapshot();
+        let mut cursor = QueryCursor::new(set, plan, spec.filter, None, 0, None).unwrap();
+        let mut n = 0;
+        cursor
+            .for_each(snap.as_ref(), &mut |_| {
+                n += 1;
+                true
+            })
+            .unwrap();
+        assert_eq!(n, 10_000);
+    };
+    let count = |set: &std::sync::Arc<IndexSet>| {
+        let snap = engine.snapshot();
+        assert_eq!(ttl::count_visible(snap.as_ref(), set).unwrap(), 10_000);
+    };
+    let mut g = c.benchmark_group("hide_expired");
+    g.throughput(Throughput::Elements(10_000));
+    g.bench_function("find_all_shown", |b| b.iter(|| scan(&shown)));
+    g.bench_function("find_all_hidden", |b| b.iter(|| scan(&hidden)));
+    g.bench_function("count_shown", |b| b.iter(|| count(&shown)));
+    g.bench_function("count_hidden", |b| b.iter(|| count(&hidden)));
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    encoding,
+    matching,
+    ttl_chunk,
+    indexed_strings,
+    hiding
+);
 criterion_main!(benches);

@@ -362,6 +362,8 @@ async fn a_runtime_sleep_change_wakes_a_sleeping_monitor() {
     let node = TestNode::start_with(
         |c| {
             c.ttl.prompt = false;
+            // What is stored, not what readers see, tells when it ran.
+            c.ttl.hide_expired = false;
             set(c, "ttlMonitorSleepSecs", ParamValue::Int(3600));
         },
         None,
@@ -428,6 +430,8 @@ async fn max_deletes_per_sec_paces_a_mass_expiry() {
     let mut node = TestNode::start_with(
         |c| {
             c.ttl.max_deletes_per_sec = 2000;
+            // The pace shows in what is stored, not in what readers see.
+            c.ttl.hide_expired = false;
             set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
         },
         None,
@@ -490,7 +494,11 @@ async fn former_replica_set_member_never_starts_the_monitor() {
 /// An error on one index is logged and the pass goes on to the others.
 #[tokio::test]
 async fn a_failing_index_does_not_stop_the_pass() {
-    let node = manual_node(|c| set(c, "ttlMonitorEnabled", ParamValue::Bool(false)));
+    let node = manual_node(|c| {
+        // What the pass deleted shows in what is stored.
+        c.ttl.hide_expired = false;
+        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+    });
     let broken = node.coll("m", "broken").await;
     let healthy = node.coll("m", "healthy").await;
     ttl_index(&broken, "at", 0).await;

@@ -23,7 +23,7 @@ use crate::collection::{CollectionHandle, Retire};
 use crate::params::Params;
 use crate::shared::{Durability, Shared, WriteCounters};
 use crate::syncer::WalSyncer;
-use crate::ttl::{StopMonitor, TtlMonitor, TtlState};
+use crate::ttl::{MonitorVisibility, StopMonitor, TtlMonitor, TtlState};
 
 /// Every actor of a node, started and stopped together.
 pub struct Runtime {
@@ -48,12 +48,21 @@ impl Runtime {
             SyncPolicy::Always => Durability::SyncEachWrite,
             SyncPolicy::Interval(d) => Durability::Interval(d),
         };
+        let params = Arc::new(Params::new(config.set_parameter.clone()));
+        let ttl = Arc::new(TtlState::default());
+        let visibility = Arc::new(MonitorVisibility {
+            clock: clock.clone(),
+            params: params.clone(),
+            ttl: ttl.clone(),
+            hide_expired: config.ttl.hide_expired,
+        });
         let shared = Arc::new(Shared {
             engine: engine.clone(),
             background: Background::start(),
             clock,
-            params: Arc::new(Params::new(config.set_parameter.clone())),
-            ttl: TtlState::default(),
+            params,
+            ttl,
+            visibility,
             durability,
             policy: ExpiryPolicy::from_config(&config.ttl),
             writes: WriteCounters::default(),

@@ -1,13 +1,13 @@
 //! What every actor and the node share: the engine, the low-priority TTL
-//! threads, the clock, runtime parameters, the TTL state, durability, the
-//! expiry policy and the write counters. It names no actor: the published
+//! threads, the clock, runtime parameters, the TTL state, what readers see
+//! of due documents, durability, the expiry policy and the write counters. It names no actor: the published
 //! catalog (which holds actor addresses) lives in `catalog::view`.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use ebb_storage::engine::Engine;
-use ebb_storage::ttl::ExpiryPolicy;
+use ebb_storage::ttl::{ExpiryPolicy, Visibility};
 
 use crate::background::Background;
 use crate::clock::Clock;
@@ -30,7 +30,10 @@ pub struct Shared {
     pub background: Background,
     pub clock: Arc<dyn Clock>,
     pub params: Arc<Params>,
-    pub ttl: TtlState,
+    pub ttl: Arc<TtlState>,
+    /// Whether readers see due documents the monitor has yet to delete
+    /// (every collection's index set carries it).
+    pub visibility: Arc<dyn Visibility>,
     pub durability: Durability,
     /// How TTL work is cut into chunks (from `config.ttl`).
     pub policy: ExpiryPolicy,

@@ -35,6 +35,10 @@ pub struct Args {
     /// Concurrent clients (insert).
     #[arg(long, default_value_t = 4)]
     pub clients: usize,
+    /// Run ebbd with `ttl.hide_expired = false` (lag): readers see due
+    /// documents until the monitor deletes them, as in MongoDB.
+    #[arg(long)]
+    pub show_expired: bool,
     /// TTL delete-rate limit for the paced half of `foreground`.
     #[arg(long, default_value_t = 200_000)]
     pub paced_rate: u64,

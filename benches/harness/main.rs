@@ -7,7 +7,10 @@
 //!   collection is empty, the rate, ebbd's CPU time, and the same deletes
 //!   done directly on RocksDB in the same run (the floor).
 //! - `lag`: documents inserted at a steady rate, each due one second later;
-//!   how long the oldest overdue document waits (p50/p99/max).
+//!   a reader polls the oldest due document: how many due documents it was
+//!   returned (0 while `ttl.hide_expired` hides them; `--show-expired`
+//!   measures MongoDB's behaviour), how long they stayed visible
+//!   (p50/p99/max), and how many due documents were still stored.
 //! - `insert`: insert_many in batches of 1,000 from C clients into a
 //!   collection with a TTL index; docs/s against raw RocksDB puts.
 //! - `foreground`: find-by-_id and insert_one latency while a purge runs,

@@ -270,6 +270,7 @@ mod tests {
                 ("EBB_STORAGE__BLOCK_CACHE", "1GiB"),
                 ("EBB_TTL__MAX_DELETES_PER_SEC", "5000"),
                 ("EBB_TTL__PROMPT", "false"),
+                ("EBB_TTL__HIDE_EXPIRED", "false"),
                 ("PATH", "/usr/bin"),
             ]),
         )
@@ -280,6 +281,7 @@ mod tests {
         assert_eq!(config.storage.block_cache, crate::ByteSize::gib(1));
         assert_eq!(config.ttl.max_deletes_per_sec, 5000);
         assert!(!config.ttl.prompt);
+        assert!(!config.ttl.hide_expired);
     }
 
     #[test]

@@ -86,6 +86,10 @@ pub struct Ttl {
     /// Upper bound on TTL deletions per second; 0 means unlimited. With a
     /// bound, a collection that is entirely due is never deleted at once.
     pub max_deletes_per_sec: u64,
+    /// Hide a document from every read and write from the moment a TTL index
+    /// makes it due, before the monitor deletes it; false keeps MongoDB's
+    /// "visible until deleted".
+    pub hide_expired: bool,
 }
 
 impl Default for Ttl {
@@ -93,6 +97,7 @@ impl Default for Ttl {
         Self {
             prompt: true,
             max_deletes_per_sec: 0,
+            hide_expired: true,
         }
     }
 }

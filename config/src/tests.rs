@@ -27,6 +27,7 @@ fn defaults_match_the_documented_values() {
     assert_eq!(config.storage.block_cache, ByteSize(256 * 1024 * 1024));
     assert_eq!(config.storage.write_buffer, ByteSize(64 * 1024 * 1024));
     assert!(config.ttl.prompt);
+    assert!(config.ttl.hide_expired);
     assert_eq!(config.ttl.max_deletes_per_sec, 0);
     assert_eq!(config.cursors.idle_timeout, Duration::from_secs(600));
     assert_eq!(config.log.level, "info");

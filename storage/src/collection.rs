@@ -3,14 +3,14 @@
 //! disk, and compacting it. These name the collection's column families so
 //! nothing above storage has to.
 
-use crate::engine::{Cf, CfStats, Direction, Engine, KeyRange, Snapshot, count_rest};
+use crate::engine::{Cf, CfStats, Direction, Engine, KeyRange, Snapshot};
 use crate::error::Result;
 use crate::index::IndexSet;
 
-/// Counts the collection's documents exactly, on a snapshot.
+/// Counts the collection's documents a reader sees, exactly, on a
+/// snapshot (due documents are not counted while they are hidden).
 pub fn count(snap: &dyn Snapshot, set: &IndexSet) -> Result<u64> {
-    let mut cursor = snap.cursor(set.records(), KeyRange::all(), Direction::Forward)?;
-    count_rest(cursor.as_mut())
+    crate::ttl::count_visible(snap, set)
 }
 
 /// Whether the collection holds no document, on a snapshot.

@@ -184,6 +184,13 @@ impl TestNode {
         assert!(done, "no complete TTL pass within 30 s");
     }
 
+    /// Keeps the TTL monitor between passes (it finishes a running one
+    /// first) until the guard is dropped: due documents stay stored while
+    /// reads are checked against them.
+    pub async fn hold_monitor(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        self.node().context().shared.ttl.hold().await
+    }
+
     /// Moves the manual clock forward.
     pub fn advance(&self, by: Duration) {
         self.clock.as_ref().expect("a manual clock").advance(by);

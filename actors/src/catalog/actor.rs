@@ -76,7 +76,7 @@ impl CatalogActor {
         .await?;
         let mut state = CatalogState::default();
         for meta in metas {
-            let set = IndexSet::new(meta)?;
+            let set = IndexSet::open(meta, shared.visibility.clone())?;
             let addr = CollectionActor::new(shared.clone(), set.clone()).start();
             state.collections.insert(
                 (set.meta.db.clone(), set.meta.name.clone()),
@@ -242,7 +242,7 @@ impl CatalogCore {
             indexes: vec![id_index],
         };
         self.persist(vec![meta.clone()], vec![]).await?;
-        let set = IndexSet::new(meta)?;
+        let set = IndexSet::open(meta, self.shared.visibility.clone())?;
         let addr = CollectionActor::new(self.shared.clone(), set.clone()).start();
         let entry = CollectionHandle { set, addr };
         self.state
@@ -326,7 +326,7 @@ impl CatalogCore {
             index.id = *id;
             meta.indexes.push(index);
         }
-        let built = match IndexSet::new(meta.clone()) {
+        let built = match IndexSet::open(meta.clone(), self.shared.visibility.clone()) {
             Ok(set) => {
                 let res = entry
                     .addr
@@ -384,7 +384,7 @@ impl CatalogCore {
         meta: CollectionMeta,
         dropped_cfs: Vec<u64>,
     ) -> Result<CollectionHandle> {
-        let set = IndexSet::new(meta.clone())?;
+        let set = IndexSet::open(meta.clone(), self.shared.visibility.clone())?;
         let old_key = Self::key(&old.set.meta.db, &old.set.meta.name);
         let new_key = Self::key(&meta.db, &meta.name);
         let removed = if old_key != new_key {

@@ -39,7 +39,7 @@ use crate::shared::{Durability, Shared};
 
 /// A write job: runs on a blocking thread, returns the acknowledgement to
 /// send once the group is durable.
-type WriteJob = Box<dyn FnOnce(&dyn Engine, &IndexSet) -> Ack + Send>;
+type WriteJob = Box<dyn FnOnce(&dyn Engine, &Arc<IndexSet>) -> Ack + Send>;
 /// Sends a job's reply.
 type Ack = Box<dyn FnOnce() + Send>;
 
@@ -283,7 +283,7 @@ impl CollectionActor {
         &mut self,
         ctx: &mut Context<Self>,
         sync: bool,
-        f: impl FnOnce(&dyn Engine, &IndexSet) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&dyn Engine, &Arc<IndexSet>) -> Result<T> + Send + 'static,
     ) -> oneshot::Receiver<Result<T>> {
         let (tx, rx) = oneshot::channel();
         if self.retired {

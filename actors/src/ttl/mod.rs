@@ -1,11 +1,14 @@
 //! The TTL monitor: the actor that runs MongoDB's passes (`monitor`), the
-//! decision of when to wake (`wake`), the deletion rate (`pacer`), and the
-//! state writers and `serverStatus` share with it (`state`).
+//! decision of when to wake (`wake`), the deletion rate (`pacer`), the
+//! state writers and `serverStatus` share with it (`state`), and what
+//! readers see of documents it has yet to delete (`visibility`).
 
 mod monitor;
 mod pacer;
 mod state;
+mod visibility;
 pub mod wake;
 
 pub use monitor::{StopMonitor, TtlError, TtlMonitor};
 pub use state::{TtlOp, TtlState};
+pub use visibility::MonitorVisibility;

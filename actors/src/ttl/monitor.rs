@@ -168,6 +168,7 @@ impl Worker<'_> {
 
     /// One pass, when the monitor is enabled.
     async fn work(&mut self) {
+        let _gate = self.shared.ttl.hold().await;
         if self.shared.params.ttl_monitor_enabled() {
             let failed = run_pass(self.shared, self.view, self.stopping, &mut self.pacer).await;
             self.backoff.record(failed);

@@ -1,9 +1,10 @@
 //! The TTL monitor's shared state: `serverStatus.metrics.ttl` counters,
 //! the planned wake-up that writers lower when they index an earlier due
-//! time, the running delete for `currentOp`, and whether the monitor runs.
+//! time, the running delete for `currentOp`, whether the monitor runs, and
+//! the gate a test holds to keep it between passes.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
@@ -34,6 +35,15 @@ pub struct TtlState {
     /// Times the monitor has woken from a sleep (for diagnostics and for
     /// tests that must know it looked at its parameters again).
     pub wakeups: AtomicU64,
+    /// Due documents reads passed over before the monitor deleted them.
+    pub hidden_by_reads: AtomicU64,
+    /// Due documents writes deleted because they held the `_id` or unique
+    /// key being written (also counted in `deleted_documents`).
+    pub replaced_by_writes: AtomicU64,
+    /// Taken by the monitor for each pass. Whoever holds it keeps the
+    /// monitor between passes: tests use it to look at due documents that
+    /// are still stored (`TtlState::hold`).
+    pass_gate: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Default for TtlState {
@@ -47,6 +57,9 @@ impl Default for TtlState {
             current: Mutex::new(None),
             running: AtomicBool::new(false),
             wakeups: AtomicU64::new(0),
+            hidden_by_reads: AtomicU64::new(0),
+            replaced_by_writes: AtomicU64::new(0),
+            pass_gate: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 }
@@ -61,5 +74,11 @@ impl TtlState {
         if due_millis < prev {
             self.wake.notify_one();
         }
+    }
+
+    /// Keeps the monitor from starting a pass until the guard is dropped;
+    /// waits for a running pass to end first. Hiding goes on meanwhile.
+    pub async fn hold(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        self.pass_gate.clone().lock_owned().await
     }
 }

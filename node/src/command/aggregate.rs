@@ -104,13 +104,12 @@ pub async fn aggregate(req: Request) -> CommandResult {
             let collation = query::resolve(&collation, &entry.set.meta)?;
             let spec = QuerySpec { filter, sort, hint }.collated(collation.clone());
             let plan = plan::plan(&entry.set.meta, &spec)?;
-            let records = entry.set.meta.id;
+            let set = entry.set.clone();
             req.node
                 .read(move |snap| {
-                    let mut cursor =
-                        QueryCursor::new(records, plan, spec.filter, spec.sort, 0, None)?
-                            .with_time_limit(max_time)
-                            .with_disk_use(disk_use);
+                    let mut cursor = QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, None)?
+                        .with_time_limit(max_time)
+                        .with_disk_use(disk_use);
                     let mut pipeline = Pipeline::new(rest)
                         .collated(collation)
                         .disk_use_allowed(allow_disk_use);

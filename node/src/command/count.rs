@@ -38,14 +38,14 @@ pub async fn count(req: Request) -> CommandResult {
     }
     .collated(query::resolve(&collation, &entry.set.meta)?);
     let plan = plan::plan(&entry.set.meta, &spec)?;
-    let records = entry.set.meta.id;
+    let set = entry.set.clone();
     let n = req
         .node
         .read(move |snap| {
             let n = if spec.filter.is_empty() && spec.hint.is_none() && max_time.is_none() {
                 entry.count(snap)?.saturating_sub(skip)
             } else {
-                let mut cursor = QueryCursor::new(records, plan, spec.filter, None, skip, None)?
+                let mut cursor = QueryCursor::new(&set, plan, spec.filter, None, skip, None)?
                     .with_time_limit(max_time);
                 let mut n = 0u64;
                 cursor.for_each(snap, &mut |_| {
@@ -88,12 +88,12 @@ pub async fn distinct(req: Request) -> CommandResult {
     }
     .collated(collation.clone());
     let plan = plan::plan(&entry.set.meta, &spec)?;
-    let records = entry.set.meta.id;
+    let set = entry.set.clone();
     let values = req
         .node
         .read(move |snap| {
-            let mut cursor = QueryCursor::new(records, plan, spec.filter, None, 0, None)?
-                .with_time_limit(max_time);
+            let mut cursor =
+                QueryCursor::new(&set, plan, spec.filter, None, 0, None)?.with_time_limit(max_time);
             let mut values: Vec<bson::RawBson> = Vec::new();
             // Values are distinct by their key bytes in the collation: the
             // key encoding is equal exactly when the values compare equal.

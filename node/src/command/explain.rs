@@ -2,8 +2,11 @@
 //! as MongoDB's stage tree, and with `executionStats` the counters of an
 //! actual run.
 
+use std::sync::Arc;
+
 use bson::{Bson, Document, RawBsonRef, RawDocument, doc};
 use ebb_config::limits::MAX_SORT_BYTES;
+use ebb_storage::IndexSet;
 use ebb_storage::engine::Direction;
 use ebb_storage::query::exec::QueryCursor;
 use ebb_storage::query::plan::{self, Access, Plan, QuerySpec};
@@ -66,13 +69,13 @@ pub async fn explain(req: Request) -> CommandResult {
         "serverInfo": { "host": hostname(), "port": i32::from(req.node.config.net.port), "version": VERSION, "gitVersion": env!("CARGO_PKG_VERSION") },
     };
     if verbosity != "queryPlanner"
-        && let (Some(spec), Some(plan), Some(records)) = run
+        && let (Some(spec), Some(plan), Some(set)) = run
     {
         let started = std::time::Instant::now();
         let stats = req
             .node
             .read(move |snap| {
-                let mut cursor = QueryCursor::new(records, plan, spec.filter, spec.sort, 0, None)?;
+                let mut cursor = QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, None)?;
                 cursor.for_each(snap, &mut |_| true)?;
                 Ok(cursor.stats)
             })
@@ -93,7 +96,7 @@ pub async fn explain(req: Request) -> CommandResult {
 
 type Explained = (
     String,
-    (Option<QuerySpec>, Option<Plan>, Option<u64>),
+    (Option<QuerySpec>, Option<Plan>, Option<Arc<IndexSet>>),
     Document,
 );
 
@@ -152,7 +155,7 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<Explained> 
     if cmd.projection.is_some() {
         root = doc! { "stage": "PROJECTION_SIMPLE", "inputStage": root };
     }
-    Ok((ns, (Some(spec), Some(plan), Some(entry.set.meta.id)), root))
+    Ok((ns, (Some(spec), Some(plan), Some(entry.set.clone())), root))
 }
 
 fn explain_filter(
@@ -179,7 +182,7 @@ fn explain_filter(
     let spec = spec.collated(query::resolve(&collation, &entry.set.meta)?);
     let plan = plan::plan(&entry.set.meta, &spec)?;
     let root = doc! { "stage": stage, "inputStage": access_stage(&plan) };
-    Ok((ns, (Some(spec), Some(plan), Some(entry.set.meta.id)), root))
+    Ok((ns, (Some(spec), Some(plan), Some(entry.set.clone())), root))
 }
 
 /// The first statement of a `delete`/`update`: a `DELETE`/`UPDATE` stage
@@ -224,7 +227,7 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
     let spec = spec.collated(query::resolve(&collation, &entry.set.meta)?);
     let plan = plan::plan(&entry.set.meta, &spec)?;
     let root = doc! { "stage": stage, "inputStage": access_stage(&plan) };
-    Ok((ns, (Some(spec), Some(plan), Some(entry.set.meta.id)), root))
+    Ok((ns, (Some(spec), Some(plan), Some(entry.set.clone())), root))
 }
 
 /// The stage tree of an access path.

@@ -170,7 +170,7 @@ pub async fn find(req: Request) -> CommandResult {
             .map(|p| p.collated(spec.filter.collation().cloned()))
     };
     let query = QueryCursor::new(
-        entry.set.meta.id,
+        &entry.set,
         plan,
         spec.filter,
         spec.sort,

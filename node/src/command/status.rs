@@ -53,6 +53,11 @@ pub async fn server_status(req: Request) -> CommandResult {
                 "monitorRunning": ttl.running.load(Ordering::Relaxed),
                 "monitorWakeups": load(&ttl.wakeups),
                 "nextWakeMillis": ttl.next_wake_millis.load(Ordering::Relaxed),
+                // Due documents reads passed over before the monitor
+                // deleted them, and those writes deleted because they held
+                // the `_id` or unique key written (`ttl.hide_expired`).
+                "hiddenByReads": load(&ttl.hidden_by_reads),
+                "replacedByWrites": load(&ttl.replaced_by_writes),
             },
             "document": {
                 "inserted": load(&writes.inserted),

@@ -28,7 +28,8 @@ use crate::encoding::{display, keycode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::query::filter::Filter;
 use crate::query::path::index_keys;
-use crate::ttl::{Floor, due_millis};
+use crate::query::path::index_values;
+use crate::ttl::{Floor, cutoff_millis, due_millis};
 
 /// Computes the entry keys of one index.
 #[derive(Debug)]
@@ -98,6 +99,28 @@ impl KeyGen {
         let secs = self.expire_after_secs?;
         let date = keycode::leading_date(entry, self.leading_descending())?;
         Some(due_millis(date, secs))
+    }
+
+    /// For a TTL index: whether `doc` is due at `now_millis` by this
+    /// index alone — it would put an entry holding a Date at or before the
+    /// cutoff into the index (spec F: the earliest Date of an array; a
+    /// document the partial filter excludes has no entry). Exactly the
+    /// documents the monitor's range scan of this index would delete.
+    pub fn due_by(&self, doc: &RawDocument, now_millis: i64) -> bool {
+        let Some(secs) = self.expire_after_secs else {
+            return false;
+        };
+        let Some((path, _)) = self.fields.first() else {
+            return false;
+        };
+        earliest_date(doc, path, self.top_level_only)
+            .is_some_and(|date| date <= cutoff_millis(now_millis, secs))
+            && self.covers(doc)
+    }
+
+    /// For a TTL index: its `expireAfterSeconds`.
+    pub fn expire_after_secs(&self) -> Option<i64> {
+        self.expire_after_secs
     }
 
     /// Whether the first key field is descending.
@@ -251,4 +274,21 @@ pub fn duplicate_key_error(
         ),
     )
     .with_detail(bson::doc! { "keyPattern": key_pattern.clone(), "keyValue": key_value })
+}
+
+/// The earliest Date among the values an index on `path` takes from
+/// `doc` (array elements included, non-dates ignored), read without
+/// building keys: a top-level field is one lookup.
+fn earliest_date(doc: &RawDocument, path: &str, top_level: bool) -> Option<i64> {
+    let date = |v: &RawBsonRef<'_>| match v {
+        RawBsonRef::DateTime(d) => Some(d.timestamp_millis()),
+        _ => None,
+    };
+    if top_level {
+        return match doc.get(path).ok()?? {
+            RawBsonRef::Array(items) => items.into_iter().flatten().filter_map(|v| date(&v)).min(),
+            v => date(&v),
+        };
+    }
+    index_values(doc, path).values.iter().filter_map(date).min()
 }

@@ -4,10 +4,15 @@
 //! index, dropped index, collMod) builds a new set, and the collection's
 //! writer switches to it between jobs, so one write never sees two
 //! versions of the indexes or of the validator.
+//!
+//! It also carries the node's [`Visibility`]: whether, and as of when,
+//! documents its TTL indexes make due are hidden from readers and writers
+//! (`crate::ttl::visible`). Every read and write takes the set, so none can
+//! forget the check; a collection without TTL indexes never asks the clock.
 
 use std::sync::Arc;
 
-use bson::RawBsonRef;
+use bson::{RawBsonRef, RawDocument};
 
 use super::keygen::KeyGen;
 use crate::catalog::CollectionMeta;
@@ -15,6 +20,7 @@ use crate::encoding::collation::Collation;
 use crate::encoding::keycode;
 use crate::engine::Cf;
 use crate::error::Result;
+use crate::ttl::{ShowAll, Visibility};
 use crate::validator::Validator;
 
 /// A collection's metadata with its index key generators built once.
@@ -28,11 +34,21 @@ pub struct IndexSet {
     /// The `_id_` index's collation (the collection default): record keys
     /// are `_id` encoded in it, so `_id` uniqueness follows it, as in mongod.
     id_collation: Option<Arc<Collation>>,
+    /// Positions in `keygens` of the TTL indexes.
+    ttl: Vec<usize>,
+    visibility: Arc<dyn Visibility>,
 }
 
 impl IndexSet {
+    /// A set whose readers see every document until the monitor deletes
+    /// it (MongoDB's behaviour; tests and tools that run no node).
     pub fn new(meta: CollectionMeta) -> Result<Arc<Self>> {
-        let keygens = meta
+        Self::open(meta, Arc::new(ShowAll))
+    }
+
+    /// A set whose readers see what `visibility` says.
+    pub fn open(meta: CollectionMeta, visibility: Arc<dyn Visibility>) -> Result<Arc<Self>> {
+        let keygens: Vec<KeyGen> = meta
             .secondary_indexes()
             .map(KeyGen::new)
             .collect::<Result<_>>()?;
@@ -41,11 +57,16 @@ impl IndexSet {
             Some(id) => id.collation()?,
             None => None,
         };
+        let ttl = (0..keygens.len())
+            .filter(|&i| keygens[i].expire_after_secs().is_some())
+            .collect();
         Ok(Arc::new(IndexSet {
             meta,
             keygens,
             validator,
             id_collation,
+            ttl,
+            visibility,
         }))
     }
 
@@ -66,5 +87,29 @@ impl IndexSet {
 
     pub fn keygen(&self, index_name: &str) -> Option<&KeyGen> {
         self.keygens.iter().find(|k| k.name == index_name)
+    }
+
+    /// The moment as of which due documents are hidden, asked now: None
+    /// when the collection has no TTL index or nothing is hidden.
+    pub fn hide_at(&self) -> Option<i64> {
+        if self.ttl.is_empty() {
+            return None;
+        }
+        self.visibility.hide_at()
+    }
+
+    /// Whether any TTL index makes `doc` due at `now_millis`.
+    pub fn is_due(&self, doc: &RawDocument, now_millis: i64) -> bool {
+        self.ttl_keygens().any(|kg| kg.due_by(doc, now_millis))
+    }
+
+    /// The key generators of the TTL indexes.
+    pub fn ttl_keygens(&self) -> impl Iterator<Item = &KeyGen> {
+        self.ttl.iter().map(|&i| &self.keygens[i])
+    }
+
+    /// What hides due documents, and counts what was hidden or replaced.
+    pub fn visibility(&self) -> &Arc<dyn Visibility> {
+        &self.visibility
     }
 }

@@ -9,12 +9,18 @@
 //! batch, in memory within a 100 MiB limit or, with disk use allowed,
 //! through `spill`'s external merge sort.
 //!
+//! A document that a TTL index of the collection makes due is passed over
+//! as if absent while the collection's visibility hides due documents
+//! (`crate::ttl::visible`); the moment it is judged at is taken afresh for
+//! every batch, so a `getMore` never returns what fell due before it.
+//!
 //! A cursor may carry a time budget (`maxTimeMS`): it is spent across all
 //! batches, as mongod's cursors spend theirs, and checked every
 //! [`DEADLINE_CHECK_EVERY`] keys, so a long scan stops with
 //! MaxTimeMSExpired rather than running on.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
@@ -26,7 +32,7 @@ use super::sort::SortSpec;
 use super::spill::{DiskUse, Sorted, Sorter};
 use crate::engine::{Cf, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::KeyGen;
+use crate::index::{IndexSet, KeyGen};
 
 /// How many keys a scan examines between two looks at the clock.
 pub const DEADLINE_CHECK_EVERY: u64 = 64;
@@ -57,7 +63,9 @@ pub struct ExecStats {
 
 /// A resumable query over one collection.
 pub struct QueryCursor {
-    records_cf: u64,
+    set: Arc<IndexSet>,
+    /// The running batch hides documents due at this time.
+    hide_at: Option<i64>,
     access: Access,
     keygen: Option<KeyGen>,
     filter: Filter,
@@ -109,7 +117,7 @@ impl SortedRest {
 
 impl QueryCursor {
     pub fn new(
-        records_cf: u64,
+        set: &Arc<IndexSet>,
         plan: Plan,
         filter: Filter,
         sort: Option<SortSpec>,
@@ -122,7 +130,8 @@ impl QueryCursor {
         };
         let sort = if plan.sorted_by_access { None } else { sort };
         Ok(QueryCursor {
-            records_cf,
+            set: set.clone(),
+            hide_at: None,
             access: plan.access,
             keygen,
             filter,
@@ -207,6 +216,7 @@ impl QueryCursor {
     }
 
     fn run_batch(&mut self, snap: &dyn Snapshot, limits: BatchLimits) -> Result<Vec<Found>> {
+        self.hide_at = self.set.hide_at();
         if self.sort.is_some() && self.sorted.is_none() {
             self.run_blocking_sort(snap)?;
         }
@@ -309,7 +319,7 @@ impl QueryCursor {
         take: &mut dyn FnMut(Found) -> bool,
     ) -> Result<()> {
         let (ranges, dir, cf) = match &self.access {
-            Access::Records { ranges, dir } => (ranges.clone(), *dir, self.records_cf),
+            Access::Records { ranges, dir } => (ranges.clone(), *dir, self.set.meta.id),
             Access::Index { index, ranges, dir } => (ranges.clone(), *dir, index.id),
         };
         while self.range_idx < ranges.len() {
@@ -335,7 +345,7 @@ impl QueryCursor {
                     Some(kg) => {
                         let id_key = kg.id_suffix(&key)?.to_vec();
                         if self.seen.insert(id_key.clone()) {
-                            snap.get(Cf::Id(self.records_cf), &id_key)?
+                            snap.get(Cf::Id(self.set.meta.id), &id_key)?
                                 .map(|v| raw_doc(&v).map(|doc| Found { id_key, doc }))
                                 .transpose()?
                         } else {
@@ -348,6 +358,13 @@ impl QueryCursor {
                 let Some(found) = found else { continue };
                 self.stats.docs_examined += 1;
                 if !self.filter.matches(&found.doc)? {
+                    continue;
+                }
+                if self
+                    .hide_at
+                    .is_some_and(|now| self.set.is_due(&found.doc, now))
+                {
+                    self.set.visibility().note_hidden(1);
                     continue;
                 }
                 if self.skipped < self.skip {
@@ -433,14 +450,14 @@ mod tests {
         (dir, engine, set)
     }
 
-    fn scan_all(set: &IndexSet) -> QueryCursor {
+    fn scan_all(set: &std::sync::Arc<IndexSet>) -> QueryCursor {
         let spec = QuerySpec {
             filter: Filter::parse(&rawdoc! { "x": { "$gte": 0 } }).unwrap(),
             sort: None,
             hint: None,
         };
         let plan = plan::plan(&set.meta, &spec).unwrap();
-        QueryCursor::new(set.meta.id, plan, spec.filter, None, 0, None).unwrap()
+        QueryCursor::new(set, plan, spec.filter, None, 0, None).unwrap()
     }
 
     #[test]

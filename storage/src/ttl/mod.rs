@@ -1,19 +1,26 @@
 //! TTL expiry on the storage side, all of it: the expiry rule, the policy
 //! that sizes chunks, an index's floor, one chunk (run on the writer, or
 //! planned off it and applied later), a whole collection that is entirely
-//! due, and the earliest due Date of an index.
+//! due, the earliest due Date of an index, and hiding due documents from
+//! readers.
 //!
 //! Files, in the order a chunk uses them: `rule` (when a Date is due),
 //! `policy` (chunk sizes), `floor` (where due entries can start), `chunk`
 //! (scan, decide, delete), `whole` (a collection entirely due),
-//! `earliest` (when the next entry falls due). Scheduling — which chunk
-//! runs when — belongs to the actors; this module only does the work.
+//! `earliest` (when the next entry falls due), `visibility` and
+//! `visible` (what readers see of a due document the monitor has yet to
+//! delete). Scheduling — which chunk runs when — belongs to the actors;
+//! this module only does the work.
 
 mod chunk;
 mod earliest;
 mod floor;
 mod policy;
 mod rule;
+mod visible;
+#[cfg(test)]
+use visible::count_visible_capped;
+mod visibility;
 mod whole;
 
 #[cfg(test)]
@@ -24,4 +31,6 @@ pub use earliest::earliest_date;
 pub use floor::Floor;
 pub use policy::ExpiryPolicy;
 pub use rule::{cutoff_millis, due_millis};
+pub use visibility::{ShowAll, Visibility};
+pub use visible::{MAX_DUE_FROM_KEYS, count_visible, due_from_keys};
 pub use whole::expire_all;

@@ -215,7 +215,7 @@ fn the_floor_skips_what_was_deleted_but_never_what_a_write_puts_below_it() {
     assert_eq!(keys(&engine, 12), 0);
 }
 
-fn insert(engine: &RocksEngine, set: &IndexSet, docs: Vec<bson::Document>) {
+fn insert(engine: &RocksEngine, set: &std::sync::Arc<IndexSet>, docs: Vec<bson::Document>) {
     let raw = docs
         .iter()
         .map(|d| bson::RawDocumentBuf::try_from(d).unwrap())
@@ -438,4 +438,59 @@ fn chunks_resume_after_the_last_key() {
     assert_eq!((third.deleted, third.more), (2, false));
     assert_eq!(keys(&engine, 10) + keys(&engine, 11) + keys(&engine, 12), 0);
     assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), None);
+}
+
+/// Hides what is due at a fixed time.
+#[derive(Debug)]
+struct HideAt(i64);
+
+impl super::Visibility for HideAt {
+    fn hide_at(&self) -> Option<i64> {
+        Some(self.0)
+    }
+}
+
+#[test]
+fn a_count_from_keys_equals_a_count_of_documents_the_rule_leaves() {
+    let (_dir, engine, set) = setup();
+    let date = |ms: i64| Bson::DateTime(DateTime::from_millis(ms));
+    insert(
+        &engine,
+        &set,
+        vec![
+            doc! { "_id": 1, "at": date(100) },
+            // Two due dates: one document, counted once.
+            doc! { "_id": 2, "at": [date(50), date(60)] },
+            doc! { "_id": 3, "at": date(1_000) },
+            doc! { "_id": 4, "at": "50" },
+            doc! { "_id": 5 },
+        ],
+    );
+    let hiding = IndexSet::open(set.meta.clone(), Arc::new(HideAt(100))).unwrap();
+    let snap = engine.snapshot();
+    assert_eq!(
+        super::due_from_keys(snap.as_ref(), &hiding, 100, 10).unwrap(),
+        Some(2)
+    );
+    assert_eq!(super::count_visible(snap.as_ref(), &hiding).unwrap(), 3);
+    // Past the cap the keys give up and every document is checked.
+    assert_eq!(
+        super::due_from_keys(snap.as_ref(), &hiding, 100, 1).unwrap(),
+        None
+    );
+    assert_eq!(
+        super::count_visible_capped(snap.as_ref(), &hiding, 1).unwrap(),
+        3
+    );
+    let due: Vec<bool> = (1..=5)
+        .map(|id| {
+            let doc = ops::get_by_id(&engine, &hiding, bson::RawBsonRef::Int32(id))
+                .unwrap()
+                .unwrap();
+            hiding.is_due(&doc, 100)
+        })
+        .collect();
+    assert_eq!(due, [true, true, false, false, false]);
+    // Nothing is hidden without a visibility that hides.
+    assert_eq!(super::count_visible(snap.as_ref(), &set).unwrap(), 5);
 }

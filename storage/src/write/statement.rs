@@ -10,6 +10,7 @@
 //! not atomic with one another, as in MongoDB: an ordered command stops at
 //! the first error and keeps what came before it.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
@@ -48,7 +49,7 @@ pub struct InsertOutcome {
 /// Inserts documents in order; `ordered` stops at the first failure.
 pub fn insert(
     engine: &dyn Engine,
-    set: &IndexSet,
+    set: &Arc<IndexSet>,
     docs: Vec<RawDocumentBuf>,
     ordered: bool,
 ) -> Result<InsertOutcome> {
@@ -59,7 +60,7 @@ pub fn insert(
 /// validator when `bypass_validation` (`bypassDocumentValidation`).
 pub fn insert_with(
     engine: &dyn Engine,
-    set: &IndexSet,
+    set: &Arc<IndexSet>,
     docs: Vec<RawDocumentBuf>,
     ordered: bool,
     bypass_validation: bool,
@@ -111,7 +112,7 @@ pub struct DeleteOutcome {
 
 pub fn delete(
     engine: &dyn Engine,
-    set: &IndexSet,
+    set: &Arc<IndexSet>,
     statements: Vec<DeleteStatement>,
     ordered: bool,
 ) -> Result<DeleteOutcome> {
@@ -175,7 +176,7 @@ pub struct UpdateOutcome {
 
 pub fn update(
     engine: &dyn Engine,
-    set: &IndexSet,
+    set: &Arc<IndexSet>,
     statements: Vec<UpdateStatement>,
     ordered: bool,
     now: bson::DateTime,
@@ -205,7 +206,7 @@ pub fn update(
 /// Applies one update statement; returns the upserted `_id`, if any.
 fn update_one_statement(
     engine: &dyn Engine,
-    set: &IndexSet,
+    set: &Arc<IndexSet>,
     w: &mut Writer<'_>,
     st: &UpdateStatement,
     now: bson::DateTime,
@@ -264,7 +265,7 @@ fn update_one_statement(
 /// stopping after `limit` (or with MaxTimeMSExpired at `deadline`).
 fn for_each_target(
     engine: &dyn Engine,
-    set: &IndexSet,
+    set: &Arc<IndexSet>,
     q: QuerySpec,
     limit: Option<u64>,
     deadline: Option<Instant>,
@@ -273,7 +274,7 @@ fn for_each_target(
     let plan = plan::plan(&set.meta, &q)?;
     let snap = engine.snapshot();
     let mut cursor =
-        QueryCursor::new(set.meta.id, plan, q.filter, q.sort, 0, limit)?.with_deadline(deadline);
+        QueryCursor::new(set, plan, q.filter, q.sort, 0, limit)?.with_deadline(deadline);
     let mut failure = None;
     cursor.for_each(snap.as_ref(), &mut |found| match each(found) {
         Ok(()) => true,
@@ -316,7 +317,7 @@ pub struct FindAndModifyOutcome {
 
 pub fn find_and_modify(
     engine: &dyn Engine,
-    set: &IndexSet,
+    set: &Arc<IndexSet>,
     fam: FindAndModify,
     now: bson::DateTime,
 ) -> Result<FindAndModifyOutcome> {
@@ -399,7 +400,7 @@ pub fn build_indexes(engine: &dyn Engine, set: &IndexSet, new_names: &[String]) 
     }
     let snap = engine.snapshot();
     let mut cursor = snap.cursor(set.records(), KeyRange::all(), Direction::Forward)?;
-    let mut w = Writer::new(engine, set);
+    let mut w = Writer::new(engine, set).keeping_due();
     let mut entries = Vec::new();
     while cursor.valid() {
         let id_key = cursor.key();

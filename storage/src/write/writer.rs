@@ -8,6 +8,13 @@
 //! keys) so that, for example, two documents with the same `_id` in one
 //! `insert` collide even though neither is committed yet.
 //!
+//! A document that the collection's TTL indexes make due, while due
+//! documents are hidden, is treated as already gone: an insert of its
+//! `_id` or a write taking one of its unique keys deletes it in the same
+//! batch and goes ahead, where it would otherwise fail with a duplicate
+//! key (`crate::ttl::visible`). Index builds never do this: they write
+//! the entries of every stored document.
+//!
 //! Every document it stores (insert or replace) first passes the
 //! collection's validator, unless the write bypasses validation; removals
 //! are never validated.
@@ -40,6 +47,9 @@ pub struct Writer<'e> {
     earliest_due: Option<i64>,
     /// `bypassDocumentValidation: true`: documents are stored unchecked.
     bypass_validation: bool,
+    /// Whether a due document in the way of a write is deleted (false for
+    /// index builds).
+    replace_due: bool,
 }
 
 impl<'e> Writer<'e> {
@@ -53,7 +63,15 @@ impl<'e> Writer<'e> {
             ns: set.ns(),
             earliest_due: None,
             bypass_validation: false,
+            replace_due: true,
         }
+    }
+
+    /// A writer that never deletes a due document in its way: index
+    /// builds, which must index every stored document.
+    pub fn keeping_due(mut self) -> Self {
+        self.replace_due = false;
+        self
     }
 
     /// Stores documents without checking them against the collection's
@@ -122,7 +140,7 @@ impl<'e> Writer<'e> {
             .get("_id")?
             .ok_or_else(|| Error::bad_value("document has no _id"))?;
         let id_key = self.set.record_key(id);
-        if self.get(&id_key)?.is_some() {
+        if self.get(&id_key)?.is_some() && !self.remove_if_due(&id_key)? {
             let key_value =
                 bson::doc! { "_id": bson::Bson::try_from(id).unwrap_or(bson::Bson::Null) };
             return Err(duplicate_key_error(
@@ -241,36 +259,70 @@ impl<'e> Writer<'e> {
 
     /// Checks that no other document holds `entry`'s value in a unique
     /// index, then claims it for `id_key`.
+    /// Checks that no other document holds `entry`'s value in a unique
+    /// index (one that is due and hidden is deleted instead), then claims
+    /// it for `id_key`.
     fn claim_unique(&mut self, kg: &KeyGen, entry: &[u8], id_key: &[u8]) -> Result<()> {
         let prefix = kg.value_prefix(entry, id_key.len()).to_vec();
         let slot = (kg.cf, prefix);
-        let taken = match self.unique.get(&slot) {
-            Some(Some(owner)) => owner.as_slice() != id_key,
-            Some(None) => false,
-            None => self.committed_owner_differs(kg, &slot.1, id_key)?,
-        };
-        if taken {
-            return Err(kg.duplicate_error(&self.ns, entry));
+        loop {
+            let owner = match self.unique.get(&slot) {
+                Some(Some(owner)) => (owner.as_slice() != id_key).then(|| owner.clone()),
+                Some(None) => None,
+                None => self.committed_other_owner(kg, &slot.1, id_key)?,
+            };
+            match owner {
+                None => break,
+                // Its removal released the slot: look again.
+                Some(owner) if self.remove_if_due(&owner)? => continue,
+                Some(_) => return Err(kg.duplicate_error(&self.ns, entry)),
+            }
         }
         self.unique.insert(slot, Some(id_key.to_vec()));
         Ok(())
     }
 
-    fn committed_owner_differs(&self, kg: &KeyGen, prefix: &[u8], id_key: &[u8]) -> Result<bool> {
+    /// The first committed document other than `id_key` holding `prefix`
+    /// in a unique index, unless this batch removed it.
+    fn committed_other_owner(
+        &self,
+        kg: &KeyGen,
+        prefix: &[u8],
+        id_key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
         let mut cursor =
             self.engine
                 .cursor(Cf::Id(kg.cf), KeyRange::prefix(prefix), Direction::Forward)?;
         while cursor.valid() {
             let owner = kg.id_suffix(cursor.key())?;
-            // An entry that this batch already removed no longer counts.
             let removed = matches!(self.records.get(owner), Some(None));
             if owner != id_key && !removed {
-                return Ok(true);
+                return Ok(Some(owner.to_vec()));
             }
             cursor.advance();
         }
         cursor.status()?;
-        Ok(false)
+        Ok(None)
+    }
+
+    /// Deletes the document at `id_key` if it is due and hidden, so the
+    /// write in its way can go ahead; returns whether it did.
+    fn remove_if_due(&mut self, id_key: &[u8]) -> Result<bool> {
+        if !self.replace_due {
+            return Ok(false);
+        }
+        let Some(now) = self.set.hide_at() else {
+            return Ok(false);
+        };
+        let Some(doc) = self.get(id_key)? else {
+            return Ok(false);
+        };
+        if !self.set.is_due(&doc, now) {
+            return Ok(false);
+        }
+        self.remove(id_key, &doc)?;
+        self.set.visibility().note_replaced(1);
+        Ok(true)
     }
 }
 

@@ -1,0 +1,98 @@
+//! What readers see: a document that any TTL index of its collection makes
+//! due is absent from the moment it falls due, whether or not the monitor
+//! has deleted it yet. Redis gives this guarantee by checking on access;
+//! MongoDB leaves due documents visible until its monitor's next pass.
+//!
+//! The rule is the monitor's own (`KeyGen::due_by`, spec F): a document is
+//! due when one of its entries in a TTL index holds a Date at or before
+//! `now - expireAfterSeconds`. So what a reader sees at `now` is exactly
+//! what the monitor would leave after a pass at `now`.
+//!
+//! Who decides whether to hide, and as of when, is the node's
+//! [`Visibility`] (the TTL monitor's clock; nothing while the monitor is
+//! off or `ttl.hide_expired` is false); every collection handle carries it
+//! (`IndexSet::hide_at`). Documents are checked where they are in hand:
+//! the query executor, the writer's collisions. Counts answered from keys
+//! alone subtract the due entries of the TTL indexes ([`count_visible`]).
+
+use std::collections::HashSet;
+
+use crate::encoding::keycode;
+use crate::engine::{Cf, Direction, KeyRange, Snapshot, count_rest};
+use crate::error::Result;
+use crate::index::IndexSet;
+
+/// Due documents counted from TTL index keys before a count falls back to
+/// checking every document (the ids are held in memory to deduplicate).
+pub const MAX_DUE_FROM_KEYS: usize = 100_000;
+
+/// The documents of the collection a reader sees, counted on `snap`: all
+/// records minus the due ones, which are read from the TTL indexes' due
+/// ranges (an index-only count), or by checking every document when more
+/// than [`MAX_DUE_FROM_KEYS`] are due.
+pub fn count_visible(snap: &dyn Snapshot, set: &IndexSet) -> Result<u64> {
+    count_visible_capped(snap, set, MAX_DUE_FROM_KEYS)
+}
+
+/// [`count_visible`], counting at most `cap` due documents from keys.
+pub(super) fn count_visible_capped(snap: &dyn Snapshot, set: &IndexSet, cap: usize) -> Result<u64> {
+    let mut records = snap.cursor(set.records(), KeyRange::all(), Direction::Forward)?;
+    let Some(now) = set.hide_at() else {
+        return count_rest(records.as_mut());
+    };
+    if let Some(due) = due_from_keys(snap, set, now, cap)? {
+        let all = count_rest(records.as_mut())?;
+        set.visibility().note_hidden(due);
+        return Ok(all.saturating_sub(due));
+    }
+    let (mut visible, mut hidden) = (0u64, 0u64);
+    while records.valid() {
+        let doc = bson::RawDocument::from_bytes(records.value())?;
+        if set.is_due(doc, now) {
+            hidden += 1;
+        } else {
+            visible += 1;
+        }
+        records.advance();
+    }
+    records.status()?;
+    set.visibility().note_hidden(hidden);
+    Ok(visible)
+}
+
+/// How many distinct documents the TTL indexes' due ranges name at `now`,
+/// or None past `cap`. Scans from the start of the Date bracket, not from
+/// an index's floor: the floor moves with the live state and may already
+/// have passed entries this snapshot still holds.
+pub fn due_from_keys(
+    snap: &dyn Snapshot,
+    set: &IndexSet,
+    now: i64,
+    cap: usize,
+) -> Result<Option<u64>> {
+    let mut ids: HashSet<Vec<u8>> = HashSet::new();
+    for kg in set.ttl_keygens() {
+        let Some(secs) = kg.expire_after_secs() else {
+            continue;
+        };
+        let cutoff = super::cutoff_millis(now, secs);
+        let (start, end) = keycode::date_range_up_to(cutoff, kg.leading_descending());
+        let mut cursor = snap.cursor(
+            Cf::Id(kg.cf),
+            KeyRange::new(start, Some(end)),
+            Direction::Forward,
+        )?;
+        while cursor.valid() {
+            let id = kg.id_suffix(cursor.key())?;
+            if !ids.contains(id) {
+                if ids.len() >= cap {
+                    return Ok(None);
+                }
+                ids.insert(id.to_vec());
+            }
+            cursor.advance();
+        }
+        cursor.status()?;
+    }
+    Ok(Some(ids.len() as u64))
+}
