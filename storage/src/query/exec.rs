@@ -12,7 +12,8 @@
 //! A document that a TTL index of the collection makes due is passed over
 //! as if absent while the collection's visibility hides due documents
 //! (`crate::ttl::visible`); the moment it is judged at is taken afresh for
-//! every batch, so a `getMore` never returns what fell due before it.
+//! every batch, so a `getMore` never returns what fell due before it, and
+//! documents are checked only in batches whose snapshot holds a due entry.
 //!
 //! A cursor may carry a time budget (`maxTimeMS`): it is spent across all
 //! batches, as mongod's cursors spend theirs, and checked every
@@ -216,7 +217,11 @@ impl QueryCursor {
     }
 
     fn run_batch(&mut self, snap: &dyn Snapshot, limits: BatchLimits) -> Result<Vec<Found>> {
-        self.hide_at = self.set.hide_at();
+        // Documents are checked only while some are due in this snapshot.
+        self.hide_at = match self.set.hide_at() {
+            Some(now) if crate::ttl::any_due(snap, &self.set, now)? => Some(now),
+            _ => None,
+        };
         if self.sort.is_some() && self.sorted.is_none() {
             self.run_blocking_sort(snap)?;
         }

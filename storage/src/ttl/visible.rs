@@ -12,15 +12,17 @@
 //! [`Visibility`] (the TTL monitor's clock; nothing while the monitor is
 //! off or `ttl.hide_expired` is false); every collection handle carries it
 //! (`IndexSet::hide_at`). Documents are checked where they are in hand:
-//! the query executor, the writer's collisions. Counts answered from keys
-//! alone subtract the due entries of the TTL indexes ([`count_visible`]).
+//! the query executor (only in batches whose snapshot holds a due entry at
+//! all, [`any_due`]: one seek per TTL index), the writer's collisions.
+//! Counts answered from keys alone subtract the due entries of the TTL
+//! indexes ([`count_visible`]).
 
 use std::collections::HashSet;
 
 use crate::encoding::keycode;
-use crate::engine::{Cf, Direction, KeyRange, Snapshot, count_rest};
+use crate::engine::{Cf, Cursor, Direction, KeyRange, Snapshot, count_rest};
 use crate::error::Result;
-use crate::index::IndexSet;
+use crate::index::{IndexSet, KeyGen};
 
 /// Due documents counted from TTL index keys before a count falls back to
 /// checking every document (the ids are held in memory to deduplicate).
@@ -72,16 +74,7 @@ pub fn due_from_keys(
 ) -> Result<Option<u64>> {
     let mut ids: HashSet<Vec<u8>> = HashSet::new();
     for kg in set.ttl_keygens() {
-        let Some(secs) = kg.expire_after_secs() else {
-            continue;
-        };
-        let cutoff = super::cutoff_millis(now, secs);
-        let (start, end) = keycode::date_range_up_to(cutoff, kg.leading_descending());
-        let mut cursor = snap.cursor(
-            Cf::Id(kg.cf),
-            KeyRange::new(start, Some(end)),
-            Direction::Forward,
-        )?;
+        let mut cursor = due_entries(snap, kg, now)?;
         while cursor.valid() {
             let id = kg.id_suffix(cursor.key())?;
             if !ids.contains(id) {
@@ -95,4 +88,30 @@ pub fn due_from_keys(
         cursor.status()?;
     }
     Ok(Some(ids.len() as u64))
+}
+
+/// Whether any TTL index holds a due entry on `snap` at `now`: one seek
+/// per TTL index. Readers check documents one by one only when one does,
+/// so a collection whose monitor keeps up pays a seek per batch.
+pub fn any_due(snap: &dyn Snapshot, set: &IndexSet, now: i64) -> Result<bool> {
+    for kg in set.ttl_keygens() {
+        let cursor = due_entries(snap, kg, now)?;
+        if cursor.valid() {
+            return Ok(true);
+        }
+        cursor.status()?;
+    }
+    Ok(false)
+}
+
+/// The entries of TTL index `kg` due at `now`, on `snap`.
+fn due_entries<'s>(snap: &'s dyn Snapshot, kg: &KeyGen, now: i64) -> Result<Box<dyn Cursor + 's>> {
+    let secs = kg.expire_after_secs().unwrap_or(0);
+    let cutoff = super::cutoff_millis(now, secs);
+    let (start, end) = keycode::date_range_up_to(cutoff, kg.leading_descending());
+    snap.cursor(
+        Cf::Id(kg.cf),
+        KeyRange::new(start, Some(end)),
+        Direction::Forward,
+    )
 }
