@@ -180,3 +180,123 @@ fn group_keys_and_accumulators_evaluate_expressions() {
         vec![doc! { "_id": 0, "s": 12 }, doc! { "_id": 1, "s": 8 }]
     );
 }
+
+mod nested {
+    //! Parsing of the stages that nest pipelines or expand into others.
+
+    use bson::{RawDocumentBuf, rawdoc};
+
+    use crate::error::{ErrorKind, StageError};
+    use crate::pipeline::{Stage, check_top_level, parse_stage};
+
+    fn stages(docs: Vec<RawDocumentBuf>) -> Vec<Stage> {
+        docs.iter().map(|d| parse_stage(d).unwrap()).collect()
+    }
+
+    fn error(stage: RawDocumentBuf) -> crate::Error {
+        parse_stage(&stage).unwrap_err()
+    }
+
+    #[test]
+    fn documents_stands_first_and_only_in_a_database_aggregate() {
+        let first = stages(vec![rawdoc! { "$documents": [ { "a": 1 } ] }]);
+        assert!(check_top_level(&first, true).is_ok());
+        assert_eq!(
+            check_top_level(&first, false).unwrap_err().kind,
+            ErrorKind::InvalidNamespace
+        );
+        let later = stages(vec![
+            rawdoc! { "$match": {} },
+            rawdoc! { "$documents": [ { "a": 1 } ] },
+        ]);
+        assert_eq!(
+            check_top_level(&later, false).unwrap_err().kind,
+            ErrorKind::Stage(StageError::NotFirstStage)
+        );
+        assert_eq!(
+            check_top_level(&later, true).unwrap_err().kind,
+            ErrorKind::InvalidNamespace
+        );
+    }
+
+    #[test]
+    fn facet_names_the_nested_offender() {
+        let e = error(rawdoc! { "$facet": { "f": [
+            { "$lookup": { "from": "c", "as": "a", "pipeline": [ { "$documents": [] } ] } },
+        ] } });
+        assert_eq!(e.kind, ErrorKind::Stage(StageError::NotAllowedInFacet));
+        assert!(
+            e.message
+                .starts_with("$documents inside of $lookup is not allowed"),
+            "{}",
+            e.message
+        );
+        assert!(parse_stage(&rawdoc! { "$facet": { "f": [ { "$match": {} } ] } }).is_ok());
+    }
+
+    #[test]
+    fn union_with_needs_a_collection_or_documents() {
+        let bad = rawdoc! { "$unionWith": { "pipeline": [ { "$match": {} } ] } };
+        assert_eq!(error(bad).kind, ErrorKind::FailedToParse);
+        let unknown = rawdoc! { "$unionWith": { "coll": "c", "x": 1 } };
+        assert_eq!(error(unknown).kind, ErrorKind::UnknownField);
+        let writer = rawdoc! { "$unionWith": { "coll": "c", "pipeline": [ { "$out": "o" } ] } };
+        assert_eq!(
+            error(writer).kind,
+            ErrorKind::Stage(StageError::WriteStageInUnionWith)
+        );
+    }
+
+    #[test]
+    fn bucket_and_sort_by_count_become_group_then_sort() {
+        for stage in [
+            rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [0, 10] } },
+            rawdoc! { "$sortByCount": "$x" },
+        ] {
+            let Stage::Sequence(seq) = parse_stage(&stage).unwrap() else {
+                panic!("a sequence")
+            };
+            assert!(matches!(
+                seq.as_slice(),
+                [Stage::Group { .. }, Stage::Sort(_)]
+            ));
+        }
+    }
+
+    #[test]
+    fn bucket_boundaries_ascend_within_one_type() {
+        let kind = |b: RawDocumentBuf| error(b).kind;
+        assert_eq!(
+            kind(rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [1, 1] } }),
+            ErrorKind::Stage(StageError::BucketBoundariesUnsorted)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [1, "b"] } }),
+            ErrorKind::Stage(StageError::BucketBoundaryTypes)
+        );
+        // Numbers of different types share a bracket.
+        assert!(
+            parse_stage(&rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [1, 2.5] } })
+                .is_ok()
+        );
+        assert_eq!(
+            kind(rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [0, 10], "default": 5 } }),
+            ErrorKind::Stage(StageError::BucketDefaultInRange)
+        );
+        // The highest boundary itself is outside the last bucket.
+        assert!(
+            parse_stage(
+                &rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [0, 10], "default": 10.0 } }
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn bucket_auto_refuses_granularity_rather_than_ignoring_it() {
+        let e = error(
+            rawdoc! { "$bucketAuto": { "groupBy": "$x", "buckets": 2, "granularity": "R5" } },
+        );
+        assert_eq!(e.kind, ErrorKind::NotImplemented);
+    }
+}
