@@ -898,3 +898,59 @@ async fn bucket_auto_cuts_sorted_input_into_even_buckets() {
         agg_err(&c, vec![doc! { "$bucketAuto": spec }], code).await;
     }
 }
+
+/// Manual, $topN / $bottom / $firstN / $maxN / $stdDevPop / $mergeObjects
+/// (the gamescores examples, cut down), and $firstN's missing 'n'
+/// (accumulator_multi.cpp: 5787906).
+#[tokio::test]
+async fn group_accumulators_that_keep_several_values() {
+    let node = TestNode::start();
+    let games = node.coll("app", "gamescores").await;
+    games
+        .insert_many(vec![
+            doc! { "playerId": "PlayerA", "gameId": "G1", "score": 31 },
+            doc! { "playerId": "PlayerB", "gameId": "G1", "score": 33 },
+            doc! { "playerId": "PlayerC", "gameId": "G1", "score": 99 },
+            doc! { "playerId": "PlayerD", "gameId": "G1", "score": 1 },
+            doc! { "playerId": "PlayerA", "gameId": "G2", "score": 10 },
+            doc! { "playerId": "PlayerB", "gameId": "G2", "score": 14 },
+        ])
+        .await
+        .unwrap();
+    let out = agg(
+        &games,
+        vec![
+            doc! { "$group": {
+                "_id": "$gameId",
+                "top3": { "$topN": { "output": ["$playerId", "$score"], "sortBy": { "score": -1 }, "n": 3 } },
+                "lowest": { "$bottom": { "output": "$playerId", "sortBy": { "score": -1 } } },
+                "first2": { "$firstN": { "input": "$playerId", "n": 2 } },
+                "max2": { "$maxN": { "input": "$score", "n": 2 } },
+                "spread": { "$stdDevPop": "$score" },
+                "players": { "$mergeObjects": { "$arrayToObject": [[["$playerId", "$score"]]] } },
+            } },
+            doc! { "$sort": { "_id": 1 } },
+        ],
+    )
+    .await;
+    assert_eq!(
+        out[1],
+        doc! {
+            "_id": "G2",
+            "top3": [["PlayerB", 14], ["PlayerA", 10]],
+            "lowest": "PlayerA",
+            "first2": ["PlayerA", "PlayerB"],
+            "max2": [14, 10],
+            "spread": 2.0,
+            "players": { "PlayerA": 10, "PlayerB": 14 },
+        }
+    );
+    assert_eq!(out[0].get_array("top3").unwrap().len(), 3, "{:?}", out[0]);
+    assert_eq!(out[0].get_str("lowest").unwrap(), "PlayerD");
+    agg_err(
+        &games,
+        vec![doc! { "$group": { "_id": null, "x": { "$firstN": { "input": "$score" } } } }],
+        5787906,
+    )
+    .await;
+}

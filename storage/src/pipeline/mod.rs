@@ -14,6 +14,7 @@ mod facet;
 mod kind;
 mod lookup;
 mod project;
+mod ranked;
 mod run;
 mod sample;
 mod sources;

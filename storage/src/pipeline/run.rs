@@ -167,6 +167,13 @@ impl<'s> Pipeline<'s> {
             *stage = match taken {
                 Stage::Match(f) => Stage::Match(f.collated(collation.clone())),
                 Stage::Sort(s) => Stage::Sort(s.collated(collation.clone())),
+                Stage::Group { id, accs } => Stage::Group {
+                    id,
+                    accs: accs
+                        .into_iter()
+                        .map(|(n, a)| (n, a.collated(collation.clone())))
+                        .collect(),
+                },
                 other => other,
             };
         }
@@ -366,7 +373,7 @@ impl<'s> Pipeline<'s> {
                 Stage::UnionWith(u) => u.run(&self.outer())?,
                 Stage::Documents(e) => documents(e)?,
                 Stage::Group { accs, .. } => {
-                    let names: Vec<String> = accs.iter().map(|(n, _)| n.clone()).collect();
+                    let accs = accs.clone();
                     let groups = std::mem::take(&mut self.groups[i]);
                     let mut by_key = groups.by_key;
                     groups
@@ -376,8 +383,8 @@ impl<'s> Pipeline<'s> {
                         .map(|(id, states)| {
                             let mut d = RawDocumentBuf::new();
                             d.append(bson::raw::cstr!("_id"), id);
-                            for (name, state) in names.iter().zip(states) {
-                                d.append(cstr(name), state.result());
+                            for ((name, acc), state) in accs.iter().zip(states) {
+                                d.append(cstr(name), state.result_of(acc));
                             }
                             d
                         })

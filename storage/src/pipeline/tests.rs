@@ -300,3 +300,154 @@ mod nested {
         assert_eq!(e.kind, ErrorKind::NotImplemented);
     }
 }
+
+mod accumulators {
+    //! The accumulators that keep several values, and `$stdDev*`,
+    //! `$mergeObjects`. Expected values from the manual's examples.
+
+    use bson::{doc, rawdoc};
+
+    use super::run;
+    use crate::error::{ErrorKind, StageError};
+    use crate::pipeline::parse_stage;
+
+    fn scores() -> Vec<bson::RawDocumentBuf> {
+        vec![
+            rawdoc! { "g": 1, "p": "a", "s": 31 },
+            rawdoc! { "g": 1, "p": "b", "s": 33 },
+            rawdoc! { "g": 1, "p": "c", "s": 99 },
+            rawdoc! { "g": 1, "p": "d", "s": 1 },
+            rawdoc! { "g": 1, "p": "e" },
+        ]
+    }
+
+    #[test]
+    fn first_last_min_max_n_keep_the_right_values_in_order() {
+        let out = run(
+            vec![rawdoc! { "$group": {
+                "_id": "$g",
+                "first": { "$firstN": { "input": "$s", "n": 2 } },
+                "last": { "$lastN": { "input": "$s", "n": 2 } },
+                "min": { "$minN": { "input": "$s", "n": 3 } },
+                "max": { "$maxN": { "input": "$s", "n": 2 } },
+            } }],
+            scores(),
+        );
+        assert_eq!(
+            out,
+            vec![doc! {
+                "_id": 1,
+                "first": [31, 33],
+                "last": [1, null],
+                "min": [1, 31, 33],
+                "max": [99, 33],
+            }]
+        );
+    }
+
+    #[test]
+    fn top_and_bottom_follow_sort_by() {
+        let out = run(
+            vec![rawdoc! { "$group": {
+                "_id": "$g",
+                "top": { "$top": { "output": "$p", "sortBy": { "s": -1 } } },
+                "bottom2": { "$bottomN": { "output": ["$p", "$s"], "sortBy": { "s": -1 }, "n": 2 } },
+                "top2": { "$topN": { "output": "$p", "sortBy": { "s": 1 }, "n": 2 } },
+            } }],
+            scores(),
+        );
+        // Missing sorts before numbers.
+        assert_eq!(
+            out,
+            vec![doc! {
+                "_id": 1,
+                "top": "c",
+                "bottom2": [["d", 1], ["e", null]],
+                "top2": ["e", "d"],
+            }]
+        );
+    }
+
+    #[test]
+    fn std_dev_and_merge_objects() {
+        let out = run(
+            vec![rawdoc! { "$group": {
+                "_id": null,
+                "pop": { "$stdDevPop": "$s" },
+                "samp": { "$stdDevSamp": "$s" },
+                "merged": { "$mergeObjects": "$m" },
+            } }],
+            vec![
+                rawdoc! { "s": 2, "m": { "a": 1, "b": 1 } },
+                rawdoc! { "s": 4, "m": null },
+                rawdoc! { "s": 4, "m": { "b": 2, "c": 3 } },
+                rawdoc! { "s": 4 },
+                rawdoc! { "s": 5 },
+                rawdoc! { "s": 5 },
+                rawdoc! { "s": 7 },
+                rawdoc! { "s": 9, "x": "not a number" },
+            ],
+        );
+        let d = &out[0];
+        assert_eq!(d.get_f64("pop").unwrap(), 2.0);
+        assert!((d.get_f64("samp").unwrap() - 2.138_089_935_299_395).abs() < 1e-12);
+        assert_eq!(
+            d.get_document("merged").unwrap(),
+            &doc! { "a": 1, "b": 2, "c": 3 }
+        );
+    }
+
+    #[test]
+    fn n_accumulators_refuse_bad_arguments() {
+        let kind = |acc: bson::RawDocumentBuf| {
+            parse_stage(&rawdoc! { "$group": { "_id": null, "x": acc } })
+                .unwrap_err()
+                .kind
+        };
+        let stage = |e| ErrorKind::Stage(e);
+        assert_eq!(
+            kind(rawdoc! { "$minN": 1 }),
+            stage(StageError::MinMaxNNotObject)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": 1 }),
+            stage(StageError::FirstLastNNotObject)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "input": "$a" } }),
+            stage(StageError::AccNMissingN)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": 1 } }),
+            stage(StageError::AccNMissingInput)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": 0, "input": "$a" } }),
+            stage(StageError::AccNNotPositive)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": 1.5, "input": "$a" } }),
+            stage(StageError::AccNNotIntegral)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": "1", "input": "$a" } }),
+            stage(StageError::AccNNotNumeric)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$top": { "output": "$a" } }),
+            stage(StageError::TopMissingSortBy)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$top": { "output": "$a", "sortBy": { "a": 1 }, "n": 1 } }),
+            stage(StageError::TopUnknownArgument)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$topN": { "output": "$a", "sortBy": { "a": 1 } } }),
+            stage(StageError::TopMissingN)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": "$x", "input": "$a" } }),
+            ErrorKind::NotImplemented
+        );
+    }
+}
