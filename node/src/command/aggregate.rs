@@ -113,12 +113,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
             let collation = collation.resolve(None);
             req.node
                 .read(move |snap| {
-                    let reads = ForeignReads {
-                        node: &node,
-                        db: &db,
-                        snap,
-                        deadline,
-                    };
+                    let reads = ForeignReads::new(&node, &db, snap, deadline);
                     let pipeline = Pipeline::new(stages)
                         .with_sources(&reads)
                         .collated(collation)
@@ -148,12 +143,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
                         QueryCursor::new(records, plan, spec.filter, spec.sort, 0, None)?
                             .with_time_limit(max_time)
                             .with_disk_use(disk_use);
-                    let reads = ForeignReads {
-                        node: &node,
-                        db: &db,
-                        snap,
-                        deadline,
-                    };
+                    let reads = ForeignReads::new(&node, &db, snap, deadline);
                     let mut pipeline = Pipeline::new(rest)
                         .with_sources(&reads)
                         .collated(collation)

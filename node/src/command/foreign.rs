@@ -20,11 +20,27 @@ use crate::context::NodeContext;
 
 /// The collections of one database, read on one snapshot.
 pub struct ForeignReads<'a> {
-    pub node: &'a NodeContext,
-    pub db: &'a str,
-    pub snap: &'a dyn Snapshot,
+    node: &'a NodeContext,
+    db: &'a str,
+    snap: &'a dyn Snapshot,
     /// When the command's `maxTimeMS` runs out.
-    pub deadline: Option<Instant>,
+    deadline: Option<Instant>,
+}
+
+impl<'a> ForeignReads<'a> {
+    pub fn new(
+        node: &'a NodeContext,
+        db: &'a str,
+        snap: &'a dyn Snapshot,
+        deadline: Option<Instant>,
+    ) -> Self {
+        ForeignReads {
+            node,
+            db,
+            snap,
+            deadline,
+        }
+    }
 }
 
 impl Sources for ForeignReads<'_> {
