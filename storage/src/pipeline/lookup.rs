@@ -295,7 +295,7 @@ fn join_filter(doc: &RawDocument, local: &str, foreign: &str) -> Result<Filter> 
 
 #[cfg(test)]
 mod tests {
-    use std::cell::Cell;
+    use std::cell::{Cell, RefCell};
     use std::collections::HashMap;
 
     use bson::{Document, rawdoc};
@@ -307,6 +307,9 @@ mod tests {
     struct Memory {
         colls: HashMap<&'static str, Vec<RawDocumentBuf>>,
         scans: Cell<usize>,
+        /// The paths each scan's filter constrains at its top level (what
+        /// an index could serve).
+        indexable: RefCell<Vec<Vec<String>>>,
     }
 
     impl Sources for Memory {
@@ -317,6 +320,10 @@ mod tests {
             each: &mut dyn FnMut(RawDocumentBuf) -> Result<bool>,
         ) -> Result<()> {
             self.scans.set(self.scans.get() + 1);
+            let paths = filter.top_level_predicates().into_iter();
+            self.indexable
+                .borrow_mut()
+                .push(paths.map(|(p, _)| p.to_owned()).collect());
             for d in self.colls.get(coll).into_iter().flatten() {
                 if filter.matches(d)? && !each(d.clone())? {
                     break;
@@ -345,6 +352,7 @@ mod tests {
         Memory {
             colls: HashMap::from([("f", foreign)]),
             scans: Cell::new(0),
+            indexable: RefCell::new(Vec::new()),
         }
     }
 
@@ -422,6 +430,32 @@ mod tests {
             out.iter().map(joined).collect::<Vec<_>>(),
             vec![vec![1], vec![1, 2, 3]]
         );
+    }
+
+    #[test]
+    fn expr_equality_on_a_variable_reaches_the_scan_as_a_query_predicate() {
+        let m = memory();
+        let stage = rawdoc! { "$lookup": {
+            "from": "f",
+            "let": { "want": "$w" },
+            "pipeline": [ { "$match": { "$expr": { "$and": [ { "$eq": ["$$want", "$k"] }, { "$gt": ["$_id", 0] } ] } } } ],
+            "as": "j",
+        } };
+        let out = run(
+            &m,
+            stage,
+            vec![rawdoc! { "w": 1 }, rawdoc! { "w": "abc" }, rawdoc! {}],
+        );
+        // Same answers as the expression alone: arrays holding the value
+        // are not joined; a missing variable equals a missing field.
+        assert_eq!(
+            out.iter().map(joined).collect::<Vec<_>>(),
+            vec![vec![1], vec![6], vec![4]]
+        );
+        let indexable = m.indexable.borrow();
+        assert!(indexable[0].contains(&"k".to_owned()), "{indexable:?}");
+        // A missing variable implies nothing.
+        assert!(!indexable[2].contains(&"k".to_owned()), "{indexable:?}");
     }
 
     #[test]

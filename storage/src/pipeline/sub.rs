@@ -9,7 +9,7 @@
 //! is parsed, so a forbidden stage is reported as forbidden even when ebb
 //! would not run it anywhere (`$out`, `$merge`).
 
-use bson::{RawArray, RawBsonRef, RawDocumentBuf, rawdoc};
+use bson::{RawArray, RawBson, RawBsonRef, RawDocumentBuf, rawdoc};
 
 use super::expr::Env;
 use super::kind::{ParseStage, Stage, SubPipeline, UnionWith};
@@ -80,13 +80,105 @@ impl SubPipeline {
     /// The stages with each pending variable bound to its value for one
     /// input document: parsed again, so the values are constants as a
     /// command's `let` variables are.
-    pub(super) fn bound(&self, vars: Vec<(&str, Option<bson::RawBson>)>) -> Result<Vec<Stage>> {
+    pub(super) fn bound(&self, vars: Vec<(&str, Option<RawBson>)>) -> Result<Vec<Stage>> {
         let mut env = self.env.clone();
         for (name, value) in vars {
             env.bind(name, value);
         }
-        parse_all(&self.raw, &env, self.parse)
+        match self.raw.first().and_then(|m| implied_equalities(m, &env)) {
+            Some(narrowed) => {
+                let mut raw = self.raw.clone();
+                raw[0] = narrowed;
+                parse_all(&raw, &env, self.parse)
+            }
+            None => parse_all(&self.raw, &env, self.parse),
+        }
     }
+}
+
+/// A leading `{$match: {$expr: …}}` whose expression requires `$field` to
+/// equal a constant or a bound variable (`{$eq: ["$f", "$$v"]}`, alone or
+/// inside `$and`) as the same match with `{f: {$eq: v}}` ANDed to it: the
+/// query predicate holds for every document the expression accepts (it
+/// also matches arrays holding the value, and missing for null), so the
+/// result is unchanged and the planner can use an index on `f` — the
+/// classic `let` + `$expr` join stays a point lookup per document.
+fn implied_equalities(stage: &bson::RawDocument, env: &Env) -> Option<RawDocumentBuf> {
+    let (name, spec) = stage_name(stage)?;
+    let (RawBsonRef::Document(m), "$match") = (spec, name) else {
+        return None;
+    };
+    let expr = m.get("$expr").ok()??;
+    let mut found = Vec::new();
+    required_equalities(expr, env, &mut found);
+    if found.is_empty() {
+        return None;
+    }
+    let mut all = bson::RawArrayBuf::new();
+    all.push(m.to_owned());
+    for (path, value) in found {
+        let mut eq = RawDocumentBuf::new();
+        eq.append(super::expr::cstr("$eq"), value);
+        let mut clause = RawDocumentBuf::new();
+        clause.append(super::expr::cstr(path), eq);
+        all.push(clause);
+    }
+    Some(rawdoc! { "$match": { "$and": all } })
+}
+
+fn required_equalities<'a>(expr: RawBsonRef<'a>, env: &Env, found: &mut Vec<(&'a str, RawBson)>) {
+    let RawBsonRef::Document(d) = expr else {
+        return;
+    };
+    let mut it = d.iter();
+    let (Some(Ok((op, RawBsonRef::Array(args)))), None) = (it.next(), it.next()) else {
+        return;
+    };
+    let args: Vec<RawBsonRef<'a>> = args.into_iter().filter_map(|a| a.ok()).collect();
+    match (op.as_str(), args.as_slice()) {
+        ("$and", items) => {
+            for item in items {
+                required_equalities(*item, env, found);
+            }
+        }
+        ("$eq", [a, b]) => {
+            if let Some(pair) = field_equals(*a, *b, env).or_else(|| field_equals(*b, *a, env)) {
+                found.push(pair);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `("f", value)` when `field` is `"$f"` (a plain field path) and `value`
+/// is a bound variable or a literal a query can compare with.
+fn field_equals<'a>(
+    field: RawBsonRef<'a>,
+    value: RawBsonRef<'_>,
+    env: &Env,
+) -> Option<(&'a str, RawBson)> {
+    let RawBsonRef::String(f) = field else {
+        return None;
+    };
+    let path = f.strip_prefix('$').filter(|p| !p.starts_with('$'))?;
+    if path.split('.').any(|c| c.is_empty() || c.starts_with('$')) {
+        return None;
+    }
+    let value = match value {
+        RawBsonRef::String(v) if v.starts_with("$$") => env.var(&v[2..])??.clone(),
+        RawBsonRef::String(v) if v.starts_with('$') => return None,
+        RawBsonRef::Document(_) | RawBsonRef::Array(_) => return None,
+        literal => literal.into(),
+    };
+    let plain = match &value {
+        RawBson::Undefined => false,
+        // An operator-looking document would be read as an operator.
+        RawBson::Document(d) => {
+            !matches!(d.iter().next(), Some(Ok((k, _))) if k.as_str().starts_with('$'))
+        }
+        _ => true,
+    };
+    plain.then_some((path, value))
 }
 
 /// The elements of a nested pipeline, each a document.
