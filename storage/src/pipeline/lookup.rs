@@ -188,7 +188,8 @@ impl Lookup {
             }
             array.push(d);
         }
-        set_fields(doc, vec![(&self.as_field, Some(RawBson::Array(array)))])
+        let path: Vec<&str> = self.as_field.split('.').collect();
+        set_path(doc, &path, RawBson::Array(array))
     }
 
     fn joined(&mut self, doc: &RawDocument, outer: &Outer<'_>) -> Result<Vec<RawDocumentBuf>> {
@@ -222,7 +223,7 @@ impl Lookup {
     }
 }
 
-/// `as` must be a field path; ebb sets top-level fields only.
+/// `as` must be a field path.
 fn check_as_field(as_field: &str) -> Result<()> {
     if as_field.is_empty() {
         return Err(Error::new(
@@ -230,16 +231,37 @@ fn check_as_field(as_field: &str) -> Result<()> {
             "FieldPath cannot be constructed with empty string",
         ));
     }
-    if as_field.starts_with('$') {
-        return Err(Error::new(
-            ErrorKind::DollarPrefixedFieldPathComponent,
-            format!("FieldPath field names may not start with '$'. Given: {as_field}"),
-        ));
-    }
-    if as_field.contains('.') {
-        return Err(Error::not_implemented("a dotted 'as' path in $lookup"));
+    for component in as_field.split('.') {
+        if component.is_empty() {
+            return Err(Error::new(
+                ErrorKind::EmptyFieldPathComponent,
+                "FieldPath field names may not be empty strings.",
+            ));
+        }
+        if component.starts_with('$') {
+            return Err(Error::new(
+                ErrorKind::DollarPrefixedFieldPathComponent,
+                format!("FieldPath field names may not start with '$'. Given: {as_field}"),
+            ));
+        }
     }
     Ok(())
+}
+
+/// `doc` with `value` at the dotted `path`, as mongod sets `as`: a field
+/// on the way that is not a document (an array included) becomes one.
+fn set_path(doc: &RawDocument, path: &[&str], value: RawBson) -> Result<RawDocumentBuf> {
+    let (first, rest) = match path {
+        [first] => return set_fields(doc, vec![(first, Some(value))]),
+        [first, rest @ ..] => (*first, rest),
+        [] => return Ok(doc.to_owned()),
+    };
+    let empty = RawDocumentBuf::new();
+    let child = match doc.get(first)? {
+        Some(RawBsonRef::Document(d)) => set_path(d, rest, value)?,
+        _ => set_path(&empty, rest, value)?,
+    };
+    set_fields(doc, vec![(first, Some(RawBson::Document(child)))])
 }
 
 /// The filter on `foreign` that finds what `doc`'s `local` values join.
@@ -405,6 +427,43 @@ mod tests {
     }
 
     #[test]
+    fn dotted_as_sets_a_nested_field() {
+        let m = memory();
+        let stage = rawdoc! { "$lookup": { "from": "f", "localField": "l", "foreignField": "k", "as": "x.y" } };
+        let out = run(
+            &m,
+            stage,
+            vec![
+                rawdoc! { "l": 1, "x": { "z": 1 } },
+                rawdoc! { "l": 1, "x": [1] },
+            ],
+        );
+        assert_eq!(
+            out[0].get_document("x").unwrap().get_document("z").ok(),
+            None
+        );
+        assert_eq!(out[0].get_document("x").unwrap().get_i32("z").unwrap(), 1);
+        assert_eq!(
+            out[0]
+                .get_document("x")
+                .unwrap()
+                .get_array("y")
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            out[1]
+                .get_document("x")
+                .unwrap()
+                .get_array("y")
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
     fn uncorrelated_pipeline_runs_once() {
         let m = memory();
         let stage = rawdoc! { "$lookup": { "from": "f", "pipeline": [ { "$match": { "_id": { "$lt": 3 } } } ], "as": "j" } };
@@ -498,6 +557,10 @@ mod tests {
         assert_eq!(
             kind(rawdoc! { "from": "f", "pipeline": [], "as": "$j" }),
             ErrorKind::DollarPrefixedFieldPathComponent
+        );
+        assert_eq!(
+            kind(rawdoc! { "from": "f", "pipeline": [], "as": "a..b" }),
+            ErrorKind::EmptyFieldPathComponent
         );
     }
 }
