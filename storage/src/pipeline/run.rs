@@ -370,7 +370,13 @@ impl<'s> Pipeline<'s> {
                     }
                     held
                 }
-                Stage::UnionWith(u) => u.run(&self.outer())?,
+                Stage::UnionWith(u) => {
+                    // Its documents go on one at a time, so a union with a
+                    // large collection is held only by what follows.
+                    let (u, outer) = (u.clone(), self.outer());
+                    u.run(&outer, &mut |d| self.run_from(i + 1, d))?;
+                    continue;
+                }
                 Stage::Documents(e) => documents(e)?,
                 Stage::Group { accs, .. } => {
                     let accs = accs.clone();

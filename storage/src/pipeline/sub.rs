@@ -413,15 +413,25 @@ impl UnionWith {
         Ok(UnionWith { coll, pipeline })
     }
 
-    /// The documents `$unionWith` adds after its input.
-    pub(super) fn run(&self, outer: &Outer<'_>) -> Result<Vec<RawDocumentBuf>> {
-        run_over(
-            outer,
-            self.coll.as_deref(),
-            None,
-            self.pipeline.stages.clone(),
-            None,
-        )
+    /// Feeds `next` the documents `$unionWith` adds after its input: a
+    /// collection's documents straight from the scan when there is no
+    /// pipeline, else the pipeline's output.
+    pub(super) fn run(
+        &self,
+        outer: &Outer<'_>,
+        next: &mut dyn FnMut(RawDocumentBuf) -> Result<()>,
+    ) -> Result<()> {
+        if let (Some(coll), true) = (&self.coll, self.pipeline.stages.is_empty()) {
+            let all = Filter::parse(&rawdoc! {})?;
+            return outer
+                .sources()?
+                .scan(coll, all, &mut |d| next(d).map(|()| true));
+        }
+        let stages = self.pipeline.stages.clone();
+        for d in run_over(outer, self.coll.as_deref(), None, stages, None)? {
+            next(d)?;
+        }
+        Ok(())
     }
 }
 
