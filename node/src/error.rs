@@ -7,7 +7,7 @@
 //! client. A command error is an `{ok: 0}` reply; the connection lives on.
 
 use bson::{Document, RawDocumentBuf, doc};
-use ebb_storage::error::ExprError;
+use ebb_storage::error::{ExprError, StageError};
 use ebb_storage::{Error as StorageError, ErrorKind};
 
 /// A failed command, as the client will see it.
@@ -413,6 +413,65 @@ expr_code_table! {
     StartOfWeekUnknown = 5439018,
 }
 
+/// MongoDB's code for each misuse of a stage (mongod's location codes).
+pub fn stage_code(e: StageError) -> i32 {
+    use StageError::*;
+    match e {
+        WriteStageInLookup => 51047,
+        WriteStageInUnionWith => 31441,
+        NotAllowedInFacet => 40600,
+        LookupTooLarge => 4568,
+        FacetTooLarge => 4031700,
+        NotFirstStage => 40602,
+        DocumentsNotArray => 5858203,
+        FacetSpecNotObject => 40169,
+        FacetNotArray => 40170,
+        FacetStageNotObject => 40171,
+        BucketNotObject => 40201,
+        BucketGroupBy => 40202,
+        BucketBoundariesNotArray => 40200,
+        BucketBoundaryNotConstant => 40191,
+        BucketTooFewBoundaries => 40192,
+        BucketBoundaryTypes => 40193,
+        BucketBoundariesUnsorted => 40194,
+        BucketDefaultNotConstant => 40195,
+        BucketOutputNotObject => 40196,
+        BucketUnknownOption => 40197,
+        BucketMissingRequired => 40198,
+        BucketDefaultInRange => 40199,
+        BucketAutoNotObject => 40240,
+        BucketAutoGroupBy => 40239,
+        BucketAutoBucketsType => 40241,
+        BucketAutoBucketsNotInt => 40242,
+        BucketAutoBucketsNotPositive => 40243,
+        BucketAutoOutputNotObject => 40244,
+        BucketAutoUnknownOption => 40245,
+        BucketAutoMissingRequired => 40246,
+        BucketAutoGranularityType => 40261,
+        MinMaxNNotObject => 5787900,
+        FirstLastNNotObject => 5787801,
+        AccNUnknownArgument => 5787901,
+        AccNMissingN => 5787906,
+        AccNMissingInput => 5787907,
+        AccNNotNumeric => 5787902,
+        AccNNotIntegral => 5787903,
+        AccNNotPositive => 5787908,
+        TopNotObject => 5788001,
+        TopUnknownArgument => 5788002,
+        TopMissingN => 5788003,
+        TopMissingOutput => 5788004,
+        TopMissingSortBy => 5788005,
+        SortByCountObject => 40147,
+        SortByCountString => 40148,
+        SortByCountType => 40149,
+        SampleNotObject => 28745,
+        SampleSizeType => 28746,
+        SampleSizeNotPositive => 28747,
+        SampleUnknownOption => 28748,
+        SampleWithoutSize => 28749,
+    }
+}
+
 /// The code of each storage error kind.
 pub fn code_of(kind: ErrorKind) -> i32 {
     use ErrorKind::*;
@@ -485,6 +544,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         ReplaceRootNotObject => REPLACE_ROOT_NOT_OBJECT,
         ReplaceRootSpecNotObject => REPLACE_ROOT_SPEC_NOT_OBJECT,
         Expression(e) => expr_code(e),
+        Stage(e) => stage_code(e),
         ConversionFailure => CONVERSION_FAILURE,
         Overflow => OVERFLOW,
         JavaScriptDisabled => NO_JAVASCRIPT_ENGINE,

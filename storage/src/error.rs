@@ -161,6 +161,9 @@ pub enum ErrorKind {
     ReplaceRootSpecNotObject,
     /// An aggregation expression failed to parse or to evaluate.
     Expression(ExprError),
+    /// A stage that reads other collections, nests pipelines or groups
+    /// into buckets was misused or outgrew its limit.
+    Stage(StageError),
     /// A value cannot be converted to the type asked for (`$convert`,
     /// `$dateFromString`); the failure `onError` catches.
     ConversionFailure,
@@ -299,6 +302,74 @@ impl From<bson::error::Error> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A misused or oversized aggregation stage (`$lookup`, `$unionWith`,
+/// `$documents`, `$facet`, `$bucket`, `$bucketAuto`, `$sortByCount`,
+/// `$sample`): one variant for each place mongod reports a distinct code
+/// (`ebb-node` maps each to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StageError {
+    /// `$out`/`$merge` inside `$lookup`'s pipeline.
+    WriteStageInLookup,
+    /// `$out`/`$merge` inside `$unionWith`'s pipeline.
+    WriteStageInUnionWith,
+    /// A stage `$facet` may not hold, at any depth.
+    NotAllowedInFacet,
+    /// The documents one `$lookup` joins to one input document outgrew
+    /// the intermediate-document limit.
+    LookupTooLarge,
+    /// `$facet`'s output document outgrew the intermediate-document limit.
+    FacetTooLarge,
+    /// A stage that must come first (`$documents`) came later.
+    NotFirstStage,
+    /// `$documents` did not evaluate to an array.
+    DocumentsNotArray,
+    FacetSpecNotObject,
+    FacetNotArray,
+    FacetStageNotObject,
+    BucketNotObject,
+    BucketGroupBy,
+    BucketBoundariesNotArray,
+    BucketBoundaryNotConstant,
+    BucketTooFewBoundaries,
+    BucketBoundaryTypes,
+    BucketBoundariesUnsorted,
+    BucketDefaultNotConstant,
+    BucketOutputNotObject,
+    BucketUnknownOption,
+    BucketMissingRequired,
+    BucketDefaultInRange,
+    BucketAutoNotObject,
+    BucketAutoGroupBy,
+    BucketAutoBucketsType,
+    BucketAutoBucketsNotInt,
+    BucketAutoBucketsNotPositive,
+    BucketAutoOutputNotObject,
+    BucketAutoUnknownOption,
+    BucketAutoMissingRequired,
+    BucketAutoGranularityType,
+    MinMaxNNotObject,
+    FirstLastNNotObject,
+    AccNUnknownArgument,
+    AccNMissingN,
+    AccNMissingInput,
+    AccNNotNumeric,
+    AccNNotIntegral,
+    AccNNotPositive,
+    TopNotObject,
+    TopUnknownArgument,
+    TopMissingN,
+    TopMissingOutput,
+    TopMissingSortBy,
+    SortByCountObject,
+    SortByCountString,
+    SortByCountType,
+    SampleNotObject,
+    SampleSizeType,
+    SampleSizeNotPositive,
+    SampleUnknownOption,
+    SampleWithoutSize,
+}
 
 /// A failed aggregation expression: one variant for each place mongod
 /// reports a distinct code (`ebb-node` maps each to it). Variants are named

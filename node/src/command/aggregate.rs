@@ -4,17 +4,23 @@
 //! `$match` (and a `$sort` right after it) becomes the query the planner
 //! sees, so it can use an index; the remaining stages run in memory over
 //! that query's documents, within the 100 MiB blocking-stage limit, and the
-//! results are returned through a cursor. This file only parses the
-//! command's own arguments and wires the pieces together.
+//! results are returned through a cursor. Stages that read other
+//! collections do so through `foreign.rs`. `aggregate: 1` runs a pipeline
+//! that starts with `$documents`. This file only parses the command's own
+//! arguments and wires the pieces together.
+
+use std::time::Instant;
 
 use bson::RawBsonRef;
+use ebb_config::limits::MAX_BSON_OBJECT_BYTES;
 use ebb_storage::Error as StorageError;
 use ebb_storage::encoding::display::type_name;
-use ebb_storage::pipeline::{Pipeline, Stage, parse_stage_in};
+use ebb_storage::pipeline::{Pipeline, Stage, check_top_level, parse_stage_in};
 use ebb_storage::query::exec::QueryCursor;
 use ebb_storage::query::plan::{self, QuerySpec};
 
 use super::find::respond;
+use super::foreign::ForeignReads;
 use super::{Request, check_collection_name, query};
 use crate::args::{Args, as_i64};
 use crate::context::NodeContext;
@@ -34,8 +40,12 @@ const ARGS: &[&str] = &[
 
 pub async fn aggregate(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, ARGS)?;
+    // `aggregate: 1` runs a pipeline that reads no collection of its own
+    // (it starts with $documents).
+    let collectionless = as_i64(args.command_value()) == Some(1);
     let name = match args.command_value() {
         RawBsonRef::String(s) => s,
+        _ if collectionless => "$cmd.aggregate",
         _ => {
             return Err(CommandError::new(
                 codes::INVALID_NAMESPACE,
@@ -43,7 +53,9 @@ pub async fn aggregate(req: Request) -> CommandResult {
             ));
         }
     };
-    check_collection_name(&req.db, name)?;
+    if !collectionless {
+        check_collection_name(&req.db, name)?;
+    }
     let Some(pipeline) = args.array("pipeline")? else {
         return Err(args.missing("pipeline"));
     };
@@ -81,6 +93,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
             }
         }
     }
+    check_top_level(&stages, collectionless)?;
     NodeContext::count(&req.node.opcounters.command, 1);
     let ns = format!("{}.{name}", req.db);
     let collation = query::collation(args.get("collation"))?;
@@ -88,8 +101,27 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let max_time = query::max_time(&args)?;
     let allow_disk_use = args.bool("allowDiskUse")?.unwrap_or(false);
     let disk_use = req.node.disk_use(allow_disk_use);
-    let results = match req.node.collection(&req.db, name) {
-        None => Vec::new(),
+    let deadline = max_time.map(|limit| Instant::now() + limit);
+    let (node, db) = (req.node.clone(), req.db.clone());
+    let results = match req
+        .node
+        .collection(&req.db, name)
+        .filter(|_| !collectionless)
+    {
+        // No input: the stages still run ($documents, $unionWith, $facet).
+        None => {
+            let collation = collation.resolve(None);
+            req.node
+                .read(move |snap| {
+                    let reads = ForeignReads::new(&node, &db, snap, deadline);
+                    let pipeline = Pipeline::new(stages)
+                        .with_sources(&reads)
+                        .collated(collation)
+                        .disk_use_allowed(allow_disk_use);
+                    Ok(pipeline.finish()?)
+                })
+                .await?
+        }
         Some(entry) => {
             let mut rest = stages.into_iter().peekable();
             let filter = match rest.next_if(|s| matches!(s, Stage::Match(_))) {
@@ -110,7 +142,9 @@ pub async fn aggregate(req: Request) -> CommandResult {
                     let mut cursor = QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, None)?
                         .with_time_limit(max_time)
                         .with_disk_use(disk_use);
+                    let reads = ForeignReads::new(&node, &db, snap, deadline);
                     let mut pipeline = Pipeline::new(rest)
+                        .with_sources(&reads)
                         .collated(collation)
                         .disk_use_allowed(allow_disk_use);
                     let mut failure = None;
@@ -129,6 +163,18 @@ pub async fn aggregate(req: Request) -> CommandResult {
                 .await?
         }
     };
+    if let Some(big) = results
+        .iter()
+        .find(|d| d.as_bytes().len() > MAX_BSON_OBJECT_BYTES)
+    {
+        return Err(CommandError::new(
+            codes::BSON_OBJECT_TOO_LARGE,
+            format!(
+                "BSONObj size: {} is invalid. Size must be between 0 and {MAX_BSON_OBJECT_BYTES}",
+                big.as_bytes().len()
+            ),
+        ));
+    }
     let cursor = OpenCursor::new(ns, Source::Buffered(results.into()));
     respond(&req.node, cursor, batch_size, true, false).await
 }

@@ -15,6 +15,7 @@ pub mod delete;
 pub mod explain;
 pub mod find;
 pub mod find_and_modify;
+pub mod foreign;
 pub mod handshake;
 pub mod indexes;
 pub mod insert;

@@ -1,6 +1,8 @@
 //! `$group` accumulators: `$sum`, `$avg`, `$min`, `$max`, `$first`,
-//! `$last`, `$push`, `$addToSet` and `$count`, parsed from a group field
-//! and kept as running state per group.
+//! `$last`, `$push`, `$addToSet`, `$count`, `$stdDevPop`, `$stdDevSamp` and
+//! `$mergeObjects`, parsed from a group field and kept as running state per
+//! group; the ones that keep several values (`$firstN`, `$top`, …) are
+//! parsed and run by `ranked`.
 //!
 //! `$sum` and `$avg` add with the same number type as `$inc`
 //! (`encoding::arith`), so the two never disagree on a result's type or
@@ -10,6 +12,7 @@
 use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocument};
 
 use super::expr::{Env, Expr};
+use super::ranked::{KeepN, TopN};
 use crate::encoding::arith::Num;
 use crate::encoding::cmp::Cmp;
 use crate::error::{Error, ErrorKind, Result};
@@ -25,6 +28,14 @@ pub enum Acc {
     Last(Expr),
     Push(Expr),
     AddToSet(Expr),
+    /// `$stdDevPop` (`sample` false) and `$stdDevSamp`.
+    StdDev {
+        e: Expr,
+        sample: bool,
+    },
+    MergeObjects(Expr),
+    KeepN(Box<KeepN>),
+    TopN(Box<TopN>),
 }
 
 impl Acc {
@@ -60,6 +71,21 @@ impl Acc {
             "$push" => Acc::Push(e()?),
             "$addToSet" => Acc::AddToSet(e()?),
             "$count" => Acc::Sum(Expr::constant(RawBson::Int32(1))),
+            "$stdDevPop" => Acc::StdDev {
+                e: e()?,
+                sample: false,
+            },
+            "$stdDevSamp" => Acc::StdDev {
+                e: e()?,
+                sample: true,
+            },
+            "$mergeObjects" => Acc::MergeObjects(e()?),
+            "$firstN" | "$lastN" | "$minN" | "$maxN" => {
+                Acc::KeepN(Box::new(KeepN::parse(op.as_str(), arg, env)?))
+            }
+            "$top" | "$bottom" | "$topN" | "$bottomN" => {
+                Acc::TopN(Box::new(TopN::parse(op.as_str(), arg, env)?))
+            }
             other if other.starts_with('$') => {
                 return Err(Error::not_implemented(&format!(
                     "the accumulator '{other}'"
@@ -75,6 +101,20 @@ impl Acc {
     }
 }
 
+impl Acc {
+    /// The same accumulator ordering strings by `collation` (`$top`'s
+    /// `sortBy`; the others compare through the group's comparator).
+    pub(crate) fn collated(
+        self,
+        collation: Option<std::sync::Arc<crate::encoding::collation::Collation>>,
+    ) -> Acc {
+        match self {
+            Acc::TopN(t) => Acc::TopN(Box::new(t.collated(collation))),
+            other => other,
+        }
+    }
+}
+
 /// The running state of one accumulator in one group.
 #[derive(Debug, Clone)]
 pub(crate) enum AccState {
@@ -83,6 +123,13 @@ pub(crate) enum AccState {
     Avg(Num, u64),
     Pick(Option<RawBson>),
     List(Vec<RawBson>),
+    /// Count, mean and sum of squared deviations of the numbers seen
+    /// (Welford's running form).
+    Moments(u64, f64, f64),
+    /// Fields merged so far, in first-seen order.
+    Merged(Vec<(String, RawBson)>),
+    /// Documents kept in `sortBy` order, with their outputs.
+    Ranked(Vec<(bson::RawDocumentBuf, RawBson)>),
 }
 
 /// A value as a number, if it is one.
@@ -96,7 +143,10 @@ impl AccState {
             Acc::Sum(_) => AccState::Sum(Num::Int(0)),
             Acc::Avg(_) => AccState::Avg(Num::Int(0), 0),
             Acc::Min(_) | Acc::Max(_) | Acc::First(_) | Acc::Last(_) => AccState::Pick(None),
-            Acc::Push(_) | Acc::AddToSet(_) => AccState::List(Vec::new()),
+            Acc::Push(_) | Acc::AddToSet(_) | Acc::KeepN(_) => AccState::List(Vec::new()),
+            Acc::StdDev { .. } => AccState::Moments(0, 0.0, 0.0),
+            Acc::MergeObjects(_) => AccState::Merged(Vec::new()),
+            Acc::TopN(_) => AccState::Ranked(Vec::new()),
         }
     }
 
@@ -160,13 +210,45 @@ impl AccState {
                     list.push(v);
                 }
             }
+            (AccState::Moments(count, mean, m2), Acc::StdDev { e, .. }) => {
+                if let Some(x) = e.eval(doc)?.as_ref().and_then(number) {
+                    let x = x.to_f64();
+                    *count += 1;
+                    let delta = x - *mean;
+                    *mean += delta / *count as f64;
+                    *m2 += delta * (x - *mean);
+                }
+            }
+            (AccState::Merged(fields), Acc::MergeObjects(e)) => merge_into(fields, e.eval(doc)?)?,
+            (AccState::List(kept), Acc::KeepN(k)) => k.add(kept, doc, cmp)?,
+            (AccState::Ranked(ranked), Acc::TopN(t)) => t.add(ranked, doc)?,
             _ => {}
         }
         Ok(())
     }
 
-    /// The group's value for this accumulator.
-    pub fn result(self) -> RawBson {
+    /// The group's value for accumulator `acc`.
+    pub fn result_of(self, acc: &Acc) -> RawBson {
+        match (self, acc) {
+            (AccState::Moments(count, _, m2), Acc::StdDev { sample, .. }) => {
+                let n = if *sample {
+                    count.saturating_sub(1)
+                } else {
+                    count
+                };
+                if n == 0 {
+                    RawBson::Null
+                } else {
+                    RawBson::Double((m2 / n as f64).sqrt())
+                }
+            }
+            (AccState::Ranked(ranked), Acc::TopN(t)) => t.result(ranked),
+            (state, _) => state.result(),
+        }
+    }
+
+    /// The group's value, for states that need no accumulator to say it.
+    fn result(self) -> RawBson {
         match self {
             AccState::Sum(n) => n.to_bson(),
             AccState::Avg(_, 0) => RawBson::Null,
@@ -179,6 +261,41 @@ impl AccState {
                 }
                 RawBson::Array(a)
             }
+            AccState::Merged(fields) => {
+                let mut d = bson::RawDocumentBuf::new();
+                for (k, v) in fields {
+                    d.append(super::expr::cstr(&k), v);
+                }
+                RawBson::Document(d)
+            }
+            // Only reached through result_of, which handles both.
+            AccState::Moments(..) | AccState::Ranked(_) => RawBson::Null,
         }
+    }
+}
+
+/// `$mergeObjects`: a document's fields replace earlier values of the
+/// same name (keeping their place); null and missing are skipped.
+fn merge_into(fields: &mut Vec<(String, RawBson)>, value: Option<RawBson>) -> Result<()> {
+    match value {
+        None | Some(RawBson::Null) | Some(RawBson::Undefined) => Ok(()),
+        Some(RawBson::Document(d)) => {
+            for el in d.iter() {
+                let (k, v) = el?;
+                let v = RawBson::from(v);
+                match fields.iter_mut().find(|(name, _)| name == k.as_str()) {
+                    Some((_, old)) => *old = v,
+                    None => fields.push((k.as_str().to_owned(), v)),
+                }
+            }
+            Ok(())
+        }
+        Some(other) => Err(Error::new(
+            ErrorKind::Expression(crate::error::ExprError::MergeObjectsType),
+            format!(
+                "$mergeObjects requires object inputs, but input is of type {}",
+                crate::encoding::display::type_name(&other.as_raw_bson_ref())
+            ),
+        )),
     }
 }

@@ -8,17 +8,28 @@
 //! Errors carry semantic kinds; the node maps them to MongoDB's codes.
 
 mod accumulator;
+mod bucket;
 mod expr;
+mod facet;
+mod kind;
+mod lookup;
 mod project;
+mod ranked;
 mod run;
+mod sample;
+mod sources;
 mod stage;
+mod sub;
 
 #[cfg(test)]
 mod tests;
 
 pub use accumulator::Acc;
 pub use expr::{Comparator, Env, Expr, binary_order};
+pub use kind::Stage;
 pub(crate) use project::is_flag_or_nested;
 pub use project::{ComputedProjection, Project};
 pub use run::Pipeline;
-pub use stage::{Stage, parse_stage, parse_stage_in, parse_update_stage};
+pub use sources::Sources;
+pub use stage::{parse_stage, parse_stage_in, parse_update_stage};
+pub use sub::check_top_level;

@@ -1,7 +1,9 @@
 //! Running a parsed pipeline over documents fed one at a time: streaming
 //! stages pass each document on, blocking stages (`$sort`, `$group`,
-//! `$count`) hold their input until [`Pipeline::finish`], within the
-//! blocking-stage memory limit.
+//! `$count`, `$facet`, `$sample`) hold their input until
+//! [`Pipeline::finish`], within the blocking-stage memory limit. Stages
+//! that read other collections do so through the pipeline's [`Sources`];
+//! their nested pipelines run as pipelines of their own ([`Outer`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,23 +13,27 @@ use ebb_config::limits::MAX_SORT_BYTES;
 
 use super::accumulator::AccState;
 use super::expr::{Expr, cstr};
+use super::kind::Stage;
 use super::project::set_fields;
-use super::stage::Stage;
+use super::sample::Rng;
+use super::sources::Sources;
 use crate::encoding::cmp::Cmp;
 use crate::encoding::collation::Collation;
 use crate::encoding::display::{shell, type_name as display_type_name};
 use crate::encoding::keycode::encode_collated;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, StageError};
 
 /// Memory a new group is charged (its key and states are small).
 const GROUP_OVERHEAD_BYTES: u64 = 64;
 
 /// Running state of the stages.
-pub struct Pipeline {
+pub struct Pipeline<'s> {
     stages: Vec<Stage>,
     /// Per stage: documents seen (`$skip`/`$limit`, `$count`) or bytes held.
     counters: Vec<u64>,
     held: Vec<Vec<RawDocumentBuf>>,
+    /// Per stage: bytes `$sample` holds.
+    held_bytes: Vec<u64>,
     groups: Vec<Groups>,
     out: Vec<RawDocumentBuf>,
     bytes: usize,
@@ -36,6 +42,49 @@ pub struct Pipeline {
     collation: Option<Arc<Collation>>,
     /// `allowDiskUse` was given (see [`memory_error`]).
     disk_use_allowed: bool,
+    /// Where `$lookup` and `$unionWith` read other collections.
+    sources: Option<&'s dyn Sources>,
+    /// The error when the output outgrows the limit, for a pipeline nested
+    /// in a stage with a limit of its own (`$lookup`, `$facet`); None for
+    /// the blocking-stage memory error.
+    overflow: Option<StageError>,
+    /// `$sample`'s random numbers, made when first needed.
+    rng: Option<Rng>,
+}
+
+/// What a pipeline nested in a stage inherits from the pipeline it runs
+/// in: where to read collections, the collation, `allowDiskUse`.
+#[derive(Clone)]
+pub(super) struct Outer<'s> {
+    sources: Option<&'s dyn Sources>,
+    collation: Option<Arc<Collation>>,
+    disk_use_allowed: bool,
+}
+
+impl<'s> Outer<'s> {
+    pub(super) fn sources(&self) -> Result<&'s dyn Sources> {
+        self.sources
+            .ok_or_else(|| Error::not_implemented("reading another collection here"))
+    }
+
+    pub(super) fn collation(&self) -> Option<Arc<Collation>> {
+        self.collation.clone()
+    }
+
+    /// A pipeline of `stages` nested in this one; `overflow` is the error
+    /// when its output outgrows the limit (None: the memory error).
+    pub(super) fn pipeline(
+        &self,
+        stages: Vec<Stage>,
+        overflow: Option<StageError>,
+    ) -> Pipeline<'s> {
+        let mut p = Pipeline::new(stages)
+            .collated(self.collation.clone())
+            .disk_use_allowed(self.disk_use_allowed);
+        p.sources = self.sources;
+        p.overflow = overflow;
+        p
+    }
 }
 
 #[derive(Default)]
@@ -61,19 +110,45 @@ fn memory_error(disk_use_allowed: bool) -> Error {
     )
 }
 
-impl Pipeline {
+impl<'s> Pipeline<'s> {
     pub fn new(stages: Vec<Stage>) -> Self {
+        // Stages defined as sequences of others run as those stages.
+        let stages: Vec<Stage> = stages
+            .into_iter()
+            .flat_map(|s| match s {
+                Stage::Sequence(seq) => seq,
+                other => vec![other],
+            })
+            .collect();
         let n = stages.len();
         Pipeline {
             stages,
             counters: vec![0; n],
             held: (0..n).map(|_| Vec::new()).collect(),
+            held_bytes: vec![0; n],
             groups: (0..n).map(|_| Groups::default()).collect(),
             out: Vec::new(),
             bytes: 0,
             done: false,
             collation: None,
             disk_use_allowed: false,
+            sources: None,
+            overflow: None,
+            rng: None,
+        }
+    }
+
+    /// The pipeline reading other collections through `sources`.
+    pub fn with_sources(mut self, sources: &'s dyn Sources) -> Self {
+        self.sources = Some(sources);
+        self
+    }
+
+    fn outer(&self) -> Outer<'s> {
+        Outer {
+            sources: self.sources,
+            collation: self.collation.clone(),
+            disk_use_allowed: self.disk_use_allowed,
         }
     }
 
@@ -92,6 +167,13 @@ impl Pipeline {
             *stage = match taken {
                 Stage::Match(f) => Stage::Match(f.collated(collation.clone())),
                 Stage::Sort(s) => Stage::Sort(s.collated(collation.clone())),
+                Stage::Group { id, accs } => Stage::Group {
+                    id,
+                    accs: accs
+                        .into_iter()
+                        .map(|(n, a)| (n, a.collated(collation.clone())))
+                        .collect(),
+                },
                 other => other,
             };
         }
@@ -110,7 +192,13 @@ impl Pipeline {
     fn emit(&mut self, doc: RawDocumentBuf) -> Result<()> {
         self.bytes += doc.as_bytes().len();
         if self.bytes > MAX_SORT_BYTES {
-            return Err(memory_error(self.disk_use_allowed));
+            return Err(match self.overflow {
+                Some(kind) => Error::new(
+                    ErrorKind::Stage(kind),
+                    format!("the output of a nested pipeline exceeds {MAX_SORT_BYTES} bytes"),
+                ),
+                None => memory_error(self.disk_use_allowed),
+            });
         }
         self.out.push(doc);
         Ok(())
@@ -144,6 +232,15 @@ impl Pipeline {
                 Stage::ProjectComputed(p) => doc = p.apply(&doc)?,
                 Stage::AddFields(fields) => doc = add_fields(&doc, fields)?,
                 Stage::ReplaceRoot { new_root, what } => doc = replace_root(&doc, new_root, what)?,
+                Stage::Lookup(_) => {
+                    let outer = self.outer();
+                    let Stage::Lookup(lookup) = &mut self.stages[i] else {
+                        unreachable!("matched above")
+                    };
+                    doc = lookup.apply(&doc, &outer)?;
+                }
+                // Their own documents come after the input, in finish.
+                Stage::UnionWith(_) | Stage::Documents(_) => {}
                 Stage::Unwind {
                     path,
                     preserve_empty,
@@ -156,9 +253,15 @@ impl Pipeline {
                     }
                     return Ok(());
                 }
-                Stage::Sort(_) | Stage::Count(_) | Stage::Group { .. } => {
+                Stage::Sort(_)
+                | Stage::Count(_)
+                | Stage::Group { .. }
+                | Stage::Facet(_)
+                | Stage::BucketAuto(_)
+                | Stage::Sample(_) => {
                     return self.accumulate(i, doc);
                 }
+                Stage::Sequence(_) => unreachable!("spliced in by Pipeline::new"),
             }
         }
         self.emit(doc)
@@ -166,7 +269,7 @@ impl Pipeline {
 
     fn accumulate(&mut self, i: usize, doc: RawDocumentBuf) -> Result<()> {
         match &self.stages[i] {
-            Stage::Sort(_) => {
+            Stage::Sort(_) | Stage::Facet(_) | Stage::BucketAuto(_) => {
                 self.counters[i] += doc.as_bytes().len() as u64;
                 if self.counters[i] > MAX_SORT_BYTES as u64 {
                     return Err(memory_error(self.disk_use_allowed));
@@ -199,6 +302,31 @@ impl Pipeline {
                     state.add(acc, &doc, first_seen, cmp)?;
                 }
             }
+            Stage::Sample(size) => {
+                let size = *size;
+                self.counters[i] += 1;
+                let held = &mut self.held[i];
+                let bytes = &mut self.held_bytes[i];
+                if (held.len() as u64) < size {
+                    *bytes += doc.as_bytes().len() as u64;
+                    held.push(doc);
+                } else {
+                    // Reservoir sampling: the n-th document replaces a held
+                    // one with probability size/n.
+                    let j = self
+                        .rng
+                        .get_or_insert_with(Rng::new)
+                        .below(self.counters[i]);
+                    if let Some(slot) = usize::try_from(j).ok().and_then(|j| held.get_mut(j)) {
+                        *bytes -= slot.as_bytes().len() as u64;
+                        *bytes += doc.as_bytes().len() as u64;
+                        *slot = doc;
+                    }
+                }
+                if *bytes > MAX_SORT_BYTES as u64 {
+                    return Err(memory_error(self.disk_use_allowed));
+                }
+            }
             _ => unreachable!("only blocking stages accumulate"),
         }
         Ok(())
@@ -228,8 +356,30 @@ impl Pipeline {
                         vec![d]
                     }
                 }
+                Stage::Facet(_) => vec![self.facet(i)?],
+                Stage::BucketAuto(b) => {
+                    let held = std::mem::take(&mut self.held[i]);
+                    b.run(held, Cmp::new(self.collation.as_deref()))?
+                }
+                Stage::Sample(_) => {
+                    let mut held = std::mem::take(&mut self.held[i]);
+                    let rng = self.rng.get_or_insert_with(Rng::new);
+                    for k in (1..held.len()).rev() {
+                        let j = rng.below(k as u64 + 1) as usize;
+                        held.swap(k, j);
+                    }
+                    held
+                }
+                Stage::UnionWith(u) => {
+                    // Its documents go on one at a time, so a union with a
+                    // large collection is held only by what follows.
+                    let (u, outer) = (u.clone(), self.outer());
+                    u.run(&outer, &mut |d| self.run_from(i + 1, d))?;
+                    continue;
+                }
+                Stage::Documents(e) => documents(e)?,
                 Stage::Group { accs, .. } => {
-                    let names: Vec<String> = accs.iter().map(|(n, _)| n.clone()).collect();
+                    let accs = accs.clone();
                     let groups = std::mem::take(&mut self.groups[i]);
                     let mut by_key = groups.by_key;
                     groups
@@ -239,8 +389,8 @@ impl Pipeline {
                         .map(|(id, states)| {
                             let mut d = RawDocumentBuf::new();
                             d.append(bson::raw::cstr!("_id"), id);
-                            for (name, state) in names.iter().zip(states) {
-                                d.append(cstr(name), state.result());
+                            for ((name, acc), state) in accs.iter().zip(states) {
+                                d.append(cstr(name), state.result_of(acc));
                             }
                             d
                         })
@@ -254,6 +404,72 @@ impl Pipeline {
         }
         Ok(self.out)
     }
+}
+
+impl Pipeline<'_> {
+    /// `$facet`'s one output document: each facet's pipeline run over the
+    /// held input, as an array.
+    fn facet(&mut self, i: usize) -> Result<RawDocumentBuf> {
+        let Stage::Facet(facets) = &self.stages[i] else {
+            unreachable!("called for $facet")
+        };
+        let facets = facets.clone();
+        let input = std::mem::take(&mut self.held[i]);
+        let outer = self.outer();
+        let mut out = RawDocumentBuf::new();
+        let mut bytes = 0usize;
+        for (name, stages) in facets {
+            let mut pipeline = outer.pipeline(stages, Some(StageError::FacetTooLarge));
+            for d in &input {
+                if !pipeline.push(d.clone())? {
+                    break;
+                }
+            }
+            let mut array = bson::RawArrayBuf::new();
+            for d in pipeline.finish()? {
+                bytes += d.as_bytes().len();
+                if bytes > MAX_SORT_BYTES {
+                    return Err(Error::new(
+                        ErrorKind::Stage(StageError::FacetTooLarge),
+                        format!(
+                            "document constructed by $facet is {bytes} bytes, which exceeds the limit of {MAX_SORT_BYTES} bytes"
+                        ),
+                    ));
+                }
+                array.push(d);
+            }
+            out.append(cstr(&name), array);
+        }
+        Ok(out)
+    }
+}
+
+/// The documents `$documents` evaluates to: an array of documents.
+fn documents(e: &Expr) -> Result<Vec<RawDocumentBuf>> {
+    let empty = RawDocumentBuf::new();
+    let Some(RawBson::Array(items)) = e.eval(&empty)? else {
+        return Err(Error::new(
+            ErrorKind::Stage(StageError::DocumentsNotArray),
+            "error during $documents evaluation: the expression must evaluate to an array",
+        ));
+    };
+    let mut out = Vec::new();
+    for item in &items {
+        match item? {
+            RawBsonRef::Document(d) => out.push(d.to_owned()),
+            other => {
+                return Err(Error::new(
+                    ErrorKind::ReplaceRootNotObject,
+                    format!(
+                        "'newRoot' expression must evaluate to an object, but resulting value \
+                         was of type '{}'",
+                        display_type_name(&other)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn add_fields(doc: &RawDocument, fields: &[(String, Expr)]) -> Result<RawDocumentBuf> {

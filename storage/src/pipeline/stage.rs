@@ -2,12 +2,15 @@
 //! MongoDB's errors for malformed specifications. Stages ebb does not run
 //! yet are refused by name (not implemented), never skipped. Which stages
 //! an update pipeline may hold is decided here too ([`parse_update_stage`]).
+//! Stages that nest pipelines get this parser handed to theirs.
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::accumulator::Acc;
 use super::expr::{Env, Expr, cstr};
-use super::project::{ComputedProjection, Project};
+use super::kind::{BucketAuto, Lookup, Stage, UnionWith};
+use super::project::Project;
+use super::{bucket, facet, sample};
 use crate::encoding::display::type_name;
 use crate::error::{Error, ErrorKind, Result};
 use crate::query::filter::Filter;
@@ -15,61 +18,16 @@ use crate::query::projection::Projection;
 use crate::query::sort::SortSpec;
 use crate::query::value::number_as_f64;
 
-/// One parsed stage.
-#[derive(Debug, Clone)]
-pub enum Stage {
-    Match(Filter),
-    Sort(SortSpec),
-    Skip(u64),
-    Limit(u64),
-    Project(Projection),
-    /// `$project` with computed fields.
-    ProjectComputed(ComputedProjection),
-    AddFields(Vec<(String, Expr)>),
-    Unwind {
-        path: String,
-        preserve_empty: bool,
-        index_field: Option<String>,
-    },
-    Count(String),
-    Group {
-        id: Expr,
-        accs: Vec<(String, Acc)>,
-    },
-    /// `$replaceRoot` / `$replaceWith`: the document becomes the value of
-    /// `new_root`, which must be a document. `what` names the expression
-    /// in the error message, as MongoDB words it for each spelling.
-    ReplaceRoot {
-        new_root: Expr,
-        what: &'static str,
-    },
-}
-
-impl Stage {
-    /// Whether documents pass through one at a time (no stage state that
-    /// needs the whole input).
-    pub fn streaming(&self) -> bool {
-        !matches!(self, Stage::Sort(_) | Stage::Count(_) | Stage::Group { .. })
-    }
-}
-
 /// Stages MongoDB has that ebb refuses by name.
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
-    "$lookup",
-    "$facet",
-    "$bucket",
-    "$bucketAuto",
     "$out",
     "$merge",
     "$geoNear",
     "$graphLookup",
-    "$sample",
-    "$sortByCount",
     "$redact",
     "$densify",
     "$fill",
     "$setWindowFields",
-    "$unionWith",
     "$changeStream",
     "$collStats",
     "$indexStats",
@@ -77,7 +35,6 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$listSessions",
     "$listLocalSessions",
     "$planCacheStats",
-    "$documents",
     "$search",
     "$searchMeta",
     "$changeStreamSplitLargeEvent",
@@ -192,6 +149,14 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
             }
             Stage::Group { id, accs }
         }
+        "$lookup" => Stage::Lookup(Box::new(Lookup::parse(spec, env, parse_stage_in)?)),
+        "$unionWith" => Stage::UnionWith(Box::new(UnionWith::parse(spec, env, parse_stage_in)?)),
+        "$documents" => Stage::Documents(Expr::parse_in(spec, env)?),
+        "$facet" => facet::parse(spec, env, parse_stage_in)?,
+        "$bucket" => bucket::parse_bucket(spec, env, parse_stage_in)?,
+        "$bucketAuto" => Stage::BucketAuto(Box::new(BucketAuto::parse(spec, env)?)),
+        "$sortByCount" => bucket::parse_sort_by_count(spec, env, parse_stage_in)?,
+        "$sample" => sample::parse(spec)?,
         other if KNOWN_UNIMPLEMENTED.contains(&other) => {
             return Err(Error::not_implemented(&format!("the {other} stage")));
         }

@@ -180,3 +180,274 @@ fn group_keys_and_accumulators_evaluate_expressions() {
         vec![doc! { "_id": 0, "s": 12 }, doc! { "_id": 1, "s": 8 }]
     );
 }
+
+mod nested {
+    //! Parsing of the stages that nest pipelines or expand into others.
+
+    use bson::{RawDocumentBuf, rawdoc};
+
+    use crate::error::{ErrorKind, StageError};
+    use crate::pipeline::{Stage, check_top_level, parse_stage};
+
+    fn stages(docs: Vec<RawDocumentBuf>) -> Vec<Stage> {
+        docs.iter().map(|d| parse_stage(d).unwrap()).collect()
+    }
+
+    fn error(stage: RawDocumentBuf) -> crate::Error {
+        parse_stage(&stage).unwrap_err()
+    }
+
+    #[test]
+    fn documents_stands_first_and_only_in_a_database_aggregate() {
+        let first = stages(vec![rawdoc! { "$documents": [ { "a": 1 } ] }]);
+        assert!(check_top_level(&first, true).is_ok());
+        assert_eq!(
+            check_top_level(&first, false).unwrap_err().kind,
+            ErrorKind::InvalidNamespace
+        );
+        let later = stages(vec![
+            rawdoc! { "$match": {} },
+            rawdoc! { "$documents": [ { "a": 1 } ] },
+        ]);
+        assert_eq!(
+            check_top_level(&later, false).unwrap_err().kind,
+            ErrorKind::Stage(StageError::NotFirstStage)
+        );
+        assert_eq!(
+            check_top_level(&later, true).unwrap_err().kind,
+            ErrorKind::InvalidNamespace
+        );
+    }
+
+    #[test]
+    fn facet_names_the_nested_offender() {
+        let e = error(rawdoc! { "$facet": { "f": [
+            { "$lookup": { "from": "c", "as": "a", "pipeline": [ { "$documents": [] } ] } },
+        ] } });
+        assert_eq!(e.kind, ErrorKind::Stage(StageError::NotAllowedInFacet));
+        assert!(
+            e.message
+                .starts_with("$documents inside of $lookup is not allowed"),
+            "{}",
+            e.message
+        );
+        assert!(parse_stage(&rawdoc! { "$facet": { "f": [ { "$match": {} } ] } }).is_ok());
+    }
+
+    #[test]
+    fn union_with_needs_a_collection_or_documents() {
+        let bad = rawdoc! { "$unionWith": { "pipeline": [ { "$match": {} } ] } };
+        assert_eq!(error(bad).kind, ErrorKind::FailedToParse);
+        let unknown = rawdoc! { "$unionWith": { "coll": "c", "x": 1 } };
+        assert_eq!(error(unknown).kind, ErrorKind::UnknownField);
+        let writer = rawdoc! { "$unionWith": { "coll": "c", "pipeline": [ { "$out": "o" } ] } };
+        assert_eq!(
+            error(writer).kind,
+            ErrorKind::Stage(StageError::WriteStageInUnionWith)
+        );
+    }
+
+    #[test]
+    fn bucket_and_sort_by_count_become_group_then_sort() {
+        for stage in [
+            rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [0, 10] } },
+            rawdoc! { "$sortByCount": "$x" },
+        ] {
+            let Stage::Sequence(seq) = parse_stage(&stage).unwrap() else {
+                panic!("a sequence")
+            };
+            assert!(matches!(
+                seq.as_slice(),
+                [Stage::Group { .. }, Stage::Sort(_)]
+            ));
+        }
+    }
+
+    #[test]
+    fn bucket_boundaries_ascend_within_one_type() {
+        let kind = |b: RawDocumentBuf| error(b).kind;
+        assert_eq!(
+            kind(rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [1, 1] } }),
+            ErrorKind::Stage(StageError::BucketBoundariesUnsorted)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [1, "b"] } }),
+            ErrorKind::Stage(StageError::BucketBoundaryTypes)
+        );
+        // Numbers of different types share a bracket.
+        assert!(
+            parse_stage(&rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [1, 2.5] } })
+                .is_ok()
+        );
+        assert_eq!(
+            kind(rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [0, 10], "default": 5 } }),
+            ErrorKind::Stage(StageError::BucketDefaultInRange)
+        );
+        // The highest boundary itself is outside the last bucket.
+        assert!(
+            parse_stage(
+                &rawdoc! { "$bucket": { "groupBy": "$x", "boundaries": [0, 10], "default": 10.0 } }
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn bucket_auto_refuses_granularity_rather_than_ignoring_it() {
+        let e = error(
+            rawdoc! { "$bucketAuto": { "groupBy": "$x", "buckets": 2, "granularity": "R5" } },
+        );
+        assert_eq!(e.kind, ErrorKind::NotImplemented);
+    }
+}
+
+mod accumulators {
+    //! The accumulators that keep several values, and `$stdDev*`,
+    //! `$mergeObjects`. Expected values from the manual's examples.
+
+    use bson::{doc, rawdoc};
+
+    use super::run;
+    use crate::error::{ErrorKind, StageError};
+    use crate::pipeline::parse_stage;
+
+    fn scores() -> Vec<bson::RawDocumentBuf> {
+        vec![
+            rawdoc! { "g": 1, "p": "a", "s": 31 },
+            rawdoc! { "g": 1, "p": "b", "s": 33 },
+            rawdoc! { "g": 1, "p": "c", "s": 99 },
+            rawdoc! { "g": 1, "p": "d", "s": 1 },
+            rawdoc! { "g": 1, "p": "e" },
+        ]
+    }
+
+    #[test]
+    fn first_last_min_max_n_keep_the_right_values_in_order() {
+        let out = run(
+            vec![rawdoc! { "$group": {
+                "_id": "$g",
+                "first": { "$firstN": { "input": "$s", "n": 2 } },
+                "last": { "$lastN": { "input": "$s", "n": 2 } },
+                "min": { "$minN": { "input": "$s", "n": 3 } },
+                "max": { "$maxN": { "input": "$s", "n": 2 } },
+            } }],
+            scores(),
+        );
+        assert_eq!(
+            out,
+            vec![doc! {
+                "_id": 1,
+                "first": [31, 33],
+                "last": [1, null],
+                "min": [1, 31, 33],
+                "max": [99, 33],
+            }]
+        );
+    }
+
+    #[test]
+    fn top_and_bottom_follow_sort_by() {
+        let out = run(
+            vec![rawdoc! { "$group": {
+                "_id": "$g",
+                "top": { "$top": { "output": "$p", "sortBy": { "s": -1 } } },
+                "bottom2": { "$bottomN": { "output": ["$p", "$s"], "sortBy": { "s": -1 }, "n": 2 } },
+                "top2": { "$topN": { "output": "$p", "sortBy": { "s": 1 }, "n": 2 } },
+            } }],
+            scores(),
+        );
+        // Missing sorts before numbers.
+        assert_eq!(
+            out,
+            vec![doc! {
+                "_id": 1,
+                "top": "c",
+                "bottom2": [["d", 1], ["e", null]],
+                "top2": ["e", "d"],
+            }]
+        );
+    }
+
+    #[test]
+    fn std_dev_and_merge_objects() {
+        let out = run(
+            vec![rawdoc! { "$group": {
+                "_id": null,
+                "pop": { "$stdDevPop": "$s" },
+                "samp": { "$stdDevSamp": "$s" },
+                "merged": { "$mergeObjects": "$m" },
+            } }],
+            vec![
+                rawdoc! { "s": 2, "m": { "a": 1, "b": 1 } },
+                rawdoc! { "s": 4, "m": null },
+                rawdoc! { "s": 4, "m": { "b": 2, "c": 3 } },
+                rawdoc! { "s": 4 },
+                rawdoc! { "s": 5 },
+                rawdoc! { "s": 5 },
+                rawdoc! { "s": 7 },
+                rawdoc! { "s": 9, "x": "not a number" },
+            ],
+        );
+        let d = &out[0];
+        assert_eq!(d.get_f64("pop").unwrap(), 2.0);
+        assert!((d.get_f64("samp").unwrap() - 2.138_089_935_299_395).abs() < 1e-12);
+        assert_eq!(
+            d.get_document("merged").unwrap(),
+            &doc! { "a": 1, "b": 2, "c": 3 }
+        );
+    }
+
+    #[test]
+    fn n_accumulators_refuse_bad_arguments() {
+        let kind = |acc: bson::RawDocumentBuf| {
+            parse_stage(&rawdoc! { "$group": { "_id": null, "x": acc } })
+                .unwrap_err()
+                .kind
+        };
+        let stage = |e| ErrorKind::Stage(e);
+        assert_eq!(
+            kind(rawdoc! { "$minN": 1 }),
+            stage(StageError::MinMaxNNotObject)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": 1 }),
+            stage(StageError::FirstLastNNotObject)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "input": "$a" } }),
+            stage(StageError::AccNMissingN)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": 1 } }),
+            stage(StageError::AccNMissingInput)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": 0, "input": "$a" } }),
+            stage(StageError::AccNNotPositive)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": 1.5, "input": "$a" } }),
+            stage(StageError::AccNNotIntegral)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": "1", "input": "$a" } }),
+            stage(StageError::AccNNotNumeric)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$top": { "output": "$a" } }),
+            stage(StageError::TopMissingSortBy)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$top": { "output": "$a", "sortBy": { "a": 1 }, "n": 1 } }),
+            stage(StageError::TopUnknownArgument)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$topN": { "output": "$a", "sortBy": { "a": 1 } } }),
+            stage(StageError::TopMissingN)
+        );
+        assert_eq!(
+            kind(rawdoc! { "$firstN": { "n": "$x", "input": "$a" } }),
+            ErrorKind::NotImplemented
+        );
+    }
+}

@@ -40,3 +40,4 @@ pub use compiled::Expr;
 pub(crate) use value::cstr;
 pub use value::{Comparator, binary_order};
 pub use vars::Env;
+pub(crate) use vars::valid_for_write;

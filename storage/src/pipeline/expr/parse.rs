@@ -165,6 +165,13 @@ impl<'e> Parser<'e> {
         if let Some(value) = self.env.var(name) {
             return Ok(constant_path(value.cloned(), &fields));
         }
+        if self.env.is_pending(name) {
+            // A slot no binding fills: opaque to folding, which is all a
+            // tree parsed for checking needs.
+            let slot = self.slots;
+            self.slots += 1;
+            return Ok(Node::Var(slot, fields));
+        }
         match name {
             "ROOT" => {
                 self.note_slot(ROOT);

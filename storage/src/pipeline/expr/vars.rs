@@ -16,6 +16,9 @@ pub struct Env {
     /// `let` variables in definition order; `None` holds a variable bound to
     /// a missing value (`$$REMOVE`).
     vars: Vec<(String, Option<RawBson>)>,
+    /// Variables whose values come later (`$lookup`'s `let`, one value per
+    /// input document): a sub-pipeline parsed with them only to be checked.
+    pending: Vec<String>,
 }
 
 impl Env {
@@ -24,13 +27,29 @@ impl Env {
         Env {
             now,
             vars: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
     /// Binds a `let` variable (a later one of the same name replaces it).
-    pub(super) fn bind(&mut self, name: &str, value: Option<RawBson>) {
+    pub(crate) fn bind(&mut self, name: &str, value: Option<RawBson>) {
         self.vars.retain(|(n, _)| n != name);
+        self.pending.retain(|n| n != name);
         self.vars.push((name.to_owned(), value));
+    }
+
+    /// Declares a variable whose value is not known yet: expressions parsed
+    /// in this environment may name it, and it is never folded into a
+    /// constant. Such trees are for checking a pipeline, not for running it.
+    pub(crate) fn declare_pending(&mut self, name: &str) {
+        self.vars.retain(|(n, _)| n != name);
+        self.pending.retain(|n| n != name);
+        self.pending.push(name.to_owned());
+    }
+
+    /// Whether `name` is a variable declared with [`Env::declare_pending`].
+    pub fn is_pending(&self, name: &str) -> bool {
+        self.pending.iter().any(|n| n == name)
     }
 
     pub fn now(&self) -> bson::DateTime {
