@@ -213,6 +213,41 @@ async fn aggregate_leaves_out_due_documents() {
 }
 
 #[tokio::test]
+async fn lookup_and_union_with_leave_out_due_documents_of_their_source() {
+    let node = node();
+    let _c = sessions(&node).await;
+    let db = node.db("app").await;
+    let users = db.collection::<Document>("users");
+    users
+        .insert_many(vec![doc! { "_id": "ann" }, doc! { "_id": "bob" }])
+        .await
+        .unwrap();
+    let _held = node.hold_monitor().await;
+    let lookup = doc! {
+        "aggregate": "users",
+        "pipeline": [
+            { "$lookup": { "from": "sessions", "localField": "_id", "foreignField": "user", "as": "s" } },
+            { "$project": { "n": { "$size": "$s" } } },
+            { "$sort": { "_id": 1 } },
+        ],
+        "cursor": {},
+    };
+    let union = doc! {
+        "aggregate": "users",
+        "pipeline": [ { "$unionWith": "sessions" } ],
+        "cursor": {},
+    };
+    let sizes = |batch: Vec<Document>| -> Vec<i32> {
+        batch.iter().map(|d| d.get_i32("n").unwrap()).collect()
+    };
+    assert_eq!(sizes(first_batch(&db, lookup.clone()).await), [1, 1]);
+    assert_eq!(first_batch(&db, union.clone()).await.len(), 4);
+    node.advance(Duration::from_millis(1));
+    assert_eq!(sizes(first_batch(&db, lookup).await), [0, 1]);
+    assert_eq!(first_batch(&db, union).await.len(), 3);
+}
+
+#[tokio::test]
 async fn update_never_matches_a_due_document() {
     let node = node();
     let c = sessions(&node).await;
