@@ -7,6 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 cleanup() {
     [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+    [ -n "${auth_pid:-}" ] && kill "$auth_pid" 2>/dev/null && wait "$auth_pid" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -19,6 +20,16 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 export EBB_URI="mongodb://127.0.0.1:$port/?directConnection=true"
+
+# A second node with authorization enabled, for tests/drivers/test_auth.py.
+auth_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$ebbd" --port "$auth_port" --db-path "$work/auth-data" --auth >"$work/ebbd-auth.log" 2>&1 &
+auth_pid=$!
+for _ in $(seq 1 100); do
+    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$auth_port),0.2)" 2>/dev/null; then break; fi
+    sleep 0.1
+done
+export EBB_AUTH_URI="mongodb://127.0.0.1:$auth_port/?directConnection=true"
 
 echo "--- pymongo"
 venv="$root/.ci/.venv"

@@ -21,6 +21,7 @@ pub struct Config {
     pub ttl: Ttl,
     pub cursors: Cursors,
     pub log: Log,
+    pub security: Security,
     /// MongoDB's server parameters under MongoDB's names (`[setParameter]`).
     #[serde(rename = "setParameter")]
     pub set_parameter: ServerParameters,
@@ -131,6 +132,26 @@ impl Default for Log {
             format: LogFormat::Text,
         }
     }
+}
+
+/// `[security]`: who may connect and what they may do.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Security {
+    /// MongoDB's `security.authorization`: when enabled, every command but the
+    /// handshake and authentication ones needs an authenticated user whose roles
+    /// allow it.
+    pub authorization: Authorization,
+}
+
+/// Whether commands are checked against the authenticated users' roles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Authorization {
+    /// Every client may run every command (MongoDB's default).
+    #[default]
+    Disabled,
+    Enabled,
 }
 
 impl Config {

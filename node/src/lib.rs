@@ -7,6 +7,7 @@
 //! ([`error`]). The daemon binary is `ebbd` (`src/main.rs`).
 
 pub mod args;
+pub mod auth;
 pub mod command;
 pub mod context;
 pub mod cursor;

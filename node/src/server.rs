@@ -28,6 +28,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
+use crate::auth;
 use crate::command::{self, ConnInfo, Request};
 use crate::context::NodeContext;
 use crate::error::{CommandError, codes};
@@ -175,7 +176,11 @@ async fn accept_loop(
                     continue;
                 }
                 let _ = stream.set_nodelay(true);
-                let conn = Arc::new(ConnInfo { id: next_id, peer });
+                let conn = Arc::new(ConnInfo {
+                    id: next_id,
+                    peer,
+                    auth: Default::default(),
+                });
                 next_id = next_id.wrapping_add(1).max(1);
                 let span = tracing::debug_span!("conn", id = conn.id, %peer);
                 connections.spawn(serve(stream, conn, ctx.clone(), stop.clone()).instrument(span));
@@ -336,6 +341,7 @@ async fn dispatch(
     let Some(handler) = command::lookup(name) else {
         return Err(command::not_found(name));
     };
+    auth::check::authorize(ctx, &conn.auth, conn.peer, &db, name, &body).await?;
     for field in ["startTransaction", "autocommit", "txnNumber"] {
         if body.get(field)?.is_some() {
             return Err(CommandError::new(
