@@ -726,3 +726,70 @@ async fn without_authorization_credentials_still_work() {
         "{e}"
     );
 }
+
+// https://www.mongodb.com/docs/manual/reference/command/listDatabases/
+// (authorizedDatabases): a user without the listDatabases action sees the
+// databases it has privileges on; `authorizedDatabases: false` needs the action.
+#[tokio::test]
+async fn list_databases_shows_what_the_user_may_use() {
+    let node = TestNode::start_with_auth();
+    let root = bootstrap(&node).await;
+    for db in ["app", "other"] {
+        root.database(db)
+            .collection::<Document>("c")
+            .insert_one(doc! { "x": 1 })
+            .await
+            .unwrap();
+    }
+    create_user(&root, "reader", bson_roles(&[("read", "app")])).await;
+    create_user(&root, "any", bson_roles(&[("readAnyDatabase", "admin")])).await;
+    let reader = node.client_as("reader", "pw", "admin", SHA256).await;
+    assert_eq!(reader.list_database_names().await.unwrap(), ["app"]);
+    expect_code(
+        reader
+            .database("admin")
+            .run_command(doc! { "listDatabases": 1, "authorizedDatabases": false })
+            .await,
+        13,
+    );
+    let mut all = node
+        .client_as("any", "pw", "admin", SHA256)
+        .await
+        .list_database_names()
+        .await
+        .unwrap();
+    all.sort();
+    assert_eq!(all, ["admin", "app", "other"]);
+}
+
+// https://www.mongodb.com/docs/manual/reference/command/usersInfo/ ("users
+// can always view their own information"), and jstests/auth/
+// authz_cache_on_system_modification.js: a direct write to
+// admin.system.users takes effect on live connections.
+#[tokio::test]
+async fn users_see_themselves_and_direct_user_writes_apply() {
+    let node = TestNode::start_with_auth();
+    let root = bootstrap(&node).await;
+    create_user(&root, "me", bson_roles(&[("read", "app")])).await;
+    let me = node.client_as("me", "pw", "admin", SHA256).await;
+    let r = me
+        .database("admin")
+        .run_command(doc! { "usersInfo": "me" })
+        .await
+        .unwrap();
+    assert_eq!(r.get_array("users").unwrap().len(), 1);
+    expect_code(
+        me.database("admin")
+            .run_command(doc! { "usersInfo": "root" })
+            .await,
+        13,
+    );
+    let c = me.database("app").collection::<Document>("c");
+    c.find_one(doc! {}).await.unwrap();
+    root.database("admin")
+        .collection::<Document>("system.users")
+        .delete_one(doc! { "_id": "admin.me" })
+        .await
+        .unwrap();
+    expect_code(c.find_one(doc! {}).await, 13);
+}

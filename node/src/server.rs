@@ -354,13 +354,18 @@ async fn dispatch(
     if !matches!(name, "insert" | "update" | "delete" | "find" | "getMore") {
         NodeContext::count(&ctx.opcounters.command, 1);
     }
-    handler(Request {
+    let touches_users = auth::privileges::touches_users(name, &db, &body);
+    let reply = handler(Request {
         db,
         body,
         node: ctx.clone(),
         conn: conn.clone(),
     })
-    .await
+    .await;
+    if touches_users {
+        ctx.users.changed();
+    }
+    reply
 }
 
 async fn reap_cursors(ctx: Arc<NodeContext>, mut stop: watch::Receiver<bool>) {

@@ -11,13 +11,13 @@
 
 use std::net::SocketAddr;
 
-use bson::RawDocument;
+use bson::{RawBsonRef, RawDocument};
 use ebb_config::Authorization;
 
-use super::privileges::{self, Need};
+use super::privileges::{self, Action, Need, Resource};
 use super::session::{Authenticated, Session};
 use super::store;
-use super::users::StoredUser;
+use super::users::{RoleName, StoredUser, UserName};
 use crate::context::NodeContext;
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -50,6 +50,10 @@ pub async fn authorize(
             format!("command {name} requires authentication"),
         ));
     };
+    if name == "usersInfo" && asks_only_for(body, db, &user.name) {
+        // Users may always see themselves (mongod's usersInfo rule).
+        return Ok(());
+    }
     let allowed = match &need {
         Need::Open | Need::Authenticated => true,
         Need::All(wanted) => wanted.iter().all(|(resource, action)| {
@@ -68,6 +72,47 @@ pub async fn authorize(
         codes::UNAUTHORIZED,
         format!("not authorized on {db} to execute command {shown}"),
     ))
+}
+
+/// Whether `usersInfo` names exactly one user, `me`.
+fn asks_only_for(body: &RawDocument, db: &str, me: &UserName) -> bool {
+    let named = match body.get("usersInfo") {
+        Ok(Some(RawBsonRef::String(u))) => Some(UserName::new(u, db)),
+        Ok(Some(RawBsonRef::Document(d))) => match (d.get_str("user"), d.get_str("db")) {
+            (Ok(u), Ok(db)) => Some(UserName::new(u, db)),
+            _ => None,
+        },
+        _ => None,
+    };
+    named.as_ref() == Some(me)
+}
+
+/// The roles that decide which databases `listDatabases` shows, or None
+/// when it shows every database: authorization disabled, or the user holds
+/// `listDatabases` and did not ask for `authorizedDatabases: true`.
+pub async fn visible_databases(
+    ctx: &NodeContext,
+    session: &Session,
+    authorized_only: Option<bool>,
+) -> CommandResult<Option<Vec<RoleName>>> {
+    if ctx.config.security.authorization == Authorization::Disabled {
+        return Ok(None);
+    }
+    let roles = current_user(ctx, session)
+        .await?
+        .map(|u| u.roles)
+        .unwrap_or_default();
+    let may_list_all = roles
+        .iter()
+        .any(|r| privileges::grants(&r.role, &r.db, &Resource::Cluster, Action::ListDatabases));
+    Ok((authorized_only == Some(true) || !may_list_all).then_some(roles))
+}
+
+/// Whether database `db` is among those `roles` may see.
+pub fn shows_database(roles: &[RoleName], db: &str) -> bool {
+    roles
+        .iter()
+        .any(|r| privileges::grants_any_on(&r.role, &r.db, db))
 }
 
 /// The connection's user with its current roles: reloaded when users

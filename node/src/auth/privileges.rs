@@ -171,7 +171,17 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
         }
         "usersInfo" => on_db(&[ViewUser]),
         "serverStatus" => cluster(ServerStatus),
-        "listDatabases" => cluster(ListDatabases),
+        // Without `authorizedDatabases: false`, any user may list the
+        // databases it holds privileges on (`check::visible_databases`).
+        "listDatabases"
+            if matches!(
+                body.get("authorizedDatabases"),
+                Ok(Some(RawBsonRef::Boolean(false)))
+            ) =>
+        {
+            cluster(ListDatabases)
+        }
+        "listDatabases" => Need::Authenticated,
         "getParameter" => cluster(GetParameter),
         "setParameter" => cluster(SetParameter),
         "getCmdLineOpts" => cluster(GetCmdLineOpts),
@@ -181,6 +191,35 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
         "killAllSessions" => cluster(KillAnySession),
         _ => root_only(),
     }
+}
+
+/// Whether a successful run of the command may have changed the documents
+/// of `admin.system.users` behind the user management commands' back, so
+/// connections must reload their cached roles.
+pub fn touches_users(name: &str, db: &str, body: &RawDocument) -> bool {
+    db == "admin"
+        && match name {
+            "dropDatabase" => true,
+            "insert" | "update" | "delete" | "findAndModify" | "findandmodify" | "drop" => {
+                names_collection(body, "system.users")
+            }
+            "renameCollection" => ["renameCollection", "to"].iter().any(|f| {
+                matches!(
+                    body.get(f),
+                    Ok(Some(RawBsonRef::String("admin.system.users")))
+                )
+            }),
+            _ => false,
+        }
+}
+
+/// Whether a role held as `role@role_db` grants anything at all on database
+/// `db` (what `listDatabases` shows a user without `listDatabases`).
+pub fn grants_any_on(role: &str, role_db: &str, db: &str) -> bool {
+    let resource = Resource::Db(db.to_owned());
+    ALL_ACTIONS
+        .iter()
+        .any(|a| grants(role, role_db, &resource, *a))
 }
 
 /// A need only `root` (which holds every action everywhere) meets.
