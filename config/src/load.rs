@@ -438,6 +438,33 @@ mod tests {
     }
 
     #[test]
+    fn tls_mode_needs_a_certificate() {
+        let error = Config::load_with_env(
+            &Overrides::default(),
+            env(&[("EBB_NET__TLS__MODE", "requireTLS")]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid config: net.tls.certificate_key_file: must be set when net.tls.mode is not \"disabled\""
+        );
+        let config = Config::load_with_env(
+            &Overrides::default(),
+            env(&[
+                ("EBB_NET__TLS__MODE", "allowTLS"),
+                ("EBB_NET__TLS__CERTIFICATE_KEY_FILE", "/etc/ebb/server.pem"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(config.net.tls.mode, crate::TlsMode::AllowTls);
+        assert_eq!(
+            config.net.tls.certificate_key_file,
+            PathBuf::from("/etc/ebb/server.pem")
+        );
+        assert!(Config::from_toml_str("[net.tls]\nmode = \"on\"\n").is_err());
+    }
+
+    #[test]
     fn command_line_values_are_validated_too() {
         let overrides = Overrides {
             bind: Some(String::new()),

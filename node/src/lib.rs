@@ -14,6 +14,7 @@ pub mod cursor;
 pub mod embed;
 pub mod error;
 pub mod server;
+pub mod tls;
 pub mod wire;
 
 pub use embed::NodeThread;
