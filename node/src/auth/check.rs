@@ -61,6 +61,10 @@ pub async fn authorize(
                 .iter()
                 .any(|r| privileges::grants(&r.role, &r.db, resource, *action))
         }),
+        Need::Root => user
+            .roles
+            .iter()
+            .any(|r| privileges::is_root(&r.role, &r.db)),
     };
     if allowed {
         return Ok(());

@@ -72,6 +72,8 @@ pub enum Need {
     Authenticated,
     /// Every listed action on its resource.
     All(Vec<(Resource, Action)>),
+    /// What only `root` holds: commands this table does not list yet.
+    Root,
 }
 
 /// Commands mongod lets an unauthenticated client run.
@@ -99,8 +101,8 @@ const AUTHENTICATED: &[&str] = &[
 ];
 
 /// What command `name`, sent to `db` with `body`, needs. A command missing
-/// from the table needs privileges only `root` has, so a new command is
-/// closed until it is listed here.
+/// from the table needs `root`, so a new command is closed until it is
+/// listed here.
 pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
     if OPEN.contains(&name) {
         return Need::Open;
@@ -157,9 +159,9 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
         "explain" => match body.get("explain") {
             Ok(Some(RawBsonRef::Document(inner))) => match first_key(inner) {
                 Some(inner_name) if inner_name != "explain" => required(inner_name, db, inner),
-                _ => root_only(),
+                _ => Need::Root,
             },
-            _ => root_only(),
+            _ => Need::Root,
         },
         "createUser" => on_db(&[CreateUser]),
         "updateUser" => on_db(&[UpdateUser]),
@@ -189,7 +191,7 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
         "hostInfo" => cluster(HostInfo),
         "currentOp" => cluster(InProg),
         "killAllSessions" => cluster(KillAnySession),
-        _ => root_only(),
+        _ => Need::Root,
     }
 }
 
@@ -220,14 +222,6 @@ pub fn grants_any_on(role: &str, role_db: &str, db: &str) -> bool {
     ALL_ACTIONS
         .iter()
         .any(|a| grants(role, role_db, &resource, *a))
-}
-
-/// A need only `root` (which holds every action everywhere) meets.
-fn root_only() -> Need {
-    Need::All(vec![
-        (Resource::AnyDb, WriteUsers),
-        (Resource::Cluster, SetParameter),
-    ])
 }
 
 fn first_key(d: &RawDocument) -> Option<&str> {
@@ -272,7 +266,7 @@ fn rename(body: &RawDocument) -> Need {
             (Resource::Db(to), CreateCollection),
         ]),
         // The command refuses itself; ask for what only root has meanwhile.
-        _ => root_only(),
+        _ => Need::Root,
     }
 }
 
@@ -421,6 +415,11 @@ const ROLES: &[BuiltIn] = &[
 
 /// The one role that holds every action on every resource.
 pub const ROOT: &str = "root";
+
+/// Whether a role held as `role@role_db` is `root`, which meets every need.
+pub fn is_root(role: &str, role_db: &str) -> bool {
+    role == ROOT && role_db == "admin"
+}
 
 /// Whether `role` exists on database `db` (built-in roles only: ebb has no
 /// user-defined roles).
