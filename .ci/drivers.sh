@@ -19,9 +19,9 @@ for _ in $(seq 1 100); do
     if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null; then break; fi
     sleep 0.1
 done
-export EBB_URI="mongodb://127.0.0.1:$port/?directConnection=true"
 
-# A second node with authorization enabled, for tests/drivers/test_auth.py.
+# A second node with authorization enabled, for tests/drivers/test_auth.py (started before
+# EBB_URI is exported: ebbd refuses EBB_ variables that name no setting).
 auth_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$ebbd" --port "$auth_port" --db-path "$work/auth-data" --auth >"$work/ebbd-auth.log" 2>&1 &
 auth_pid=$!
@@ -29,6 +29,7 @@ for _ in $(seq 1 100); do
     if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$auth_port),0.2)" 2>/dev/null; then break; fi
     sleep 0.1
 done
+export EBB_URI="mongodb://127.0.0.1:$port/?directConnection=true"
 export EBB_AUTH_URI="mongodb://127.0.0.1:$auth_port/?directConnection=true"
 
 echo "--- pymongo"
