@@ -52,6 +52,13 @@ banner=$("$node_dir/node_modules/.bin/mongosh" "$EBB_URI" --eval 'db.runCommand(
 echo "$banner" | tail -3
 if echo "$banner" | grep -qi "non-genuine"; then echo "mongosh printed the non-genuine server banner"; exit 1; fi
 
+echo "--- mongosh with credentials (the Node driver's SCRAM; root/pw made by test_auth.py)"
+auth_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@127.0.0.1:$auth_port/admin?directConnection=true" \
+    --quiet --eval 'db.runCommand({connectionStatus: 1}).authInfo.authenticatedUsers[0].user' 2>&1) \
+    || { echo "$auth_out"; exit 1; }
+[ "$(echo "$auth_out" | tail -1)" = "root" ] || { echo "mongosh did not authenticate: $auth_out"; exit 1; }
+echo "mongosh authenticated"
+
 echo "--- ebbd stops cleanly on SIGTERM"
 kill -TERM "$pid"
 wait "$pid"
