@@ -793,3 +793,110 @@ async fn users_see_themselves_and_direct_user_writes_apply() {
         .unwrap();
     expect_code(c.find_one(doc! {}).await, 13);
 }
+
+/// Plays the client side of SCRAM-SHA-256 by hand over `run_command`, with
+/// base64 string payloads and without `skipEmptyExchange` (the three-round
+/// form older drivers use); returns the final reply or the first error.
+async fn scram_sha256_by_hand(
+    db: &mongodb::Database,
+    user: &str,
+    pwd: &str,
+) -> mongodb::error::Result<Document> {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD as B64;
+    use hmac::{Hmac, KeyInit, Mac};
+    use sha2::{Digest, Sha256};
+    let hmac = |key: &[u8], data: &[u8]| {
+        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap();
+        m.update(data);
+        m.finalize().into_bytes().to_vec()
+    };
+    let bare = format!("n={user},r=handmadenonce");
+    let r = db
+        .run_command(doc! {
+            "saslStart": 1, "mechanism": "SCRAM-SHA-256",
+            "payload": B64.encode(format!("n,,{bare}")),
+        })
+        .await?;
+    let server_first =
+        String::from_utf8(B64.decode(r.get_str("payload").unwrap()).unwrap()).unwrap();
+    let field = |k: &str| {
+        server_first
+            .split(',')
+            .find_map(|a| a.strip_prefix(k))
+            .unwrap()
+            .to_owned()
+    };
+    let (nonce, salt, iterations) = (field("r="), B64.decode(field("s=")).unwrap(), field("i="));
+    let mut salted = [0u8; 32];
+    pbkdf2::pbkdf2_hmac::<Sha256>(
+        pwd.as_bytes(),
+        &salt,
+        iterations.parse().unwrap(),
+        &mut salted,
+    );
+    let client_key = hmac(&salted, b"Client Key");
+    let stored_key = Sha256::digest(&client_key);
+    let without_proof = format!("c=biws,r={nonce}");
+    let auth_message = format!("{bare},{server_first},{without_proof}");
+    let signature = hmac(&stored_key, auth_message.as_bytes());
+    let proof: Vec<u8> = client_key
+        .iter()
+        .zip(&signature)
+        .map(|(k, s)| k ^ s)
+        .collect();
+    let r = db
+        .run_command(doc! {
+            "saslContinue": 1, "conversationId": 1,
+            "payload": B64.encode(format!("{without_proof},p={}", B64.encode(proof))),
+        })
+        .await?;
+    assert!(
+        !r.get_bool("done").unwrap(),
+        "without skipEmptyExchange one more round follows"
+    );
+    let server_final =
+        String::from_utf8(B64.decode(r.get_str("payload").unwrap()).unwrap()).unwrap();
+    let expected = hmac(&hmac(&salted, b"Server Key"), auth_message.as_bytes());
+    assert_eq!(server_final, format!("v={}", B64.encode(expected)));
+    let r = db
+        .run_command(doc! { "saslContinue": 1, "conversationId": 1, "payload": "" })
+        .await?;
+    assert!(r.get_bool("done").unwrap());
+    Ok(r)
+}
+
+// RFC 7677 as mongod frames it (jstests/auth/speculative-sasl-start.js,
+// sasl_commands.cpp's conversationId 1 and base64 string payloads), and
+// mongod 6's one user per connection ("Each client connection may only be
+// authenticated once", 5626701).
+#[tokio::test]
+async fn hand_played_scram_authenticates_one_user_per_connection() {
+    let node = TestNode::start_with_auth();
+    let root = bootstrap(&node).await;
+    create_user(&root, "other", bson_roles(&[("read", "app")])).await;
+    let mut opts = mongodb::options::ClientOptions::parse(node.uri())
+        .await
+        .unwrap();
+    opts.max_pool_size = Some(1);
+    let single = Client::with_options(opts).unwrap();
+    let admin = single.database("admin");
+    scram_sha256_by_hand(&admin, "other", "pw").await.unwrap();
+    single
+        .database("app")
+        .collection::<Document>("c")
+        .find_one(doc! {})
+        .await
+        .unwrap();
+    // The same user again is fine; another user is refused.
+    scram_sha256_by_hand(&admin, "other", "pw").await.unwrap();
+    let e = scram_sha256_by_hand(&admin, "root", "pw")
+        .await
+        .unwrap_err();
+    assert_eq!(common::code(&e), Some(5626701), "{e}");
+    assert!(message(&e).ends_with("Previously authenticated as: other@admin"));
+    let wrong = scram_sha256_by_hand(&admin, "root", "nope")
+        .await
+        .unwrap_err();
+    assert_eq!(common::code(&wrong), Some(18));
+}

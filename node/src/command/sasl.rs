@@ -199,6 +199,18 @@ pub async fn sasl_continue(req: Request) -> CommandResult {
                 tracing::info!(error = %e, user = %user.name.full(), mechanism = conversation.mech.name(), "authentication failed");
                 failed()
             })?;
+            // One user per connection, as mongod 6+; the same user again is fine.
+            if let Some(previous) = req.conn.auth.user()
+                && previous.name != user.name
+            {
+                return Err(CommandError::new(
+                    codes::ALREADY_AUTHENTICATED,
+                    format!(
+                        "Each client connection may only be authenticated once. Previously authenticated as: {}",
+                        previous.name.full()
+                    ),
+                ));
+            }
             tracing::info!(user = %user.name.full(), mechanism = conversation.mech.name(), "authentication succeeded");
             req.conn.auth.set_user(user);
             if !skip_empty_exchange {
