@@ -7,6 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 cleanup() {
     [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+    [ -n "${auth_pid:-}" ] && kill "$auth_pid" 2>/dev/null && wait "$auth_pid" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -18,7 +19,18 @@ for _ in $(seq 1 100); do
     if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null; then break; fi
     sleep 0.1
 done
+
+# A second node with authorization enabled, for tests/drivers/test_auth.py (started before
+# EBB_URI is exported: ebbd refuses EBB_ variables that name no setting).
+auth_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$ebbd" --port "$auth_port" --db-path "$work/auth-data" --auth >"$work/ebbd-auth.log" 2>&1 &
+auth_pid=$!
+for _ in $(seq 1 100); do
+    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$auth_port),0.2)" 2>/dev/null; then break; fi
+    sleep 0.1
+done
 export EBB_URI="mongodb://127.0.0.1:$port/?directConnection=true"
+export EBB_AUTH_URI="mongodb://127.0.0.1:$auth_port/?directConnection=true"
 
 echo "--- pymongo"
 venv="$root/.ci/.venv"
@@ -39,6 +51,13 @@ if echo "$out" | grep -qi "non-genuine"; then echo "mongosh printed the non-genu
 banner=$("$node_dir/node_modules/.bin/mongosh" "$EBB_URI" --eval 'db.runCommand({ping: 1}).ok' 2>&1)
 echo "$banner" | tail -3
 if echo "$banner" | grep -qi "non-genuine"; then echo "mongosh printed the non-genuine server banner"; exit 1; fi
+
+echo "--- mongosh with credentials (the Node driver's SCRAM; root/pw made by test_auth.py)"
+auth_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@127.0.0.1:$auth_port/admin?directConnection=true" \
+    --quiet --eval 'db.runCommand({connectionStatus: 1}).authInfo.authenticatedUsers[0].user' 2>&1) \
+    || { echo "$auth_out"; exit 1; }
+[ "$(echo "$auth_out" | tail -1)" = "root" ] || { echo "mongosh did not authenticate: $auth_out"; exit 1; }
+echo "mongosh authenticated"
 
 echo "--- ebbd stops cleanly on SIGTERM"
 kill -TERM "$pid"

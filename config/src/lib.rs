@@ -24,7 +24,7 @@ mod tests;
 
 pub use error::ConfigError;
 pub use load::Overrides;
-pub use model::{Config, Cursors, Log, Net, Storage, Ttl};
+pub use model::{Authorization, Config, Cursors, Log, Net, Security, Storage, Tls, TlsMode, Ttl};
 pub use params::{
     Bound, ParamError, ParamInput, ParamSpec, ParamValue, ServerParameters, TTL_PARAMS,
 };

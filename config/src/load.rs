@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use config::{FileFormat, Map, Value, ValueKind};
 
-use crate::{Config, ConfigError};
+use crate::{Authorization, Config, ConfigError};
 
 const ENV_PREFIX: &str = "EBB_";
 const ENV_SEPARATOR: &str = "__";
@@ -33,6 +33,8 @@ pub struct Overrides {
     pub port: Option<u16>,
     /// `storage.path`.
     pub db_path: Option<PathBuf>,
+    /// `security.authorization` (mongod's `--auth`).
+    pub authorization: Option<Authorization>,
 }
 
 impl Overrides {
@@ -45,6 +47,9 @@ impl Overrides {
         }
         if let Some(path) = &self.db_path {
             config.storage.path.clone_from(path);
+        }
+        if let Some(authorization) = self.authorization {
+            config.security.authorization = authorization;
         }
     }
 }
@@ -400,6 +405,65 @@ mod tests {
         let without_cli = Config::load_with_env(&overrides_for(&file), environment).unwrap();
         assert_eq!(without_cli.net.port, 1002);
         assert_eq!(without_cli.storage.path, PathBuf::from("/env"));
+    }
+
+    #[test]
+    fn authorization_comes_from_file_environment_or_command_line() {
+        assert_eq!(
+            Config::default().security.authorization,
+            Authorization::Disabled
+        );
+        let file = file_with("[security]\nauthorization = \"enabled\"\n");
+        let config = Config::load_with_env(&overrides_for(&file), env(&[])).unwrap();
+        assert_eq!(config.security.authorization, Authorization::Enabled);
+        let config = Config::load_with_env(
+            &overrides_for(&file),
+            env(&[("EBB_SECURITY__AUTHORIZATION", "disabled")]),
+        )
+        .unwrap();
+        assert_eq!(config.security.authorization, Authorization::Disabled);
+        let overrides = Overrides {
+            authorization: Some(Authorization::Enabled),
+            ..Overrides::default()
+        };
+        let config = Config::load_with_env(
+            &overrides,
+            env(&[("EBB_SECURITY__AUTHORIZATION", "disabled")]),
+        )
+        .unwrap();
+        assert_eq!(config.security.authorization, Authorization::Enabled);
+        let error = Config::from_toml_str("[security]\nauthorization = \"on\"\n").unwrap_err();
+        assert!(
+            error.to_string().contains("security.authorization"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn tls_mode_needs_a_certificate() {
+        let error = Config::load_with_env(
+            &Overrides::default(),
+            env(&[("EBB_NET__TLS__MODE", "requireTLS")]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid config: net.tls.certificate_key_file: must be set when net.tls.mode is not \"disabled\""
+        );
+        let config = Config::load_with_env(
+            &Overrides::default(),
+            env(&[
+                ("EBB_NET__TLS__MODE", "allowTLS"),
+                ("EBB_NET__TLS__CERTIFICATE_KEY_FILE", "/etc/ebb/server.pem"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(config.net.tls.mode, crate::TlsMode::AllowTls);
+        assert_eq!(
+            config.net.tls.certificate_key_file,
+            PathBuf::from("/etc/ebb/server.pem")
+        );
+        assert!(Config::from_toml_str("[net.tls]\nmode = \"on\"\n").is_err());
     }
 
     #[test]

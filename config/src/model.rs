@@ -21,6 +21,7 @@ pub struct Config {
     pub ttl: Ttl,
     pub cursors: Cursors,
     pub log: Log,
+    pub security: Security,
     /// MongoDB's server parameters under MongoDB's names (`[setParameter]`).
     #[serde(rename = "setParameter")]
     pub set_parameter: ServerParameters,
@@ -38,6 +39,8 @@ pub struct Net {
     pub max_connections: usize,
     /// Largest accepted wire message, at most [`MAX_MESSAGE_BYTES`].
     pub max_message_bytes: u32,
+    /// `[net.tls]`: encrypted connections.
+    pub tls: Tls,
 }
 
 impl Default for Net {
@@ -47,8 +50,47 @@ impl Default for Net {
             port: 27017,
             max_connections: 10_000,
             max_message_bytes: MAX_MESSAGE_BYTES,
+            tls: Tls::default(),
         }
     }
+}
+
+/// `[net.tls]`: MongoDB's `net.tls` settings.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Tls {
+    /// Which connections speak TLS.
+    pub mode: TlsMode,
+    /// PEM file with the server's certificate chain and private key
+    /// (mongod's `certificateKeyFile`); required unless `mode` is disabled.
+    pub certificate_key_file: PathBuf,
+    /// PEM file of the certificate authorities that sign client certificates
+    /// (mongod's `CAFile`); when set, clients must present a certificate it
+    /// signed, unless `allow_connections_without_certificates`. Empty: no
+    /// client certificates are requested.
+    pub ca_file: PathBuf,
+    /// With `ca_file`: accept clients that present no certificate (a
+    /// certificate presented is still verified).
+    pub allow_connections_without_certificates: bool,
+}
+
+/// MongoDB's `net.tls.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum TlsMode {
+    /// Plain TCP only.
+    #[default]
+    #[serde(rename = "disabled")]
+    Disabled,
+    /// Both TLS and plain connections are accepted.
+    #[serde(rename = "allowTLS")]
+    AllowTls,
+    /// Both are accepted (mongod differs from allowTLS only in its own
+    /// outgoing connections, which ebb does not make).
+    #[serde(rename = "preferTLS")]
+    PreferTls,
+    /// TLS connections only.
+    #[serde(rename = "requireTLS")]
+    RequireTls,
 }
 
 /// `[storage]`: the RocksDB instance.
@@ -138,6 +180,26 @@ impl Default for Log {
     }
 }
 
+/// `[security]`: who may connect and what they may do.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Security {
+    /// MongoDB's `security.authorization`: when enabled, every command but the
+    /// handshake and authentication ones needs an authenticated user whose roles
+    /// allow it.
+    pub authorization: Authorization,
+}
+
+/// Whether commands are checked against the authenticated users' roles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Authorization {
+    /// Every client may run every command (MongoDB's default).
+    #[default]
+    Disabled,
+    Enabled,
+}
+
 impl Config {
     /// Checks the ranges the types cannot express. Loading calls this; call it again after
     /// changing a `Config` in code.
@@ -156,6 +218,12 @@ impl Config {
                 "must be between 1 and {MAX_MESSAGE_BYTES}, got {}",
                 net.max_message_bytes
             ),
+        )?;
+        require(
+            net.tls.mode == TlsMode::Disabled
+                || !net.tls.certificate_key_file.as_os_str().is_empty(),
+            "net.tls.certificate_key_file",
+            "must be set when net.tls.mode is not \"disabled\"",
         )?;
         let storage = &self.storage;
         require(

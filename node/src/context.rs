@@ -14,6 +14,7 @@ use ebb_storage::engine::Snapshot;
 use ebb_storage::query::spill::DiskUse;
 use tokio::sync::Semaphore;
 
+use crate::auth::directory::Directory;
 use crate::cursor::CursorManager;
 use crate::error::{CommandError, CommandResult};
 
@@ -47,6 +48,8 @@ pub struct NodeContext {
     pub connections: ConnectionCounters,
     pub config: Arc<ebb_config::Config>,
     pub argv: Vec<String>,
+    /// The node's users: the generation connections check their cached roles against.
+    pub users: Directory,
     /// Bounds concurrent reads on the blocking pool.
     reads: Semaphore,
 }
@@ -76,6 +79,7 @@ impl NodeContext {
             connections: ConnectionCounters::default(),
             config,
             argv,
+            users: Directory::default(),
             reads: Semaphore::new(MAX_CONCURRENT_READS),
         }
     }

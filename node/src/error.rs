@@ -46,13 +46,17 @@ code_table! {
     BAD_VALUE = 2, "BadValue";
     NO_SUCH_KEY = 4, "NoSuchKey";
     FAILED_TO_PARSE = 9, "FailedToParse";
+    USER_NOT_FOUND = 11, "UserNotFound";
     UNAUTHORIZED = 13, "Unauthorized";
     TYPE_MISMATCH = 14, "TypeMismatch";
     INVALID_LENGTH = 16, "InvalidLength";
+    PROTOCOL_ERROR = 17, "ProtocolError";
+    AUTHENTICATION_FAILED = 18, "AuthenticationFailed";
     ILLEGAL_OPERATION = 20, "IllegalOperation";
     NAMESPACE_NOT_FOUND = 26, "NamespaceNotFound";
     INDEX_NOT_FOUND = 27, "IndexNotFound";
     PATH_NOT_VIABLE = 28, "PathNotViable";
+    ROLE_NOT_FOUND = 31, "RoleNotFound";
     CANNOT_BACKFILL_ARRAY = 34, "CannotBackfillArray";
     CONFLICTING_UPDATE_OPERATORS = 40, "ConflictingUpdateOperators";
     CURSOR_NOT_FOUND = 43, "CursorNotFound";
@@ -78,6 +82,7 @@ code_table! {
     INVALID_INDEX_SPECIFICATION_OPTION = 197, "InvalidIndexSpecificationOption";
     NOT_IMPLEMENTED = 238, "NotImplemented";
     QUERY_EXCEEDED_MEMORY_LIMIT = 292, "QueryExceededMemoryLimitNoDiskUseAllowed";
+    MECHANISM_UNAVAILABLE = 334, "MechanismUnavailable";
     UNSUPPORTED_OP_QUERY_COMMAND = 352, "UnsupportedOpQueryCommand";
     OVERFLOW = 15, "Overflow";
     CONVERSION_FAILURE = 241, "ConversionFailure";
@@ -140,6 +145,7 @@ code_table! {
     REGEX_OPTIONS_INVALID = 51108, "Location51108";
     CONSTANTS_NEED_PIPELINE = 51198, "Location51198";
     PROJECTION_POSITIONAL_WITHOUT_QUERY = 51050, "Location51050";
+    USER_ALREADY_EXISTS = 51003, "Location51003";
     MIN_MAX_WITHOUT_HINT = 51173, "Location51173";
     MIN_MAX_INCOMPATIBLE_INDEX = 51174, "Location51174";
     MIN_MAX_OUT_OF_ORDER = 51175, "Location51175";
@@ -147,6 +153,7 @@ code_table! {
     PROJECTION_POSITIONAL_NO_MATCH = 51246, "Location51246";
     PROJECTION_POSITIONAL_MISMATCH = 51247, "Location51247";
     EMPTY_SUB_PROJECTION = 51270, "Location51270";
+    ALREADY_AUTHENTICATED = 5626701, "Location5626701";
     OP_QUERY_NOT_A_COMMAND = 5739101, "Location5739101";
     NO_JAVASCRIPT_ENGINE = 6108304, "Location6108304";
 }

@@ -7,12 +7,14 @@
 //! ([`error`]). The daemon binary is `ebbd` (`src/main.rs`).
 
 pub mod args;
+pub mod auth;
 pub mod command;
 pub mod context;
 pub mod cursor;
 pub mod embed;
 pub mod error;
 pub mod server;
+pub mod tls;
 pub mod wire;
 
 pub use embed::NodeThread;

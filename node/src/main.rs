@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use ebb_actors::clock::SystemClock;
-use ebb_config::{Config, LogFormat, Overrides};
+use ebb_config::{Authorization, Config, LogFormat, Overrides};
 use ebb_node::{Node, NodeOptions};
 
 #[derive(Parser, Debug)]
@@ -32,6 +32,10 @@ struct Cli {
     /// Data directory (overrides storage.path).
     #[arg(long = "db-path")]
     db_path: Option<PathBuf>,
+    /// Require authentication and check every command against the user's roles
+    /// (sets security.authorization = "enabled", as mongod's --auth).
+    #[arg(long)]
+    auth: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -41,6 +45,7 @@ fn main() -> anyhow::Result<()> {
         bind: cli.bind,
         port: cli.port,
         db_path: cli.db_path,
+        authorization: cli.auth.then_some(Authorization::Enabled),
     };
     let config = match Config::load(&overrides) {
         Ok(c) => c,

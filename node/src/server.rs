@@ -3,8 +3,10 @@
 //! [`Node::start`] opens the engine, starts the actors' [`Runtime`] on it
 //! (catalog, one writer per collection, TTL monitor, WAL syncer), the
 //! cursor reaper, and accepts connections. Each connection is a task that
-//! reads one message, runs it, writes one reply (none for `moreToCome`),
-//! and repeats; a framing error closes that connection only.
+//! first becomes plain or TLS as `net.tls.mode` says (`tls.rs`), then
+//! reads one message, checks the connection may run it (`auth::check`),
+//! runs it, writes one reply (none for `moreToCome`), and repeats; a
+//! framing error closes that connection only.
 //!
 //! [`Node::shutdown`] is ordered and bounded: stop accepting, let every
 //! connection finish its current command, then shut the runtime down (TTL
@@ -22,15 +24,17 @@ use ebb_actors::runtime::Runtime;
 use ebb_config::Config;
 use ebb_storage::engine::Engine;
 use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
+use crate::auth;
 use crate::command::{self, ConnInfo, Request};
 use crate::context::NodeContext;
 use crate::error::{CommandError, codes};
+use crate::tls::{Established, TlsSetup};
 use crate::wire::{self, Body, Message, OpMsg, OpQuery};
 
 /// How long shutdown waits for connections to finish their command.
@@ -44,6 +48,8 @@ pub enum StartError {
         path: String,
         source: ebb_storage::Error,
     },
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: String,
@@ -73,6 +79,7 @@ impl Node {
     /// Starts a node. Must run inside an actix system.
     pub async fn start(opts: NodeOptions) -> Result<Node, StartError> {
         let config = Arc::new(opts.config);
+        let tls = TlsSetup::from_config(&config.net.tls).map_err(StartError::Tls)?;
         let path = config.storage.path.clone();
         let rocks = RocksOptions {
             path: path.clone(),
@@ -105,7 +112,7 @@ impl Node {
             .local_addr()
             .map_err(|source| StartError::Bind { addr, source })?;
         let (stop, stop_rx) = watch::channel(false);
-        let accept = tokio::spawn(accept_loop(listener, ctx.clone(), stop_rx.clone()));
+        let accept = tokio::spawn(accept_loop(listener, tls, ctx.clone(), stop_rx.clone()));
         let background = vec![tokio::spawn(reap_cursors(ctx.clone(), stop_rx))];
         tracing::info!(%local_addr, path = %config.storage.path.display(), "ebbd ready");
         Ok(Node {
@@ -152,6 +159,7 @@ impl Node {
 
 async fn accept_loop(
     listener: TcpListener,
+    tls: TlsSetup,
     ctx: Arc<NodeContext>,
     mut stop: watch::Receiver<bool>,
 ) -> JoinSet<()> {
@@ -175,10 +183,16 @@ async fn accept_loop(
                     continue;
                 }
                 let _ = stream.set_nodelay(true);
-                let conn = Arc::new(ConnInfo { id: next_id, peer });
+                let conn = Arc::new(ConnInfo {
+                    id: next_id,
+                    peer,
+                    auth: Default::default(),
+                });
                 next_id = next_id.wrapping_add(1).max(1);
                 let span = tracing::debug_span!("conn", id = conn.id, %peer);
-                connections.spawn(serve(stream, conn, ctx.clone(), stop.clone()).instrument(span));
+                connections.spawn(
+                    connect(stream, tls.clone(), conn, ctx.clone(), stop.clone()).instrument(span),
+                );
                 // Reap finished connection tasks so the set stays small.
                 while connections.try_join_next().is_some() {}
             }
@@ -187,8 +201,31 @@ async fn accept_loop(
     connections
 }
 
-async fn serve(
+/// Establishes the connection as `net.tls.mode` says (plain or TLS), then
+/// serves it.
+async fn connect(
     stream: TcpStream,
+    tls: TlsSetup,
+    conn: Arc<ConnInfo>,
+    ctx: Arc<NodeContext>,
+    stop: watch::Receiver<bool>,
+) {
+    match tls.establish(stream).await {
+        Ok(Established::Plain(stream)) => {
+            let (rd, wr) = stream.into_split();
+            serve(rd, wr, conn, ctx, stop).await;
+        }
+        Ok(Established::Tls(stream)) => {
+            let (rd, wr) = tokio::io::split(*stream);
+            serve(rd, wr, conn, ctx, stop).await;
+        }
+        Err(e) => tracing::debug!(error = %e, "connection closed before it was established"),
+    }
+}
+
+async fn serve(
+    mut rd: impl AsyncRead + Unpin,
+    mut wr: impl AsyncWrite + Unpin,
     conn: Arc<ConnInfo>,
     ctx: Arc<NodeContext>,
     mut stop: watch::Receiver<bool>,
@@ -198,7 +235,6 @@ async fn serve(
         .total_created
         .fetch_add(1, Ordering::Relaxed);
     tracing::debug!("connection open");
-    let (mut rd, mut wr) = stream.into_split();
     let max = ctx.config.net.max_message_bytes as usize;
     let mut reply_id: i32 = 1;
     let mut buf = Vec::new();
@@ -336,6 +372,7 @@ async fn dispatch(
     let Some(handler) = command::lookup(name) else {
         return Err(command::not_found(name));
     };
+    auth::check::authorize(ctx, &conn.auth, conn.peer, &db, name, &body).await?;
     for field in ["startTransaction", "autocommit", "txnNumber"] {
         if body.get(field)?.is_some() {
             return Err(CommandError::new(
@@ -348,13 +385,18 @@ async fn dispatch(
     if !matches!(name, "insert" | "update" | "delete" | "find" | "getMore") {
         NodeContext::count(&ctx.opcounters.command, 1);
     }
-    handler(Request {
+    let touches_users = auth::privileges::touches_users(name, &db, &body);
+    let reply = handler(Request {
         db,
         body,
         node: ctx.clone(),
         conn: conn.clone(),
     })
-    .await
+    .await;
+    if touches_users {
+        ctx.users.changed();
+    }
+    reply
 }
 
 async fn reap_cursors(ctx: Arc<NodeContext>, mut stop: watch::Receiver<bool>) {

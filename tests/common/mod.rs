@@ -89,6 +89,39 @@ impl TestNode {
     pub async fn coll(&self, db: &str, name: &str) -> Collection<Document> {
         self.db(db).await.collection(name)
     }
+
+    /// A node with `security.authorization = "enabled"`.
+    pub fn start_with_auth() -> TestNode {
+        Self::start_with(
+            |c| c.security.authorization = ebb_config::Authorization::Enabled,
+            None,
+        )
+    }
+
+    /// A client that authenticates as `user` on `source` with `mechanism`,
+    /// over a single connection (so per-connection state such as `logout`
+    /// is observable).
+    pub async fn client_as(
+        &self,
+        user: &str,
+        pwd: &str,
+        source: &str,
+        mechanism: mongodb::options::AuthMechanism,
+    ) -> Client {
+        let mut opts = mongodb::options::ClientOptions::parse(self.uri())
+            .await
+            .expect("options");
+        opts.credential = Some(
+            mongodb::options::Credential::builder()
+                .username(user.to_owned())
+                .password(pwd.to_owned())
+                .source(source.to_owned())
+                .mechanism(mechanism)
+                .build(),
+        );
+        opts.max_pool_size = Some(1);
+        Client::with_options(opts).expect("client")
+    }
 }
 
 /// Sends the node's logs to the test output (shown for failing tests);

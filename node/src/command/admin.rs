@@ -62,10 +62,6 @@ pub async fn whats_my_uri(req: Request) -> CommandResult {
     ok(doc! { "you": req.conn.peer.to_string() })
 }
 
-pub async fn connection_status(_req: Request) -> CommandResult {
-    ok(doc! { "authInfo": { "authenticatedUsers": [], "authenticatedUserRoles": [] } })
-}
-
 pub async fn get_log(req: Request) -> CommandResult {
     match req.body.get("getLog")? {
         Some(RawBsonRef::String("*")) => ok(doc! { "names": ["global", "startupWarnings"] }),

@@ -9,6 +9,7 @@ use ebb_storage::validator::order_validation_options;
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query, validation};
 use crate::args::Args;
+use crate::auth::check;
 use crate::error::{CommandError, CommandResult, codes};
 
 /// `create` options ebb stores and honours.
@@ -168,11 +169,19 @@ pub async fn list_databases(req: Request) -> CommandResult {
         Some(f) => Some(Filter::parse(f)?),
         None => None,
     };
+    let visible =
+        check::visible_databases(&req.node, &req.conn.auth, args.bool("authorizedDatabases")?)
+            .await?;
     let state = req.node.view.load();
     let engine = req.node.shared.engine.clone();
     let mut databases = Vec::new();
     let mut total: i64 = 0;
     for db in state.databases() {
+        if let Some(roles) = &visible
+            && !check::shows_database(roles, &db)
+        {
+            continue;
+        }
         let size: i64 = state
             .in_db(&db)
             .map(|e| {

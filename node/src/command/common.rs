@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use bson::{Document, RawArrayBuf, RawDocumentBuf, rawdoc};
 
+use crate::auth::session::Session;
 use crate::context::NodeContext;
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -16,6 +17,8 @@ use crate::error::{CommandError, CommandResult, codes};
 pub struct ConnInfo {
     pub id: u32,
     pub peer: SocketAddr,
+    /// Who the connection authenticated as, and any SASL conversation.
+    pub auth: Session,
 }
 
 /// One command to execute.

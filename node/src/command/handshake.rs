@@ -46,5 +46,6 @@ pub async fn hello(req: Request) -> CommandResult {
         "maxWireVersion": MAX_WIRE_VERSION,
         "readOnly": false,
     });
+    super::sasl::hello_fields(&req, &mut d).await?;
     ok(d)
 }

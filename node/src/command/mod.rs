@@ -21,9 +21,11 @@ pub mod indexes;
 pub mod insert;
 pub mod params;
 pub mod query;
+pub mod sasl;
 pub mod status;
 pub mod table;
 pub mod update;
+pub mod users;
 pub mod validation;
 pub mod write;
 

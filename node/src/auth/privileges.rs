@@ -1,0 +1,647 @@
+//! The permission table, in one place: which actions each command needs
+//! ([`required`]) and which actions each built-in role grants ([`grants`]),
+//! after MongoDB's "Built-In Roles" and "Privilege Actions" reference pages.
+//!
+//! Resources are coarser than mongod's: a database (every collection in it),
+//! every database, or the cluster. `admin.system.users` is the one collection
+//! treated apart: reading it needs `viewUser` on `admin`, writing it only
+//! `root` may (mongod's `restore`, which `root` includes). This module decides
+//! nothing about sessions or users; [`super::check`] applies it.
+
+use bson::{RawBsonRef, RawDocument};
+
+/// A privilege action (MongoDB's names in comments where they differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Find,
+    Insert,
+    Update,
+    Remove,
+    CreateCollection,
+    CreateIndex,
+    DropIndex,
+    DropCollection,
+    DropDatabase,
+    ListCollections,
+    ListIndexes,
+    CollStats,
+    DbStats,
+    CollMod,
+    Compact,
+    KillCursors,
+    /// `renameCollectionSameDB`.
+    RenameCollectionSameDb,
+    CreateUser,
+    DropUser,
+    UpdateUser,
+    GrantRole,
+    RevokeRole,
+    ViewUser,
+    /// Writes to `admin.system.users` by ordinary commands.
+    WriteUsers,
+    // Cluster actions.
+    ServerStatus,
+    ListDatabases,
+    GetParameter,
+    SetParameter,
+    GetCmdLineOpts,
+    GetLog,
+    HostInfo,
+    /// `inprog`: `currentOp`.
+    InProg,
+    KillAnySession,
+}
+
+use Action::*;
+
+/// Where an action applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resource {
+    Db(String),
+    /// Every database at once (`usersInfo` with `forAllDBs`).
+    AnyDb,
+    Cluster,
+}
+
+/// What a command needs before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    /// Runs without authentication (handshake, authentication, `ping`, …).
+    Open,
+    /// Any authenticated user may run it.
+    Authenticated,
+    /// Every listed action on its resource.
+    All(Vec<(Resource, Action)>),
+    /// What only `root` holds: commands this table does not list yet.
+    Root,
+}
+
+/// Commands mongod lets an unauthenticated client run.
+const OPEN: &[&str] = &[
+    "authenticate",
+    "buildInfo",
+    "buildinfo",
+    "connectionStatus",
+    "endSessions",
+    "hello",
+    "isMaster",
+    "ismaster",
+    "logout",
+    "ping",
+    "saslContinue",
+    "saslStart",
+];
+
+/// Commands any authenticated user may run: they touch no data.
+const AUTHENTICATED: &[&str] = &[
+    "listCommands",
+    "killSessions",
+    "refreshSessions",
+    "whatsmyuri",
+];
+
+/// What command `name`, sent to `db` with `body`, needs. A command missing
+/// from the table needs `root`, so a new command is closed until it is
+/// listed here.
+pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
+    if OPEN.contains(&name) {
+        return Need::Open;
+    }
+    if AUTHENTICATED.contains(&name) {
+        return Need::Authenticated;
+    }
+    let on_db = |actions: &[Action]| {
+        Need::All(
+            actions
+                .iter()
+                .map(|a| (Resource::Db(db.to_owned()), *a))
+                .collect(),
+        )
+    };
+    let cluster = |action| Need::All(vec![(Resource::Cluster, action)]);
+    let reads_users = db == "admin" && names_collection(body, "system.users");
+    match name {
+        "find" | "count" | "distinct" | "aggregate" | "getMore" if reads_users => {
+            on_db(&[ViewUser])
+        }
+        "insert" | "update" | "delete" | "findAndModify" | "findandmodify" | "drop"
+        | "createIndexes" | "dropIndexes" | "deleteIndexes" | "collMod"
+            if reads_users =>
+        {
+            on_db(&[WriteUsers])
+        }
+        "find" | "count" | "distinct" | "aggregate" | "getMore" => on_db(&[Find]),
+        "insert" => on_db(&[Insert]),
+        "update" if upserts(body, "updates") => on_db(&[Update, Insert]),
+        "update" => on_db(&[Update]),
+        "delete" => on_db(&[Remove]),
+        "findAndModify" | "findandmodify" => {
+            let flag = |f| matches!(body.get(f), Ok(Some(RawBsonRef::Boolean(true))));
+            match (flag("remove"), flag("upsert")) {
+                (true, _) => on_db(&[Find, Remove]),
+                (false, true) => on_db(&[Find, Update, Insert]),
+                (false, false) => on_db(&[Find, Update]),
+            }
+        }
+        "create" => on_db(&[CreateCollection]),
+        "createIndexes" => on_db(&[CreateIndex]),
+        "dropIndexes" | "deleteIndexes" => on_db(&[DropIndex]),
+        "drop" => on_db(&[DropCollection]),
+        "dropDatabase" => on_db(&[DropDatabase]),
+        "collMod" => on_db(&[CollMod]),
+        "compact" => on_db(&[Compact]),
+        "listCollections" => on_db(&[ListCollections]),
+        "listIndexes" => on_db(&[ListIndexes]),
+        "collStats" => on_db(&[CollStats]),
+        "dbStats" | "dbstats" => on_db(&[DbStats]),
+        "killCursors" => on_db(&[KillCursors]),
+        "renameCollection" => rename(body),
+        "explain" => match body.get("explain") {
+            Ok(Some(RawBsonRef::Document(inner))) => match first_key(inner) {
+                Some(inner_name) if inner_name != "explain" => required(inner_name, db, inner),
+                _ => Need::Root,
+            },
+            _ => Need::Root,
+        },
+        "createUser" => on_db(&[CreateUser]),
+        "updateUser" => on_db(&[UpdateUser]),
+        "dropUser" | "dropAllUsersFromDatabase" => on_db(&[DropUser]),
+        "grantRolesToUser" => on_db(&[GrantRole]),
+        "revokeRolesFromUser" => on_db(&[RevokeRole]),
+        "usersInfo" if matches!(body.get("forAllDBs"), Ok(Some(RawBsonRef::Boolean(true)))) => {
+            Need::All(vec![(Resource::AnyDb, ViewUser)])
+        }
+        "usersInfo" => on_db(&[ViewUser]),
+        "serverStatus" => cluster(ServerStatus),
+        // Without `authorizedDatabases: false`, any user may list the
+        // databases it holds privileges on (`check::visible_databases`).
+        "listDatabases"
+            if matches!(
+                body.get("authorizedDatabases"),
+                Ok(Some(RawBsonRef::Boolean(false)))
+            ) =>
+        {
+            cluster(ListDatabases)
+        }
+        "listDatabases" => Need::Authenticated,
+        "getParameter" => cluster(GetParameter),
+        "setParameter" => cluster(SetParameter),
+        "getCmdLineOpts" => cluster(GetCmdLineOpts),
+        "getLog" => cluster(GetLog),
+        "hostInfo" => cluster(HostInfo),
+        "currentOp" => cluster(InProg),
+        "killAllSessions" => cluster(KillAnySession),
+        _ => Need::Root,
+    }
+}
+
+/// Whether a successful run of the command may have changed the documents
+/// of `admin.system.users` behind the user management commands' back, so
+/// connections must reload their cached roles.
+pub fn touches_users(name: &str, db: &str, body: &RawDocument) -> bool {
+    db == "admin"
+        && match name {
+            "dropDatabase" => true,
+            "insert" | "update" | "delete" | "findAndModify" | "findandmodify" | "drop" => {
+                names_collection(body, "system.users")
+            }
+            "renameCollection" => ["renameCollection", "to"].iter().any(|f| {
+                matches!(
+                    body.get(f),
+                    Ok(Some(RawBsonRef::String("admin.system.users")))
+                )
+            }),
+            _ => false,
+        }
+}
+
+/// Whether a role held as `role@role_db` grants anything at all on database
+/// `db` (what `listDatabases` shows a user without `listDatabases`).
+pub fn grants_any_on(role: &str, role_db: &str, db: &str) -> bool {
+    let resource = Resource::Db(db.to_owned());
+    ALL_ACTIONS
+        .iter()
+        .any(|a| grants(role, role_db, &resource, *a))
+}
+
+fn first_key(d: &RawDocument) -> Option<&str> {
+    d.iter()
+        .next()
+        .and_then(|e| e.ok())
+        .map(|(k, _)| k.as_str())
+}
+
+/// Whether the command's first value names collection `coll`.
+fn names_collection(body: &RawDocument, coll: &str) -> bool {
+    let first = body.iter().next().and_then(|e| e.ok()).map(|(_, v)| v);
+    matches!(first, Some(RawBsonRef::String(c)) if c == coll)
+}
+
+/// Whether any statement of an `update` upserts (which needs `insert` too).
+fn upserts(body: &RawDocument, field: &str) -> bool {
+    let Ok(Some(RawBsonRef::Array(statements))) = body.get(field) else {
+        return false;
+    };
+    statements.into_iter().any(|s| {
+        matches!(s, Ok(RawBsonRef::Document(d))
+            if matches!(d.get("upsert"), Ok(Some(RawBsonRef::Boolean(true)))))
+    })
+}
+
+/// `renameCollection`: within one database `renameCollectionSameDB`; across
+/// databases reading and dropping the source and creating the target.
+fn rename(body: &RawDocument) -> Need {
+    let db_of = |field| match body.get(field) {
+        Ok(Some(RawBsonRef::String(ns))) => ns.split_once('.').map(|(db, _)| db.to_owned()),
+        _ => None,
+    };
+    match (db_of("renameCollection"), db_of("to")) {
+        (Some(from), Some(to)) if from == to => {
+            Need::All(vec![(Resource::Db(from), RenameCollectionSameDb)])
+        }
+        (Some(from), Some(to)) => Need::All(vec![
+            (Resource::Db(from.clone()), Find),
+            (Resource::Db(from), DropCollection),
+            (Resource::Db(to.clone()), Insert),
+            (Resource::Db(to), CreateCollection),
+        ]),
+        // The command refuses itself; ask for what only root has meanwhile.
+        _ => Need::Root,
+    }
+}
+
+const READ: &[Action] = &[
+    Find,
+    ListCollections,
+    ListIndexes,
+    CollStats,
+    DbStats,
+    KillCursors,
+];
+const WRITE: &[Action] = &[
+    Insert,
+    Update,
+    Remove,
+    CreateCollection,
+    CreateIndex,
+    DropIndex,
+    DropCollection,
+    RenameCollectionSameDb,
+];
+const DB_ADMIN: &[Action] = &[
+    CollMod,
+    CollStats,
+    Compact,
+    CreateCollection,
+    CreateIndex,
+    DbStats,
+    DropCollection,
+    DropDatabase,
+    DropIndex,
+    ListCollections,
+    ListIndexes,
+    RenameCollectionSameDb,
+];
+const USER_ADMIN: &[Action] = &[
+    CreateUser, DropUser, UpdateUser, GrantRole, RevokeRole, ViewUser,
+];
+const CLUSTER_MONITOR: &[Action] = &[
+    ServerStatus,
+    ListDatabases,
+    GetParameter,
+    GetCmdLineOpts,
+    GetLog,
+    HostInfo,
+    InProg,
+];
+const CLUSTER_ADMIN: &[Action] = &[SetParameter, KillAnySession];
+/// What `clusterMonitor` may read in every database.
+const MONITOR_STATS: &[Action] = &[CollStats, DbStats];
+
+/// Where a role's actions apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The database the role is granted on.
+    OwnDb,
+    AnyDb,
+    Cluster,
+}
+
+/// One grant of a built-in role.
+pub type Grant = (Scope, &'static [&'static [Action]]);
+
+/// A built-in role: name, whether it exists only in `admin`, and its grants.
+struct BuiltIn {
+    name: &'static str,
+    admin_only: bool,
+    grants: &'static [Grant],
+}
+
+const ROLES: &[BuiltIn] = &[
+    BuiltIn {
+        name: "read",
+        admin_only: false,
+        grants: &[(Scope::OwnDb, &[READ])],
+    },
+    BuiltIn {
+        name: "readWrite",
+        admin_only: false,
+        grants: &[(Scope::OwnDb, &[READ, WRITE])],
+    },
+    BuiltIn {
+        name: "dbAdmin",
+        admin_only: false,
+        grants: &[(Scope::OwnDb, &[DB_ADMIN])],
+    },
+    BuiltIn {
+        name: "userAdmin",
+        admin_only: false,
+        grants: &[(Scope::OwnDb, &[USER_ADMIN])],
+    },
+    BuiltIn {
+        name: "dbOwner",
+        admin_only: false,
+        grants: &[(Scope::OwnDb, &[READ, WRITE, DB_ADMIN, USER_ADMIN])],
+    },
+    BuiltIn {
+        name: "clusterMonitor",
+        admin_only: true,
+        grants: &[
+            (Scope::Cluster, &[CLUSTER_MONITOR]),
+            (Scope::AnyDb, &[MONITOR_STATS]),
+        ],
+    },
+    BuiltIn {
+        name: "clusterAdmin",
+        admin_only: true,
+        grants: &[
+            (Scope::Cluster, &[CLUSTER_MONITOR, CLUSTER_ADMIN]),
+            (Scope::AnyDb, &[MONITOR_STATS, &[DropDatabase]]),
+        ],
+    },
+    BuiltIn {
+        name: "readAnyDatabase",
+        admin_only: true,
+        grants: &[
+            (Scope::AnyDb, &[READ]),
+            (Scope::Cluster, &[&[ListDatabases]]),
+        ],
+    },
+    BuiltIn {
+        name: "readWriteAnyDatabase",
+        admin_only: true,
+        grants: &[
+            (Scope::AnyDb, &[READ, WRITE]),
+            (Scope::Cluster, &[&[ListDatabases]]),
+        ],
+    },
+    BuiltIn {
+        name: "dbAdminAnyDatabase",
+        admin_only: true,
+        grants: &[
+            (Scope::AnyDb, &[DB_ADMIN]),
+            (Scope::Cluster, &[&[ListDatabases]]),
+        ],
+    },
+    BuiltIn {
+        name: "userAdminAnyDatabase",
+        admin_only: true,
+        grants: &[
+            (Scope::AnyDb, &[USER_ADMIN]),
+            (Scope::Cluster, &[&[ListDatabases]]),
+        ],
+    },
+];
+
+/// The one role that holds every action on every resource.
+pub const ROOT: &str = "root";
+
+/// Whether a role held as `role@role_db` is `root`, which meets every need.
+pub fn is_root(role: &str, role_db: &str) -> bool {
+    role == ROOT && role_db == "admin"
+}
+
+/// Whether `role` exists on database `db` (built-in roles only: ebb has no
+/// user-defined roles).
+pub fn role_exists(role: &str, db: &str) -> bool {
+    (role == ROOT && db == "admin")
+        || ROLES
+            .iter()
+            .any(|r| r.name == role && (!r.admin_only || db == "admin"))
+}
+
+/// Whether a role held as `role@role_db` grants `action` on `resource`.
+pub fn grants(role: &str, role_db: &str, resource: &Resource, action: Action) -> bool {
+    if !role_exists(role, role_db) {
+        return false;
+    }
+    if role == ROOT {
+        return true;
+    }
+    let Some(r) = ROLES.iter().find(|r| r.name == role) else {
+        return false;
+    };
+    r.grants.iter().any(|(scope, sets)| {
+        let applies = match (scope, resource) {
+            (Scope::OwnDb, Resource::Db(db)) => db == role_db,
+            (Scope::AnyDb, Resource::Db(_) | Resource::AnyDb) => true,
+            (Scope::Cluster, Resource::Cluster) => true,
+            _ => false,
+        };
+        applies && sets.iter().any(|set| set.contains(&action))
+    })
+}
+
+/// The actions a role grants, as `connectionStatus`'s `showPrivileges`
+/// lists them: `(resource, action names)`.
+pub fn privileges_of(role: &str, role_db: &str) -> Vec<(Resource, Vec<Action>)> {
+    if !role_exists(role, role_db) {
+        return Vec::new();
+    }
+    if role == ROOT {
+        return vec![
+            (Resource::AnyDb, ALL_ACTIONS.to_vec()),
+            (Resource::Cluster, ALL_ACTIONS.to_vec()),
+        ];
+    }
+    let Some(r) = ROLES.iter().find(|r| r.name == role) else {
+        return Vec::new();
+    };
+    r.grants
+        .iter()
+        .map(|(scope, sets)| {
+            let resource = match scope {
+                Scope::OwnDb => Resource::Db(role_db.to_owned()),
+                Scope::AnyDb => Resource::AnyDb,
+                Scope::Cluster => Resource::Cluster,
+            };
+            let mut actions: Vec<Action> = Vec::new();
+            for a in sets.iter().flat_map(|s| s.iter()) {
+                if !actions.contains(a) {
+                    actions.push(*a);
+                }
+            }
+            (resource, actions)
+        })
+        .collect()
+}
+
+const ALL_ACTIONS: &[Action] = &[
+    Find,
+    Insert,
+    Update,
+    Remove,
+    CreateCollection,
+    CreateIndex,
+    DropIndex,
+    DropCollection,
+    DropDatabase,
+    ListCollections,
+    ListIndexes,
+    CollStats,
+    DbStats,
+    CollMod,
+    Compact,
+    KillCursors,
+    RenameCollectionSameDb,
+    CreateUser,
+    DropUser,
+    UpdateUser,
+    GrantRole,
+    RevokeRole,
+    ViewUser,
+    WriteUsers,
+    ServerStatus,
+    ListDatabases,
+    GetParameter,
+    SetParameter,
+    GetCmdLineOpts,
+    GetLog,
+    HostInfo,
+    InProg,
+    KillAnySession,
+];
+
+impl Action {
+    /// MongoDB's name of the action.
+    pub fn name(self) -> &'static str {
+        match self {
+            Find => "find",
+            Insert => "insert",
+            Update => "update",
+            Remove => "remove",
+            CreateCollection => "createCollection",
+            CreateIndex => "createIndex",
+            DropIndex => "dropIndex",
+            DropCollection => "dropCollection",
+            DropDatabase => "dropDatabase",
+            ListCollections => "listCollections",
+            ListIndexes => "listIndexes",
+            CollStats => "collStats",
+            DbStats => "dbStats",
+            CollMod => "collMod",
+            Compact => "compact",
+            KillCursors => "killCursors",
+            RenameCollectionSameDb => "renameCollectionSameDB",
+            CreateUser => "createUser",
+            DropUser => "dropUser",
+            UpdateUser => "changePassword",
+            GrantRole => "grantRole",
+            RevokeRole => "revokeRole",
+            ViewUser => "viewUser",
+            WriteUsers => "restore",
+            ServerStatus => "serverStatus",
+            ListDatabases => "listDatabases",
+            GetParameter => "getParameter",
+            SetParameter => "setParameter",
+            GetCmdLineOpts => "getCmdLineOpts",
+            GetLog => "getLog",
+            HostInfo => "hostInfo",
+            InProg => "inprog",
+            KillAnySession => "killAnySession",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::rawdoc;
+
+    use super::*;
+
+    fn db(name: &str) -> Resource {
+        Resource::Db(name.to_owned())
+    }
+
+    #[test]
+    fn database_roles_apply_to_their_database_only() {
+        assert!(grants("read", "test", &db("test"), Find));
+        assert!(!grants("read", "test", &db("other"), Find));
+        assert!(!grants("read", "test", &db("test"), Insert));
+        assert!(grants("readWrite", "test", &db("test"), Insert));
+        assert!(!grants("readWrite", "test", &db("test"), DropDatabase));
+        assert!(grants("dbAdmin", "test", &db("test"), DropDatabase));
+        assert!(!grants("dbAdmin", "test", &db("test"), Find));
+        assert!(grants("userAdmin", "test", &db("test"), CreateUser));
+        assert!(grants("dbOwner", "test", &db("test"), CreateUser));
+        assert!(grants("dbOwner", "test", &db("test"), Insert));
+    }
+
+    #[test]
+    fn any_database_and_cluster_roles_exist_only_in_admin() {
+        assert!(role_exists("readAnyDatabase", "admin"));
+        assert!(!role_exists("readAnyDatabase", "test"));
+        assert!(!grants("readAnyDatabase", "test", &db("x"), Find));
+        assert!(grants("readAnyDatabase", "admin", &db("x"), Find));
+        assert!(grants("readWriteAnyDatabase", "admin", &db("x"), Insert));
+        assert!(!grants(
+            "readWriteAnyDatabase",
+            "admin",
+            &Resource::Cluster,
+            ServerStatus
+        ));
+        assert!(grants(
+            "clusterMonitor",
+            "admin",
+            &Resource::Cluster,
+            ServerStatus
+        ));
+        assert!(!grants("clusterMonitor", "admin", &db("x"), Find));
+        assert!(grants("root", "admin", &Resource::Cluster, SetParameter));
+        assert!(!role_exists("root", "test"));
+        assert!(!role_exists("nosuchrole", "admin"));
+    }
+
+    #[test]
+    fn commands_map_to_actions() {
+        let need = |name: &str, body: bson::RawDocumentBuf| required(name, "test", &body);
+        assert_eq!(need("hello", rawdoc! {"hello": 1}), Need::Open);
+        assert_eq!(
+            need("whatsmyuri", rawdoc! {"whatsmyuri": 1}),
+            Need::Authenticated
+        );
+        assert_eq!(
+            need("find", rawdoc! {"find": "c"}),
+            Need::All(vec![(db("test"), Find)])
+        );
+        assert_eq!(
+            need(
+                "update",
+                rawdoc! {"update": "c", "updates": [{"q": {}, "u": {}, "upsert": true}]}
+            ),
+            Need::All(vec![(db("test"), Update), (db("test"), Insert)])
+        );
+        assert_eq!(
+            need("explain", rawdoc! {"explain": {"count": "c"}}),
+            Need::All(vec![(db("test"), Find)])
+        );
+        assert_eq!(
+            required("find", "admin", &rawdoc! {"find": "system.users"}),
+            Need::All(vec![(db("admin"), ViewUser)])
+        );
+        assert_eq!(
+            need("serverStatus", rawdoc! {"serverStatus": 1}),
+            Need::All(vec![(Resource::Cluster, ServerStatus)])
+        );
+    }
+}
