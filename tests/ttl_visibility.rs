@@ -334,6 +334,27 @@ async fn explain_counts_only_visible_documents() {
     assert_eq!(returned(db.run_command(explain).await.unwrap()), 1);
 }
 
+#[tokio::test]
+async fn more_due_documents_than_a_reader_lists_are_checked_one_by_one() {
+    // Past MAX_DUE_LISTED (4096) due documents a batch checks each
+    // document's dates instead of listing the due ones first.
+    let node = node();
+    let c = node.coll("app", "many").await;
+    ttl_index(&c, doc! { "at": 1 }, TTL_SECS, None).await;
+    let mut docs: Vec<Document> = (0..5_000)
+        .map(|i| doc! { "_id": format!("d{i:05}"), "at": at(T0) })
+        .collect();
+    docs.push(doc! { "_id": "live", "at": at(DUE) });
+    c.insert_many(docs).await.unwrap();
+    let db = node.db("app").await;
+    let _held = node.hold_monitor().await;
+    assert_eq!(count(&db, doc! { "count": "many" }).await, 5_001);
+    node.advance(Duration::from_millis(1));
+    assert_eq!(ids(&c, doc! {}).await, strs(&["live"]));
+    assert_eq!(count(&db, doc! { "count": "many" }).await, 1);
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 1);
+}
+
 // --- the expiry rule, as readers see it ---------------------------------
 
 #[tokio::test]

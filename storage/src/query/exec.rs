@@ -12,8 +12,9 @@
 //! A document that a TTL index of the collection makes due is passed over
 //! as if absent while the collection's visibility hides due documents
 //! (`crate::ttl::visible`); the moment it is judged at is taken afresh for
-//! every batch, so a `getMore` never returns what fell due before it, and
-//! documents are checked only in batches whose snapshot holds a due entry.
+//! every batch, so a `getMore` never returns what fell due before it. The
+//! batch first reads the TTL indexes' due ranges in its snapshot (usually
+//! empty) and passes over exactly the documents they name.
 //!
 //! A cursor may carry a time budget (`maxTimeMS`): it is spent across all
 //! batches, as mongod's cursors spend theirs, and checked every
@@ -34,6 +35,7 @@ use super::spill::{DiskUse, Sorted, Sorter};
 use crate::engine::{Cf, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen};
+use crate::ttl::Due;
 
 /// How many keys a scan examines between two looks at the clock.
 pub const DEADLINE_CHECK_EVERY: u64 = 64;
@@ -65,8 +67,8 @@ pub struct ExecStats {
 /// A resumable query over one collection.
 pub struct QueryCursor {
     set: Arc<IndexSet>,
-    /// The running batch hides documents due at this time.
-    hide_at: Option<i64>,
+    /// The documents the running batch passes over as due.
+    due: Due,
     access: Access,
     keygen: Option<KeyGen>,
     filter: Filter,
@@ -132,7 +134,7 @@ impl QueryCursor {
         let sort = if plan.sorted_by_access { None } else { sort };
         Ok(QueryCursor {
             set: set.clone(),
-            hide_at: None,
+            due: Due::Nothing,
             access: plan.access,
             keygen,
             filter,
@@ -217,10 +219,10 @@ impl QueryCursor {
     }
 
     fn run_batch(&mut self, snap: &dyn Snapshot, limits: BatchLimits) -> Result<Vec<Found>> {
-        // Documents are checked only while some are due in this snapshot.
-        self.hide_at = match self.set.hide_at() {
-            Some(now) if crate::ttl::any_due(snap, &self.set, now)? => Some(now),
-            _ => None,
+        // What is due in this snapshot, read from the TTL indexes first.
+        self.due = match self.set.hide_at() {
+            Some(now) => Due::on(snap, &self.set, now)?,
+            None => Due::Nothing,
         };
         if self.sort.is_some() && self.sorted.is_none() {
             self.run_blocking_sort(snap)?;
@@ -365,10 +367,7 @@ impl QueryCursor {
                 if !self.filter.matches(&found.doc)? {
                     continue;
                 }
-                if self
-                    .hide_at
-                    .is_some_and(|now| self.set.is_due(&found.doc, now))
-                {
+                if self.due.holds(&self.set, &found.id_key, &found.doc) {
                     self.set.visibility().note_hidden(1);
                     continue;
                 }

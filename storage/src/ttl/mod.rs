@@ -32,5 +32,5 @@ pub use floor::Floor;
 pub use policy::ExpiryPolicy;
 pub use rule::{cutoff_millis, due_millis};
 pub use visibility::{ShowAll, Visibility};
-pub use visible::{MAX_DUE_FROM_KEYS, any_due, count_visible, due_from_keys};
+pub use visible::{Due, MAX_DUE_FROM_KEYS, MAX_DUE_LISTED, count_visible, due_from_keys};
 pub use whole::expire_all;

@@ -491,6 +491,21 @@ fn a_count_from_keys_equals_a_count_of_documents_the_rule_leaves() {
         })
         .collect();
     assert_eq!(due, [true, true, false, false, false]);
+    // A reader lists the due record keys first and asks the list.
+    let listed = super::Due::on(snap.as_ref(), &hiding, 100).unwrap();
+    assert!(matches!(&listed, super::Due::Ids(ids) if ids.len() == 2));
+    let held: Vec<bool> = (1..=5)
+        .map(|id| {
+            let raw = bson::RawBsonRef::Int32(id);
+            let doc = ops::get_by_id(&engine, &hiding, raw).unwrap().unwrap();
+            listed.holds(&hiding, &hiding.record_key(raw), &doc)
+        })
+        .collect();
+    assert_eq!(held, due);
+    assert!(matches!(
+        super::Due::on(snap.as_ref(), &hiding, 40).unwrap(),
+        super::Due::Nothing
+    ));
     // Nothing is hidden without a visibility that hides.
     assert_eq!(super::count_visible(snap.as_ref(), &set).unwrap(), 5);
 }

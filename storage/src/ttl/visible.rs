@@ -12,8 +12,9 @@
 //! [`Visibility`] (the TTL monitor's clock; nothing while the monitor is
 //! off or `ttl.hide_expired` is false); every collection handle carries it
 //! (`IndexSet::hide_at`). Documents are checked where they are in hand:
-//! the query executor (only in batches whose snapshot holds a due entry at
-//! all, [`any_due`]: one seek per TTL index), the writer's collisions.
+//! the query executor (which lists a batch's due documents from the TTL
+//! indexes' due ranges first, [`Due`], and checks dates one by one only
+//! past [`MAX_DUE_LISTED`]), the writer's collisions.
 //! Counts answered from keys alone subtract the due entries of the TTL
 //! indexes ([`count_visible`]).
 
@@ -63,15 +64,26 @@ pub(super) fn count_visible_capped(snap: &dyn Snapshot, set: &IndexSet, cap: usi
 }
 
 /// How many distinct documents the TTL indexes' due ranges name at `now`,
-/// or None past `cap`. Scans from the start of the Date bracket, not from
-/// an index's floor: the floor moves with the live state and may already
-/// have passed entries this snapshot still holds.
+/// or None past `cap`.
 pub fn due_from_keys(
     snap: &dyn Snapshot,
     set: &IndexSet,
     now: i64,
     cap: usize,
 ) -> Result<Option<u64>> {
+    Ok(due_ids(snap, set, now, cap)?.map(|ids| ids.len() as u64))
+}
+
+/// The record keys of the documents due at `now` on `snap` (from the TTL
+/// indexes' due ranges), or None past `cap`. Scans from the start of the
+/// Date bracket, not from an index's floor: the floor moves with the live
+/// state and may already have passed entries this snapshot still holds.
+fn due_ids(
+    snap: &dyn Snapshot,
+    set: &IndexSet,
+    now: i64,
+    cap: usize,
+) -> Result<Option<HashSet<Vec<u8>>>> {
     let mut ids: HashSet<Vec<u8>> = HashSet::new();
     for kg in set.ttl_keygens() {
         let mut cursor = due_entries(snap, kg, now)?;
@@ -87,21 +99,56 @@ pub fn due_from_keys(
         }
         cursor.status()?;
     }
-    Ok(Some(ids.len() as u64))
+    Ok(Some(ids))
 }
 
-/// Whether any TTL index holds a due entry on `snap` at `now`: one seek
-/// per TTL index. Readers check documents one by one only when one does,
-/// so a collection whose monitor keeps up pays a seek per batch.
-pub fn any_due(snap: &dyn Snapshot, set: &IndexSet, now: i64) -> Result<bool> {
-    for kg in set.ttl_keygens() {
-        let cursor = due_entries(snap, kg, now)?;
-        if cursor.valid() {
-            return Ok(true);
-        }
-        cursor.status()?;
+/// Due documents a reader of one snapshot passes over, known before it
+/// reads any: the TTL indexes' due ranges are read first (usually empty,
+/// or a handful of documents the monitor is about to delete).
+#[derive(Debug)]
+pub enum Due {
+    /// No document is due: nothing to check.
+    Nothing,
+    /// Exactly these record keys are due (sorted).
+    Ids(Vec<Vec<u8>>),
+    /// Too many to list: check each document's dates (`IndexSet::is_due`).
+    Check(i64),
+}
+
+/// Due record keys a reader lists before falling back to checking
+/// documents one by one.
+pub const MAX_DUE_LISTED: usize = 4096;
+
+impl Due {
+    /// What is due on `snap` at `now`, for a reader.
+    pub fn on(snap: &dyn Snapshot, set: &IndexSet, now: i64) -> Result<Due> {
+        Ok(match due_ids(snap, set, now, MAX_DUE_LISTED)? {
+            Some(ids) if ids.is_empty() => Due::Nothing,
+            Some(ids) => {
+                let mut ids: Vec<Vec<u8>> = ids.into_iter().collect();
+                ids.sort_unstable();
+                Due::Ids(ids)
+            }
+            None => Due::Check(now),
+        })
     }
-    Ok(false)
+
+    /// Whether the document at `id_key` is due: a comparison with the
+    /// listed range's ends for most documents.
+    pub fn holds(&self, set: &IndexSet, id_key: &[u8], doc: &bson::RawDocument) -> bool {
+        match self {
+            Due::Nothing => false,
+            Due::Ids(ids) => {
+                let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
+                    return false;
+                };
+                id_key >= first.as_slice()
+                    && id_key <= last.as_slice()
+                    && ids.binary_search_by(|k| k.as_slice().cmp(id_key)).is_ok()
+            }
+            Due::Check(now) => set.is_due(doc, *now),
+        }
+    }
 }
 
 /// The entries of TTL index `kg` due at `now`, on `snap`.
