@@ -6,12 +6,12 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::TestNode;
+use common::{TestNode, str_ids, ttl_index};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
+use mongodb::IndexModel;
 use mongodb::bson::{Bson, DateTime, Document, doc};
 use mongodb::options::IndexOptions;
-use mongodb::{Collection, IndexModel};
 
 /// 2026-01-01T00:00:00Z: the manual clock's start.
 const T0: i64 = 1_767_225_600_000;
@@ -24,28 +24,6 @@ fn at(ms: i64) -> Bson {
 
 fn node() -> TestNode {
     TestNode::start_with_clock(Arc::new(ManualClock::new(T0)))
-}
-
-async fn ttl_index(c: &Collection<Document>, key: Document, secs: u64, opts: Option<IndexOptions>) {
-    let mut o = opts.unwrap_or_default();
-    o.expire_after = Some(Duration::from_secs(secs));
-    c.create_index(IndexModel::builder().keys(key).options(o).build())
-        .await
-        .unwrap();
-}
-
-async fn ids(c: &Collection<Document>) -> Vec<String> {
-    let docs: Vec<Document> = c
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    docs.iter()
-        .map(|d| d.get_str("_id").unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]
@@ -74,7 +52,7 @@ async fn only_dates_at_or_before_the_cutoff_expire() {
     .unwrap();
     node.ttl_pass().await;
     assert_eq!(
-        ids(&c).await,
+        str_ids(&c, doc! {}).await,
         [
             "c-due-in-a-minute",
             "d-future",
@@ -92,7 +70,11 @@ async fn only_dates_at_or_before_the_cutoff_expire() {
 
     node.advance(Duration::from_secs(60));
     node.ttl_pass().await;
-    assert!(!ids(&c).await.contains(&"c-due-in-a-minute".to_owned()));
+    assert!(
+        !str_ids(&c, doc! {})
+            .await
+            .contains(&"c-due-in-a-minute".to_owned())
+    );
 }
 
 #[tokio::test]
@@ -105,10 +87,10 @@ async fn zero_seconds_expires_at_the_clock_time_in_the_field() {
         .unwrap();
     node.advance(Duration::from_millis(9_999));
     node.ttl_pass().await;
-    assert_eq!(ids(&c).await, ["t"]);
+    assert_eq!(str_ids(&c, doc! {}).await, ["t"]);
     node.advance(Duration::from_millis(1));
     node.ttl_pass().await;
-    assert!(ids(&c).await.is_empty());
+    assert!(str_ids(&c, doc! {}).await.is_empty());
 }
 
 #[tokio::test]
@@ -125,7 +107,7 @@ async fn several_ttl_indexes_act_independently() {
     .await
     .unwrap();
     node.ttl_pass().await;
-    assert_eq!(ids(&c).await, ["neither"]);
+    assert_eq!(str_ids(&c, doc! {}).await, ["neither"]);
 }
 
 #[tokio::test]
@@ -136,10 +118,10 @@ async fn documents_already_expired_go_on_the_first_pass_after_the_index_is_built
         .await
         .unwrap();
     node.ttl_pass().await;
-    assert_eq!(ids(&c).await.len(), 50);
+    assert_eq!(str_ids(&c, doc! {}).await.len(), 50);
     ttl_index(&c, doc! { "at": 1 }, 60, None).await;
     node.ttl_pass().await;
-    assert!(ids(&c).await.is_empty());
+    assert!(str_ids(&c, doc! {}).await.is_empty());
 }
 
 #[tokio::test]
@@ -153,7 +135,7 @@ async fn dropping_the_index_stops_expiry() {
     c.drop_index("at_1").await.unwrap();
     node.advance(Duration::from_secs(3600));
     node.ttl_pass().await;
-    assert_eq!(ids(&c).await, ["x"]);
+    assert_eq!(str_ids(&c, doc! {}).await, ["x"]);
 }
 
 #[tokio::test]
@@ -186,7 +168,10 @@ async fn partial_sparse_descending_and_dotted_ttl_indexes_expire_their_documents
     .await
     .unwrap();
     node.ttl_pass().await;
-    assert_eq!(ids(&c).await, ["descending-future", "partial-keep"]);
+    assert_eq!(
+        str_ids(&c, doc! {}).await,
+        ["descending-future", "partial-keep"]
+    );
 }
 
 #[tokio::test]
@@ -208,14 +193,14 @@ async fn a_document_moved_to_a_later_date_survives() {
     .unwrap();
     node.advance(Duration::from_secs(2));
     node.ttl_pass().await;
-    assert_eq!(ids(&c).await, ["moved"]);
+    assert_eq!(str_ids(&c, doc! {}).await, ["moved"]);
     // Unsetting the date takes it out of expiry altogether.
     c.update_one(doc! { "_id": "moved" }, doc! { "$unset": { "at": "" } })
         .await
         .unwrap();
     node.advance(Duration::from_secs(2 * 3600));
     node.ttl_pass().await;
-    assert_eq!(ids(&c).await, ["moved"]);
+    assert_eq!(str_ids(&c, doc! {}).await, ["moved"]);
 }
 
 #[tokio::test]
@@ -227,7 +212,7 @@ async fn lowering_expire_after_seconds_with_coll_mod_expires_on_the_next_pass() 
         .await
         .unwrap();
     node.ttl_pass().await;
-    assert_eq!(ids(&c).await, ["x"]);
+    assert_eq!(str_ids(&c, doc! {}).await, ["x"]);
     node.db("app")
         .await
         .run_command(
@@ -236,7 +221,7 @@ async fn lowering_expire_after_seconds_with_coll_mod_expires_on_the_next_pass() 
         .await
         .unwrap();
     node.ttl_pass().await;
-    assert!(ids(&c).await.is_empty());
+    assert!(str_ids(&c, doc! {}).await.is_empty());
 }
 
 #[tokio::test]
@@ -250,10 +235,10 @@ async fn converting_a_plain_index_with_coll_mod_makes_it_expire() {
         .await
         .unwrap();
     node.ttl_pass().await;
-    assert_eq!(ids(&c).await, ["x"]);
+    assert_eq!(str_ids(&c, doc! {}).await, ["x"]);
     node.db("app").await.run_command(doc! { "collMod": "converted", "index": { "keyPattern": { "at": 1 }, "expireAfterSeconds": 60 } }).await.unwrap();
     node.ttl_pass().await;
-    assert!(ids(&c).await.is_empty());
+    assert!(str_ids(&c, doc! {}).await.is_empty());
 }
 
 #[tokio::test]

@@ -12,9 +12,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestNode, cases, first_batch};
+use common::{TestNode, cases, first_batch, str_ids, ttl_index};
 use ebb_actors::clock::ManualClock;
-use futures::TryStreamExt;
 use mongodb::bson::{Bson, DateTime, Document, doc};
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, Database, IndexModel};
@@ -34,14 +33,6 @@ fn node() -> TestNode {
     TestNode::start_with_clock(Arc::new(ManualClock::new(DUE - 1)))
 }
 
-async fn ttl_index(c: &Collection<Document>, key: Document, secs: u64, opts: Option<IndexOptions>) {
-    let mut o = opts.unwrap_or_default();
-    o.expire_after = Some(Duration::from_secs(secs));
-    c.create_index(IndexModel::builder().keys(key).options(o).build())
-        .await
-        .unwrap();
-}
-
 /// A collection `app.sessions` with a TTL index on `at`, holding the
 /// session `"due"` (due at `DUE`) and `"live"` (due an hour later).
 async fn sessions(node: &TestNode) -> Collection<Document> {
@@ -54,20 +45,6 @@ async fn sessions(node: &TestNode) -> Collection<Document> {
     .await
     .unwrap();
     c
-}
-
-async fn ids(c: &Collection<Document>, filter: Document) -> Vec<String> {
-    let docs: Vec<Document> = c
-        .find(filter)
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    docs.iter()
-        .map(|d| d.get_str("_id").unwrap().to_owned())
-        .collect()
 }
 
 fn strs(v: &[&str]) -> Vec<String> {
@@ -94,7 +71,7 @@ async fn ttl_metric(node: &TestNode, name: &str) -> i64 {
 /// look (nothing is hidden then, as in mongod) and enabled again.
 async fn stored(node: &TestNode, c: &Collection<Document>) -> Vec<String> {
     node.set_parameter("ttlMonitorEnabled", false).await;
-    let found = ids(c, doc! {}).await;
+    let found = str_ids(c, doc! {}).await;
     node.set_parameter("ttlMonitorEnabled", true).await;
     found
 }
@@ -110,14 +87,14 @@ async fn find_stops_returning_a_document_at_its_due_time() {
     let node = node();
     let c = sessions(&node).await;
     let _held = node.hold_monitor().await;
-    assert_eq!(ids(&c, doc! {}).await, strs(&["due", "live"]));
-    assert_eq!(ids(&c, doc! { "_id": "due" }).await, strs(&["due"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["due", "live"]));
+    assert_eq!(str_ids(&c, doc! { "_id": "due" }).await, strs(&["due"]));
     node.advance(Duration::from_millis(1));
-    assert_eq!(ids(&c, doc! {}).await, strs(&["live"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["live"]));
     // A point lookup by _id and an index scan on the TTL field alike.
-    assert!(ids(&c, doc! { "_id": "due" }).await.is_empty());
+    assert!(str_ids(&c, doc! { "_id": "due" }).await.is_empty());
     assert!(
-        ids(&c, doc! { "at": { "$lt": at(T0 + 1) } })
+        str_ids(&c, doc! { "at": { "$lt": at(T0 + 1) } })
             .await
             .is_empty()
     );
@@ -350,7 +327,7 @@ async fn more_due_documents_than_a_reader_lists_are_checked_one_by_one() {
     let _held = node.hold_monitor().await;
     assert_eq!(count(&db, doc! { "count": "many" }).await, 5_001);
     node.advance(Duration::from_millis(1));
-    assert_eq!(ids(&c, doc! {}).await, strs(&["live"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["live"]));
     assert_eq!(count(&db, doc! { "count": "many" }).await, 1);
     assert_eq!(c.count_documents(doc! {}).await.unwrap(), 1);
 }
@@ -375,11 +352,11 @@ async fn an_array_is_hidden_when_its_earliest_date_is_due() {
     // An array inside an array is one value, not a Date: never due (the
     // index holds the inner array as a key, as MongoDB's does).
     assert_eq!(
-        ids(&c, doc! {}).await,
+        str_ids(&c, doc! {}).await,
         strs(&["nested", "no-date-due", "string"])
     );
     node.advance(Duration::from_millis(1));
-    assert_eq!(ids(&c, doc! {}).await, strs(&["nested", "string"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["nested", "string"]));
 }
 
 #[tokio::test]
@@ -398,7 +375,7 @@ async fn a_partial_ttl_index_hides_only_documents_its_filter_admits() {
     .unwrap();
     let _held = node.hold_monitor().await;
     node.advance(Duration::from_millis(1));
-    assert_eq!(ids(&c, doc! {}).await, strs(&["member"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["member"]));
     let db = node.db("app").await;
     assert_eq!(count(&db, doc! { "count": "partial" }).await, 1);
 }
@@ -421,10 +398,10 @@ async fn any_of_two_ttl_indexes_hides_a_document() {
     let _held = node.hold_monitor().await;
     assert_eq!(count(&db, doc! { "count": "two" }).await, 2);
     node.advance(Duration::from_millis(1));
-    assert_eq!(ids(&c, doc! {}).await, strs(&["busy"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["busy"]));
     assert_eq!(count(&db, doc! { "count": "two" }).await, 1);
     node.advance(Duration::from_millis(3_600_000 - 10_000));
-    assert!(ids(&c, doc! {}).await.is_empty());
+    assert!(str_ids(&c, doc! {}).await.is_empty());
     // One document due by both indexes counts once.
     assert_eq!(count(&db, doc! { "count": "two" }).await, 0);
 }
@@ -438,7 +415,7 @@ async fn a_coll_mod_lowering_expire_after_seconds_hides_at_once() {
         .await
         .unwrap();
     let _held = node.hold_monitor().await;
-    assert_eq!(ids(&c, doc! {}).await, strs(&["s"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["s"]));
     node.db("app")
         .await
         .run_command(doc! {
@@ -447,7 +424,7 @@ async fn a_coll_mod_lowering_expire_after_seconds_hides_at_once() {
         })
         .await
         .unwrap();
-    assert!(ids(&c, doc! {}).await.is_empty());
+    assert!(str_ids(&c, doc! {}).await.is_empty());
 }
 
 #[tokio::test]
@@ -458,9 +435,9 @@ async fn due_documents_stay_hidden_after_a_restart() {
     node.restart();
     let c = node.coll("app", "sessions").await;
     let _held = node.hold_monitor().await;
-    assert_eq!(ids(&c, doc! {}).await, strs(&["due", "live"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["due", "live"]));
     node.advance(Duration::from_millis(1));
-    assert_eq!(ids(&c, doc! {}).await, strs(&["live"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["live"]));
 }
 
 // --- writes see the same world ------------------------------------------
@@ -501,7 +478,7 @@ async fn an_insert_takes_the_id_of_a_due_document() {
     let again = c.find_one(doc! { "_id": "due" }).await.unwrap().unwrap();
     assert_eq!(again.get_str("user").unwrap(), "again");
     // Its index entries went with it: a TTL scan finds only the new one.
-    assert!(ids(&c, doc! { "at": { "$exists": true } }).await == strs(&["live"]));
+    assert!(str_ids(&c, doc! { "at": { "$exists": true } }).await == strs(&["live"]));
 }
 
 #[tokio::test]
@@ -529,7 +506,7 @@ async fn a_unique_key_held_by_a_due_document_does_not_block_a_new_one() {
         .await
         .unwrap();
     assert_eq!(stored(&node, &c).await, strs(&["new"]));
-    assert_eq!(ids(&c, doc! { "email": "a@x" }).await, strs(&["new"]));
+    assert_eq!(str_ids(&c, doc! { "email": "a@x" }).await, strs(&["new"]));
     // An update taking a due document's key does the same.
     c.insert_one(doc! { "_id": "old2", "email": "b@x", "at": at(T0) })
         .await
@@ -549,12 +526,12 @@ async fn with_the_monitor_disabled_nothing_is_hidden() {
     let c = sessions(&node).await;
     node.set_parameter("ttlMonitorEnabled", false).await;
     node.advance(Duration::from_secs(3600));
-    assert_eq!(ids(&c, doc! {}).await, strs(&["due", "live"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["due", "live"]));
     let dup = c.insert_one(doc! { "_id": "due" }).await;
     assert_eq!(common::code(&dup.unwrap_err()), Some(11000));
     let _held = node.hold_monitor().await;
     node.set_parameter("ttlMonitorEnabled", true).await;
-    assert_eq!(ids(&c, doc! {}).await, strs(&["live"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["live"]));
 }
 
 #[tokio::test]
@@ -568,14 +545,14 @@ async fn hide_expired_false_keeps_due_documents_visible_until_deleted() {
     {
         let _held = node.hold_monitor().await;
         node.advance(Duration::from_millis(1));
-        assert_eq!(ids(&c, doc! {}).await, strs(&["due", "live"]));
+        assert_eq!(str_ids(&c, doc! {}).await, strs(&["due", "live"]));
         assert_eq!(count(&db, doc! { "count": "sessions" }).await, 2);
         let dup = c.insert_one(doc! { "_id": "due" }).await;
         assert_eq!(common::code(&dup.unwrap_err()), Some(11000));
         assert_eq!(ttl_metric(&node, "hiddenByReads").await, 0);
     }
     node.ttl_pass().await;
-    assert_eq!(ids(&c, doc! {}).await, strs(&["live"]));
+    assert_eq!(str_ids(&c, doc! {}).await, strs(&["live"]));
 }
 
 // --- the property ---------------------------------------------------------

@@ -315,3 +315,34 @@ pub async fn create_index(c: &Collection<Document>, keys: Document) {
         .await
         .unwrap();
 }
+
+/// Creates a TTL index with this key pattern, `expireAfterSeconds` and
+/// other options.
+pub async fn ttl_index(
+    c: &Collection<Document>,
+    key: Document,
+    secs: u64,
+    opts: Option<mongodb::options::IndexOptions>,
+) {
+    let mut o = opts.unwrap_or_default();
+    o.expire_after = Some(Duration::from_secs(secs));
+    c.create_index(mongodb::IndexModel::builder().keys(key).options(o).build())
+        .await
+        .unwrap();
+}
+
+/// The (string) `_id`s of the documents a filter finds, in `_id` order.
+pub async fn str_ids(c: &Collection<Document>, filter: Document) -> Vec<String> {
+    use futures::TryStreamExt;
+    let docs: Vec<Document> = c
+        .find(filter)
+        .sort(mongodb::bson::doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    docs.iter()
+        .map(|d| d.get_str("_id").unwrap().to_owned())
+        .collect()
+}

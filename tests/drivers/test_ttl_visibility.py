@@ -61,14 +61,16 @@ def test_a_session_vanishes_exactly_at_its_expiry_under_churn(client, db):
                     returned_after.append(sent_ms - due_ms)
             elif found is not None:
                 seen_before += 1
-            if sent_ms > due_ms + 1000:
+            # A second past due and a hundred polls after it, whichever is
+            # later (a loaded machine polls slowly), within ten seconds.
+            if sent_ms > due_ms + 1000 and polls_after >= 100 or sent_ms > due_ms + 10_000:
                 break
             time.sleep(0.001)
     finally:
         stop.set()
         churner.join()
     assert seen_before > 0, "the session was never seen before its expiry"
-    assert polls_after > 100
+    assert polls_after >= 100
     assert returned_after == [], f"returned {len(returned_after)} times after its expiry (ms past due: {returned_after[:10]})"
     assert achieved[0] >= 0.8 * RATE, f"churn reached only {achieved[0]:.0f} documents/s"
     # Nothing expired is counted or found either.
