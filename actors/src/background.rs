@@ -58,6 +58,22 @@ impl Background {
     ) -> Option<T> {
         on(&self.idle, engine, f).await
     }
+
+    /// Resolves once both threads have finished every task queued before
+    /// the call: at shutdown, so that no task still holds the engine (and
+    /// its LOCK file) after the node has stopped. A task that is already
+    /// running has upgraded its weak engine and would keep it open.
+    pub async fn drain(&self) {
+        for tx in [&self.tx, &self.idle] {
+            let (done, finished) = tokio::sync::oneshot::channel::<()>();
+            let signal: Task = Box::new(move || {
+                let _ = done.send(());
+            });
+            if tx.send(signal).is_ok() {
+                let _ = finished.await;
+            }
+        }
+    }
 }
 
 async fn on<T: Send + 'static>(

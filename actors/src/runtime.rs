@@ -3,7 +3,8 @@
 //! writer per collection), starts the TTL monitor (unless this is a former
 //! replica-set member, as MongoDB decides) and the WAL syncer.
 //! [`Runtime::shutdown`] stops them in order: the monitor between chunks,
-//! every collection's writer after its queued work, the syncer, then one
+//! TTL work still running on the background threads, every collection's
+//! writer after its queued work, the syncer, then one
 //! last WAL sync and memtable flush.
 //!
 //! The node adds connections on top; nothing here knows the wire protocol.
@@ -24,6 +25,10 @@ use crate::params::Params;
 use crate::shared::{Durability, Shared, WriteCounters};
 use crate::syncer::WalSyncer;
 use crate::ttl::{MonitorVisibility, StopMonitor, TtlMonitor, TtlState};
+
+/// How long shutdown waits for TTL work already running on the background
+/// threads.
+const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Every actor of a node, started and stopped together.
 pub struct Runtime {
@@ -98,11 +103,18 @@ impl Runtime {
         self.view.load().get(db, name).cloned()
     }
 
-    /// Stops the monitor between chunks, drains every collection's writer,
+    /// Stops the monitor between chunks, waits for TTL work still running on
+    /// the background threads, drains every collection's writer,
     /// stops the syncer, then syncs the WAL and flushes the engine.
     pub async fn shutdown(self) -> Result<()> {
         if let Some(monitor) = &self.monitor {
             let _ = monitor.send(StopMonitor).await;
+        }
+        // A TTL task still running on a background thread holds the engine;
+        // wait for it (bounded: the idle-priority thread may be starved).
+        let drained = tokio::time::timeout(DRAIN_TIMEOUT, self.shared.background.drain()).await;
+        if drained.is_err() {
+            tracing::warn!("a TTL background task is still running at shutdown");
         }
         for handle in self.view.load().collections.values() {
             let _ = handle.addr.send(Retire).await;
