@@ -10,9 +10,22 @@
 
 use bson::{RawBsonRef, RawDocument};
 
-/// A privilege action (MongoDB's names in comments where they differ).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Action {
+/// Declares [`Action`] and [`ALL_ACTIONS`] from one list, so a new action
+/// cannot be missing from the list `root` and `grants_any_on` walk.
+macro_rules! actions {
+    ($($(#[$meta:meta])* $name:ident,)*) => {
+        /// A privilege action (MongoDB's names in comments where they differ).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Action {
+            $($(#[$meta])* $name,)*
+        }
+
+        /// Every action, in declaration order.
+        const ALL_ACTIONS: &[Action] = &[$(Action::$name,)*];
+    };
+}
+
+actions! {
     Find,
     Insert,
     Update,
@@ -485,42 +498,6 @@ pub fn privileges_of(role: &str, role_db: &str) -> Vec<(Resource, Vec<Action>)> 
         })
         .collect()
 }
-
-const ALL_ACTIONS: &[Action] = &[
-    Find,
-    Insert,
-    Update,
-    Remove,
-    CreateCollection,
-    CreateIndex,
-    DropIndex,
-    DropCollection,
-    DropDatabase,
-    ListCollections,
-    ListIndexes,
-    CollStats,
-    DbStats,
-    CollMod,
-    Compact,
-    KillCursors,
-    RenameCollectionSameDb,
-    CreateUser,
-    DropUser,
-    UpdateUser,
-    GrantRole,
-    RevokeRole,
-    ViewUser,
-    WriteUsers,
-    ServerStatus,
-    ListDatabases,
-    GetParameter,
-    SetParameter,
-    GetCmdLineOpts,
-    GetLog,
-    HostInfo,
-    InProg,
-    KillAnySession,
-];
 
 impl Action {
     /// MongoDB's name of the action.
