@@ -19,7 +19,7 @@ mod policy;
 mod rule;
 mod visible;
 #[cfg(test)]
-use visible::count_visible_capped;
+use visible::{count_visible_capped, due_from_keys};
 mod visibility;
 mod whole;
 
@@ -32,5 +32,5 @@ pub use floor::Floor;
 pub use policy::ExpiryPolicy;
 pub use rule::{cutoff_millis, due_millis};
 pub use visibility::{ShowAll, Visibility};
-pub use visible::{Due, MAX_DUE_FROM_KEYS, MAX_DUE_LISTED, count_visible, due_from_keys};
+pub use visible::{Due, count_visible};
 pub use whole::expire_all;

@@ -27,7 +27,7 @@ use crate::index::{IndexSet, KeyGen};
 
 /// Due documents counted from TTL index keys before a count falls back to
 /// checking every document (the ids are held in memory to deduplicate).
-pub const MAX_DUE_FROM_KEYS: usize = 100_000;
+const MAX_DUE_FROM_KEYS: usize = 100_000;
 
 /// The documents of the collection a reader sees, counted on `snap`: all
 /// records minus the due ones, which are read from the TTL indexes' due
@@ -65,7 +65,7 @@ pub(super) fn count_visible_capped(snap: &dyn Snapshot, set: &IndexSet, cap: usi
 
 /// How many distinct documents the TTL indexes' due ranges name at `now`,
 /// or None past `cap`.
-pub fn due_from_keys(
+pub(super) fn due_from_keys(
     snap: &dyn Snapshot,
     set: &IndexSet,
     now: i64,
@@ -117,7 +117,7 @@ pub enum Due {
 
 /// Due record keys a reader lists before falling back to checking
 /// documents one by one.
-pub const MAX_DUE_LISTED: usize = 4096;
+const MAX_DUE_LISTED: usize = 4096;
 
 impl Due {
     /// What is due on `snap` at `now`, for a reader.
