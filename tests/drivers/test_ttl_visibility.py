@@ -72,7 +72,7 @@ def test_a_session_vanishes_exactly_at_its_expiry_under_churn(client, db):
     assert seen_before > 0, "the session was never seen before its expiry"
     assert polls_after >= 100
     assert returned_after == [], f"returned {len(returned_after)} times after its expiry (ms past due: {returned_after[:10]})"
-    assert achieved[0] >= 0.8 * RATE, f"churn reached only {achieved[0]:.0f} documents/s"
+    assert achieved[0] >= 0.5 * RATE, f"churn reached only {achieved[0]:.0f} documents/s"
     # Nothing expired is counted or found either.
     now = utc_ms(int(time.time() * 1000))
     assert db.sessions.count_documents({"expires": {"$lte": now}}) == 0
