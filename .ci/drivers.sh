@@ -20,10 +20,10 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 
-# A second node with authorization enabled, for tests/drivers/test_auth.py (started before
-# EBB_URI is exported: ebbd refuses EBB_ variables that name no setting).
+# A second node with authorization enabled, for tests/drivers/test_auth.py. It also starts with
+# an EBB_ variable that names no setting, which it must ignore with a warning (checked below).
 auth_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$ebbd" --port "$auth_port" --db-path "$work/auth-data" --auth >"$work/ebbd-auth.log" 2>&1 &
+EBB_NOT_A_SETTING=1 "$ebbd" --port "$auth_port" --db-path "$work/auth-data" --auth >"$work/ebbd-auth.log" 2>&1 &
 auth_pid=$!
 for _ in $(seq 1 100); do
     if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$auth_port),0.2)" 2>/dev/null; then break; fi
@@ -58,6 +58,9 @@ auth_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@127.0.0.1:$a
     || { echo "$auth_out"; exit 1; }
 [ "$(echo "$auth_out" | tail -1)" = "root" ] || { echo "mongosh did not authenticate: $auth_out"; exit 1; }
 echo "mongosh authenticated"
+grep -q "ignoring environment variable.*EBB_NOT_A_SETTING" "$work/ebbd-auth.log" \
+    || { echo "no warning for EBB_NOT_A_SETTING"; cat "$work/ebbd-auth.log"; exit 1; }
+echo "an unknown EBB_ variable was ignored with a warning"
 
 echo "--- ebbd stops cleanly on SIGTERM"
 kill -TERM "$pid"

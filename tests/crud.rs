@@ -557,3 +557,50 @@ async fn unsatisfiable_write_concern_is_refused_on_a_standalone() {
             .unwrap();
     }
 }
+
+/// mongod refuses a document with two `_id` fields (BadValue, "can't have
+/// multiple _id fields in one document", insert.cpp fixDocumentForInsert) and
+/// stores nothing of that insert.
+#[tokio::test]
+async fn a_document_with_two_ids_is_refused() {
+    let node = TestNode::start();
+    let c = node
+        .db("app")
+        .await
+        .collection::<mongodb::bson::RawDocumentBuf>("twice");
+    let mut twice = mongodb::bson::RawDocumentBuf::new();
+    twice.append(mongodb::bson::raw::cstr!("_id"), 1);
+    twice.append(mongodb::bson::raw::cstr!("_id"), 2);
+    let message = expect_code(c.insert_one(twice).await, 2);
+    assert_eq!(message, "can't have multiple _id fields in one document");
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 0);
+}
+
+/// `{a: {a: … {a: 1}}}` with `levels` levels, the document itself included.
+fn nested(levels: usize) -> Document {
+    let mut value = Bson::Int32(1);
+    for _ in 1..levels {
+        value = Bson::Document(doc! { "a": value });
+    }
+    doc! { "_id": 1, "a": value }
+}
+
+/// The manual's limit of 100 levels of nesting (limits page, "Nested Depth for
+/// BSON Documents"): an insert or update past it fails with Overflow (15) and
+/// nothing changes.
+#[tokio::test]
+async fn documents_nested_past_100_levels_are_refused() {
+    let node = TestNode::start();
+    let c = node.coll("app", "deep").await;
+    c.insert_one(nested(100)).await.unwrap();
+    let message = expect_code(c.insert_one(nested(101)).await, 15);
+    assert_eq!(
+        message,
+        "cannot insert document because it exceeds 100 levels of nesting"
+    );
+    let message = expect_code(c.replace_one(doc! { "_id": 1 }, nested(101)).await, 15);
+    assert_eq!(message, "Document exceeds maximum nesting depth of 100");
+    let stored = c.find_one(doc! {}).await.unwrap().unwrap();
+    assert_eq!(stored, nested(100));
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 1);
+}

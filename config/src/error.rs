@@ -24,12 +24,6 @@ pub enum ConfigError {
     /// Keys that no setting has: usually a typo. Listed in sorted order.
     #[error("invalid config: {}", describe_unknown(.0))]
     UnknownKeys(Vec<String>),
-    /// An `EBB_*` environment variable whose name maps to no setting.
-    #[error(
-        "invalid config: environment variable {var} names no setting \
-         (expected EBB_<SECTION>__<KEY>, e.g. EBB_NET__PORT)"
-    )]
-    UnknownEnvVar { var: String },
     /// A setting whose value has the wrong type or is out of range.
     #[error("invalid config: {key}: {message}")]
     Invalid { key: String, message: String },

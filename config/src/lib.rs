@@ -23,8 +23,11 @@ mod units;
 mod tests;
 
 pub use error::ConfigError;
-pub use load::Overrides;
-pub use model::{Authorization, Config, Cursors, Log, Net, Security, Storage, Tls, TlsMode, Ttl};
+pub use load::{Loaded, Overrides};
+pub use model::{
+    Authorization, Config, Cursors, Http, Log, Net, Security, Storage, Tls, TlsMode, Ttl,
+    is_loopback,
+};
 pub use params::{
     Bound, ParamError, ParamInput, ParamSpec, ParamValue, ServerParameters, TTL_PARAMS,
 };

@@ -27,3 +27,8 @@ pub const MAX_BATCH_BYTES: usize = MAX_BSON_OBJECT_BYTES - 64 * 1024;
 /// wire lets the layers above walk documents recursively without risking
 /// the stack.
 pub const MAX_BSON_DEPTH: usize = 200;
+
+/// The deepest nesting a stored document may have, counting the document
+/// itself as level 1; empty documents and arrays add no level. The manual's
+/// "no more than 100 levels of nesting for BSON documents".
+pub const MAX_STORED_DEPTH: usize = 100;

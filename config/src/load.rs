@@ -9,7 +9,9 @@
 //! Environment mapping: strip `EBB_`, split the rest on `__` (double underscore) into the
 //! key path, and match each segment case-insensitively against the real key names, so
 //! `EBB_NET__PORT` sets `net.port` and `EBB_SETPARAMETER__TTLMONITORSLEEPSECS` sets
-//! `setParameter.ttlMonitorSleepSecs`. An `EBB_` variable that maps to no key is an error.
+//! `setParameter.ttlMonitorSleepSecs`. An `EBB_` variable that maps to no key is ignored and
+//! reported in [`Loaded::ignored_env`] (the daemon logs it), so `EBB_URI` in a shell cannot stop
+//! the node; unknown keys in the file stay fatal.
 
 use std::path::{Path, PathBuf};
 
@@ -60,11 +62,20 @@ struct TomlSource {
     text: String,
 }
 
+/// A configuration as loaded, with the warnings to log once logging is set up.
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: Config,
+    /// `EBB_*` variables that name no setting: ignored, so a variable such as
+    /// `EBB_URI` in a user's shell cannot stop the node (a typo in the file still does).
+    pub ignored_env: Vec<String>,
+}
+
 impl Config {
     /// Loads the configuration the daemon runs with: defaults ← the TOML file (if given; a
     /// missing file that was asked for is an error) ← `EBB_*` variables of this process ←
     /// `overrides`; then validates it.
-    pub fn load(overrides: &Overrides) -> Result<Config, ConfigError> {
+    pub fn load(overrides: &Overrides) -> Result<Loaded, ConfigError> {
         // Variables that are not Unicode cannot name a setting; skip them rather than panic.
         let env = std::env::vars_os().filter_map(|(name, value)| {
             Some((name.into_string().ok()?, value.into_string().ok()?))
@@ -76,16 +87,19 @@ impl Config {
     pub fn load_with_env(
         overrides: &Overrides,
         env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Config, ConfigError> {
+    ) -> Result<Loaded, ConfigError> {
         let file = overrides
             .config_file
             .as_deref()
             .map(read_file)
             .transpose()?;
-        let mut config = layered(file, env)?;
+        let (mut config, ignored_env) = layered(file, env)?;
         overrides.apply(&mut config);
         config.validate()?;
-        Ok(config)
+        Ok(Loaded {
+            config,
+            ignored_env,
+        })
     }
 
     /// Parses and validates a TOML document on top of the defaults, ignoring the environment.
@@ -94,7 +108,7 @@ impl Config {
             origin: INLINE_ORIGIN.to_string(),
             text: text.to_string(),
         };
-        let config = layered(Some(source), std::iter::empty())?;
+        let (config, _) = layered(Some(source), std::iter::empty())?;
         config.validate()?;
         Ok(config)
     }
@@ -111,17 +125,19 @@ fn read_file(path: &Path) -> Result<TomlSource, ConfigError> {
     })
 }
 
-/// Merges the file and environment layers and deserializes them over the defaults.
+/// Merges the file and environment layers and deserializes them over the defaults; also
+/// returns the `EBB_*` variables that name no setting.
 fn layered(
     file: Option<TomlSource>,
     env: impl IntoIterator<Item = (String, String)>,
-) -> Result<Config, ConfigError> {
+) -> Result<(Config, Vec<String>), ConfigError> {
     let known = known_keys();
     let mut builder = config::Config::builder();
     if let Some(source) = &file {
         builder = builder.add_source(config::File::from_str(&source.text, FileFormat::Toml));
     }
-    for (key, value) in env_overrides(env, &known)? {
+    let (overrides, ignored) = env_overrides(env, &known);
+    for (key, value) in overrides {
         builder = builder
             .set_override(&key, value)
             .map_err(|error| ConfigError::invalid(&key, error.to_string()))?;
@@ -137,7 +153,8 @@ fn layered(
         unknown.sort();
         return Err(ConfigError::UnknownKeys(unknown));
     }
-    merged.try_deserialize().map_err(keyed_error)
+    let config = merged.try_deserialize().map_err(keyed_error)?;
+    Ok((config, ignored))
 }
 
 /// The key tree of the default config: every key a file or variable may set.
@@ -173,20 +190,25 @@ fn collect_unknown_keys(
     }
 }
 
-/// The `EBB_*` variables as (dotted key path, value) pairs, keys spelled as in the file.
+/// The `EBB_*` variables as (dotted key path, value) pairs, keys spelled as in the file, and
+/// the names of those that map to no key.
 fn env_overrides(
     env: impl IntoIterator<Item = (String, String)>,
     known: &Map<String, Value>,
-) -> Result<Vec<(String, String)>, ConfigError> {
+) -> (Vec<(String, String)>, Vec<String>) {
     let mut overrides = Vec::new();
+    let mut ignored = Vec::new();
     for (var, value) in env {
         let Some(rest) = strip_prefix_ignore_case(&var, ENV_PREFIX) else {
             continue;
         };
-        let key = canonical_key(rest, known).ok_or(ConfigError::UnknownEnvVar { var })?;
-        overrides.push((key, value));
+        match canonical_key(rest, known) {
+            Some(key) => overrides.push((key, value)),
+            None => ignored.push(var),
+        }
     }
-    Ok(overrides)
+    ignored.sort();
+    (overrides, ignored)
 }
 
 fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
@@ -251,6 +273,13 @@ mod tests {
         file
     }
 
+    /// The configuration alone, for tests that expect no ignored variables.
+    fn load(overrides: &Overrides, env: Vec<(String, String)>) -> Result<Config, ConfigError> {
+        let loaded = Config::load_with_env(overrides, env)?;
+        assert_eq!(loaded.ignored_env, Vec::<String>::new());
+        Ok(loaded.config)
+    }
+
     fn overrides_for(file: &tempfile::NamedTempFile) -> Overrides {
         Overrides {
             config_file: Some(file.path().to_path_buf()),
@@ -260,13 +289,13 @@ mod tests {
 
     #[test]
     fn no_file_and_no_environment_means_defaults() {
-        let config = Config::load_with_env(&Overrides::default(), env(&[])).unwrap();
+        let config = load(&Overrides::default(), env(&[])).unwrap();
         assert_eq!(config, Config::default());
     }
 
     #[test]
     fn environment_sets_keys_at_any_depth() {
-        let config = Config::load_with_env(
+        let config = load(
             &Overrides::default(),
             env(&[
                 ("EBB_NET__PORT", "27018"),
@@ -291,7 +320,7 @@ mod tests {
 
     #[test]
     fn environment_names_server_parameters_case_insensitively() {
-        let config = Config::load_with_env(
+        let config = load(
             &Overrides::default(),
             env(&[
                 ("EBB_SETPARAMETER__TTLMONITORSLEEPSECS", "1"),
@@ -307,7 +336,7 @@ mod tests {
 
     #[test]
     fn environment_values_are_validated_with_their_key() {
-        let error = Config::load_with_env(
+        let error = load(
             &Overrides::default(),
             env(&[("EBB_SETPARAMETER__TTLMONITORSLEEPSECS", "0")]),
         )
@@ -316,8 +345,7 @@ mod tests {
             error.to_string(),
             "invalid config: setParameter.ttlMonitorSleepSecs: Invalid value for parameter ttlMonitorSleepSecs: 0 is not greater than 0"
         );
-        let error = Config::load_with_env(&Overrides::default(), env(&[("EBB_NET__PORT", "high")]))
-            .unwrap_err();
+        let error = load(&Overrides::default(), env(&[("EBB_NET__PORT", "high")])).unwrap_err();
         assert_eq!(
             error.to_string(),
             r#"invalid config: net.port: expected an integer, got string "high""#
@@ -325,17 +353,22 @@ mod tests {
     }
 
     #[test]
-    fn environment_variable_for_no_key_is_an_error() {
-        let error = Config::load_with_env(&Overrides::default(), env(&[("EBB_NET__PROT", "1")]))
-            .unwrap_err();
+    fn environment_variable_for_no_key_is_ignored_and_reported() {
+        // `EBB_URI` in a user's shell must not stop the node; the daemon logs a warning.
+        let loaded = Config::load_with_env(
+            &Overrides::default(),
+            env(&[
+                ("EBB_URI", "mongodb://localhost"),
+                ("EBB_NET__PROT", "1"),
+                ("EBB_NET__PORT__X", "1"),
+                ("EBB_NET__PORT", "27018"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(loaded.config.net.port, 27018);
         assert_eq!(
-            error.to_string(),
-            "invalid config: environment variable EBB_NET__PROT names no setting \
-             (expected EBB_<SECTION>__<KEY>, e.g. EBB_NET__PORT)"
-        );
-        assert!(
-            Config::load_with_env(&Overrides::default(), env(&[("EBB_NET__PORT__X", "1")]))
-                .is_err(),
+            loaded.ignored_env,
+            ["EBB_NET__PORT__X", "EBB_NET__PROT", "EBB_URI"],
             "a scalar key has no children"
         );
     }
@@ -343,7 +376,7 @@ mod tests {
     #[test]
     fn file_is_read_from_the_given_path() {
         let file = file_with("[net]\nport = 27019\n[setParameter]\nttlMonitorSleepSecs = 5\n");
-        let config = Config::load_with_env(&overrides_for(&file), env(&[])).unwrap();
+        let config = load(&overrides_for(&file), env(&[])).unwrap();
         assert_eq!(config.net.port, 27019);
         assert_eq!(config.set_parameter.ttl_monitor_sleep_secs(), 5);
     }
@@ -356,9 +389,7 @@ mod tests {
             config_file: Some(path.clone()),
             ..Overrides::default()
         };
-        let message = Config::load_with_env(&overrides, env(&[]))
-            .unwrap_err()
-            .to_string();
+        let message = load(&overrides, env(&[])).unwrap_err().to_string();
         assert!(
             message.starts_with(&format!("invalid config: cannot read {}: ", path.display())),
             "{message}"
@@ -368,7 +399,7 @@ mod tests {
     #[test]
     fn syntax_error_names_the_file() {
         let file = file_with("[net\n");
-        let message = Config::load_with_env(&overrides_for(&file), env(&[]))
+        let message = load(&overrides_for(&file), env(&[]))
             .unwrap_err()
             .to_string();
         assert!(
@@ -380,7 +411,7 @@ mod tests {
     #[test]
     fn command_line_beats_environment_which_beats_file() {
         let file = file_with(
-            "[net]\nbind = \"10.0.0.1\"\nport = 1001\n[storage]\npath = \"/file\"\nblock_cache = \"1MiB\"\n",
+            "[net]\nbind = \"10.0.0.1\"\nallow_unauthenticated_remote = true\nport = 1001\n[storage]\npath = \"/file\"\nblock_cache = \"1MiB\"\n",
         );
         let environment = env(&[
             ("EBB_NET__PORT", "1002"),
@@ -392,7 +423,7 @@ mod tests {
             db_path: Some(PathBuf::from("/cli")),
             ..overrides_for(&file)
         };
-        let config = Config::load_with_env(&overrides, environment.clone()).unwrap();
+        let config = load(&overrides, environment.clone()).unwrap();
         assert_eq!(config.net.bind, "10.0.0.1", "file value with no override");
         assert_eq!(config.net.port, 1003, "command line wins over environment");
         assert_eq!(config.storage.path, PathBuf::from("/cli"));
@@ -402,7 +433,7 @@ mod tests {
             "environment wins over file"
         );
 
-        let without_cli = Config::load_with_env(&overrides_for(&file), environment).unwrap();
+        let without_cli = load(&overrides_for(&file), environment).unwrap();
         assert_eq!(without_cli.net.port, 1002);
         assert_eq!(without_cli.storage.path, PathBuf::from("/env"));
     }
@@ -414,9 +445,9 @@ mod tests {
             Authorization::Disabled
         );
         let file = file_with("[security]\nauthorization = \"enabled\"\n");
-        let config = Config::load_with_env(&overrides_for(&file), env(&[])).unwrap();
+        let config = load(&overrides_for(&file), env(&[])).unwrap();
         assert_eq!(config.security.authorization, Authorization::Enabled);
-        let config = Config::load_with_env(
+        let config = load(
             &overrides_for(&file),
             env(&[("EBB_SECURITY__AUTHORIZATION", "disabled")]),
         )
@@ -426,7 +457,7 @@ mod tests {
             authorization: Some(Authorization::Enabled),
             ..Overrides::default()
         };
-        let config = Config::load_with_env(
+        let config = load(
             &overrides,
             env(&[("EBB_SECURITY__AUTHORIZATION", "disabled")]),
         )
@@ -441,7 +472,7 @@ mod tests {
 
     #[test]
     fn tls_mode_needs_a_certificate() {
-        let error = Config::load_with_env(
+        let error = load(
             &Overrides::default(),
             env(&[("EBB_NET__TLS__MODE", "requireTLS")]),
         )
@@ -450,7 +481,7 @@ mod tests {
             error.to_string(),
             "invalid config: net.tls.certificate_key_file: must be set when net.tls.mode is not \"disabled\""
         );
-        let config = Config::load_with_env(
+        let config = load(
             &Overrides::default(),
             env(&[
                 ("EBB_NET__TLS__MODE", "allowTLS"),
@@ -472,10 +503,58 @@ mod tests {
             bind: Some(String::new()),
             ..Overrides::default()
         };
-        let error = Config::load_with_env(&overrides, env(&[])).unwrap_err();
+        let error = load(&overrides, env(&[])).unwrap_err();
         assert_eq!(
             error.to_string(),
             "invalid config: net.bind: must not be empty"
+        );
+    }
+
+    #[test]
+    fn a_remote_bind_needs_authorization_or_an_explicit_opt_out() {
+        for address in ["0.0.0.0", "10.0.0.1", "::", "db.example.com"] {
+            let overrides = Overrides {
+                bind: Some(address.to_string()),
+                ..Overrides::default()
+            };
+            let error = load(&overrides, env(&[])).unwrap_err().to_string();
+            assert!(
+                error.starts_with(&format!(
+                    "invalid config: net.bind: \"{address}\" is not a loopback address"
+                )),
+                "{error}"
+            );
+            let authorized = Overrides {
+                authorization: Some(Authorization::Enabled),
+                ..overrides.clone()
+            };
+            assert!(load(&authorized, env(&[])).is_ok(), "{address} with --auth");
+            let opted_out = load(
+                &overrides,
+                env(&[("EBB_NET__ALLOW_UNAUTHENTICATED_REMOTE", "true")]),
+            );
+            assert!(opted_out.is_ok(), "{address} with the opt-out");
+        }
+        for address in ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"] {
+            let overrides = Overrides {
+                bind: Some(address.to_string()),
+                ..Overrides::default()
+            };
+            assert!(load(&overrides, env(&[])).is_ok(), "{address} is loopback");
+        }
+        let error = load(
+            &Overrides::default(),
+            env(&[
+                ("EBB_NET__HTTP__ENABLED", "true"),
+                ("EBB_NET__HTTP__BIND", "0.0.0.0"),
+            ]),
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("invalid config: net.http.bind"),
+            "{error}"
         );
     }
 }

@@ -39,8 +39,21 @@ pub struct Net {
     pub max_connections: usize,
     /// Largest accepted wire message, at most [`MAX_MESSAGE_BYTES`].
     pub max_message_bytes: u32,
+    /// Listening on an address other than loopback while `security.authorization`
+    /// is disabled is refused unless this is true (mongod only warns).
+    pub allow_unauthenticated_remote: bool,
+    /// A message whose first byte has arrived must be complete within this long,
+    /// or the connection is closed (a stalled client cannot hold a connection).
+    #[serde(with = "crate::units::humantime_text")]
+    pub read_timeout: Duration,
+    /// A new connection must finish its TLS handshake and send its first
+    /// complete message within this long.
+    #[serde(with = "crate::units::humantime_text")]
+    pub handshake_timeout: Duration,
     /// `[net.tls]`: encrypted connections.
     pub tls: Tls,
+    /// `[net.http]`: the operations endpoint (Prometheus metrics, health).
+    pub http: Http,
 }
 
 impl Default for Net {
@@ -50,9 +63,47 @@ impl Default for Net {
             port: 27017,
             max_connections: 10_000,
             max_message_bytes: MAX_MESSAGE_BYTES,
+            allow_unauthenticated_remote: false,
+            read_timeout: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(10),
             tls: Tls::default(),
+            http: Http::default(),
         }
     }
+}
+
+/// `[net.http]`: an HTTP listener serving `/metrics` (Prometheus text format),
+/// `/healthz` and `/readyz`. Off by default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Http {
+    pub enabled: bool,
+    /// Address to listen on; the same loopback rule as `net.bind` applies.
+    pub bind: String,
+    /// TCP port; 0 lets the OS pick a free one.
+    pub port: u16,
+}
+
+impl Default for Http {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            bind: "127.0.0.1".to_string(),
+            port: 28017,
+        }
+    }
+}
+
+/// Whether `address` (a `net.bind` value) reaches only this machine: a
+/// loopback IP or the name `localhost`. Any other name may resolve to a
+/// public address, so it counts as remote.
+pub fn is_loopback(address: &str) -> bool {
+    let address = address.trim();
+    let unbracketed = address.trim_start_matches('[').trim_end_matches(']');
+    address.eq_ignore_ascii_case("localhost")
+        || unbracketed
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// `[net.tls]`: MongoDB's `net.tls` settings.
@@ -206,6 +257,30 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let net = &self.net;
         require(!net.bind.trim().is_empty(), "net.bind", "must not be empty")?;
+        let open = self.security.authorization == Authorization::Disabled
+            && !net.allow_unauthenticated_remote;
+        for (key, address) in [("net.bind", &net.bind), ("net.http.bind", &net.http.bind)] {
+            require(
+                !open || is_loopback(address),
+                key,
+                format!(
+                    "\"{address}\" is not a loopback address and security.authorization is \
+                     disabled: anyone who can reach it could read and drop every database. \
+                     Enable authorization (--auth), bind 127.0.0.1, or set \
+                     net.allow_unauthenticated_remote = true"
+                ),
+            )?;
+        }
+        require(
+            !net.read_timeout.is_zero(),
+            "net.read_timeout",
+            "must be greater than 0",
+        )?;
+        require(
+            !net.handshake_timeout.is_zero(),
+            "net.handshake_timeout",
+            "must be greater than 0",
+        )?;
         require(
             net.max_connections > 0,
             "net.max_connections",

@@ -50,6 +50,7 @@ code_table! {
     UNAUTHORIZED = 13, "Unauthorized";
     TYPE_MISMATCH = 14, "TypeMismatch";
     INVALID_LENGTH = 16, "InvalidLength";
+    INVALID_BSON = 22, "InvalidBSON";
     PROTOCOL_ERROR = 17, "ProtocolError";
     AUTHENTICATION_FAILED = 18, "AuthenticationFailed";
     ILLEGAL_OPERATION = 20, "IllegalOperation";
@@ -140,6 +141,11 @@ code_table! {
     MISSING_FIELD = 40414, "Location40414";
     UNKNOWN_FIELD = 40415, "Location40415";
     OP_MSG_WITHOUT_DB = 40571, "Location40571";
+    OP_MSG_TWO_BODIES = 40430, "Location40430";
+    OP_MSG_DUPLICATE_SEQUENCE = 40431, "Location40431";
+    OP_MSG_UNKNOWN_SECTION = 40432, "Location40432";
+    OP_MSG_SEQUENCE_IN_BODY = 40433, "Location40433";
+    OP_MSG_WITHOUT_BODY = 40587, "Location40587";
     REGEX_OPTIONS_TWICE = 51075, "Location51075";
     REGEX_INVALID = 51091, "Location51091";
     REGEX_OPTIONS_INVALID = 51108, "Location51108";
@@ -659,6 +665,39 @@ impl From<actix::MailboxError> for CommandError {
     fn from(e: actix::MailboxError) -> Self {
         tracing::error!(error = %e, "actor unavailable");
         CommandError::internal()
+    }
+}
+
+impl From<&crate::wire::FramingError> for CommandError {
+    /// The reply to a malformed OP_MSG that mongod answers
+    /// ([`crate::wire::FramingError::is_answered`]), with mongod's code and wording.
+    fn from(e: &crate::wire::FramingError) -> Self {
+        use crate::wire::FramingError as F;
+        let (code, errmsg) = match e {
+            F::DuplicateBody => (
+                codes::OP_MSG_TWO_BODIES,
+                "Multiple body sections in message".to_owned(),
+            ),
+            F::DuplicateSequence(_) => (codes::OP_MSG_DUPLICATE_SEQUENCE, e.to_string()),
+            F::SequenceInBody(_) => (codes::OP_MSG_SEQUENCE_IN_BODY, e.to_string()),
+            F::UnknownSectionKind(kind) => (
+                codes::OP_MSG_UNKNOWN_SECTION,
+                format!("Unknown section kind {kind}"),
+            ),
+            F::MissingBody => (
+                codes::OP_MSG_WITHOUT_BODY,
+                "OP_MSG messages must have a body".to_owned(),
+            ),
+            F::InvalidBson { .. } => (codes::INVALID_BSON, e.to_string()),
+            F::TooDeep => (
+                codes::OVERFLOW,
+                "BSONObj exceeds maximum nested object depth".to_owned(),
+            ),
+            // Lengths and strings that overrun their section: mongod's buffer
+            // reader reports these as Overflow.
+            _ => (codes::OVERFLOW, e.to_string()),
+        };
+        CommandError::new(code, errmsg)
     }
 }
 

@@ -3,7 +3,8 @@
 //! `ebbd` with no arguments starts on 127.0.0.1:27017 with its data in
 //! `./data`; `--config ebb.toml` reads a configuration file (environment
 //! variables `EBB_…` and the flags below override it). SIGINT or SIGTERM
-//! shut it down in order and it exits 0.
+//! shut it down in order; it exits 0 when the final flush succeeded and 1
+//! when it failed.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,14 +48,22 @@ fn main() -> anyhow::Result<()> {
         db_path: cli.db_path,
         authorization: cli.auth.then_some(Authorization::Enabled),
     };
-    let config = match Config::load(&overrides) {
-        Ok(c) => c,
+    let loaded = match Config::load(&overrides) {
+        Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("ebbd: {e}");
             std::process::exit(2);
         }
     };
+    let config = loaded.config;
     init_logging(&config);
+    for var in loaded.ignored_env {
+        tracing::warn!(
+            %var,
+            "ignoring environment variable: it names no setting \
+             (settings are EBB_<SECTION>__<KEY>, e.g. EBB_NET__PORT)"
+        );
+    }
     let argv: Vec<String> = std::env::args().collect();
     let system = actix_rt::System::with_tokio_rt(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -70,8 +79,11 @@ fn main() -> anyhow::Result<()> {
         })
         .await?;
         wait_for_signal().await;
-        node.shutdown().await;
-        anyhow::Ok(())
+        // A node whose final flush failed may have lost acknowledged writes
+        // that only the WAL holds: say so with the exit code.
+        node.shutdown()
+            .await
+            .map_err(|e| anyhow::anyhow!("shutdown did not complete: {e}"))
     })
 }
 

@@ -5,8 +5,11 @@
 //! cursor reaper, and accepts connections. Each connection is a task that
 //! first becomes plain or TLS as `net.tls.mode` says (`tls.rs`), then
 //! reads one message, checks the connection may run it (`auth::check`),
-//! runs it, writes one reply (none for `moreToCome`), and repeats; a
-//! framing error closes that connection only.
+//! runs it, writes one reply (none for `moreToCome`), and repeats. A
+//! malformed OP_MSG that mongod answers gets an error reply; any other
+//! framing error, a message that stalls past `net.read_timeout`, or a new
+//! connection silent past `net.handshake_timeout` closes that connection
+//! only.
 //!
 //! [`Node::shutdown`] is ordered and bounded: stop accepting, let every
 //! connection finish its current command, then shut the runtime down (TTL
@@ -133,8 +136,9 @@ impl Node {
         &self.ctx
     }
 
-    /// Stops the node in order; returns when the engine is flushed.
-    pub async fn shutdown(self) {
+    /// Stops the node in order; returns when the engine is flushed, or why
+    /// the final WAL sync and flush failed (the daemon then exits non-zero).
+    pub async fn shutdown(self) -> Result<(), ebb_storage::Error> {
         tracing::info!("shutting down");
         let _ = self.stop.send(true);
         if let Ok(mut connections) = self.accept.await {
@@ -151,8 +155,14 @@ impl Node {
             task.abort();
         }
         match self.runtime.shutdown().await {
-            Ok(()) => tracing::info!("storage flushed; shutdown complete"),
-            Err(e) => tracing::error!(error = %e, "flush at shutdown failed"),
+            Ok(()) => {
+                tracing::info!("storage flushed; shutdown complete");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "flush at shutdown failed");
+                Err(e)
+            }
         }
     }
 }
@@ -210,7 +220,18 @@ async fn connect(
     ctx: Arc<NodeContext>,
     stop: watch::Receiver<bool>,
 ) {
-    match tls.establish(stream).await {
+    let handshake = ctx.config.net.handshake_timeout;
+    let established = match tokio::time::timeout(handshake, tls.establish(stream)).await {
+        Ok(established) => established,
+        Err(_) => {
+            tracing::debug!(
+                ?handshake,
+                "closing a connection whose TLS handshake stalled"
+            );
+            return;
+        }
+    };
+    match established {
         Ok(Established::Plain(stream)) => {
             let (rd, wr) = stream.into_split();
             serve(rd, wr, conn, ctx, stop).await;
@@ -235,18 +256,46 @@ async fn serve(
         .total_created
         .fetch_add(1, Ordering::Relaxed);
     tracing::debug!("connection open");
-    let max = ctx.config.net.max_message_bytes as usize;
+    let net = &ctx.config.net;
+    let max = net.max_message_bytes as usize;
     let mut reply_id: i32 = 1;
     let mut buf = Vec::new();
+    // The first message (the driver's handshake) must arrive whole within
+    // the handshake timeout; later ones may be awaited for ever, but once
+    // begun must finish within the read timeout.
+    let mut first = Some(tokio::time::Instant::now() + net.handshake_timeout);
     loop {
+        let read = async {
+            let next = wire::read_message(&mut rd, &mut buf, max, net.read_timeout);
+            match first.take() {
+                Some(deadline) => tokio::time::timeout_at(deadline, next).await.unwrap_or(Err(
+                    wire::FramingError::Stalled {
+                        received: 0,
+                        patience: net.handshake_timeout,
+                    },
+                )),
+                None => next.await,
+            }
+        };
         // Cancelling a half-read message leaves the stream mid-frame, so a
         // shutdown that interrupts a read closes the connection (break).
         let msg = tokio::select! {
             _ = stop.changed() => break,
-            m = wire::read_message(&mut rd, &mut buf, max) => m,
+            m = read => m,
         };
         let msg = match msg {
-            Ok(Some(m)) => m,
+            Ok(Some(wire::Incoming::Message(m))) => m,
+            Ok(Some(wire::Incoming::Refused { request_id, error })) => {
+                tracing::debug!(%error, "refusing a malformed message");
+                reply_id = reply_id.wrapping_add(1);
+                let reply = CommandError::from(&error).to_reply();
+                let reply = wire::encode_op_msg_reply(reply_id, request_id, &reply);
+                if let Err(e) = wr.write_all(&reply).await {
+                    tracing::debug!(error = %e, "write failed");
+                    break;
+                }
+                continue;
+            }
             Ok(None) => break,
             Err(e) => {
                 tracing::debug!(error = %e, "closing connection after a framing error");

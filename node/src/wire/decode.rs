@@ -153,8 +153,11 @@ fn merge(body: &RawDocument, sequences: &[Sequence<'_>]) -> Result<RawDocumentBu
         let repeated = sequences[..index]
             .iter()
             .any(|earlier| earlier.identifier.as_str() == name);
-        if repeated || body_has_field(body, name) {
-            return Err(FramingError::DuplicateIdentifier(name.to_owned()));
+        if repeated {
+            return Err(FramingError::DuplicateSequence(name.to_owned()));
+        }
+        if body_has_field(body, name) {
+            return Err(FramingError::SequenceInBody(name.to_owned()));
         }
     }
     let mut command = body.to_owned();
@@ -469,7 +472,7 @@ mod tests {
             .sequence("documents", &[&rawdoc! { "_id": 2 }]);
         assert!(matches!(
             op_msg_error(twice),
-            FramingError::DuplicateIdentifier(name) if name == "documents"
+            FramingError::DuplicateSequence(name) if name == "documents"
         ));
     }
 
@@ -480,7 +483,7 @@ mod tests {
             .sequence("documents", &[&rawdoc! { "_id": 1 }]);
         assert!(matches!(
             op_msg_error(both_ways),
-            FramingError::DuplicateIdentifier(name) if name == "documents"
+            FramingError::SequenceInBody(name) if name == "documents"
         ));
     }
 

@@ -1,6 +1,8 @@
-//! Why a byte stream was refused. Every variant means the connection is out of step with its
-//! client or is being abused, so the only remedy is to close it; none of these ever becomes an
-//! `{ok: 0}` reply, and none carries document contents (they are logged).
+//! Why a byte stream or one message of it was refused. Most variants mean the connection is
+//! out of step with its client or is being abused, so the only remedy is to close it. Where
+//! mongod answers a malformed OP_MSG that was read to its end (a second body, an unknown
+//! section kind, invalid BSON), [`FramingError::is_answered`] says so and the connection loop
+//! replies with the error before reading on. None carries document contents (they are logged).
 
 use std::io;
 
@@ -13,6 +15,12 @@ pub enum FramingError {
 
     #[error("connection closed after {received} of the {expected} bytes of a message")]
     ConnectionClosed { received: usize, expected: usize },
+
+    #[error("only {received} bytes of a message arrived within {patience:?}")]
+    Stalled {
+        received: usize,
+        patience: std::time::Duration,
+    },
 
     #[error("messageLength {length} is shorter than the 16-byte header")]
     TooShort { length: i32 },
@@ -44,9 +52,13 @@ pub enum FramingError {
     #[error("OP_MSG document sequence declares an impossible size {0}")]
     BadSequenceSize(i32),
 
-    /// A document sequence repeats an identifier, or names a field the body already has.
-    #[error("OP_MSG gives the field {0:?} more than once")]
-    DuplicateIdentifier(String),
+    /// Two document sequences share an identifier.
+    #[error("Duplicate document sequence: {0}")]
+    DuplicateSequence(String),
+
+    /// A document sequence names a field the body already has.
+    #[error("Duplicate field between body and document sequence {0}")]
+    SequenceInBody(String),
 
     #[error("{what} extends past the end of its enclosing structure")]
     Overrun { what: &'static str },
@@ -62,4 +74,35 @@ pub enum FramingError {
 
     #[error("BSON is nested more than {} levels deep", MAX_BSON_DEPTH)]
     TooDeep,
+}
+
+impl FramingError {
+    /// Whether mongod answers this error with an error reply and keeps the connection: the
+    /// faults of an OP_MSG's content that it reports to the client. Faults in the header, the
+    /// stream or the flag bits (unknown required flags, a wrong checksum) close the
+    /// connection without a reply, as in mongod.
+    pub fn is_answered(&self) -> bool {
+        match self {
+            FramingError::Io(_)
+            | FramingError::ConnectionClosed { .. }
+            | FramingError::Stalled { .. }
+            | FramingError::TooShort { .. }
+            | FramingError::TooLong { .. }
+            | FramingError::LengthMismatch { .. }
+            | FramingError::UnknownOpcode(_)
+            | FramingError::UnknownRequiredFlags(_)
+            | FramingError::ChecksumMismatch { .. } => false,
+            FramingError::UnknownSectionKind(_)
+            | FramingError::MissingBody
+            | FramingError::DuplicateBody
+            | FramingError::BadSequenceSize(_)
+            | FramingError::DuplicateSequence(_)
+            | FramingError::SequenceInBody(_)
+            | FramingError::Overrun { .. }
+            | FramingError::TrailingBytes { .. }
+            | FramingError::InvalidCString { .. }
+            | FramingError::InvalidBson { .. }
+            | FramingError::TooDeep => true,
+        }
+    }
 }

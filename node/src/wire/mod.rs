@@ -9,9 +9,12 @@
 //! walked to its end without recursion, and anything malformed is a [`FramingError`].
 //!
 //! It must not know about commands: it neither reads command names nor decides what to answer
-//! (an OP_QUERY is handed up as it came). A framing error means the byte stream can no longer be
-//! trusted to be in step with the client, so the connection loop logs it at `debug` and closes
-//! that one connection; command errors are the dispatcher's `{ok: 0}` replies, not ours.
+//! (an OP_QUERY is handed up as it came). Most framing errors mean the byte stream can no longer
+//! be trusted to be in step with the client, so the connection loop logs them at `debug` and
+//! closes that one connection. A malformed OP_MSG that was read to its end and that mongod
+//! answers comes up as [`Incoming::Refused`], and the loop replies with the error (its code
+//! comes from `crate::error`) before reading on. Command errors are the dispatcher's `{ok: 0}`
+//! replies, not ours.
 
 mod bson_check;
 mod decode;
@@ -28,4 +31,4 @@ pub use decode::decode_frame;
 pub use encode::{encode_op_msg_reply, encode_op_reply};
 pub use error::FramingError;
 pub use message::{Body, Message, MsgFlags, OpMsg, OpQuery};
-pub use read::read_message;
+pub use read::{Incoming, read_message};

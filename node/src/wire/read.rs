@@ -8,9 +8,11 @@
 //! This is the connection loop's only entry point into the wire layer; it does not log, retry or
 //! close anything itself.
 
+use std::time::Duration;
+
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::header::{HEADER_LEN, Header};
+use super::header::{HEADER_LEN, Header, RequestOp};
 use super::{FramingError, Message, decode_frame};
 
 /// Room made up front for a body; larger bodies grow the buffer as they arrive.
@@ -19,12 +21,27 @@ const INITIAL_BODY_RESERVE: usize = 64 * 1024;
 /// A buffer larger than this is shrunk back after use.
 const RETAINED_CAPACITY: usize = 1024 * 1024;
 
+/// One complete frame off the connection.
+#[derive(Debug)]
+pub enum Incoming {
+    Message(Message),
+    /// An OP_MSG read to its last byte whose content is malformed in a way
+    /// mongod answers with an error reply (see [`FramingError::is_answered`]):
+    /// the stream is still in step, so the connection goes on.
+    Refused {
+        request_id: i32,
+        error: FramingError,
+    },
+}
+
 /// Reads the next message from `reader`, using `buf` as scratch space.
 ///
-/// Returns `Ok(None)` when the peer closed the connection cleanly between messages. Messages
-/// whose `messageLength` exceeds `max_len` (the configured `net.max_message_bytes`) are
-/// refused before their body is read. Any error leaves the stream at an unknown position:
-/// the caller must close the connection.
+/// Returns `Ok(None)` when the peer closed the connection cleanly between messages. Waiting
+/// for a message to begin has no limit; once its first byte has arrived, the rest must arrive
+/// within `patience` (a stalled client cannot hold the connection). Messages whose
+/// `messageLength` exceeds `max_len` (the configured `net.max_message_bytes`) are refused
+/// before their body is read. Any error leaves the stream at an unknown position: the caller
+/// must close the connection.
 ///
 /// Not cancellation-safe: dropping the future part-way through a message loses the stream's
 /// position just as an error does, so a loop that races it against shutdown must then close.
@@ -32,21 +49,37 @@ pub async fn read_message<R: AsyncRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
     max_len: usize,
-) -> Result<Option<Message>, FramingError> {
+    patience: Duration,
+) -> Result<Option<Incoming>, FramingError> {
     buf.clear();
     if buf.capacity() > RETAINED_CAPACITY {
         buf.shrink_to(RETAINED_CAPACITY);
     }
-    read_up_to(reader, buf, HEADER_LEN).await?;
-    let header_bytes = match buf.first_chunk::<HEADER_LEN>() {
-        Some(header_bytes) => header_bytes,
-        None if buf.is_empty() => return Ok(None),
-        None => {
-            return Err(FramingError::ConnectionClosed {
-                received: buf.len(),
-                expected: HEADER_LEN,
-            });
-        }
+    read_up_to(reader, buf, 1).await?;
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    tokio::time::timeout(patience, read_rest(reader, buf, max_len))
+        .await
+        .map_err(|_| FramingError::Stalled {
+            received: buf.len(),
+            patience,
+        })?
+        .map(Some)
+}
+
+/// Reads the message whose first byte is in `buf` to its end and decodes it.
+async fn read_rest<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max_len: usize,
+) -> Result<Incoming, FramingError> {
+    read_up_to(reader, buf, HEADER_LEN - buf.len()).await?;
+    let Some(header_bytes) = buf.first_chunk::<HEADER_LEN>() else {
+        return Err(FramingError::ConnectionClosed {
+            received: buf.len(),
+            expected: HEADER_LEN,
+        });
     };
     let header = Header::parse(header_bytes, max_len)?;
     let body_len = header.message_length - HEADER_LEN;
@@ -58,7 +91,14 @@ pub async fn read_message<R: AsyncRead + Unpin>(
             expected: header.message_length,
         });
     }
-    decode_frame(buf, max_len).map(Some)
+    match decode_frame(buf, max_len) {
+        Ok(message) => Ok(Incoming::Message(message)),
+        Err(error) if header.op == RequestOp::Msg && error.is_answered() => Ok(Incoming::Refused {
+            request_id: header.request_id,
+            error,
+        }),
+        Err(error) => Err(error),
+    }
 }
 
 /// Appends up to `len` bytes to `buf`, fewer only if the stream ends first.
@@ -81,9 +121,20 @@ mod tests {
     use bson::rawdoc;
     use tokio::io::AsyncWriteExt;
 
+    const PATIENCE: Duration = Duration::from_secs(5);
+
     async fn read_from(bytes: &[u8], buf: &mut Vec<u8>) -> Result<Option<Message>, FramingError> {
         let mut reader = bytes;
-        read_message(&mut reader, buf, DEFAULT_MAX_MESSAGE_LEN).await
+        read_message(&mut reader, buf, DEFAULT_MAX_MESSAGE_LEN, PATIENCE)
+            .await
+            .map(|incoming| incoming.map(message))
+    }
+
+    fn message(incoming: Incoming) -> Message {
+        match incoming {
+            Incoming::Message(message) => message,
+            Incoming::Refused { error, .. } => panic!("refused: {error}"),
+        }
     }
 
     fn header(length: i32, op_code: i32) -> Vec<u8> {
@@ -149,7 +200,7 @@ mod tests {
     async fn configured_maximum_is_enforced() {
         let frame = ping();
         let mut reader = &frame[..];
-        let err = read_message(&mut reader, &mut Vec::new(), frame.len() - 1)
+        let err = read_message(&mut reader, &mut Vec::new(), frame.len() - 1, PATIENCE)
             .await
             .unwrap_err();
         assert!(matches!(err, FramingError::TooLong { .. }));
@@ -195,14 +246,14 @@ mod tests {
         let mut buf = Vec::new();
         let max = DEFAULT_MAX_MESSAGE_LEN;
         assert!(
-            read_message(&mut reader, &mut buf, max)
+            read_message(&mut reader, &mut buf, max, PATIENCE)
                 .await
                 .unwrap()
                 .is_some()
         );
         assert!(buf.capacity() >= large.len());
         assert!(
-            read_message(&mut reader, &mut buf, max)
+            read_message(&mut reader, &mut buf, max, PATIENCE)
                 .await
                 .unwrap()
                 .is_some()
@@ -241,11 +292,12 @@ mod tests {
         });
         let mut buf = Vec::new();
         let mut received = Vec::new();
-        while let Some(message) = read_message(&mut server, &mut buf, DEFAULT_MAX_MESSAGE_LEN)
-            .await
-            .unwrap()
+        while let Some(incoming) =
+            read_message(&mut server, &mut buf, DEFAULT_MAX_MESSAGE_LEN, PATIENCE)
+                .await
+                .unwrap()
         {
-            received.push(message);
+            received.push(message(incoming));
         }
         writer.await.unwrap();
 
@@ -259,5 +311,75 @@ mod tests {
         assert_eq!(inserted.into_iter().count(), 2);
         assert!(received[1].expects_reply());
         assert!(!received[2].expects_reply());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_message_that_stops_arriving_times_out() {
+        let (mut client, mut server) = tokio::io::duplex(1024);
+        client.write_all(&ping()[..20]).await.unwrap();
+        let err = read_message(
+            &mut server,
+            &mut Vec::new(),
+            DEFAULT_MAX_MESSAGE_LEN,
+            PATIENCE,
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(err, FramingError::Stalled { received: 20, patience } if patience == PATIENCE),
+            "{err}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_for_a_message_to_begin_has_no_limit() {
+        let (mut client, mut server) = tokio::io::duplex(1024);
+        let reader = tokio::spawn(async move {
+            read_message(
+                &mut server,
+                &mut Vec::new(),
+                DEFAULT_MAX_MESSAGE_LEN,
+                PATIENCE,
+            )
+            .await
+            .map(|incoming| incoming.map(message))
+        });
+        tokio::time::sleep(PATIENCE * 10).await;
+        client.write_all(&ping()).await.unwrap();
+        let received = reader.await.unwrap().unwrap().unwrap();
+        assert_eq!(received.request_id, 5);
+    }
+
+    #[tokio::test]
+    async fn a_malformed_op_msg_is_refused_and_the_stream_stays_in_step() {
+        let mut stream = OpMsgBuilder::new()
+            .body(&rawdoc! { "ping": 1, "$db": "admin" })
+            .body(&rawdoc! { "ping": 1, "$db": "admin" })
+            .build(7);
+        stream.extend_from_slice(&ping());
+        let mut reader = &stream[..];
+        let mut buf = Vec::new();
+        let first = read_message(&mut reader, &mut buf, DEFAULT_MAX_MESSAGE_LEN, PATIENCE)
+            .await
+            .unwrap();
+        assert!(matches!(
+            first,
+            Some(Incoming::Refused {
+                request_id: 7,
+                error: FramingError::DuplicateBody
+            })
+        ));
+        let second = read_from(reader, &mut buf).await.unwrap().unwrap();
+        assert_eq!(second.request_id, 5);
+    }
+
+    #[tokio::test]
+    async fn unknown_required_flags_close_the_connection() {
+        let frame = OpMsgBuilder::new()
+            .flags(1 << 5)
+            .body(&rawdoc! { "ping": 1, "$db": "admin" })
+            .build(7);
+        let err = read_from(&frame, &mut Vec::new()).await.unwrap_err();
+        assert!(matches!(err, FramingError::UnknownRequiredFlags(_)));
     }
 }

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
-use ebb_config::limits::MAX_BSON_OBJECT_BYTES;
+use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_STORED_DEPTH};
 
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
 use crate::error::{Error, ErrorKind, Result};
@@ -198,7 +198,7 @@ impl<'e> Writer<'e> {
     /// Replaces `old` by `new` (same `_id`), touching only the index
     /// entries that differ.
     pub fn replace(&mut self, id_key: &[u8], old: &RawDocument, new: &RawDocument) -> Result<()> {
-        check_size(new)?;
+        check_storable(new, WriteKind::Update)?;
         self.validate(new, Some(old))?;
         let set = self.set;
         let mut old_entries = Vec::new();
@@ -326,6 +326,60 @@ impl<'e> Writer<'e> {
     }
 }
 
+/// The checks every stored document passes, inserted or updated: the size limit and
+/// [`MAX_STORED_DEPTH`] (MongoDB's Overflow, with the wording of the write that made it).
+fn check_storable(doc: &RawDocument, write: WriteKind) -> Result<()> {
+    check_size(doc)?;
+    if exceeds_depth(doc, MAX_STORED_DEPTH)? {
+        let errmsg = match write {
+            WriteKind::Insert => format!(
+                "cannot insert document because it exceeds {MAX_STORED_DEPTH} levels of nesting"
+            ),
+            WriteKind::Update => {
+                format!("Document exceeds maximum nesting depth of {MAX_STORED_DEPTH}")
+            }
+        };
+        return Err(Error::new(ErrorKind::Overflow, errmsg));
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+enum WriteKind {
+    Insert,
+    Update,
+}
+
+/// Whether `doc` nests non-empty documents or arrays deeper than `max` levels
+/// (the document itself is level 1). Walks with an explicit stack.
+fn exceeds_depth(doc: &RawDocument, max: usize) -> Result<bool> {
+    // Each level below the first costs at least 7 bytes (type, an empty key,
+    // length, terminator), so most documents are too small to need the walk.
+    if doc.as_bytes().len() < 7 * max {
+        return Ok(false);
+    }
+    let mut open = vec![doc.iter()];
+    while let Some(elements) = open.last_mut() {
+        let Some(element) = elements.next() else {
+            open.pop();
+            continue;
+        };
+        let children = match element?.1 {
+            RawBsonRef::Document(d) => d,
+            RawBsonRef::Array(a) => RawDocument::from_bytes(a.as_bytes())?,
+            _ => continue,
+        };
+        if children.is_empty() {
+            continue;
+        }
+        if open.len() >= max {
+            return Ok(true);
+        }
+        open.push(children.iter());
+    }
+    Ok(false)
+}
+
 fn check_size(doc: &RawDocument) -> Result<()> {
     let size = doc.as_bytes().len();
     if size > MAX_BSON_OBJECT_BYTES {
@@ -339,11 +393,20 @@ fn check_size(doc: &RawDocument) -> Result<()> {
     Ok(())
 }
 
-/// Makes a client document ready to store: `_id` first (generated as an
-/// ObjectId when missing, as the server does), `_id` of a storable type,
-/// and within the size limit. Returns the document unchanged (no copy)
-/// when it already has `_id` first.
+/// Makes a client document ready to store: one `_id`, first (generated as
+/// an ObjectId when missing, as the server does), of a storable type, and
+/// the document within the size and nesting limits. Returns the document
+/// unchanged (no copy) when it already has `_id` first.
 pub fn prepare_insert(doc: RawDocumentBuf) -> Result<RawDocumentBuf> {
+    let mut ids = 0;
+    for element in doc.iter() {
+        ids += usize::from(element?.0.as_str() == "_id");
+    }
+    if ids > 1 {
+        return Err(Error::bad_value(
+            "can't have multiple _id fields in one document",
+        ));
+    }
     let first_is_id = matches!(doc.iter().next(), Some(Ok((k, _))) if k.as_str() == "_id");
     let out = if first_is_id {
         doc
@@ -362,7 +425,7 @@ pub fn prepare_insert(doc: RawDocumentBuf) -> Result<RawDocumentBuf> {
         out
     };
     check_id(out.get("_id")?.expect("_id was placed first"))?;
-    check_size(&out)?;
+    check_storable(&out, WriteKind::Insert)?;
     Ok(out)
 }
 
@@ -396,4 +459,60 @@ fn check_id_fields(doc: &bson::RawDocument) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{Bson, RawDocumentBuf, doc};
+
+    use super::*;
+
+    /// `{k: {k: … {k: null}}}` with `levels` levels, the document itself included.
+    fn nested_with(key: &str, levels: usize) -> RawDocumentBuf {
+        let mut value = Bson::Null;
+        for _ in 1..levels {
+            value = Bson::Document(doc! { key: value });
+        }
+        RawDocumentBuf::try_from(&doc! { key: value }).unwrap()
+    }
+
+    fn nested(levels: usize) -> RawDocumentBuf {
+        nested_with("a", levels)
+    }
+
+    #[test]
+    fn nesting_is_counted_from_the_document_itself() {
+        assert!(!exceeds_depth(&nested(100), 100).unwrap());
+        assert!(exceeds_depth(&nested(101), 100).unwrap());
+        let arrays = RawDocumentBuf::try_from(&doc! { "a": [[[1]]] }).unwrap();
+        assert!(!exceeds_depth(&arrays, 4).unwrap());
+        assert!(exceeds_depth(&arrays, 3).unwrap());
+        let empty_innermost = RawDocumentBuf::try_from(&doc! { "a": [[{}]] }).unwrap();
+        assert!(
+            !exceeds_depth(&empty_innermost, 3).unwrap(),
+            "empty documents add no level"
+        );
+    }
+
+    #[test]
+    fn the_size_shortcut_never_skips_a_deep_document() {
+        // The smallest document of 101 levels: empty keys, a null innermost.
+        let smallest = nested_with("", 101);
+        assert!(smallest.as_bytes().len() >= 7 * 100);
+        assert!(exceeds_depth(&smallest, 100).unwrap());
+    }
+
+    #[test]
+    fn a_second_id_is_refused() {
+        let mut twice = RawDocumentBuf::new();
+        twice.append(bson::raw::cstr!("_id"), 1);
+        twice.append(bson::raw::cstr!("x"), 1);
+        twice.append(bson::raw::cstr!("_id"), 2);
+        let error = prepare_insert(twice).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::BadValue);
+        assert_eq!(
+            error.message,
+            "can't have multiple _id fields in one document"
+        );
+    }
 }
