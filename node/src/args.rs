@@ -125,6 +125,18 @@ impl<'a> Args<'a> {
         Ok(Args { cmd, doc })
     }
 
+    /// For commands whose other fields are free-form (`currentOp`'s filter):
+    /// no unknown-field check.
+    pub fn open(doc: &'a RawDocument) -> CommandResult<Self> {
+        match doc.iter().next() {
+            Some(Ok((cmd, _))) => Ok(Args {
+                cmd: cmd.as_str(),
+                doc,
+            }),
+            _ => Err(CommandError::failed_to_parse("empty command")),
+        }
+    }
+
     pub fn command_name(&self) -> &'a str {
         self.cmd
     }

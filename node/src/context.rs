@@ -11,12 +11,14 @@ use ebb_actors::collection::CollectionHandle;
 use ebb_actors::runtime::Runtime;
 use ebb_actors::shared::Shared;
 use ebb_storage::engine::Snapshot;
+use ebb_storage::query::interrupt::Scope;
 use ebb_storage::query::spill::DiskUse;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 use crate::auth::directory::Directory;
 use crate::cursor::CursorManager;
 use crate::error::{CommandError, CommandResult};
+use crate::ops::{self, Operations};
 
 /// `serverStatus.opcounters`.
 #[derive(Debug, Default)]
@@ -50,6 +52,10 @@ pub struct NodeContext {
     pub argv: Vec<String>,
     /// The node's users: the generation connections check their cached roles against.
     pub users: Directory,
+    /// The running commands (`currentOp`, `killOp`, cancel on disconnect).
+    pub ops: Operations,
+    /// Signalled by the `shutdown` command; the daemon then stops as on SIGTERM.
+    pub shutdown_requested: Notify,
     /// Bounds concurrent reads on the blocking pool.
     reads: Semaphore,
 }
@@ -80,6 +86,8 @@ impl NodeContext {
             config,
             argv,
             users: Directory::default(),
+            ops: Operations::default(),
+            shutdown_requested: Notify::new(),
             reads: Semaphore::new(MAX_CONCURRENT_READS),
         }
     }
@@ -89,7 +97,8 @@ impl NodeContext {
         self.view.load().get(db, name).cloned()
     }
 
-    /// Runs a read on a snapshot on the blocking pool.
+    /// Runs a read on a snapshot on the blocking pool, interruptible by
+    /// `killOp` or its client's disconnect (the running command's interrupt).
     pub async fn read<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Snapshot) -> CommandResult<T> + Send + 'static,
@@ -100,7 +109,9 @@ impl NodeContext {
             .await
             .map_err(|_| CommandError::internal())?;
         let engine = self.shared.engine.clone();
+        let interrupt = ops::current();
         tokio::task::spawn_blocking(move || {
+            let _scope = Scope::enter(interrupt);
             let snap = engine.snapshot();
             f(snap.as_ref())
         })

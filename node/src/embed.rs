@@ -36,7 +36,11 @@ impl NodeThread {
                     match Node::start(opts).await {
                         Ok(node) => {
                             let _ = ready_tx.send(Ok((node.local_addr(), node.context().clone())));
-                            let _ = stop_rx.await;
+                            let requested = node.context().shutdown_requested.notified();
+                            tokio::select! {
+                                _ = stop_rx => {}
+                                () = requested => {}
+                            }
                             // A failed flush is logged by shutdown; a test node has
                             // no exit code to report it with.
                             let _ = node.shutdown().await;

@@ -62,6 +62,8 @@ code_table! {
     CONFLICTING_UPDATE_OPERATORS = 40, "ConflictingUpdateOperators";
     CURSOR_NOT_FOUND = 43, "CursorNotFound";
     MAX_TIME_MS_EXPIRED = 50, "MaxTimeMSExpired";
+    CLIENT_DISCONNECT = 279, "ClientDisconnect";
+    INTERRUPTED = 11601, "Interrupted";
     NAMESPACE_EXISTS = 48, "NamespaceExists";
     DOLLAR_PREFIXED_FIELD_NAME = 52, "DollarPrefixedFieldName";
     NOT_SINGLE_VALUE_FIELD = 54, "NotSingleValueField";
@@ -146,6 +148,7 @@ code_table! {
     OP_MSG_UNKNOWN_SECTION = 40432, "Location40432";
     OP_MSG_SEQUENCE_IN_BODY = 40433, "Location40433";
     OP_MSG_WITHOUT_BODY = 40587, "Location40587";
+    OP_ID_OUT_OF_RANGE = 26823, "Location26823";
     REGEX_OPTIONS_TWICE = 51075, "Location51075";
     REGEX_INVALID = 51091, "Location51091";
     REGEX_OPTIONS_INVALID = 51108, "Location51108";
@@ -563,6 +566,8 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         JavaScriptDisabled => NO_JAVASCRIPT_ENGINE,
         FindProjection(fault) => projection_fault_code(fault),
         MaxTimeMsExpired => MAX_TIME_MS_EXPIRED,
+        Interrupted => INTERRUPTED,
+        ClientDisconnect => CLIENT_DISCONNECT,
         MinMaxWithoutHint => MIN_MAX_WITHOUT_HINT,
         MinMaxIncompatibleIndex => MIN_MAX_INCOMPATIBLE_INDEX,
         MinMaxOutOfOrder => MIN_MAX_OUT_OF_ORDER,

@@ -13,6 +13,7 @@ pub mod context;
 pub mod cursor;
 pub mod embed;
 pub mod error;
+pub mod ops;
 pub mod server;
 pub mod tls;
 pub mod wire;

@@ -78,7 +78,10 @@ fn main() -> anyhow::Result<()> {
             argv,
         })
         .await?;
-        wait_for_signal().await;
+        tokio::select! {
+            () = wait_for_signal() => {}
+            () = node.context().shutdown_requested.notified() => {}
+        }
         // A node whose final flush failed may have lost acknowledged writes
         // that only the WAL holds: say so with the exit code.
         node.shutdown()

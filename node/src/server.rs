@@ -244,8 +244,34 @@ async fn connect(
     }
 }
 
+/// The read half of a connection, which can tell when its peer has closed
+/// without consuming what the peer sent.
+trait Watched: AsyncRead + Unpin {
+    /// Resolves once the peer has closed the connection; never, if data is
+    /// waiting (the next message has begun) or the transport cannot tell.
+    fn closed(&mut self) -> impl Future<Output = ()>;
+}
+
+impl Watched for tokio::net::tcp::OwnedReadHalf {
+    async fn closed(&mut self) {
+        let mut byte = [0u8; 1];
+        match self.peek(&mut byte).await {
+            Ok(0) | Err(_) => {}
+            Ok(_) => std::future::pending().await,
+        }
+    }
+}
+
+/// TLS records cannot be peeked without decrypting them, so a TLS
+/// connection's disconnect is seen when the next read fails.
+impl<S: AsyncRead + Unpin> Watched for tokio::io::ReadHalf<S> {
+    async fn closed(&mut self) {
+        std::future::pending().await
+    }
+}
+
 async fn serve(
-    mut rd: impl AsyncRead + Unpin,
+    mut rd: impl Watched,
     mut wr: impl AsyncWrite + Unpin,
     conn: Arc<ConnInfo>,
     ctx: Arc<NodeContext>,
@@ -302,7 +328,20 @@ async fn serve(
                 break;
             }
         };
-        let Some(reply) = handle(&ctx, &conn, msg, &mut reply_id).await else {
+        // While the command runs, watch for the client going away: its
+        // operations are interrupted, and the loop ends once they stop.
+        let handled = handle(&ctx, &conn, msg, &mut reply_id);
+        tokio::pin!(handled);
+        let reply = tokio::select! {
+            reply = &mut handled => reply,
+            () = rd.closed() => {
+                tracing::debug!("client disconnected during a command; interrupting it");
+                ctx.ops.disconnected(conn.id);
+                handled.await;
+                break;
+            }
+        };
+        let Some(reply) = reply else {
             continue;
         };
         if let Err(e) = wr.write_all(&reply).await {
@@ -435,13 +474,15 @@ async fn dispatch(
         NodeContext::count(&ctx.opcounters.command, 1);
     }
     let touches_users = auth::privileges::touches_users(name, &db, &body);
-    let reply = handler(Request {
-        db,
-        body,
-        node: ctx.clone(),
-        conn: conn.clone(),
-    })
-    .await;
+    let running = ctx.ops.start(conn.id, conn.peer, &db, &body);
+    let reply = running
+        .scope(handler(Request {
+            db,
+            body,
+            node: ctx.clone(),
+            conn: conn.clone(),
+        }))
+        .await;
     if touches_users {
         ctx.users.changed();
     }

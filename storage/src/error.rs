@@ -186,6 +186,10 @@ pub enum ErrorKind {
     MinMaxFieldsDiffer,
     /// The operation ran past its `maxTimeMS`.
     MaxTimeMsExpired,
+    /// `killOp` stopped the operation.
+    Interrupted,
+    /// The client of the operation disconnected.
+    ClientDisconnect,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// The storage engine failed.

@@ -63,6 +63,9 @@ actions! {
     /// `inprog`: `currentOp`.
     InProg,
     KillAnySession,
+    /// `killop`: `killOp`.
+    KillOp,
+    Shutdown,
 }
 
 use Action::*;
@@ -203,6 +206,8 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
         "getLog" => cluster(GetLog),
         "hostInfo" => cluster(HostInfo),
         "currentOp" => cluster(InProg),
+        "killOp" => cluster(KillOp),
+        "shutdown" => cluster(Shutdown),
         "killAllSessions" => cluster(KillAnySession),
         _ => Need::Root,
     }
@@ -327,7 +332,8 @@ const CLUSTER_MONITOR: &[Action] = &[
     HostInfo,
     InProg,
 ];
-const CLUSTER_ADMIN: &[Action] = &[SetParameter, KillAnySession];
+/// With `hostManager`'s `killop` and `shutdown`, which `clusterAdmin` includes.
+const CLUSTER_ADMIN: &[Action] = &[SetParameter, KillAnySession, KillOp, Shutdown];
 /// What `clusterMonitor` may read in every database.
 const MONITOR_STATS: &[Action] = &[CollStats, DbStats];
 
@@ -535,6 +541,8 @@ impl Action {
             GetLog => "getLog",
             HostInfo => "hostInfo",
             InProg => "inprog",
+            KillOp => "killop",
+            Shutdown => "shutdown",
             KillAnySession => "killAnySession",
         }
     }

@@ -1,4 +1,4 @@
-//! Small administrative commands: `ping`, `buildInfo`, `hostInfo`,
+//! Small administrative commands: `ping`, `shutdown`, `buildInfo`, `hostInfo`,
 //! `whatsmyuri`, `connectionStatus`, `getLog`, `getCmdLineOpts` and the
 //! session commands (accepted; sessions carry no
 //! server state in ebb).
@@ -6,12 +6,32 @@
 use bson::{RawBsonRef, doc};
 
 use super::common::{Request, ok};
-use crate::error::{CommandError, CommandResult};
+use crate::args::Args;
+use crate::error::{CommandError, CommandResult, codes};
 
 /// The MongoDB version ebb reports (the feature level it implements).
 pub const VERSION: &str = "7.0.0";
 
 pub async fn ping(_req: Request) -> CommandResult {
+    ok(doc! {})
+}
+
+/// `shutdown`: stops the node as SIGTERM does (in order, exit code 0). On
+/// a standalone, `force` and `timeoutSecs` change nothing in mongod either
+/// (they concern replica-set primaries and mongos quiescing), so they are
+/// accepted and checked for type only.
+pub async fn shutdown(req: Request) -> CommandResult {
+    if req.db != "admin" {
+        return Err(CommandError::new(
+            codes::UNAUTHORIZED,
+            "shutdown may only be run against the admin database.",
+        ));
+    }
+    let args = Args::parse(&req.body, &["force", "timeoutSecs"])?;
+    args.bool("force")?;
+    args.non_negative("timeoutSecs")?;
+    tracing::info!(client = %req.conn.peer, "shutdown command received");
+    req.node.shutdown_requested.notify_one();
     ok(doc! {})
 }
 

@@ -1,8 +1,8 @@
-//! Diagnostics: `serverStatus`, `currentOp`, `dbStats`, `collStats`.
+//! Diagnostics: `serverStatus`, `currentOp`, `killOp`, `dbStats`, `collStats`.
 
 use std::sync::atomic::Ordering;
 
-use bson::{Document, doc};
+use bson::{Document, RawDocumentBuf, doc};
 use ebb_actors::collection::CollectionHandle;
 
 use super::admin::{VERSION, hostname};
@@ -70,13 +70,35 @@ pub async fn server_status(req: Request) -> CommandResult {
     })
 }
 
+/// `currentOp`: the running commands (every connection's with `$all`, this
+/// connection's with `$ownOps`) and a running TTL pass, filtered by the
+/// command's other fields as a query over the entries, as mongod does.
 pub async fn current_op(req: Request) -> CommandResult {
+    if req.db != "admin" {
+        return Err(CommandError::new(
+            codes::UNAUTHORIZED,
+            "currentOp may only be run against the admin database.",
+        ));
+    }
+    let args = Args::open(&req.body)?;
+    let mut filter = RawDocumentBuf::new();
+    let mut own_ops = false;
+    for element in req.body.iter().skip(1) {
+        let (key, value) = element?;
+        match key.as_str() {
+            "$all" => {}
+            "$ownOps" => own_ops = args.bool("$ownOps")?.unwrap_or(false),
+            name if crate::args::GENERIC.contains(&name) => {}
+            _ => filter.append(key, value),
+        }
+    }
+    let filter = ebb_storage::query::Filter::parse(&filter)?;
     let node = &req.node;
-    let mut inprog = Vec::new();
+    let mut entries = node.ops.describe(own_ops.then_some(req.conn.id));
     let op = node.shared.ttl.current.lock().expect("ttl op lock").clone();
-    if let Some(op) = op {
+    if let Some(op) = op.filter(|_| !own_ops) {
         let secs = (node.shared.clock.now_millis() - op.started_millis).max(0) / 1000;
-        inprog.push(doc! {
+        entries.push(doc! {
             "type": "op",
             "desc": "TTLMonitor",
             "active": true,
@@ -87,7 +109,44 @@ pub async fn current_op(req: Request) -> CommandResult {
             "numDeleted": op.deleted as i64,
         });
     }
+    let mut inprog = Vec::new();
+    for entry in entries {
+        if filter.matches(&RawDocumentBuf::try_from(&entry)?)? {
+            inprog.push(entry);
+        }
+    }
     ok(doc! { "inprog": inprog })
+}
+
+/// `killOp`: stops the operation with that opid at its next check (it
+/// fails with Interrupted); reports success whether or not it ran, as
+/// mongod does.
+pub async fn kill_op(req: Request) -> CommandResult {
+    if req.db != "admin" {
+        return Err(CommandError::new(
+            codes::UNAUTHORIZED,
+            "killOp may only be run against the admin database.",
+        ));
+    }
+    let args = Args::parse(&req.body, &["op"])?;
+    let opid = match args.get("op") {
+        None => {
+            return Err(CommandError::new(
+                codes::NO_SUCH_KEY,
+                "Missing expected field \"op\"",
+            ));
+        }
+        Some(_) => args.i64("op")?.unwrap_or_default(),
+    };
+    let Ok(opid) = i32::try_from(opid) else {
+        return Err(CommandError::new(
+            codes::OP_ID_OUT_OF_RANGE,
+            format!("invalid op : {opid}. Op ID cannot be represented with 32 bits"),
+        ));
+    };
+    let killed = req.node.ops.kill(opid as u32);
+    tracing::info!(opid, killed, "killOp");
+    ok(doc! { "info": "attempting to kill op" })
 }
 
 /// Size figures of one collection, from engine estimates: documents,

@@ -29,6 +29,7 @@ use bson::RawDocumentBuf;
 use ebb_config::limits::MAX_SORT_BYTES;
 
 use super::filter::Filter;
+use super::interrupt;
 use super::plan::{Access, Plan};
 use super::sort::SortSpec;
 use super::spill::{DiskUse, Sorted, Sorter};
@@ -178,8 +179,9 @@ impl QueryCursor {
     }
 
     /// Fails with MaxTimeMSExpired once the running batch's deadline has
-    /// passed.
+    /// passed, and as `interrupt` says once the operation has been killed.
     fn check_deadline(&self) -> Result<()> {
+        interrupt::check_current()?;
         match self.deadline {
             Some(deadline) if Instant::now() >= deadline => Err(Error::new(
                 ErrorKind::MaxTimeMsExpired,

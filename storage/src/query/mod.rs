@@ -11,12 +11,14 @@
 //! `find_projection` adds find's `$slice`, `$elemMatch` and positional `$`
 //! to `projection`; `min_max` plans `find`'s `min`/`max` index bounds. `plan`
 //! chooses an access path from the parsed forms and the collection's
-//! indexes; `exec` runs a plan on engine snapshots, batch by batch.
+//! indexes; `exec` runs a plan on engine snapshots, batch by batch, stopping when its
+//! deadline passes or `interrupt` says the operation was killed.
 
 pub mod exec;
 pub mod filter;
 pub mod find_projection;
 pub mod found;
+pub mod interrupt;
 pub mod min_max;
 pub mod path;
 pub mod plan;

@@ -1,0 +1,171 @@
+//! The operations running on the node: what `currentOp` lists and `killOp`
+//! stops.
+//!
+//! Every command gets an opid and an [`Interrupt`] when dispatch starts it
+//! ([`Operations::start`]); the returned [`Running`] guard removes it when
+//! the command ends, however it ends. The command's reads find the interrupt
+//! through [`current`] (a task-local set around the command), and the node
+//! enters it around each blocking read (`NodeContext::read`), so a killed
+//! operation or one whose client disconnected stops at its next check.
+//! Nothing here decides who may kill what: that is the command table's
+//! permission check.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use bson::{Document, RawDocumentBuf, doc};
+use ebb_storage::query::interrupt::{Interrupt, Why};
+
+tokio::task_local! {
+    static CURRENT: Interrupt;
+}
+
+/// One running operation.
+struct Op {
+    connection: u32,
+    client: SocketAddr,
+    db: String,
+    command: RawDocumentBuf,
+    started: Instant,
+    interrupt: Interrupt,
+}
+
+#[derive(Default)]
+pub struct Operations {
+    next_opid: AtomicU32,
+    running: Mutex<BTreeMap<u32, Op>>,
+}
+
+/// Keeps an operation listed until dropped.
+pub struct Running<'a> {
+    ops: &'a Operations,
+    opid: u32,
+    interrupt: Interrupt,
+}
+
+impl Running<'_> {
+    /// Runs `command` with this operation's interrupt as [`current`].
+    pub async fn scope<F: Future>(&self, command: F) -> F::Output {
+        CURRENT.scope(self.interrupt.clone(), command).await
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.ops.lock().remove(&self.opid);
+    }
+}
+
+impl Operations {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u32, Op>> {
+        // An operation list is still valid after a panic elsewhere.
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Lists a command of `connection` as running.
+    pub fn start(
+        &self,
+        connection: u32,
+        client: SocketAddr,
+        db: &str,
+        command: &RawDocumentBuf,
+    ) -> Running<'_> {
+        let opid = self.next_opid.fetch_add(1, Ordering::Relaxed) + 1;
+        let interrupt = Interrupt::default();
+        self.lock().insert(
+            opid,
+            Op {
+                connection,
+                client,
+                db: db.to_owned(),
+                command: shown(command),
+                started: Instant::now(),
+                interrupt: interrupt.clone(),
+            },
+        );
+        Running {
+            ops: self,
+            opid,
+            interrupt,
+        }
+    }
+
+    /// `killOp`: trips the operation's interrupt; false if no such opid runs.
+    pub fn kill(&self, opid: u32) -> bool {
+        self.lock()
+            .get(&opid)
+            .map(|op| op.interrupt.trip(Why::Killed))
+            .is_some()
+    }
+
+    /// A connection closed: every operation it started stops.
+    pub fn disconnected(&self, connection: u32) {
+        for op in self.lock().values() {
+            if op.connection == connection {
+                op.interrupt.trip(Why::Disconnected);
+            }
+        }
+    }
+
+    /// The `currentOp` entries of the running operations, in opid order;
+    /// `only_connection` keeps one connection's (`$ownOps`).
+    pub fn describe(&self, only_connection: Option<u32>) -> Vec<Document> {
+        let now = Instant::now();
+        self.lock()
+            .iter()
+            .filter(|(_, op)| only_connection.is_none_or(|c| c == op.connection))
+            .map(|(opid, op)| {
+                let running = now.duration_since(op.started);
+                let command = Document::try_from(op.command.as_ref()).unwrap_or_default();
+                let name = command.keys().next().cloned().unwrap_or_default();
+                let ns = match command.get_str(&name) {
+                    Ok(coll) => format!("{}.{coll}", op.db),
+                    Err(_) => format!("{}.$cmd", op.db),
+                };
+                doc! {
+                    "type": "op",
+                    "host": "",
+                    "desc": format!("conn{}", op.connection),
+                    "connectionId": op.connection as i64,
+                    "client": op.client.to_string(),
+                    "active": true,
+                    "opid": *opid as i64,
+                    "secs_running": running.as_secs() as i64,
+                    "microsecs_running": running.as_micros() as i64,
+                    "op": "command",
+                    "ns": ns,
+                    "command": command,
+                    "killPending": op.interrupt.is_tripped(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Commands larger than this show in `currentOp` as their first field only
+/// (mongod also truncates large commands there), so listing an insert of
+/// 100,000 documents copies a few bytes, not the documents.
+const SHOWN_COMMAND_BYTES: usize = 1024;
+
+fn shown(command: &RawDocumentBuf) -> RawDocumentBuf {
+    if command.as_bytes().len() <= SHOWN_COMMAND_BYTES {
+        return command.clone();
+    }
+    let mut summary = RawDocumentBuf::new();
+    if let Some(Ok((name, value))) = command.iter().next()
+        && value.as_document().is_none()
+        && value.as_array().is_none()
+    {
+        summary.append(name, value);
+    }
+    summary.append(bson::raw::cstr!("$truncated"), true);
+    summary
+}
+
+/// The interrupt of the command running on this task, if any.
+pub fn current() -> Option<Interrupt> {
+    CURRENT.try_with(Interrupt::clone).ok()
+}
