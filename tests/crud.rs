@@ -604,3 +604,21 @@ async fn documents_nested_past_100_levels_are_refused() {
     assert_eq!(stored, nested(100));
     assert_eq!(c.count_documents(doc! {}).await.unwrap(), 1);
 }
+
+/// A `$in` of a million `_id`s (issue 13: it was quadratic) returns exactly
+/// the listed documents that exist; BENCHMARKS.md has its time.
+#[tokio::test]
+async fn in_with_a_million_ids_finds_the_listed_documents() {
+    let node = TestNode::start();
+    let c = node.coll("app", "many").await;
+    let docs: Vec<Document> = (0..20_000).map(|i| doc! { "_id": i * 100 }).collect();
+    c.insert_many(docs).await.unwrap();
+    let ids: Vec<Bson> = (0..1_000_000).rev().map(Bson::Int32).collect();
+    let started = std::time::Instant::now();
+    let n = c
+        .count_documents(doc! { "_id": { "$in": ids } })
+        .await
+        .unwrap();
+    eprintln!("$in of 1,000,000 _ids: {:?}", started.elapsed());
+    assert_eq!(n, 10_000, "every _id below 1,000,000 that exists");
+}

@@ -284,7 +284,8 @@ impl QueryCursor {
         // Skip and limit apply after sorting: collect everything first.
         let (skip, limit) = (self.skip, self.limit.take());
         self.skip = 0;
-        let mut sorter = Sorter::new(sort, self.disk_use.clone(), MAX_SORT_BYTES);
+        let keep = limit.map(|n| usize::try_from(skip.saturating_add(n)).unwrap_or(usize::MAX));
+        let mut sorter = Sorter::new(sort, self.disk_use.clone(), MAX_SORT_BYTES).keeping(keep);
         let mut failure = None;
         self.scan(snap, &mut |f| match sorter.push(f) {
             Ok(()) => true,

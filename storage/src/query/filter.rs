@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use bson::{RawArray, RawBson, RawBsonRef, RawDocument};
 
+use super::in_list::InList;
 use super::path::{LeafArray, any_candidate, elements};
 use super::regex::Regex;
 use super::value::{TYPE_ALIASES, element, is_nan, number_as_f64, truthy, type_code};
@@ -89,9 +90,9 @@ pub enum Pred {
     Lte(RawBson),
     /// Equal to one of the values; a `null` in the list also matches
     /// missing and `undefined`.
-    In(Vec<RawBson>),
+    In(InList),
     /// Not `In`, over the whole path.
-    Nin(Vec<RawBson>),
+    Nin(InList),
     Exists(bool),
     /// None of: all of these predicates hold (`$not: {$gt: 1, $lt: 5}`).
     Not(Vec<Pred>),
@@ -452,15 +453,12 @@ fn compare(op: Op, operand: &RawBson, candidate: Option<RawBsonRef<'_>>, cmp: Cm
 
 /// `$in` for one candidate: equal to a listed value, or missing/undefined
 /// when the list holds null.
-fn in_list(list: &[RawBson], candidate: Option<RawBsonRef<'_>>, cmp: Cmp<'_>) -> bool {
+fn in_list(list: &InList, candidate: Option<RawBsonRef<'_>>, cmp: Cmp<'_>) -> bool {
     let nullish = matches!(candidate, None | Some(RawBsonRef::Undefined));
-    if nullish && list.iter().any(|v| matches!(v, RawBson::Null)) {
+    if nullish && list.has_null() {
         return true;
     }
-    candidate.is_some_and(|value| {
-        list.iter()
-            .any(|v| cmp.values(value, v.as_raw_bson_ref()) == Ordering::Equal)
-    })
+    candidate.is_some_and(|value| list.contains(value, cmp))
 }
 
 // ---- parsing ----
@@ -827,6 +825,7 @@ fn parse_in(op: &str, arg: RawBsonRef<'_>) -> Result<Pred> {
             _ => list.push(item.into()),
         }
     }
+    let list = InList::new(list);
     if regexes.is_empty() {
         return Ok(Pred::In(list));
     }
@@ -2189,7 +2188,7 @@ mod tests {
             filter.root(),
             &Expr::Path {
                 path: "a".to_owned(),
-                pred: Pred::In(vec![RawBson::Int32(1), RawBson::Int32(2)]),
+                pred: Pred::In(InList::new(vec![RawBson::Int32(1), RawBson::Int32(2)])),
             }
         );
     }

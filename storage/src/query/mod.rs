@@ -18,6 +18,7 @@ pub mod exec;
 pub mod filter;
 pub mod find_projection;
 pub mod found;
+pub mod in_list;
 pub mod interrupt;
 pub mod min_max;
 pub mod path;

@@ -12,8 +12,11 @@
 //!
 //! Ties keep input order, as the in-memory sort (stable) does: runs hold
 //! consecutive stretches of the input and the merge takes the earlier run
-//! first on equal keys. This module does not scan, filter or know limits
-//! other than the byte budget.
+//! first on equal keys. With a limit (`sort` + `limit`, the results to
+//! keep being skip + limit), only the best so far are held: whenever twice
+//! that many (at least 1024) have gathered, they are sorted and cut back, so
+//! a top-k sort of any input holds about k documents (mongod's top-k sort).
+//! This module does not scan or filter.
 
 use std::cmp::Ordering;
 use std::collections::VecDeque;
@@ -44,7 +47,12 @@ pub struct Sorter {
     held: Vec<Found>,
     held_bytes: usize,
     runs: Vec<File>,
+    /// Only this many results are wanted (skip + limit), if bounded.
+    keep: Option<usize>,
 }
+
+/// The fewest results a top-k sort gathers before cutting back to k.
+const MIN_CUT_EVERY: usize = 1024;
 
 impl Sorter {
     pub fn new(spec: SortSpec, disk: DiskUse, budget: usize) -> Sorter {
@@ -55,13 +63,27 @@ impl Sorter {
             held: Vec::new(),
             held_bytes: 0,
             runs: Vec::new(),
+            keep: None,
         }
     }
 
-    /// Adds one result; spills (or fails) when the budget is exceeded.
+    /// The same sorter wanting only the first `keep` results in order.
+    pub fn keeping(mut self, keep: Option<usize>) -> Sorter {
+        self.keep = keep;
+        self
+    }
+
+    /// Adds one result; cuts a top-k sort back to its k; spills (or fails)
+    /// when what is held exceeds the budget.
     pub fn push(&mut self, found: Found) -> Result<()> {
         self.held_bytes += found.doc.as_bytes().len() + found.id_key.len();
         self.held.push(found);
+        if let Some(keep) = self.keep {
+            let cut_every = keep.saturating_mul(2).max(MIN_CUT_EVERY);
+            if self.held.len() >= cut_every || self.held_bytes > self.budget {
+                self.cut_to(keep);
+            }
+        }
         if self.held_bytes > self.budget {
             match &self.disk {
                 DiskUse::Forbidden => return Err(memory_error(self.budget)),
@@ -72,6 +94,18 @@ impl Sorter {
             }
         }
         Ok(())
+    }
+
+    /// Keeps the first `keep` of what is held, in order (stable: ties keep
+    /// input order, and everything held came after what was cut before).
+    fn cut_to(&mut self, keep: usize) {
+        self.held.sort_by(|a, b| self.spec.compare(&a.doc, &b.doc));
+        self.held.truncate(keep);
+        self.held_bytes = self
+            .held
+            .iter()
+            .map(|f| f.doc.as_bytes().len() + f.id_key.len())
+            .sum();
     }
 
     /// Sorts what is held and writes it as one run.
@@ -101,7 +135,10 @@ impl Sorter {
 
     /// The sorted results.
     pub fn finish(mut self) -> Result<Sorted> {
-        self.held.sort_by(|a, b| self.spec.compare(&a.doc, &b.doc));
+        match self.keep {
+            Some(keep) => self.cut_to(keep),
+            None => self.held.sort_by(|a, b| self.spec.compare(&a.doc, &b.doc)),
+        }
         if self.runs.is_empty() {
             return Ok(Sorted::Memory(self.held.into()));
         }
@@ -289,5 +326,20 @@ mod tests {
         s.push(found(1, 1)).unwrap();
         let e = s.push(found(2, 2)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::QueryExceededMemoryLimit);
+    }
+
+    #[test]
+    fn a_top_k_sort_holds_k_and_equals_the_head_of_the_full_sort() {
+        let input: Vec<Found> = (0..20_000).map(|i| found(i, (i * 7919) % 97)).collect();
+        let mut full = Sorter::new(spec(), DiskUse::Forbidden, usize::MAX);
+        // A budget of about 30 documents: only a top-k sort fits in it.
+        let mut top = Sorter::new(spec(), DiskUse::Forbidden, 30 * 120).keeping(Some(5));
+        for f in &input {
+            full.push(f.clone()).unwrap();
+            top.push(f.clone()).unwrap();
+            assert!(top.held.len() <= MIN_CUT_EVERY);
+        }
+        let expected: Vec<_> = drain(full.finish().unwrap()).into_iter().take(5).collect();
+        assert_eq!(drain(top.finish().unwrap()), expected);
     }
 }
