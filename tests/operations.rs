@@ -202,3 +202,78 @@ async fn the_shutdown_command_stops_the_node() {
     .await;
     assert!(stopped, "the node still serves after shutdown");
 }
+
+/// Sends one command on `socket` and reads its reply body.
+async fn roundtrip(socket: &mut TcpStream, body: &Document) -> Document {
+    socket.write_all(&op_msg(body)).await.unwrap();
+    let mut head = [0u8; 16];
+    socket.read_exact(&mut head).await.unwrap();
+    let len = i32::from_le_bytes(head[..4].try_into().unwrap()) as usize;
+    let mut rest = vec![0u8; len - 16];
+    socket.read_exact(&mut rest).await.unwrap();
+    Document::from_reader(&rest[5..]).unwrap()
+}
+
+fn cursor_id(reply: &Document) -> i64 {
+    reply.get_document("cursor").unwrap().get_i64("id").unwrap()
+}
+
+fn get_more(id: i64, lsid: &Document) -> Document {
+    doc! { "getMore": id, "collection": "big", "batchSize": 1, "lsid": lsid.clone(), "$db": "ops" }
+}
+
+/// mongod kills a session's cursors when the session ends (a driver ends
+/// its sessions when the client closes): getMore then finds no cursor.
+#[tokio::test]
+async fn ending_a_session_closes_its_cursors() {
+    let node = TestNode::start();
+    big_collection(&node).await;
+    let mut socket = TcpStream::connect(node.node().addr()).await.unwrap();
+    let session = doc! { "id": mongodb::bson::Binary { subtype: mongodb::bson::spec::BinarySubtype::Uuid, bytes: vec![7; 16] } };
+    let other = doc! { "id": mongodb::bson::Binary { subtype: mongodb::bson::spec::BinarySubtype::Uuid, bytes: vec![8; 16] } };
+    let find = |lsid: &Document| doc! { "find": "big", "batchSize": 1, "lsid": lsid.clone(), "$db": "ops" };
+    let mine = cursor_id(&roundtrip(&mut socket, &find(&session)).await);
+    let theirs = cursor_id(&roundtrip(&mut socket, &find(&other)).await);
+    let ended = roundtrip(
+        &mut socket,
+        &doc! { "endSessions": [session.clone()], "$db": "admin" },
+    )
+    .await;
+    assert_eq!(ended.get_f64("ok").unwrap(), 1.0);
+    let reply = roundtrip(&mut socket, &get_more(mine, &session)).await;
+    assert_eq!(reply.get_i32("code").unwrap(), 43, "{reply}");
+    let reply = roundtrip(&mut socket, &get_more(theirs, &other)).await;
+    assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{reply}");
+}
+
+/// A connection may hold `cursors.max_per_connection` open cursors; one more
+/// closes its least recently used (issue 13: cursors were unbounded).
+#[tokio::test]
+async fn a_connection_holds_a_bounded_number_of_cursors() {
+    let node = TestNode::start_with(|c| c.cursors.max_per_connection = 2, None);
+    big_collection(&node).await;
+    let mut socket = TcpStream::connect(node.node().addr()).await.unwrap();
+    let lsid = doc! { "id": mongodb::bson::Binary { subtype: mongodb::bson::spec::BinarySubtype::Uuid, bytes: vec![1; 16] } };
+    let find = doc! { "find": "big", "batchSize": 1, "lsid": lsid.clone(), "$db": "ops" };
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(cursor_id(&roundtrip(&mut socket, &find).await));
+    }
+    let reply = roundtrip(&mut socket, &get_more(ids[0], &lsid)).await;
+    assert_eq!(
+        reply.get_i32("code").unwrap(),
+        43,
+        "the oldest was closed: {reply}"
+    );
+    for id in &ids[1..] {
+        let reply = roundtrip(&mut socket, &get_more(*id, &lsid)).await;
+        assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{reply}");
+    }
+    // Another connection has its own allowance.
+    let mut other = TcpStream::connect(node.node().addr()).await.unwrap();
+    let theirs = cursor_id(&roundtrip(&mut other, &find).await);
+    let reply = roundtrip(&mut socket, &get_more(ids[1], &lsid)).await;
+    assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{reply}");
+    let reply = roundtrip(&mut other, &get_more(theirs, &lsid)).await;
+    assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{reply}");
+}

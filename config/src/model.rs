@@ -202,12 +202,16 @@ pub struct Cursors {
     /// An idle cursor is closed after this long (MongoDB's `cursorTimeoutMillis`).
     #[serde(with = "crate::units::humantime_text")]
     pub idle_timeout: Duration,
+    /// Open cursors one connection may hold; opening another closes that
+    /// connection's least recently used one.
+    pub max_per_connection: usize,
 }
 
 impl Default for Cursors {
     fn default() -> Self {
         Self {
             idle_timeout: Duration::from_secs(10 * 60),
+            max_per_connection: 1000,
         }
     }
 }
@@ -319,6 +323,11 @@ impl Config {
         require(
             !self.cursors.idle_timeout.is_zero(),
             "cursors.idle_timeout",
+            "must be greater than 0",
+        )?;
+        require(
+            self.cursors.max_per_connection > 0,
+            "cursors.max_per_connection",
             "must be greater than 0",
         )?;
         tracing_subscriber::EnvFilter::try_new(&self.log.level)

@@ -76,7 +76,10 @@ impl NodeContext {
 
     pub fn new(runtime: &Runtime, config: Arc<ebb_config::Config>, argv: Vec<String>) -> Self {
         NodeContext {
-            cursors: CursorManager::new(config.cursors.idle_timeout),
+            cursors: CursorManager::new(
+                config.cursors.idle_timeout,
+                config.cursors.max_per_connection,
+            ),
             shared: runtime.shared.clone(),
             view: runtime.view.clone(),
             catalog: runtime.catalog.clone(),

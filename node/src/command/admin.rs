@@ -8,6 +8,7 @@ use bson::{RawBsonRef, doc};
 use super::common::{Request, ok};
 use crate::args::Args;
 use crate::error::{CommandError, CommandResult, codes};
+use ebb_storage::Error as StorageError;
 
 /// The MongoDB version ebb reports (the feature level it implements).
 pub const VERSION: &str = "7.0.0";
@@ -111,6 +112,57 @@ pub async fn get_cmd_line_opts(req: Request) -> CommandResult {
 
 /// `endSessions`, `killSessions`, `refreshSessions`, `killAllSessions`:
 /// sessions hold no server state, so there is nothing to end.
-pub async fn sessions(_req: Request) -> CommandResult {
+/// `endSessions`, `killSessions`, `killAllSessions`, `refreshSessions`: a
+/// session holds no server state in ebb but its cursors, which end with it
+/// (mongod kills a session's cursors when the session ends). Refreshing
+/// changes nothing: cursors time out on their own idle clock.
+pub async fn sessions(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &[])?;
+    let name = args.command_name();
+    let listed = match args.command_value() {
+        RawBsonRef::Array(list) => list,
+        other => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "BSON field '{name}' is the wrong type '{}', expected type 'array'",
+                    crate::args::type_name(&other)
+                ),
+            ));
+        }
+    };
+    let closed = match name {
+        "endSessions" | "killSessions" => {
+            let mut ids = Vec::new();
+            for session in listed {
+                let id = session?
+                    .as_document()
+                    .and_then(|s| s.get_binary("id").ok())
+                    .ok_or_else(|| {
+                        CommandError::new(
+                            codes::TYPE_MISMATCH,
+                            format!("BSON field '{name}' must list session ids ({{id: UUID}})"),
+                        )
+                    })?;
+                ids.push(id.bytes.to_vec());
+            }
+            req.node.cursors.end_sessions(&ids)
+        }
+        "killAllSessions" if listed.is_empty() => req.node.cursors.end_all_sessions(),
+        "killAllSessions" => {
+            return Err(StorageError::not_implemented(
+                "killAllSessions of given users (ebb does not record which user opened a session)",
+            )
+            .into());
+        }
+        _ => 0,
+    };
+    if closed > 0 {
+        tracing::debug!(
+            closed,
+            command = name,
+            "closed the cursors of ended sessions"
+        );
+    }
     ok(doc! {})
 }

@@ -19,7 +19,7 @@ use ebb_storage::pipeline::{Pipeline, Stage, check_top_level, parse_stage_in};
 use ebb_storage::query::exec::QueryCursor;
 use ebb_storage::query::plan::{self, QuerySpec};
 
-use super::find::respond;
+use super::find::{cursor_owner, respond};
 use super::foreign::ForeignReads;
 use super::{Request, check_collection_name, query};
 use crate::args::{Args, as_i64};
@@ -175,6 +175,6 @@ pub async fn aggregate(req: Request) -> CommandResult {
             ),
         ));
     }
-    let cursor = OpenCursor::new(ns, Source::Buffered(results.into()));
+    let cursor = OpenCursor::new(ns, Source::Buffered(results.into()), cursor_owner(&req));
     respond(&req.node, cursor, batch_size, true, false).await
 }

@@ -16,7 +16,7 @@ use ebb_storage::query::plan::{self, QuerySpec};
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query};
 use crate::args::Args;
 use crate::context::NodeContext;
-use crate::cursor::{OpenCursor, Source};
+use crate::cursor::{OpenCursor, Owner, Source};
 use crate::error::{CommandError, CommandResult, codes};
 
 /// mongod's first batch when the client gives no `batchSize`.
@@ -184,8 +184,23 @@ pub async fn find(req: Request) -> CommandResult {
         query: Box::new(query),
         projection,
     };
-    let cursor = OpenCursor::new(ns.clone(), source);
+    let cursor = OpenCursor::new(ns.clone(), source, cursor_owner(&req));
     respond(&req.node, cursor, first, true, cmd.single_batch).await
+}
+
+/// Who is opening a cursor: the connection, and the session the driver
+/// named (`lsid.id`), whose end closes the cursor.
+pub fn cursor_owner(req: &Request) -> Owner {
+    let session = req
+        .body
+        .get_document("lsid")
+        .ok()
+        .and_then(|lsid| lsid.get_binary("id").ok())
+        .map(|id| id.bytes.to_vec());
+    Owner {
+        connection: req.conn.id,
+        session,
+    }
 }
 
 /// `returnKey`'s shape: the key pattern of the plan's index (`{}` for a
@@ -276,11 +291,8 @@ async fn respond_as(
                 })
                 .await?;
             let exhausted = query.exhausted();
-            (
-                batch,
-                exhausted,
-                OpenCursor::new(cursor.ns, Source::Query { query, projection }),
-            )
+            cursor.source = Source::Query { query, projection };
+            (batch, exhausted, cursor)
         }
     };
     let ns = cursor.ns.clone();

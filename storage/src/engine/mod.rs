@@ -58,6 +58,13 @@ impl KeyRange {
         }
     }
 
+    /// Whether the range is exactly the keys that start with `lower`
+    /// (as [`KeyRange::prefix`] builds it).
+    pub fn is_point(&self) -> bool {
+        self.upper.is_some()
+            && self.upper == crate::encoding::keycode::prefix_successor(&self.lower)
+    }
+
     /// Every key that starts with `prefix`.
     pub fn prefix(prefix: &[u8]) -> Self {
         KeyRange {

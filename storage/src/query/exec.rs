@@ -33,7 +33,7 @@ use super::interrupt;
 use super::plan::{Access, Plan};
 use super::sort::SortSpec;
 use super::spill::{DiskUse, Sorted, Sorter};
-use crate::engine::{Cf, Snapshot};
+use crate::engine::{Cf, Cursor, Direction, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen};
 use crate::ttl::Due;
@@ -328,12 +328,38 @@ impl QueryCursor {
         snap: &dyn Snapshot,
         take: &mut dyn FnMut(Found) -> bool,
     ) -> Result<()> {
-        let (ranges, dir, cf) = match &self.access {
-            Access::Records { ranges, dir } => (ranges.clone(), *dir, self.set.meta.id),
-            Access::Index { index, ranges, dir } => (ranges.clone(), *dir, index.id),
+        // The access path is set aside while its ranges are walked, rather
+        // than cloned per batch (a `$in` of a million `_id`s is a million
+        // ranges).
+        let placeholder = Access::Records {
+            ranges: Vec::new(),
+            dir: Direction::Forward,
+        };
+        let access = std::mem::replace(&mut self.access, placeholder);
+        let result = self.scan_access(&access, snap, take);
+        self.access = access;
+        result
+    }
+
+    fn scan_access(
+        &mut self,
+        access: &Access,
+        snap: &dyn Snapshot,
+        take: &mut dyn FnMut(Found) -> bool,
+    ) -> Result<()> {
+        let (ranges, dir, cf, records) = match access {
+            Access::Records { ranges, dir } => (ranges, *dir, self.set.meta.id, true),
+            Access::Index { index, ranges, dir } => (ranges, *dir, index.id, false),
         };
         while self.range_idx < ranges.len() {
-            let mut cursor = snap.cursor(Cf::Id(cf), ranges[self.range_idx].clone(), dir)?;
+            let range = &ranges[self.range_idx];
+            // A records key is a whole `_id`: a point range holds at most
+            // that one key, read with a get instead of a new iterator.
+            let mut cursor: Box<dyn Cursor + '_> = if records && range.is_point() {
+                Box::new(PointCursor::read(snap, Cf::Id(cf), &range.lower)?)
+            } else {
+                snap.cursor(Cf::Id(cf), range.clone(), dir)?
+            };
             if let Some(after) = &self.resume_after {
                 seek_past(cursor.as_mut(), after);
             }
@@ -396,6 +422,46 @@ impl QueryCursor {
             self.resume_after = None;
         }
         self.done = true;
+        Ok(())
+    }
+}
+
+/// A cursor over the one record a point range can hold.
+struct PointCursor {
+    entry: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl PointCursor {
+    fn read(snap: &dyn Snapshot, cf: Cf, key: &[u8]) -> Result<PointCursor> {
+        let entry = snap.get(cf, key)?.map(|value| (key.to_vec(), value));
+        Ok(PointCursor { entry })
+    }
+}
+
+impl Cursor for PointCursor {
+    fn valid(&self) -> bool {
+        self.entry.is_some()
+    }
+
+    fn key(&self) -> &[u8] {
+        self.entry.as_ref().map_or(&[], |(k, _)| k)
+    }
+
+    fn value(&self) -> &[u8] {
+        self.entry.as_ref().map_or(&[], |(_, v)| v)
+    }
+
+    fn advance(&mut self) {
+        self.entry = None;
+    }
+
+    fn seek(&mut self, key: &[u8]) {
+        if self.entry.as_ref().is_some_and(|(k, _)| k.as_slice() < key) {
+            self.entry = None;
+        }
+    }
+
+    fn status(&self) -> Result<()> {
         Ok(())
     }
 }
