@@ -18,6 +18,7 @@ use tokio::sync::{Notify, Semaphore};
 use crate::auth::directory::Directory;
 use crate::cursor::CursorManager;
 use crate::error::{CommandError, CommandResult};
+use crate::latency::Latencies;
 use crate::ops::{self, Operations};
 
 /// `serverStatus.opcounters`.
@@ -56,6 +57,8 @@ pub struct NodeContext {
     pub ops: Operations,
     /// Signalled by the `shutdown` command; the daemon then stops as on SIGTERM.
     pub shutdown_requested: Notify,
+    /// Command latencies for `/metrics`.
+    pub latencies: Latencies,
     /// Bounds concurrent reads on the blocking pool.
     reads: Semaphore,
 }
@@ -91,6 +94,7 @@ impl NodeContext {
             users: Directory::default(),
             ops: Operations::default(),
             shutdown_requested: Notify::new(),
+            latencies: Latencies::default(),
             reads: Semaphore::new(MAX_CONCURRENT_READS),
         }
     }

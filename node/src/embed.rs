@@ -13,6 +13,7 @@ use crate::server::{Node, NodeOptions, StartError};
 /// A node running on its own thread; shuts down when dropped.
 pub struct NodeThread {
     addr: SocketAddr,
+    http_addr: Option<SocketAddr>,
     ctx: Arc<NodeContext>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -35,7 +36,11 @@ impl NodeThread {
                 system.block_on(async move {
                     match Node::start(opts).await {
                         Ok(node) => {
-                            let _ = ready_tx.send(Ok((node.local_addr(), node.context().clone())));
+                            let _ = ready_tx.send(Ok((
+                                node.local_addr(),
+                                node.http_addr(),
+                                node.context().clone(),
+                            )));
                             let requested = node.context().shutdown_requested.notified();
                             tokio::select! {
                                 _ = stop_rx => {}
@@ -52,9 +57,10 @@ impl NodeThread {
                 });
             })
             .expect("spawn node thread");
-        let (addr, ctx) = ready_rx.recv().expect("node thread reports readiness")?;
+        let (addr, http_addr, ctx) = ready_rx.recv().expect("node thread reports readiness")?;
         Ok(NodeThread {
             addr,
+            http_addr,
             ctx,
             stop: Some(stop_tx),
             thread: Some(thread),
@@ -63,6 +69,11 @@ impl NodeThread {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The operations endpoint's address, when `net.http` enables it.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http_addr
     }
 
     /// `mongodb://127.0.0.1:port/` for drivers.

@@ -93,6 +93,11 @@ impl Operations {
         }
     }
 
+    /// How many commands are running.
+    pub fn running(&self) -> usize {
+        self.lock().len()
+    }
+
     /// `killOp`: trips the operation's interrupt; false if no such opid runs.
     pub fn kill(&self, opid: u32) -> bool {
         self.lock()

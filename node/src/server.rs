@@ -53,6 +53,11 @@ pub enum StartError {
     },
     #[error("cannot set up TLS: {0}")]
     Tls(String),
+    #[error("cannot listen for HTTP on {addr}: {source}")]
+    HttpBind {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: String,
@@ -73,6 +78,7 @@ pub struct Node {
     ctx: Arc<NodeContext>,
     runtime: Runtime,
     local_addr: SocketAddr,
+    http_addr: Option<SocketAddr>,
     stop: watch::Sender<bool>,
     accept: tokio::task::JoinHandle<JoinSet<()>>,
     background: Vec<tokio::task::JoinHandle<()>>,
@@ -114,14 +120,30 @@ impl Node {
         let local_addr = listener
             .local_addr()
             .map_err(|source| StartError::Bind { addr, source })?;
+        let http = crate::http::bind(&config.net.http)
+            .await
+            .map_err(|source| StartError::HttpBind {
+                addr: format!("{}:{}", config.net.http.bind, config.net.http.port),
+                source,
+            })?;
         let (stop, stop_rx) = watch::channel(false);
         let accept = tokio::spawn(accept_loop(listener, tls, ctx.clone(), stop_rx.clone()));
-        let background = vec![tokio::spawn(reap_cursors(ctx.clone(), stop_rx))];
+        let mut background = vec![tokio::spawn(reap_cursors(ctx.clone(), stop_rx.clone()))];
+        let http_addr = http.map(|(listener, addr)| {
+            background.push(tokio::spawn(crate::http::serve(
+                listener,
+                ctx.clone(),
+                stop_rx,
+            )));
+            tracing::info!(%addr, "operations endpoint (/metrics, /healthz, /readyz) ready");
+            addr
+        });
         tracing::info!(%local_addr, path = %config.storage.path.display(), "ebbd ready");
         Ok(Node {
             ctx,
             runtime,
             local_addr,
+            http_addr,
             stop,
             accept,
             background,
@@ -130,6 +152,11 @@ impl Node {
 
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// Where the operations endpoint listens, when `net.http` enables it.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http_addr
     }
 
     pub fn context(&self) -> &Arc<NodeContext> {
@@ -419,7 +446,11 @@ async fn run_command(
     async move {
         let started = std::time::Instant::now();
         let result = dispatch(ctx, conn, db, &name, body).await;
-        let elapsed_us = started.elapsed().as_micros() as u64;
+        let elapsed = started.elapsed();
+        let known = command::lookup(&name).is_some();
+        ctx.latencies
+            .observe(if known { &name } else { "unknown" }, elapsed);
+        let elapsed_us = elapsed.as_micros() as u64;
         match result {
             Ok(reply) => {
                 tracing::debug!(elapsed_us, "ok");

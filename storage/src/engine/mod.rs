@@ -160,6 +160,10 @@ pub struct CfStats {
     pub live_data_bytes: u64,
     /// Bytes of its files on disk (0 for an engine that keeps none).
     pub sst_bytes: u64,
+    /// Bytes its memtables hold.
+    pub memtable_bytes: u64,
+    /// Bytes compaction estimates it still has to rewrite.
+    pub pending_compaction_bytes: u64,
 }
 
 /// The storage engine.

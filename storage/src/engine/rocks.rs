@@ -246,6 +246,8 @@ impl Engine for RocksEngine {
             estimated_keys: prop("rocksdb.estimate-num-keys")?,
             live_data_bytes: prop("rocksdb.estimate-live-data-size")?,
             sst_bytes: prop("rocksdb.total-sst-files-size")?,
+            memtable_bytes: prop("rocksdb.cur-size-all-mem-tables")?,
+            pending_compaction_bytes: prop("rocksdb.estimate-pending-compaction-bytes")?,
         })
     }
 }

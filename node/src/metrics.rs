@@ -1,0 +1,180 @@
+//! What `/metrics` exposes, in the Prometheus/OpenMetrics text format.
+//!
+//! Counters the node already keeps (operation counters, connections, the
+//! TTL monitor's `metrics.ttl`) are read when a scrape asks, beside the
+//! command latency histogram (`latency.rs`). Storage figures are RocksDB's
+//! own estimates summed over every collection's families.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::context::NodeContext;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OpLabel {
+    op: &'static str,
+}
+
+fn counter(value: u64) -> Counter {
+    let counter = Counter::default();
+    counter.inc_by(value);
+    counter
+}
+
+fn gauge(value: u64) -> Gauge {
+    let gauge = Gauge::default();
+    gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
+    gauge
+}
+
+fn load(value: &AtomicU64) -> u64 {
+    value.load(Ordering::Relaxed)
+}
+
+/// Storage figures summed over every family of every collection.
+#[derive(Default)]
+struct StorageTotals {
+    sst_bytes: u64,
+    memtable_bytes: u64,
+    pending_compaction_bytes: u64,
+    live_data_bytes: u64,
+}
+
+fn storage_totals(ctx: &NodeContext) -> StorageTotals {
+    let mut totals = StorageTotals::default();
+    let engine = ctx.shared.engine.as_ref();
+    for handle in ctx.view.load().collections.values() {
+        for index in &handle.set.meta.indexes {
+            let Ok(stats) = engine.stats(ebb_storage::engine::Cf::Id(index.id)) else {
+                continue; // dropped between the catalog read and now
+            };
+            totals.sst_bytes += stats.sst_bytes;
+            totals.memtable_bytes += stats.memtable_bytes;
+            totals.pending_compaction_bytes += stats.pending_compaction_bytes;
+            totals.live_data_bytes += stats.live_data_bytes;
+        }
+    }
+    totals
+}
+
+/// The text a scrape of `/metrics` returns. Reads RocksDB properties, so
+/// call it off the async threads.
+pub fn render(ctx: &NodeContext) -> String {
+    let mut registry = Registry::with_prefix("ebb");
+    let ttl = &ctx.shared.ttl;
+    for (name, help, value) in [
+        (
+            "ttl_deleted_documents",
+            "Documents (time-series: buckets) the TTL monitor and writes deleted",
+            &ttl.deleted_documents,
+        ),
+        ("ttl_passes", "TTL monitor passes", &ttl.passes),
+        ("ttl_sub_passes", "TTL monitor sub-passes", &ttl.sub_passes),
+        (
+            "ttl_hidden_by_reads",
+            "Due documents reads passed over before the monitor deleted them",
+            &ttl.hidden_by_reads,
+        ),
+        (
+            "ttl_replaced_by_writes",
+            "Due documents deleted by a write taking their _id or unique key",
+            &ttl.replaced_by_writes,
+        ),
+        (
+            "connections_created",
+            "Connections accepted since start",
+            &ctx.connections.total_created,
+        ),
+    ] {
+        registry.register(name, help, counter(load(value)));
+    }
+    let ops = &ctx.opcounters;
+    let opcounters = Family::<OpLabel, Counter>::default();
+    for (op, value) in [
+        ("insert", &ops.insert),
+        ("query", &ops.query),
+        ("update", &ops.update),
+        ("delete", &ops.delete),
+        ("getmore", &ops.getmore),
+        ("command", &ops.command),
+    ] {
+        opcounters
+            .get_or_create(&OpLabel { op })
+            .inc_by(load(value));
+    }
+    registry.register(
+        "opcounters",
+        "Operations by kind, as serverStatus.opcounters",
+        opcounters,
+    );
+    let writes = &ctx.shared.writes;
+    let documents = Family::<OpLabel, Counter>::default();
+    for (op, value) in [
+        ("inserted", &writes.inserted),
+        ("updated", &writes.updated),
+        ("deleted", &writes.deleted),
+    ] {
+        documents.get_or_create(&OpLabel { op }).inc_by(load(value));
+    }
+    registry.register("documents", "Documents written by clients", documents);
+    registry.register(
+        "command_duration_seconds",
+        "Time from a command's dispatch to its reply",
+        ctx.latencies.family(),
+    );
+    let totals = storage_totals(ctx);
+    for (name, help, value) in [
+        (
+            "connections_current",
+            "Open client connections",
+            load(&ctx.connections.current),
+        ),
+        (
+            "cursors_open",
+            "Open cursors",
+            ctx.cursors.open_count() as u64,
+        ),
+        (
+            "operations_running",
+            "Commands running now",
+            ctx.ops.running() as u64,
+        ),
+        (
+            "ttl_monitor_running",
+            "1 while the TTL monitor runs",
+            u64::from(ttl.running.load(Ordering::Relaxed)),
+        ),
+        (
+            "storage_sst_bytes",
+            "Bytes of RocksDB table files",
+            totals.sst_bytes,
+        ),
+        (
+            "storage_memtable_bytes",
+            "Bytes in RocksDB memtables",
+            totals.memtable_bytes,
+        ),
+        (
+            "storage_pending_compaction_bytes",
+            "Bytes RocksDB compaction still has to rewrite",
+            totals.pending_compaction_bytes,
+        ),
+        (
+            "storage_live_data_bytes",
+            "Estimated bytes of live keys and values",
+            totals.live_data_bytes,
+        ),
+    ] {
+        registry.register(name, help, gauge(value));
+    }
+    let mut text = String::new();
+    // Writing into a String cannot fail.
+    let _ = encode(&mut text, &registry);
+    text
+}

@@ -1,0 +1,114 @@
+//! The operations endpoint (`[net.http]`): `/metrics` in the Prometheus text
+//! format, read back with a real exposition-format parser, `/healthz` and
+//! `/readyz` (issue 13, operability).
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::TestNode;
+use mongodb::bson::doc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// One HTTP/1.1 request: (status, body).
+async fn http(addr: std::net::SocketAddr, method: &str, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let request = format!("{method} {path} HTTP/1.1\r\nHost: ebb\r\nConnection: close\r\n\r\n");
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).await.unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, body.to_owned())
+}
+
+fn node_with_http() -> TestNode {
+    TestNode::start_with(
+        |c| {
+            c.net.http.enabled = true;
+            c.net.http.port = 0;
+        },
+        None,
+    )
+}
+
+/// The samples of a scrape by name and labels.
+fn samples(text: &str) -> HashMap<(String, Vec<(String, String)>), f64> {
+    let lines = text.lines().map(|l| Ok(l.to_owned()));
+    let scrape = prometheus_parse::Scrape::parse(lines).expect("valid exposition format");
+    scrape
+        .samples
+        .into_iter()
+        .map(|s| {
+            let mut labels: Vec<(String, String)> = s
+                .labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            labels.sort();
+            let value = match s.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => v,
+                _ => f64::NAN,
+            };
+            ((s.metric, labels), value)
+        })
+        .collect()
+}
+
+fn label(k: &str, v: &str) -> Vec<(String, String)> {
+    vec![(k.to_owned(), v.to_owned())]
+}
+
+#[tokio::test]
+async fn metrics_count_what_clients_did() {
+    let node = node_with_http();
+    let addr = node.node().http_addr().expect("net.http enabled");
+    let c = node.coll("m", "c").await;
+    for i in 0..3 {
+        c.insert_one(doc! { "_id": i }).await.unwrap();
+    }
+    let (status, text) = http(addr, "GET", "/metrics").await;
+    assert_eq!(status, 200);
+    let samples = samples(&text);
+    let get = |name: &str, labels: Vec<(String, String)>| {
+        *samples
+            .get(&(name.to_owned(), labels))
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    };
+    assert_eq!(get("ebb_opcounters_total", label("op", "insert")), 3.0);
+    assert_eq!(get("ebb_documents_total", label("op", "inserted")), 3.0);
+    assert!(get("ebb_connections_current", vec![]) >= 1.0);
+    assert_eq!(get("ebb_ttl_deleted_documents_total", vec![]), 0.0);
+    assert_eq!(get("ebb_ttl_monitor_running", vec![]), 1.0);
+    assert!(get("ebb_storage_memtable_bytes", vec![]) > 0.0);
+    // The latency histogram of insert holds the three inserts.
+    assert!(
+        text.contains("ebb_command_duration_seconds_count{command=\"insert\"} 3"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn health_and_readiness_answer_and_other_requests_are_refused() {
+    let node = node_with_http();
+    let addr = node.node().http_addr().unwrap();
+    assert_eq!(
+        http(addr, "GET", "/healthz").await,
+        (200, "ok\n".to_owned())
+    );
+    assert_eq!(
+        http(addr, "GET", "/readyz").await,
+        (200, "ready\n".to_owned())
+    );
+    assert_eq!(http(addr, "GET", "/nothing").await.0, 404);
+    assert_eq!(http(addr, "POST", "/metrics").await.0, 405);
+}
+
+#[tokio::test]
+async fn the_endpoint_is_off_by_default() {
+    let node = TestNode::start();
+    assert_eq!(node.node().http_addr(), None);
+}
