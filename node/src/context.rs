@@ -61,10 +61,22 @@ pub struct NodeContext {
     pub latencies: Latencies,
     /// Bounds concurrent reads on the blocking pool.
     reads: Semaphore,
+    /// Bounds, within `reads`, the reads that may walk many keys.
+    scans: Semaphore,
 }
 
 /// How many reads may run on blocking threads at once.
 const MAX_CONCURRENT_READS: usize = 64;
+
+/// How many reads that walk many keys may run at once: all cores but one,
+/// so point reads and writes keep a core however many clients scan.
+fn max_concurrent_scans() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .saturating_sub(1)
+        .max(1)
+}
 
 impl NodeContext {
     /// Where a query's sort may spill: `<storage.path>/_tmp` when the
@@ -96,6 +108,7 @@ impl NodeContext {
             shutdown_requested: Notify::new(),
             latencies: Latencies::default(),
             reads: Semaphore::new(MAX_CONCURRENT_READS),
+            scans: Semaphore::new(max_concurrent_scans()),
         }
     }
 
@@ -104,8 +117,25 @@ impl NodeContext {
         self.view.load().get(db, name).cloned()
     }
 
+    /// Runs a read that may walk many keys (a collection or range scan, a
+    /// count, an aggregation) as [`NodeContext::read`] does, after waiting
+    /// for one of the few scan slots: many clients scanning at once queue
+    /// here instead of taking every core from point reads and writes.
+    pub async fn scan<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Snapshot) -> CommandResult<T> + Send + 'static,
+    ) -> CommandResult<T> {
+        let _slot = self
+            .scans
+            .acquire()
+            .await
+            .map_err(|_| CommandError::internal())?;
+        self.read(f).await
+    }
+
     /// Runs a read on a snapshot on the blocking pool, interruptible by
     /// `killOp` or its client's disconnect (the running command's interrupt).
+    /// Reads that may walk many keys go through [`NodeContext::scan`].
     pub async fn read<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Snapshot) -> CommandResult<T> + Send + 'static,

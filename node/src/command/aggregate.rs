@@ -112,7 +112,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
         None => {
             let collation = collation.resolve(None);
             req.node
-                .read(move |snap| {
+                .scan(move |snap| {
                     let reads = ForeignReads::new(&node, &db, snap, deadline);
                     let pipeline = Pipeline::new(stages)
                         .with_sources(&reads)
@@ -138,7 +138,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
             let plan = plan::plan(&entry.set.meta, &spec)?;
             let set = entry.set.clone();
             req.node
-                .read(move |snap| {
+                .scan(move |snap| {
                     let mut cursor = QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, None)?
                         .with_time_limit(max_time)
                         .with_disk_use(disk_use);

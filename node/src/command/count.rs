@@ -41,7 +41,7 @@ pub async fn count(req: Request) -> CommandResult {
     let set = entry.set.clone();
     let n = req
         .node
-        .read(move |snap| {
+        .scan(move |snap| {
             let n = if spec.filter.is_empty() && spec.hint.is_none() && max_time.is_none() {
                 entry.count(snap)?.saturating_sub(skip)
             } else {
@@ -91,7 +91,7 @@ pub async fn distinct(req: Request) -> CommandResult {
     let set = entry.set.clone();
     let values = req
         .node
-        .read(move |snap| {
+        .scan(move |snap| {
             let mut cursor =
                 QueryCursor::new(&set, plan, spec.filter, None, 0, None)?.with_time_limit(max_time);
             let mut values: Vec<bson::RawBson> = Vec::new();

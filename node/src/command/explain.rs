@@ -74,7 +74,7 @@ pub async fn explain(req: Request) -> CommandResult {
         let started = std::time::Instant::now();
         let stats = req
             .node
-            .read(move |snap| {
+            .scan(move |snap| {
                 let mut cursor = QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, None)?;
                 cursor.for_each(snap, &mut |_| true)?;
                 Ok(cursor.stats)

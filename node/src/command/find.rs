@@ -277,19 +277,23 @@ async fn respond_as(
             mut query,
             projection,
         } => {
-            let (query, projection, batch) = node
-                .read(move |snap| {
-                    let found = query.next_batch(snap, limits)?;
-                    let batch: Vec<RawDocumentBuf> = match &projection {
-                        Some(p) => found
-                            .iter()
-                            .map(|f| p.apply(&f.doc, query.filter()))
-                            .collect::<Result<_, _>>()?,
-                        None => found.into_iter().map(|f| f.doc).collect(),
-                    };
-                    Ok((query, projection, batch))
-                })
-                .await?;
+            let point = query.is_point_lookup();
+            let read = move |snap: &dyn ebb_storage::engine::Snapshot| {
+                let found = query.next_batch(snap, limits)?;
+                let batch: Vec<RawDocumentBuf> = match &projection {
+                    Some(p) => found
+                        .iter()
+                        .map(|f| p.apply(&f.doc, query.filter()))
+                        .collect::<Result<_, _>>()?,
+                    None => found.into_iter().map(|f| f.doc).collect(),
+                };
+                Ok((query, projection, batch))
+            };
+            let (query, projection, batch) = if point {
+                node.read(read).await?
+            } else {
+                node.scan(read).await?
+            };
             let exhausted = query.exhausted();
             cursor.source = Source::Query { query, projection };
             (batch, exhausted, cursor)

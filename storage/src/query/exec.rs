@@ -41,6 +41,9 @@ use crate::ttl::Due;
 /// How many keys a scan examines between two looks at the clock.
 pub const DEADLINE_CHECK_EVERY: u64 = 64;
 
+/// The most `_id`s a read may look up and still count as a point read.
+pub const POINT_LOOKUP_MAX: usize = 100;
+
 pub use super::found::Found;
 
 /// Limits of one batch.
@@ -189,6 +192,14 @@ impl QueryCursor {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// Whether the plan looks up a few keys (at most [`POINT_LOOKUP_MAX`]
+    /// equalities on `_id` or on an index's leading field) rather than
+    /// walking ranges: such reads need no scan slot.
+    pub fn is_point_lookup(&self) -> bool {
+        let (Access::Records { ranges, .. } | Access::Index { ranges, .. }) = &self.access;
+        ranges.len() <= POINT_LOOKUP_MAX && ranges.iter().all(|r| r.is_point())
     }
 
     /// The filter every result matched (a positional projection asks it
