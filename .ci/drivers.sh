@@ -20,10 +20,22 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 
-# A second node with authorization enabled, for tests/drivers/test_auth.py. It also starts with
-# an EBB_ variable that names no setting, which it must ignore with a warning (checked below).
+# A test CA and a server certificate for 127.0.0.1/localhost, made now (nothing secret is kept).
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=ebb test CA" \
+    -keyout "$work/ca.key" -out "$work/ca.pem" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+    -keyout "$work/server.key" -out "$work/server.csr" 2>/dev/null
+printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$work/san.ext"
+openssl x509 -req -days 2 -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" \
+    -CAcreateserial -extfile "$work/san.ext" -out "$work/server.crt" 2>/dev/null
+cat "$work/server.crt" "$work/server.key" >"$work/server.pem"
+
+# A second node with authorization enabled and TLS allowed beside plain connections, for
+# tests/drivers/test_auth.py. It also starts with an EBB_ variable that names no setting, which it
+# must ignore with a warning (checked below).
 auth_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-EBB_NOT_A_SETTING=1 "$ebbd" --port "$auth_port" --db-path "$work/auth-data" --auth >"$work/ebbd-auth.log" 2>&1 &
+EBB_NOT_A_SETTING=1 EBB_NET__TLS__MODE=allowTLS EBB_NET__TLS__CERTIFICATE_KEY_FILE="$work/server.pem" \
+    "$ebbd" --port "$auth_port" --db-path "$work/auth-data" --auth >"$work/ebbd-auth.log" 2>&1 &
 auth_pid=$!
 for _ in $(seq 1 100); do
     if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$auth_port),0.2)" 2>/dev/null; then break; fi
@@ -31,6 +43,7 @@ for _ in $(seq 1 100); do
 done
 export EBB_URI="mongodb://127.0.0.1:$port/?directConnection=true"
 export EBB_AUTH_URI="mongodb://127.0.0.1:$auth_port/?directConnection=true"
+export EBB_TLS_CA="$work/ca.pem"
 
 echo "--- pymongo"
 venv="$root/.ci/.venv"
@@ -58,6 +71,11 @@ auth_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@127.0.0.1:$a
     || { echo "$auth_out"; exit 1; }
 [ "$(echo "$auth_out" | tail -1)" = "root" ] || { echo "mongosh did not authenticate: $auth_out"; exit 1; }
 echo "mongosh authenticated"
+tls_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@localhost:$auth_port/admin?directConnection=true&tls=true&tlsCAFile=$work/ca.pem" \
+    --quiet --eval 'db.runCommand({connectionStatus: 1}).authInfo.authenticatedUsers[0].user' 2>&1) \
+    || { echo "$tls_out"; exit 1; }
+[ "$(echo "$tls_out" | tail -1)" = "root" ] || { echo "mongosh did not authenticate over TLS: $tls_out"; exit 1; }
+echo "mongosh authenticated over TLS"
 grep -q "ignoring environment variable.*EBB_NOT_A_SETTING" "$work/ebbd-auth.log" \
     || { echo "no warning for EBB_NOT_A_SETTING"; cat "$work/ebbd-auth.log"; exit 1; }
 echo "an unknown EBB_ variable was ignored with a warning"

@@ -61,3 +61,49 @@ def test_unauthenticated_and_wrong_password_are_refused(admin_user):
         assert e.value.code == 18
     finally:
         wrong.close()
+
+
+TLS_CA = os.environ.get("EBB_TLS_CA")
+
+
+@pytest.mark.skipif(not TLS_CA, reason="EBB_TLS_CA not set")
+def test_username_password_over_tls(admin_user):
+    """pymongo with tls=True and the test CA, authenticating as root."""
+    user, pwd = admin_user
+    c = pymongo.MongoClient(
+        URI.replace("127.0.0.1", "localhost"), tls=True, tlsCAFile=TLS_CA,
+        username=user, password=pwd, authSource="admin", serverSelectionTimeoutMS=5000,
+    )
+    try:
+        status = c.admin.command("connectionStatus")
+        assert status["authInfo"]["authenticatedUsers"][0]["user"] == user
+        c["t_tls"]["c"].insert_one({"over": "tls"})
+        assert c["t_tls"]["c"].count_documents({"over": "tls"}) >= 1
+    finally:
+        c.close()
+
+
+@pytest.mark.skipif(not TLS_CA, reason="EBB_TLS_CA not set")
+def test_a_session_store_url_with_credentials(admin_user):
+    """What connect-mongo and its kin do with a URL that carries credentials:
+    a sessions collection with a TTL index on `expires`, upserts by session id,
+    reads by id."""
+    import datetime
+    user, pwd = admin_user
+    port = URI.split(":")[2].split("/")[0]
+    url = (f"mongodb://{user}:{pwd}@localhost:{port}/sessions"
+           f"?authSource=admin&tls=true&tlsCAFile={TLS_CA}&directConnection=true")
+    c = pymongo.MongoClient(url, serverSelectionTimeoutMS=5000)
+    try:
+        sessions = c.get_default_database()["sessions"]
+        sessions.create_index("expires", expireAfterSeconds=0)
+        expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+        sessions.update_one(
+            {"_id": "sid-1"},
+            {"$set": {"session": '{"cookie":{}}', "expires": expires}},
+            upsert=True,
+        )
+        found = sessions.find_one({"_id": "sid-1", "expires": {"$gt": datetime.datetime.now(datetime.timezone.utc)}})
+        assert found is not None and found["session"] == '{"cookie":{}}'
+    finally:
+        c.close()
