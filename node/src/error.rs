@@ -63,6 +63,7 @@ code_table! {
     CURSOR_NOT_FOUND = 43, "CursorNotFound";
     MAX_TIME_MS_EXPIRED = 50, "MaxTimeMSExpired";
     CLIENT_DISCONNECT = 279, "ClientDisconnect";
+    OUT_OF_DISK_SPACE = 14031, "OutOfDiskSpace";
     INTERRUPTED = 11601, "Interrupted";
     NAMESPACE_EXISTS = 48, "NamespaceExists";
     DOLLAR_PREFIXED_FIELD_NAME = 52, "DollarPrefixedFieldName";
@@ -572,6 +573,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         MinMaxIncompatibleIndex => MIN_MAX_INCOMPATIBLE_INDEX,
         MinMaxOutOfOrder => MIN_MAX_OUT_OF_ORDER,
         MinMaxFieldsDiffer => MIN_MAX_FIELDS_DIFFER,
+        OutOfDiskSpace => OUT_OF_DISK_SPACE,
         Corrupt | Engine => INTERNAL_ERROR,
     }
 }

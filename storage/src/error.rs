@@ -192,6 +192,10 @@ pub enum ErrorKind {
     ClientDisconnect,
     /// The data on disk is not what this version wrote.
     Corrupt,
+    /// A write failed for lack of disk space, or was refused because the
+    /// engine's log writer failed before (after a full disk, it stays
+    /// failed until the node restarts).
+    OutOfDiskSpace,
     /// The storage engine failed.
     Engine,
 }

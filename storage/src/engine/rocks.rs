@@ -17,7 +17,7 @@ use rocksdb::{
 };
 
 use super::{Batch, Cf, CfStats, Cursor, Direction, Engine, KeyRange, Snapshot};
-use crate::{Error, Result};
+use crate::{Error, ErrorKind, Result};
 
 type Db = DBWithThreadMode<MultiThreaded>;
 
@@ -39,8 +39,27 @@ pub struct RocksEngine {
     cf_options: Options,
 }
 
+/// RocksDB's error as ebb's: a full disk gets its own kind (the client
+/// learns why its write failed), anything else stays an engine error whose
+/// text only the log sees.
 fn engine_err(e: rocksdb::Error) -> Error {
-    Error::engine(e.into_string())
+    let text = e.into_string();
+    if text.contains("No space left on device") {
+        tracing::error!(error = %text, "write failed: the disk is full");
+        return Error::new(
+            ErrorKind::OutOfDiskSpace,
+            "No space left on device: the write was not applied. Free disk space, then restart \
+             ebbd (its write-ahead log stays failed until then)",
+        );
+    }
+    if text.contains("Writer has previous error") {
+        return Error::new(
+            ErrorKind::OutOfDiskSpace,
+            "Writes are failing since an earlier storage error (the server log says which, \
+             often a full disk); the write was not applied. Free disk space, then restart ebbd",
+        );
+    }
+    Error::engine(text)
 }
 
 fn cf_name(cf: Cf) -> String {
