@@ -10,6 +10,9 @@ pub enum Scenario {
     Lag,
     Insert,
     Foreground,
+    Interleaved,
+    Churn,
+    Peers,
 }
 
 #[derive(Parser, Debug, Clone)]
@@ -18,7 +21,8 @@ pub struct Args {
     /// Which scenario to run.
     #[arg(value_enum)]
     pub scenario: Scenario,
-    /// Documents (purge, insert, foreground).
+    /// Documents (purge, insert, foreground); due documents, and as many
+    /// live ones (interleaved, peers).
     #[arg(long, default_value_t = 1_000_000)]
     pub docs: usize,
     /// Documents that never fall due, loaded after the due ones (purge).
@@ -26,16 +30,20 @@ pub struct Args {
     /// purge runs chunk by chunk.
     #[arg(long, default_value_t = 0)]
     pub keep: usize,
-    /// Insert rate in documents per second (lag).
-    #[arg(long, default_value_t = 10_000)]
-    pub rate: usize,
-    /// Duration in seconds (lag).
-    #[arg(long, default_value_t = 60)]
-    pub duration: u64,
-    /// Concurrent clients (insert).
+    /// Insert rate in documents per second (lag: 10,000; churn, peers:
+    /// 100,000).
+    #[arg(long)]
+    pub rate: Option<usize>,
+    /// Duration in seconds (lag: 60; churn, peers: 600).
+    #[arg(long)]
+    pub duration: Option<u64>,
+    /// Time to live of each document in seconds (churn, peers).
+    #[arg(long, default_value_t = 10)]
+    pub ttl: u64,
+    /// Concurrent clients (insert, churn, peers).
     #[arg(long, default_value_t = 4)]
     pub clients: usize,
-    /// Run ebbd with `ttl.hide_expired = false` (lag): readers see due
+    /// Run ebbd with `ttl.hide_expired = false` (lag, churn): readers see due
     /// documents until the monitor deletes them, as in MongoDB.
     #[arg(long)]
     pub show_expired: bool,
@@ -49,6 +57,13 @@ pub struct Args {
     /// The ebbd binary to start (default: next to this executable).
     #[arg(long)]
     pub ebbd: Option<PathBuf>,
+    /// Which peers to run (peers); a peer whose server binary is missing
+    /// is skipped and the report says so (`benches/install-peers.sh`).
+    #[arg(long, value_delimiter = ',', default_value = "redis,postgres")]
+    pub peers: Vec<String>,
+    /// Skip the churn half of `peers` (interleaved only).
+    #[arg(long)]
+    pub no_churn: bool,
     /// Write machine-readable results here.
     #[arg(long)]
     pub json: Option<PathBuf>,

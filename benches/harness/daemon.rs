@@ -85,11 +85,39 @@ impl Target {
         Some(Duration::from_millis(ticks * 10))
     }
 
+    /// ebbd's resident memory now, in bytes.
+    pub fn rss(&self) -> Option<u64> {
+        self.status_kib("VmRSS:").map(|k| k * 1024)
+    }
+
+    /// Bytes of SST files in ebbd's data directory.
+    pub fn sst_bytes(&self) -> Option<u64> {
+        let dir = self._dir.as_ref()?.path().join("data");
+        let mut total = 0;
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).ok()?.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "sst") {
+                    // A file compaction just removed is simply not counted.
+                    total += entry.metadata().map(|m| m.len()).unwrap_or(0);
+                }
+            }
+        }
+        Some(total)
+    }
+
+    fn status_kib(&self, field: &str) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
+        let line = status.lines().find(|l| l.starts_with(field))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    }
+
     /// ebbd's peak resident memory in bytes.
     pub fn peak_rss(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+        self.status_kib("VmHWM:").map(|k| k * 1024)
     }
 }
 

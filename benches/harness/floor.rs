@@ -25,8 +25,15 @@ struct Keys {
 }
 
 fn keys(n: usize, at: DateTime) -> Result<Vec<Keys>> {
-    (0..n)
-        .map(|i| {
+    keys_dated(&vec![at; n])
+}
+
+/// The keys of one document per date, `k` = index mod 1000.
+fn keys_dated(dates: &[DateTime]) -> Result<Vec<Keys>> {
+    dates
+        .iter()
+        .enumerate()
+        .map(|(i, &at)| {
             let doc = make_doc(at, (i % 1000) as i32);
             let id = encode_key(RawBsonRef::ObjectId(doc.get_object_id("_id")?));
             let mut ttl = encode_key(RawBsonRef::DateTime(at));
@@ -76,6 +83,27 @@ pub fn purge(n: usize) -> Result<Duration> {
     let (_dir, engine) = open()?;
     let docs = keys(n, DateTime::now())?;
     put_all(&engine, &docs, true)?;
+    let all: Vec<&Keys> = docs.iter().collect();
+    delete_all(&engine, &all)
+}
+
+/// Time to delete the documents of `dates` marked `due` (record, TTL entry,
+/// secondary entry) from among all of them, in TTL-index order, the order
+/// in which a deleter finds them.
+pub fn interleaved(dates: &[DateTime], due: &[bool]) -> Result<Duration> {
+    let (_dir, engine) = open()?;
+    let docs = keys_dated(dates)?;
+    put_all(&engine, &docs, true)?;
+    let mut doomed: Vec<&Keys> = docs
+        .iter()
+        .zip(due)
+        .filter_map(|(d, &due)| due.then_some(d))
+        .collect();
+    doomed.sort_by(|a, b| a.ttl.cmp(&b.ttl));
+    delete_all(&engine, &doomed)
+}
+
+fn delete_all(engine: &RocksEngine, docs: &[&Keys]) -> Result<Duration> {
     let started = Instant::now();
     for chunk in docs.chunks(1000) {
         let mut b = engine.batch();

@@ -15,15 +15,27 @@
 //!   collection with a TTL index; docs/s against raw RocksDB puts.
 //! - `foreground`: find-by-_id and insert_one latency while a purge runs,
 //!   against the same when idle, without and with `ttl.max_deletes_per_sec`.
+//! - `interleaved`: N due documents interleaved with N live ones across the
+//!   `_id` range; time until the last due one is gone, against raw RocksDB
+//!   point deletes of the same keys.
+//! - `churn`: a steady stream in with a TTL, for minutes: lag, live set,
+//!   SST bytes, RSS, TTL chunk time, and a full scan during the run
+//!   against the same scan idle.
+//! - `peers`: `interleaved` and `churn` against Redis and PostgreSQL too,
+//!   with ebb/peer ratios (peers not installed are skipped, and said so).
 //!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
 
 mod args;
+mod churn;
 mod daemon;
 mod floor;
+mod interleaved;
+mod peers;
 mod report;
 mod scenarios;
+mod steady;
 mod workload;
 
 use clap::Parser;

@@ -15,6 +15,8 @@ pub struct Outcome {
     pub scenario: &'static str,
     pub figures: Vec<(String, Value, String)>,
     pub series: Option<Series>,
+    /// Per-second figures, written to the JSON only.
+    pub timeline: Option<Value>,
 }
 
 impl Outcome {
@@ -23,6 +25,7 @@ impl Outcome {
             scenario,
             figures: Vec::new(),
             series: None,
+            timeline: None,
         }
     }
 
@@ -30,6 +33,14 @@ impl Outcome {
     pub fn add(&mut self, key: &str, value: impl Into<Value>, unit: &str) {
         self.figures
             .push((key.to_owned(), value.into(), unit.to_owned()));
+    }
+
+    /// A numeric figure added earlier.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.figures
+            .iter()
+            .find(|(k, ..)| k == key)
+            .and_then(|(_, v, _)| v.as_f64())
     }
 
     pub fn table(&self) -> String {
@@ -55,6 +66,9 @@ impl Outcome {
         m.insert("scenario".into(), json!(self.scenario));
         for (k, v, _) in &self.figures {
             m.insert(k.clone(), v.clone());
+        }
+        if let Some(t) = &self.timeline {
+            m.insert("timeline".into(), t.clone());
         }
         Value::Object(m)
     }

@@ -1,4 +1,4 @@
-//! The four scenarios. Each returns an [`Outcome`]; none asserts a target
+//! The first four scenarios and the dispatch to all of them. Each returns an [`Outcome`]; none asserts a target
 //! (targets live in BENCHMARKS.md, next to the figures measured).
 
 use std::sync::Arc;
@@ -14,9 +14,9 @@ use crate::args::{Args, Scenario};
 use crate::daemon::Target;
 use crate::floor;
 use crate::report::{Outcome, Series};
-use crate::workload::{PAYLOAD, deleted, load, make_doc, now_ms, percentile};
+use crate::workload::{PAYLOAD, Rng, deleted, load, make_doc, now_ms, percentile};
 
-const DAY_SECS: i64 = 86_400;
+pub const DAY_SECS: i64 = 86_400;
 
 pub async fn run(args: &Args) -> Result<Outcome> {
     match args.scenario {
@@ -24,17 +24,20 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Lag => lag(args).await,
         Scenario::Insert => insert(args).await,
         Scenario::Foreground => foreground(args).await,
+        Scenario::Interleaved => crate::interleaved::run(args).await,
+        Scenario::Churn => crate::churn::run(args).await,
+        Scenario::Peers => crate::peers::run(args).await,
     }
 }
 
-async fn connect(target: &Target, coll: &str) -> Result<(Client, Collection<Document>)> {
+pub async fn connect(target: &Target, coll: &str) -> Result<(Client, Collection<Document>)> {
     let client = Client::with_uri_str(&target.uri).await?;
     let c = client.database("bench").collection::<Document>(coll);
     c.drop().await?;
     Ok((client, c))
 }
 
-async fn index(c: &Collection<Document>, key: Document, expire: Option<i64>) -> Result<()> {
+pub async fn index(c: &Collection<Document>, key: Document, expire: Option<i64>) -> Result<()> {
     let options = expire.map(|s| {
         IndexOptions::builder()
             .expire_after(Duration::from_secs(s as u64))
@@ -60,7 +63,7 @@ async fn load_purge_set(c: &Collection<Document>, n: usize) -> Result<(i64, Dura
 
 /// Lowers the TTL so every document loaded at `load_at` falls due at one
 /// instant T, at least a second from now; returns T.
-async fn make_due(c: &Collection<Document>, load_at: i64) -> Result<i64> {
+pub async fn make_due(c: &Collection<Document>, load_at: i64) -> Result<i64> {
     let t = load_at + ((now_ms() - load_at) / 1000 + 2) * 1000;
     let secs = (t - load_at) / 1000;
     c.client()
@@ -72,7 +75,7 @@ async fn make_due(c: &Collection<Document>, load_at: i64) -> Result<i64> {
     Ok(t)
 }
 
-async fn sleep_until_ms(t: i64) {
+pub async fn sleep_until_ms(t: i64) {
     let wait = t - now_ms();
     if wait > 0 {
         tokio::time::sleep(Duration::from_millis(wait as u64)).await;
@@ -92,25 +95,7 @@ async fn purge(args: &Args) -> Result<Outcome> {
     let t = make_due(&c, load_at).await?;
     sleep_until_ms(t).await;
     let cpu_at_t = target.cpu();
-    let mut points = vec![(0.0, n as f64)];
-    let mut first_delete_ms = None;
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let empty_ms = loop {
-        let now = now_ms();
-        let gone = (deleted(&client).await? - base) as usize;
-        let since_t = (now - t) as f64;
-        if gone > 0 && first_delete_ms.is_none() {
-            first_delete_ms = Some(since_t);
-        }
-        points.push((since_t / 1000.0, n.saturating_sub(gone) as f64));
-        if gone >= n {
-            break since_t;
-        }
-        if Instant::now() > deadline {
-            bail!("purge did not finish: {gone}/{n} deleted");
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    };
+    let gone = wait_for_deletes(&client, base, n, t).await?;
     let cpu = match (cpu_at_t, target.cpu()) {
         (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
         _ => None,
@@ -125,16 +110,12 @@ async fn purge(args: &Args) -> Result<Outcome> {
     let peak_rss = target.peak_rss();
     eprintln!("  measuring the raw RocksDB floor for {n} documents");
     let floor = tokio::task::spawn_blocking(move || floor::purge(n)).await??;
-    let empty_s = empty_ms / 1000.0;
+    let empty_s = gone.empty_ms / 1000.0;
     let mut out = Outcome::new("purge");
     out.add("docs", n, "");
     out.add("kept_docs", args.keep, "");
     out.add("load_s", load_time.as_secs_f64(), "s");
-    out.add(
-        "first_delete_after_due_ms",
-        first_delete_ms.unwrap_or(empty_ms),
-        "ms",
-    );
+    out.add("first_delete_after_due_ms", gone.first_delete_ms, "ms");
     out.add("empty_after_due_s", empty_s, "s");
     out.add(
         "purge_rate_docs_per_s",
@@ -149,9 +130,45 @@ async fn purge(args: &Args) -> Result<Outcome> {
         title: format!("purge: {n} documents due at T"),
         x_label: "seconds after T".into(),
         y_label: "documents remaining".into(),
-        points,
+        points: gone.points,
     });
     Ok(out)
+}
+
+/// How `n` due documents went: the first delete and the last, in ms after
+/// their due time T, and documents remaining over time (seconds after T).
+pub struct Gone {
+    pub first_delete_ms: f64,
+    pub empty_ms: f64,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Polls `deletedDocuments` every 2 ms from T until it has grown by `n`
+/// over `base`.
+pub async fn wait_for_deletes(client: &Client, base: i64, n: usize, t: i64) -> Result<Gone> {
+    let mut points = vec![(0.0, n as f64)];
+    let mut first_delete_ms = None;
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let now = now_ms();
+        let gone = (deleted(client).await? - base) as usize;
+        let since_t = (now - t) as f64;
+        if gone > 0 && first_delete_ms.is_none() {
+            first_delete_ms = Some(since_t);
+        }
+        points.push((since_t / 1000.0, n.saturating_sub(gone) as f64));
+        if gone >= n {
+            return Ok(Gone {
+                first_delete_ms: first_delete_ms.unwrap_or(since_t),
+                empty_ms: since_t,
+                points,
+            });
+        }
+        if Instant::now() > deadline {
+            bail!("expiry did not finish: {gone}/{n} deleted");
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }
 
 async fn lag(args: &Args) -> Result<Outcome> {
@@ -163,7 +180,7 @@ async fn lag(args: &Args) -> Result<Outcome> {
     let target = Target::start(args.uri.as_deref(), args.ebbd.as_ref(), &env)?;
     let (client, c) = connect(&target, "lag").await?;
     index(&c, doc! { "at": 1 }, Some(0)).await?;
-    let (rate, secs) = (args.rate, args.duration);
+    let (rate, secs) = (args.rate.unwrap_or(10_000), args.duration.unwrap_or(60));
     let per_tick = (rate / 100).max(1);
     let stop = Arc::new(AtomicBool::new(false));
     let inserted = Arc::new(AtomicUsize::new(0));
@@ -218,7 +235,7 @@ async fn lag(args: &Args) -> Result<Outcome> {
             _ => 0.0,
         };
         samples.push(lag_ms);
-        backlog.push(stored_due(&client, now).await? as f64);
+        backlog.push(stored_due(&client, "lag", now).await? as f64);
         points.push((started.elapsed().as_secs_f64(), lag_ms));
         if stop.load(Ordering::SeqCst) && drain_until.is_none() {
             drain_until = Some(Instant::now() + Duration::from_millis(1500));
@@ -269,13 +286,14 @@ async fn lag(args: &Args) -> Result<Outcome> {
     Ok(out)
 }
 
-/// Documents of `bench.lag` due at `now` and still stored, read from the
-/// TTL index: explain's keys examined over `at <= now`.
-async fn stored_due(client: &Client, now: i64) -> Result<i64> {
+/// Documents of `bench.<coll>` whose `at` is at or before `cutoff` and
+/// still stored, read from the TTL index: explain's keys examined over
+/// `at <= cutoff`.
+pub async fn stored_due(client: &Client, coll: &str, cutoff: i64) -> Result<i64> {
     let explain = doc! {
         "explain": {
-            "find": "lag",
-            "filter": { "at": { "$lte": DateTime::from_millis(now) } },
+            "find": coll,
+            "filter": { "at": { "$lte": DateTime::from_millis(cutoff) } },
             "hint": { "at": 1 },
         },
         "verbosity": "executionStats",
@@ -344,18 +362,6 @@ fn window_max<'a>(
         }
     }
     points
-}
-
-/// A tiny xorshift generator: the harness needs spread, not quality.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 /// Latencies of find-by-_id and insert_one, in ms, sorted; and each

@@ -381,7 +381,14 @@ async fn visit(
             resume_after: resume.take(),
             whole: pacer.unlimited() && shared.policy.allows_whole_collection(),
         };
-        let out = match t.addr.send(chunk).await {
+        let sent = Instant::now();
+        let answer = t.addr.send(chunk).await;
+        shared.ttl.chunks.fetch_add(1, Ordering::Relaxed);
+        shared
+            .ttl
+            .chunk_micros
+            .fetch_add(sent.elapsed().as_micros() as u64, Ordering::Relaxed);
+        let out = match answer {
             Ok(Ok(out)) => out,
             Ok(Err(e)) if e.kind == ebb_storage::ErrorKind::NamespaceNotFound => break Ok(()),
             Ok(Err(e)) => break Err(e.into()),

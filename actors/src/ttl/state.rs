@@ -23,6 +23,11 @@ pub struct TtlState {
     pub deleted_documents: AtomicU64,
     pub passes: AtomicU64,
     pub sub_passes: AtomicU64,
+    /// TTL chunks sent to writers, and the microseconds from sending each
+    /// to its answer (queueing behind foreground writes included): how
+    /// long expiry takes per chunk as tombstones accumulate.
+    pub chunks: AtomicU64,
+    pub chunk_micros: AtomicU64,
     /// When the monitor will next wake (millis on the node's clock).
     pub next_wake_millis: AtomicI64,
     /// Wakes the monitor early: an earlier due time, a parameter change,
@@ -52,6 +57,8 @@ impl Default for TtlState {
             deleted_documents: AtomicU64::new(0),
             passes: AtomicU64::new(0),
             sub_passes: AtomicU64::new(0),
+            chunks: AtomicU64::new(0),
+            chunk_micros: AtomicU64::new(0),
             next_wake_millis: AtomicI64::new(i64::MAX),
             wake: Notify::new(),
             current: Mutex::new(None),

@@ -48,6 +48,9 @@ pub async fn server_status(req: Request) -> CommandResult {
                 "deletedDocuments": load(&ttl.deleted_documents),
                 "passes": load(&ttl.passes),
                 "subPasses": load(&ttl.sub_passes),
+                // ebb's own: chunks sent to writers and the time they took.
+                "chunks": load(&ttl.chunks),
+                "chunkMicros": load(&ttl.chunk_micros),
                 // ebb's own: whether the monitor runs, how often it woke,
                 // and when it plans to wake next (millis since the epoch).
                 "monitorRunning": ttl.running.load(Ordering::Relaxed),

@@ -1,0 +1,298 @@
+//! `churn`: R documents/s inserted into ebb with a TTL of T (a TTL index
+//! on `at` with `expireAfterSeconds` T, and a second index on `k`) for a
+//! duration, the stream driven and its lag measured by `steady`. Beside
+//! the lag: the live set, SST bytes, ebbd's RSS and the TTL monitor's time
+//! per chunk every second (do they grow as tombstones accumulate?), and a
+//! full `count_documents({})` during the run against the same count on an
+//! idle collection of the same size.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use mongodb::bson::{DateTime, Document, doc};
+use mongodb::{Client, Collection};
+use serde_json::json;
+
+use crate::args::Args;
+use crate::daemon::Target;
+use crate::report::{Outcome, Series};
+use crate::scenarios::{DAY_SECS, connect, index};
+use crate::steady::{self, Store, Stream};
+use crate::workload::{load, make_doc, now_ms, percentile};
+
+/// ebb under the stream: documents dated when issued, due T later.
+pub struct Ebb {
+    client: Client,
+    coll: Collection<Document>,
+    ttl_ms: i64,
+}
+
+impl Ebb {
+    /// Creates `bench.<name>` with the TTL index and the second index.
+    pub async fn new(target: &Target, name: &str, ttl: Duration) -> Result<Ebb> {
+        let (client, coll) = connect(target, name).await?;
+        index(&coll, doc! { "at": 1 }, Some(ttl.as_secs() as i64)).await?;
+        index(&coll, doc! { "k": 1 }, None).await?;
+        Ok(Ebb {
+            client,
+            coll,
+            ttl_ms: ttl.as_millis() as i64,
+        })
+    }
+}
+
+impl Store for Ebb {
+    async fn insert(&self, _worker: usize, first: u64, n: usize, due_ms: i64) -> Result<()> {
+        let at = DateTime::from_millis(due_ms - self.ttl_ms);
+        let docs = (first..first + n as u64).map(|i| make_doc(at, (i % 1000) as i32));
+        self.coll.insert_many(docs).await?;
+        Ok(())
+    }
+
+    async fn stored(&self) -> Result<u64> {
+        let s = status(&self.client).await?;
+        let m = s.get_document("metrics")?;
+        let inserted = m.get_document("document")?.get_i64("inserted")?;
+        let deleted = m.get_document("ttl")?.get_i64("deletedDocuments")?;
+        Ok((inserted - deleted).max(0) as u64)
+    }
+}
+
+async fn status(client: &Client) -> Result<Document> {
+    Ok(client
+        .database("admin")
+        .run_command(doc! { "serverStatus": 1 })
+        .await?)
+}
+
+/// Once a second: (seconds, RSS bytes, SST bytes, TTL chunks, their µs,
+/// documents deleted), cumulative counters as read.
+type Gauge = (f64, u64, u64, i64, i64, i64);
+
+async fn gauges(target: &Target, client: &Client, started: Instant) -> Result<Gauge> {
+    let s = status(client).await?;
+    let ttl = s.get_document("metrics")?.get_document("ttl")?;
+    Ok((
+        started.elapsed().as_secs_f64(),
+        target.rss().unwrap_or(0),
+        target.sst_bytes().unwrap_or(0),
+        ttl.get_i64("chunks").unwrap_or(0),
+        ttl.get_i64("chunkMicros").unwrap_or(0),
+        ttl.get_i64("deletedDocuments")?,
+    ))
+}
+
+/// Times `count_documents({})` on `coll`: (documents, seconds).
+async fn scan(coll: &Collection<Document>) -> Result<(u64, f64)> {
+    let t = Instant::now();
+    let n = coll.count_documents(doc! {}).await?;
+    Ok((n, t.elapsed().as_secs_f64()))
+}
+
+pub async fn run(args: &Args) -> Result<Outcome> {
+    let stream = Stream {
+        rate: args.rate.unwrap_or(100_000),
+        duration: Duration::from_secs(args.duration.unwrap_or(600)),
+        ttl: Duration::from_secs(args.ttl),
+        workers: args.clients,
+    };
+    let env: Vec<(&str, String)> = if args.show_expired {
+        vec![("EBB_TTL__HIDE_EXPIRED", "false".to_owned())]
+    } else {
+        Vec::new()
+    };
+    let target = Arc::new(Target::start(
+        args.uri.as_deref(),
+        args.ebbd.as_ref(),
+        &env,
+    )?);
+    let store = Arc::new(Ebb::new(&target, "churn", stream.ttl).await?);
+    let started = Instant::now();
+    let gauge_task = {
+        let (target, client) = (target.clone(), store.client.clone());
+        let end = stream.duration + stream.ttl + Duration::from_secs(1);
+        tokio::spawn(async move {
+            let mut out = Vec::new();
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            while started.elapsed() < end {
+                tick.tick().await;
+                out.push(gauges(&target, &client, started).await?);
+            }
+            anyhow::Ok(out)
+        })
+    };
+    // Full scans at a quarter, half and three quarters of the run, and the
+    // moment inserts stop (while the last documents are still expiring).
+    let scan_task = {
+        let coll = store.coll.clone();
+        let d = stream.duration.as_secs_f64();
+        tokio::spawn(async move {
+            let mut out = Vec::new();
+            for at in [0.25 * d, 0.5 * d, 0.75 * d, d] {
+                let wait = at - started.elapsed().as_secs_f64();
+                if wait > 0.0 {
+                    tokio::time::sleep(Duration::from_secs_f64(wait)).await;
+                }
+                let (n, secs) = scan(&coll).await?;
+                out.push((started.elapsed().as_secs_f64(), n, secs));
+            }
+            anyhow::Ok(out)
+        })
+    };
+    let run = steady::drive(store.clone(), stream).await?;
+    let gauges = gauge_task.await??;
+    let scans = scan_task.await??;
+    let (p50, p99, max) = run.lag(stream.ttl);
+    let (live_min, live_median, live_max) = run.live_set(stream.ttl, Duration::from_secs(2));
+    let expected_live = run.achieved_rate * stream.ttl.as_secs_f64();
+    let at_stop = gauges
+        .iter()
+        .rev()
+        .find(|g| g.0 <= run.stopped_at_s)
+        .copied()
+        .unwrap_or_default();
+    let doc_bytes = mongodb::bson::RawDocumentBuf::try_from(&make_doc(DateTime::now(), 1))?
+        .as_bytes()
+        .len();
+    // Record plus the TTL entry (Date + ObjectId) and the `k` entry
+    // (int32 + ObjectId), uncompressed.
+    let live_bytes = live_median * (doc_bytes + 22 + 18) as f64;
+    // Chunk time in the first and the last stretch of the steady part.
+    let steady_from = stream.ttl.as_secs_f64() + 2.0;
+    let stretch = ((run.stopped_at_s - steady_from) / 4.0).clamp(1.0, 60.0);
+    let chunk_us = |from: f64, to: f64| {
+        let a = gauges.iter().find(|g| g.0 >= from);
+        let b = gauges.iter().rev().find(|g| g.0 <= to);
+        match (a, b) {
+            (Some(a), Some(b)) if b.3 > a.3 => {
+                let chunks = (b.3 - a.3) as f64;
+                Some(((b.4 - a.4) as f64 / chunks, (b.5 - a.5) as f64 / chunks))
+            }
+            _ => None,
+        }
+    };
+    let first = chunk_us(steady_from, steady_from + stretch);
+    let last = chunk_us(run.stopped_at_s - stretch, run.stopped_at_s);
+    let rss: Vec<f64> = gauges.iter().map(|g| g.1 as f64).collect();
+
+    // The same count on an idle collection of the live set's size.
+    eprintln!("  loading an idle collection of {live_median} documents");
+    let idle_rates = {
+        let (_c, idle) = connect(&target, "idle").await?;
+        index(&idle, doc! { "at": 1 }, Some(stream.ttl.as_secs() as i64)).await?;
+        index(&idle, doc! { "k": 1 }, None).await?;
+        let far = DateTime::from_millis(now_ms() + DAY_SECS * 1000);
+        load(&idle, live_median as usize, 4, move |i| {
+            make_doc(far, (i % 1000) as i32)
+        })
+        .await?;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mut rates = Vec::new();
+        for _ in 0..3 {
+            let (n, secs) = scan(&idle).await?;
+            rates.push(n as f64 / secs);
+        }
+        rates.sort_by(f64::total_cmp);
+        rates
+    };
+    let idle_rate = percentile(&idle_rates, 50.0);
+    let mut during: Vec<f64> = scans.iter().map(|s| s.1 as f64 / s.2).collect();
+    during.sort_by(f64::total_cmp);
+
+    let mut out = Outcome::new("churn");
+    out.add("target_rate_docs_per_s", stream.rate, "docs/s");
+    out.add(
+        "achieved_rate_docs_per_s",
+        run.achieved_rate.round(),
+        "docs/s",
+    );
+    out.add("duration_s", stream.duration.as_secs(), "s");
+    out.add("ttl_s", stream.ttl.as_secs(), "s");
+    out.add("hide_expired", !args.show_expired, "");
+    out.add("inserted", run.inserted, "");
+    out.add("lag_p50_ms", p50, "ms");
+    out.add("lag_p99_ms", p99, "ms");
+    out.add("lag_max_ms", max, "ms");
+    out.add("stored_due_max", run.backlog_max(), "docs");
+    out.add("live_set_expected", expected_live.round(), "docs");
+    out.add("live_set_min", live_min, "docs");
+    out.add("live_set_median", live_median, "docs");
+    out.add("live_set_max", live_max, "docs");
+    out.add(
+        "live_set_max_over_expected",
+        live_max / expected_live.max(1.0),
+        "x",
+    );
+    out.add("sst_bytes_at_stop_mib", at_stop.2 as f64 / 1048576.0, "MiB");
+    out.add("live_data_mib", live_bytes / 1048576.0, "MiB");
+    out.add(
+        "sst_over_live_data",
+        at_stop.2 as f64 / live_bytes.max(1.0),
+        "x",
+    );
+    out.add(
+        "rss_first_mib",
+        rss.first().copied().unwrap_or(0.0) / 1048576.0,
+        "MiB",
+    );
+    out.add(
+        "rss_last_mib",
+        rss.last().copied().unwrap_or(0.0) / 1048576.0,
+        "MiB",
+    );
+    out.add(
+        "rss_max_mib",
+        rss.iter().copied().fold(0.0, f64::max) / 1048576.0,
+        "MiB",
+    );
+    out.add("chunk_stretch_s", stretch, "s");
+    out.add("chunk_us_first", first.map(|c| c.0), "us");
+    out.add("chunk_us_last", last.map(|c| c.0), "us");
+    out.add("chunk_docs_first", first.map(|c| c.1), "docs");
+    out.add("chunk_docs_last", last.map(|c| c.1), "docs");
+    out.add(
+        "chunk_time_last_over_first",
+        first.zip(last).map(|(f, l)| l.0 / f.0),
+        "x",
+    );
+    out.add(
+        "scan_during_min_docs_per_s",
+        during.first().copied(),
+        "docs/s",
+    );
+    out.add(
+        "scan_during_median_docs_per_s",
+        percentile(&during, 50.0),
+        "docs/s",
+    );
+    out.add("scan_idle_docs_per_s", idle_rate, "docs/s");
+    out.add(
+        "scan_idle_over_during_min",
+        idle_rate / during.first().copied().unwrap_or(1.0).max(1e-9),
+        "x",
+    );
+    let windows = run.windows(Duration::from_secs(1));
+    out.timeline = Some(json!({
+        "lag_per_second": windows.iter().map(|w| json!({
+            "t": w.0, "p50_ms": w.1, "p99_ms": w.2, "max_ms": w.3, "stored": w.4,
+        })).collect::<Vec<_>>(),
+        "gauges_per_second": gauges.iter().map(|g| json!({
+            "t": g.0, "rss": g.1, "sst_bytes": g.2, "chunks": g.3, "chunk_us": g.4, "deleted": g.5,
+        })).collect::<Vec<_>>(),
+        "scans_during": scans.iter().map(|s| json!({ "t": s.0, "docs": s.1, "secs": s.2 }))
+            .collect::<Vec<_>>(),
+        "scans_idle_docs_per_s": idle_rates,
+    }));
+    out.series = Some(Series {
+        title: format!(
+            "churn: {} docs/s, TTL {} s: expiry lag p99 per second",
+            stream.rate,
+            stream.ttl.as_secs()
+        ),
+        x_label: "seconds".into(),
+        y_label: "lag p99 (ms)".into(),
+        points: windows.iter().map(|w| (w.0, w.2)).collect(),
+    });
+    Ok(out)
+}
