@@ -13,6 +13,7 @@ pub enum Scenario {
     Interleaved,
     Churn,
     Peers,
+    Scans,
 }
 
 #[derive(Parser, Debug, Clone)]
@@ -40,7 +41,7 @@ pub struct Args {
     /// Time to live of each document in seconds (churn, peers).
     #[arg(long, default_value_t = 10)]
     pub ttl: u64,
-    /// Concurrent clients (insert, churn, peers).
+    /// Concurrent clients (insert, churn, peers; scans: the scanning clients).
     #[arg(long, default_value_t = 4)]
     pub clients: usize,
     /// Run ebbd with `ttl.hide_expired = false` (lag, churn): readers see due

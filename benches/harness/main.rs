@@ -23,6 +23,8 @@
 //!   against the same scan idle.
 //! - `peers`: `interleaved` and `churn` against Redis and PostgreSQL too,
 //!   with ebb/peer ratios (peers not installed are skipped, and said so).
+//! - `scans`: find-by-_id latency from one client, idle and while C clients
+//!   scan the whole collection over and over.
 //!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
@@ -34,6 +36,7 @@ mod floor;
 mod interleaved;
 mod peers;
 mod report;
+mod scans;
 mod scenarios;
 mod steady;
 mod workload;

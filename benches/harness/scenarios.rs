@@ -27,6 +27,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Interleaved => crate::interleaved::run(args).await,
         Scenario::Churn => crate::churn::run(args).await,
         Scenario::Peers => crate::peers::run(args).await,
+        Scenario::Scans => crate::scans::run(args).await,
     }
 }
 
