@@ -13,7 +13,8 @@ trap 'rm -rf "$out"' EXIT
 "$bin/ebb-bench" insert --docs 3000 --clients 2 --ebbd "$bin/ebbd" --json "$out/insert.json" --plot "$out/insert.svg"
 "$bin/ebb-bench" foreground --docs 3000 --ebbd "$bin/ebbd" --json "$out/foreground.json" --plot "$out/foreground.svg"
 "$bin/ebb-bench" scans --docs 3000 --clients 2 --duration 1 --ebbd "$bin/ebbd" --json "$out/scans.json"
-for f in purge purge-keep lag lag-shown insert foreground scans; do
+"$bin/ebb-bench" access --docs 3000 --clients 2 --connections 5 --ebbd "$bin/ebbd" --json "$out/access.json"
+for f in purge purge-keep lag lag-shown insert foreground scans access; do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-*}', d" "$out/$f.json"
 done
 for f in purge lag insert foreground; do grep -q "<polyline" "$out/$f.svg"; done

@@ -14,6 +14,7 @@ pub enum Scenario {
     Churn,
     Peers,
     Scans,
+    Access,
 }
 
 #[derive(Parser, Debug, Clone)]
@@ -65,6 +66,9 @@ pub struct Args {
     /// Skip the churn half of `peers` (interleaved only).
     #[arg(long)]
     pub no_churn: bool,
+    /// New clients opened one after another (access).
+    #[arg(long, default_value_t = 200)]
+    pub connections: usize,
     /// Write machine-readable results here.
     #[arg(long)]
     pub json: Option<PathBuf>,

@@ -25,10 +25,13 @@
 //!   with ebb/peer ratios (peers not installed are skipped, and said so).
 //! - `scans`: find-by-_id latency from one client, idle and while C clients
 //!   scan the whole collection over and over.
+//! - `access`: the cost of a new connection with SCRAM authentication and
+//!   with TLS, and of TLS on the insert rate, against a plain node.
 //!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
 
+mod access;
 mod args;
 mod churn;
 mod daemon;

@@ -28,6 +28,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Churn => crate::churn::run(args).await,
         Scenario::Peers => crate::peers::run(args).await,
         Scenario::Scans => crate::scans::run(args).await,
+        Scenario::Access => crate::access::run(args).await,
     }
 }
 
