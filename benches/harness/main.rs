@@ -44,16 +44,35 @@ mod scenarios;
 mod steady;
 mod workload;
 
+use anyhow::Result;
 use clap::Parser;
 
-use args::Args;
+use args::{Args, Scenario};
+use report::Outcome;
+
+/// Runs the scenario the command line names. The dispatch lives here, above
+/// every scenario module, so the modules can share `scenarios`' helpers
+/// without importing back into what imports them.
+async fn run(args: &Args) -> Result<Outcome> {
+    match args.scenario {
+        Scenario::Purge => scenarios::purge(args).await,
+        Scenario::Lag => scenarios::lag(args).await,
+        Scenario::Insert => scenarios::insert(args).await,
+        Scenario::Foreground => scenarios::foreground(args).await,
+        Scenario::Interleaved => interleaved::run(args).await,
+        Scenario::Churn => churn::run(args).await,
+        Scenario::Peers => peers::run(args).await,
+        Scenario::Scans => scans::run(args).await,
+        Scenario::Access => access::run(args).await,
+    }
+}
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let result = runtime.block_on(scenarios::run(&args))?;
+    let result = runtime.block_on(run(&args))?;
     println!("{}", result.table());
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&result.json())?)?;

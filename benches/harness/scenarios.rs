@@ -1,5 +1,7 @@
-//! The first four scenarios and the dispatch to all of them. Each returns an [`Outcome`]; none asserts a target
-//! (targets live in BENCHMARKS.md, next to the figures measured).
+//! The first four scenarios (purge, lag, insert, foreground) and the helpers
+//! the others share (connecting to a fresh collection, indexes, waiting for
+//! deletes). Each returns an [`Outcome`]; none asserts a target (targets
+//! live in BENCHMARKS.md, next to the figures measured).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -10,27 +12,13 @@ use mongodb::bson::{Bson, DateTime, Document, doc};
 use mongodb::options::IndexOptions;
 use mongodb::{Client, Collection, IndexModel};
 
-use crate::args::{Args, Scenario};
+use crate::args::Args;
 use crate::daemon::Target;
 use crate::floor;
 use crate::report::{Outcome, Series};
 use crate::workload::{PAYLOAD, Rng, deleted, load, make_doc, now_ms, percentile};
 
 pub const DAY_SECS: i64 = 86_400;
-
-pub async fn run(args: &Args) -> Result<Outcome> {
-    match args.scenario {
-        Scenario::Purge => purge(args).await,
-        Scenario::Lag => lag(args).await,
-        Scenario::Insert => insert(args).await,
-        Scenario::Foreground => foreground(args).await,
-        Scenario::Interleaved => crate::interleaved::run(args).await,
-        Scenario::Churn => crate::churn::run(args).await,
-        Scenario::Peers => crate::peers::run(args).await,
-        Scenario::Scans => crate::scans::run(args).await,
-        Scenario::Access => crate::access::run(args).await,
-    }
-}
 
 pub async fn connect(target: &Target, coll: &str) -> Result<(Client, Collection<Document>)> {
     let client = Client::with_uri_str(&target.uri).await?;
@@ -84,7 +72,7 @@ pub async fn sleep_until_ms(t: i64) {
     }
 }
 
-async fn purge(args: &Args) -> Result<Outcome> {
+pub async fn purge(args: &Args) -> Result<Outcome> {
     let n = args.docs;
     let target = Target::start(args.uri.as_deref(), args.ebbd.as_ref(), &[])?;
     let (client, c) = connect(&target, "purge").await?;
@@ -173,7 +161,7 @@ pub async fn wait_for_deletes(client: &Client, base: i64, n: usize, t: i64) -> R
     }
 }
 
-async fn lag(args: &Args) -> Result<Outcome> {
+pub async fn lag(args: &Args) -> Result<Outcome> {
     let env: Vec<(&str, String)> = if args.show_expired {
         vec![("EBB_TTL__HIDE_EXPIRED", "false".to_owned())]
     } else {
@@ -306,7 +294,7 @@ pub async fn stored_due(client: &Client, coll: &str, cutoff: i64) -> Result<i64>
         .get_i64("totalKeysExamined")?)
 }
 
-async fn insert(args: &Args) -> Result<Outcome> {
+pub async fn insert(args: &Args) -> Result<Outcome> {
     let n = args.docs;
     let target = Target::start(args.uri.as_deref(), args.ebbd.as_ref(), &[])?;
     let (_client, c) = connect(&target, "insert").await?;
@@ -404,7 +392,7 @@ async fn foreground_ops(
     Ok(lat)
 }
 
-async fn foreground(args: &Args) -> Result<Outcome> {
+pub async fn foreground(args: &Args) -> Result<Outcome> {
     let n = args.docs;
     let mut out = Outcome::new("foreground");
     out.add("purge_docs", n, "");
