@@ -10,6 +10,7 @@ pub enum Scenario {
     Lag,
     Insert,
     Foreground,
+    Timeseries,
 }
 
 #[derive(Parser, Debug, Clone)]

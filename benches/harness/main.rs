@@ -15,6 +15,9 @@
 //!   collection with a TTL index; docs/s against raw RocksDB puts.
 //! - `foreground`: find-by-_id and insert_one latency while a purge runs,
 //!   against the same when idle, without and with `ttl.max_deletes_per_sec`.
+//! - `timeseries`: 100 sensors' measurements into a time-series collection:
+//!   ingest rate, bytes per measurement against an ordinary collection,
+//!   and how long after every bucket falls due they are all gone.
 //!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
@@ -24,6 +27,7 @@ mod daemon;
 mod floor;
 mod report;
 mod scenarios;
+mod timeseries;
 mod workload;
 
 use clap::Parser;

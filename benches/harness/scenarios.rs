@@ -24,6 +24,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Lag => lag(args).await,
         Scenario::Insert => insert(args).await,
         Scenario::Foreground => foreground(args).await,
+        Scenario::Timeseries => crate::timeseries::run(args).await,
     }
 }
 

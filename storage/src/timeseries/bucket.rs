@@ -1,0 +1,351 @@
+//! One bucket: the measurements of one meta value within one time span,
+//! stored as one record of the collection's records family.
+//!
+//! Record layout (BSON, MongoDB's uncompressed bucket, version 1, with
+//! the count of version 2 so readers need not count):
+//!
+//! ```text
+//! { _id:     ObjectId(timestamp = bucket start in seconds, 8 unique bytes),
+//!   control: { version: 1,
+//!              min: { <field>: smallest value, …, <time>: bucket start },
+//!              max: { <field>: largest value, … },
+//!              count: <measurements> },
+//!   meta:    <metaField value>            (absent without a metaField value)
+//!   data:    { <field>: { "0": v₀, "1": v₁, … }, … } }   column-wise
+//! }
+//! ```
+//!
+//! `control.min.<time>` is the bucket's start (the first measurement's
+//! time rounded down to `bucketRoundingSeconds`), as in mongod: the TTL
+//! index on it gives the bucket rule (`options::internal_indexes`). A
+//! column holds only the measurements that have the field; its keys are
+//! the measurements' positions. Min and max are MongoDB's order
+//! (`encoding::cmp`) over whole top-level values.
+//!
+//! This module builds and reads bucket documents; it does not decide
+//! which bucket a measurement goes to (`insert`) nor read the engine.
+
+use std::cmp::Ordering;
+
+use bson::{Bson, DateTime, Document, RawBsonRef, RawDocument, RawDocumentBuf, oid::ObjectId};
+
+use super::options::TimeseriesOptions;
+use crate::encoding::cmp::compare_values;
+use crate::error::{Error, Result};
+
+/// MongoDB's cap on measurements per bucket.
+pub const MAX_MEASUREMENTS: u32 = 1000;
+/// MongoDB's cap on a bucket's (uncompressed) size.
+pub const MAX_BUCKET_BYTES: usize = 125 * 1024;
+
+/// A bucket opened for appending.
+#[derive(Debug, Clone)]
+pub struct Bucket {
+    pub id: ObjectId,
+    /// Start of the span (millis): `control.min.<time>`.
+    pub start: i64,
+    pub meta: Option<Bson>,
+    pub count: u32,
+    min: Document,
+    max: Document,
+    /// Columns in the order fields first appeared.
+    data: Vec<(String, Document)>,
+    /// Approximate encoded size, to roll over before MongoDB's limit.
+    bytes: usize,
+}
+
+impl Bucket {
+    /// An empty bucket starting at `start` millis.
+    pub fn new(start: i64, meta: Option<Bson>, opts: &TimeseriesOptions) -> Self {
+        let fresh = ObjectId::new().bytes();
+        let mut id = [0u8; 12];
+        // The timestamp is the start in seconds, as mongod's bucket ids
+        // (wrapping for dates outside 1970..2106).
+        id[..4].copy_from_slice(&((start.div_euclid(1000)) as u32).to_be_bytes());
+        id[4..].copy_from_slice(&fresh[4..]);
+        let mut min = Document::new();
+        min.insert(opts.time_field.clone(), DateTime::from_millis(start));
+        Bucket {
+            id: ObjectId::from_bytes(id),
+            start,
+            meta,
+            count: 0,
+            min,
+            max: Document::new(),
+            data: Vec::new(),
+            bytes: 200,
+        }
+    }
+
+    /// The same bucket (id, start, meta) without measurements.
+    pub fn emptied(&self, opts: &TimeseriesOptions) -> Self {
+        let mut b = Bucket::new(self.start, self.meta.clone(), opts);
+        b.id = self.id;
+        b
+    }
+
+    /// Whether the bucket can take a measurement at `millis` (its span,
+    /// MongoDB's limits).
+    pub fn accepts(&self, millis: i64, opts: &TimeseriesOptions) -> bool {
+        millis >= self.start
+            && millis < self.start.saturating_add(opts.max_span_secs * 1000)
+            && self.count < MAX_MEASUREMENTS
+            && self.bytes < MAX_BUCKET_BYTES
+    }
+
+    /// Appends a measurement (its metaField already taken out).
+    pub fn push(&mut self, m: &RawDocument, opts: &TimeseriesOptions) -> Result<()> {
+        let pos = self.count.to_string();
+        for el in m {
+            let (k, v) = el?;
+            let k = k.as_str();
+            if opts.meta_field.as_deref() == Some(k) {
+                continue;
+            }
+            let value = Bson::try_from(v)?;
+            self.bytes += k.len() + pos.len() + 2 + v_len(&value);
+            if k != opts.time_field || !self.min.contains_key(k) {
+                widen(&mut self.min, k, &value, Ordering::Less);
+            }
+            widen(&mut self.max, k, &value, Ordering::Greater);
+            match self.data.iter_mut().find(|(f, _)| f == k) {
+                Some((_, col)) => {
+                    col.insert(pos.clone(), value);
+                }
+                None => {
+                    let mut col = Document::new();
+                    col.insert(pos.clone(), value);
+                    self.data.push((k.to_owned(), col));
+                }
+            }
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The bucket document.
+    pub fn to_raw(&self) -> Result<RawDocumentBuf> {
+        let mut control = Document::new();
+        control.insert("version", 1);
+        control.insert("min", self.min.clone());
+        control.insert("max", self.max.clone());
+        control.insert("count", self.count as i32);
+        let mut d = Document::new();
+        d.insert("_id", self.id);
+        d.insert("control", control);
+        if let Some(m) = &self.meta {
+            d.insert("meta", m.clone());
+        }
+        let mut data = Document::new();
+        for (f, col) in &self.data {
+            data.insert(f.clone(), col.clone());
+        }
+        d.insert("data", data);
+        RawDocumentBuf::try_from(&d).map_err(Error::from)
+    }
+
+    /// Reads a stored bucket back for appending.
+    pub fn from_raw(raw: &RawDocument, opts: &TimeseriesOptions) -> Result<Self> {
+        let corrupt = |what: &str| Error::corrupt(format!("time-series bucket: {what}"));
+        let d = Document::try_from(raw)?;
+        let id = d.get_object_id("_id").map_err(|_| corrupt("_id"))?;
+        let control = d.get_document("control").map_err(|_| corrupt("control"))?;
+        let min = control
+            .get_document("min")
+            .map_err(|_| corrupt("min"))?
+            .clone();
+        let start = min
+            .get_datetime(&opts.time_field)
+            .map_err(|_| corrupt("min time"))?
+            .timestamp_millis();
+        let count = control.get_i32("count").map_err(|_| corrupt("count"))? as u32;
+        let data: Vec<(String, Document)> = d
+            .get_document("data")
+            .map_err(|_| corrupt("data"))?
+            .iter()
+            .map(|(k, v)| match v {
+                Bson::Document(col) => Ok((k.clone(), col.clone())),
+                _ => Err(corrupt("column")),
+            })
+            .collect::<Result<_>>()?;
+        Ok(Bucket {
+            id,
+            start,
+            meta: d.get("meta").cloned(),
+            count,
+            max: control
+                .get_document("max")
+                .map_err(|_| corrupt("max"))?
+                .clone(),
+            min,
+            data,
+            bytes: raw.as_bytes().len(),
+        })
+    }
+}
+
+fn v_len(v: &Bson) -> usize {
+    match v {
+        Bson::String(s) => s.len() + 5,
+        Bson::Document(d) => d.len() * 16,
+        Bson::Array(a) => a.len() * 16,
+        _ => 9,
+    }
+}
+
+/// Sets `bound.k` to `v` when `v` is beyond it in the direction `toward`.
+fn widen(bound: &mut Document, k: &str, v: &Bson, toward: Ordering) {
+    let beyond = match (bound.get(k), bson::RawBson::try_from(v.clone())) {
+        (None, _) => true,
+        (Some(cur), Ok(new)) => match bson::RawBson::try_from(cur.clone()) {
+            Ok(cur) => compare_values(new.as_raw_bson_ref(), cur.as_raw_bson_ref()) == toward,
+            Err(_) => false,
+        },
+        _ => false,
+    };
+    if beyond {
+        bound.insert(k.to_owned(), v.clone());
+    }
+}
+
+/// How many measurements a stored bucket holds (`control.count`).
+pub fn bucket_count(raw: &RawDocument) -> Result<u64> {
+    let control = raw
+        .get_document("control")
+        .map_err(|_| Error::corrupt("time-series bucket: control"))?;
+    let n = control
+        .get_i32("count")
+        .map_err(|_| Error::corrupt("time-series bucket: count"))?;
+    Ok(n.max(0) as u64)
+}
+
+/// The measurements of a stored bucket, in position order, as mongod
+/// shows them: timeField first, then the metaField, then the other
+/// fields in the order they first appeared in the bucket.
+pub fn unpack(raw: &RawDocument, opts: &TimeseriesOptions) -> Result<Vec<RawDocumentBuf>> {
+    let corrupt = |what: &str| Error::corrupt(format!("time-series bucket: {what}"));
+    let control = raw
+        .get_document("control")
+        .map_err(|_| corrupt("control"))?;
+    let count = control
+        .get_i32("count")
+        .map_err(|_| corrupt("count"))?
+        .max(0) as usize;
+    let data = raw.get_document("data").map_err(|_| corrupt("data"))?;
+    let meta = raw.get("meta")?;
+    let mut out: Vec<RawDocumentBuf> = (0..count).map(|_| RawDocumentBuf::new()).collect();
+    // Time first, then meta, then the rest: columns are walked in that
+    // order and each appends to the measurements it holds a value for.
+    let time_col = data.get_document(&opts.time_field).ok();
+    if let Some(col) = time_col {
+        append_column(&mut out, &opts.time_field, col)?;
+    }
+    if let (Some(name), Some(m)) = (&opts.meta_field, meta) {
+        let name = <&bson::raw::CStr>::try_from(name.as_str())?;
+        for doc in &mut out {
+            doc.append(name, m);
+        }
+    }
+    for el in data {
+        let (k, v) = el?;
+        if k.as_str() == opts.time_field {
+            continue;
+        }
+        let RawBsonRef::Document(col) = v else {
+            return Err(corrupt("column"));
+        };
+        append_column(&mut out, k.as_str(), col)?;
+    }
+    Ok(out)
+}
+
+fn append_column(out: &mut [RawDocumentBuf], field: &str, col: &RawDocument) -> Result<()> {
+    let field = <&bson::raw::CStr>::try_from(field)?;
+    for el in col {
+        let (pos, v) = el?;
+        let pos: usize = pos
+            .as_str()
+            .parse()
+            .map_err(|_| Error::corrupt("time-series bucket: position"))?;
+        if let Some(doc) = out.get_mut(pos) {
+            doc.append(field, v);
+        }
+    }
+    Ok(())
+}
+
+/// The measurement's time (millis), or MongoDB's error when the timeField
+/// is missing or not a Date.
+pub fn measurement_time(m: &RawDocument, opts: &TimeseriesOptions) -> Result<i64> {
+    match m.get(&opts.time_field)? {
+        Some(RawBsonRef::DateTime(d)) => Ok(d.timestamp_millis()),
+        _ => Err(Error::bad_value(format!(
+            "'{}' must be present and contain a valid BSON UTC datetime value",
+            opts.time_field
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{doc, rawdoc};
+
+    use super::*;
+
+    fn opts() -> TimeseriesOptions {
+        TimeseriesOptions::parse(RawBsonRef::Document(
+            &rawdoc! { "timeField": "t", "metaField": "m" },
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_bucket_round_trips_and_unpacks_its_measurements() {
+        let o = opts();
+        let mut b = Bucket::new(60_000, Some(Bson::String("a".into())), &o);
+        let t1 = DateTime::from_millis(61_000);
+        let t2 = DateTime::from_millis(62_000);
+        b.push(&rawdoc! { "t": t1, "m": "a", "x": 5 }, &o).unwrap();
+        b.push(&rawdoc! { "t": t2, "m": "a", "y": "s" }, &o)
+            .unwrap();
+        let raw = b.to_raw().unwrap();
+        let back = Bucket::from_raw(&raw, &o).unwrap();
+        assert_eq!(back.count, 2);
+        assert_eq!(back.start, 60_000);
+        let ms = unpack(&raw, &o).unwrap();
+        assert_eq!(
+            Document::try_from(ms[0].as_ref()).unwrap(),
+            doc! { "t": t1, "m": "a", "x": 5 }
+        );
+        assert_eq!(
+            Document::try_from(ms[1].as_ref()).unwrap(),
+            doc! { "t": t2, "m": "a", "y": "s" }
+        );
+        let control = raw.get_document("control").unwrap();
+        assert_eq!(
+            control
+                .get_document("min")
+                .unwrap()
+                .get_datetime("t")
+                .unwrap(),
+            DateTime::from_millis(60_000)
+        );
+        assert_eq!(
+            control
+                .get_document("max")
+                .unwrap()
+                .get_datetime("t")
+                .unwrap(),
+            t2
+        );
+    }
+
+    #[test]
+    fn a_bucket_accepts_only_its_span() {
+        let o = opts();
+        let b = Bucket::new(0, None, &o);
+        assert!(b.accepts(3_599_999, &o));
+        assert!(!b.accepts(3_600_000, &o));
+        assert!(!b.accepts(-1, &o));
+    }
+}
