@@ -746,3 +746,210 @@ async fn unsupported_timeseries_writes_are_refused() {
     );
     assert_eq!(count(&db, "w").await, 2);
 }
+
+/// Spec item 61 (timeseries_index_ttl_partial.js): the rules and codes of
+/// TTL indexes on a time-series collection.
+#[tokio::test]
+async fn partial_ttl_index_rules() {
+    let node = node();
+    let db = node.db("app").await;
+    create(
+        &db,
+        doc! { "create": "w", "timeseries": { "timeField": "tm", "metaField": "mm" } },
+    )
+    .await
+    .unwrap();
+    let index = |key: Document, opts: Document| {
+        let mut spec = doc! { "key": key, "name": "partialTTLIndex" };
+        spec.extend(opts);
+        doc! { "createIndexes": "w", "indexes": [spec] }
+    };
+    let cases = [
+        (doc! { "tm": 1 }, doc! { "expireAfterSeconds": 3600 }, 72),
+        (doc! { "mm": 1 }, doc! { "expireAfterSeconds": 3600 }, 72),
+        (
+            doc! { "tm": 1 },
+            doc! { "expireAfterSeconds": 400, "partialFilterExpression": { "data": { "$gt": 5 } } },
+            72,
+        ),
+        (
+            doc! { "tm": 1 },
+            doc! { "expireAfterSeconds": 400, "partialFilterExpression": { "mm": { "$gt": 5 }, "data": { "$gt": 5 } } },
+            72,
+        ),
+        (
+            doc! { "tm": 1 },
+            doc! { "expireAfterSeconds": 400, "partialFilterExpression": { "tm": { "$gt": at(T0) } } },
+            72,
+        ),
+        (
+            doc! { "mm": 1 },
+            doc! { "expireAfterSeconds": 400, "partialFilterExpression": { "mm": { "$gt": 5 } } },
+            72,
+        ),
+        (
+            doc! { "tm": 1, "mm": 1 },
+            doc! { "expireAfterSeconds": 400, "partialFilterExpression": { "mm": { "$gt": 5 } } },
+            67,
+        ),
+        (
+            doc! { "tm": 1 },
+            doc! { "expireAfterSeconds": 400, "partialFilterExpression": { "mm": { "$gt": 5 } }, "collation": { "locale": "fr" } },
+            85,
+        ),
+    ];
+    for (key, opts, code) in cases {
+        expect_code(db.run_command(index(key, opts)).await, code);
+    }
+    db.run_command(index(
+        doc! { "tm": 1 },
+        doc! { "expireAfterSeconds": 400i64, "partialFilterExpression": { "mm": { "$gt": 5 } } },
+    ))
+    .await
+    .unwrap();
+    let shown: Vec<Document> = first_batch(&db, doc! { "listIndexes": "w" })
+        .await
+        .into_iter()
+        .filter(|i| i.get_str("name").ok() == Some("partialTTLIndex"))
+        .collect();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].get_document("key").unwrap(), &doc! { "tm": 1 });
+    assert_eq!(
+        shown[0].get_document("partialFilterExpression").unwrap(),
+        &doc! { "mm": { "$gt": 5 } }
+    );
+    assert_eq!(shown[0].get_i32("expireAfterSeconds").unwrap(), 400);
+}
+
+/// Spec item 61 (S000 "Important"; timeseries_expires_with_partial_index.js):
+/// a partial TTL index expires the buckets of the meta values its filter
+/// names, by the bucket rule with its own expireAfterSeconds; the shorter
+/// of collection and index TTL wins.
+#[tokio::test]
+async fn a_partial_ttl_index_expires_only_its_meta_values_sooner() {
+    let node = node();
+    let db = node.db("app").await;
+    create(
+        &db,
+        doc! { "create": "weather24h", "timeseries": { "timeField": "timestamp", "metaField": "sensor", "granularity": "hours" }, "expireAfterSeconds": 86400 },
+    )
+    .await
+    .unwrap();
+    db.run_command(doc! { "createIndexes": "weather24h", "indexes": [
+        { "key": { "timestamp": 1 }, "name": "timestamp_1", "expireAfterSeconds": 3600, "partialFilterExpression": { "sensor": { "$eq": "MDB_NYC" } } }
+    ] })
+    .await
+    .unwrap();
+    let c = db.collection::<Document>("weather24h");
+    c.insert_many(vec![
+        doc! { "timestamp": at(T0), "sensor": "MDB_NYC", "temp": 1 },
+        doc! { "timestamp": at(T0), "sensor": "MDB_SF", "temp": 2 },
+    ])
+    .await
+    .unwrap();
+    // 30 days span + 1 hour: the NYC bucket only.
+    node.advance(Duration::from_millis((30 * DAY + HOUR) as u64));
+    node.ttl_pass().await;
+    let left = measurements(&db, "weather24h").await;
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].get_str("sensor").unwrap(), "MDB_SF");
+    // 30 days span + 1 day: the collection's own rule takes SF.
+    node.advance(Duration::from_millis((DAY - HOUR) as u64));
+    node.ttl_pass().await;
+    assert_eq!(count(&db, "weather24h").await, 0);
+}
+
+/// Filters on the metaField and timeField read only the buckets that can
+/// hold matches (explain shows the bucket index bounds), and give the same
+/// answers as a scan.
+#[tokio::test]
+async fn meta_and_time_filters_prune_buckets() {
+    let node = node();
+    let db = node.db("app").await;
+    create(
+        &db,
+        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
+    )
+    .await
+    .unwrap();
+    let c = db.collection::<Document>("w");
+    for s in ["a", "b", "c"] {
+        for h in 0..4 {
+            c.insert_many(readings(s, T0 + h * HOUR, 10)).await.unwrap();
+        }
+    }
+    let explain = |filter: Document| {
+        doc! { "explain": { "find": "w", "filter": filter }, "verbosity": "executionStats" }
+    };
+    let run = |filter: Document| {
+        let db = db.clone();
+        async move {
+            let e = db.run_command(explain(filter)).await.unwrap();
+            let stats = e.get_document("executionStats").unwrap().clone();
+            let plan = e
+                .get_document("queryPlanner")
+                .unwrap()
+                .get_document("winningPlan")
+                .unwrap()
+                .clone();
+            (
+                stats.get_i64("nReturned").unwrap(),
+                stats.get_i64("totalKeysExamined").unwrap(),
+                plan,
+            )
+        }
+    };
+    let (n, keys, plan) = run(doc! { "sensor": "b" }).await;
+    assert_eq!((n, keys), (40, 4));
+    assert_eq!(plan.get_str("stage").unwrap(), "UNPACK_TS_BUCKET");
+    assert_eq!(
+        plan.get_document("inputStage")
+            .unwrap()
+            .get_str("stage")
+            .unwrap(),
+        "FETCH"
+    );
+    let (n, keys, _) =
+        run(doc! { "sensor": "b", "t": { "$gte": at(T0 + HOUR), "$lt": at(T0 + 2 * HOUR) } }).await;
+    assert_eq!(n, 10);
+    assert!(keys <= 2, "{keys} buckets examined");
+    let (n, keys, _) = run(doc! { "t": { "$gte": at(T0 + 3 * HOUR) } }).await;
+    assert_eq!(n, 30);
+    assert!(keys <= 6, "{keys} buckets examined");
+    let (n, _, _) = run(doc! { "n": 3 }).await;
+    assert_eq!(n, 12);
+}
+
+/// Aggregation reads measurements as find does.
+#[tokio::test]
+async fn aggregate_groups_measurements() {
+    let node = node();
+    let db = node.db("app").await;
+    create(
+        &db,
+        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
+    )
+    .await
+    .unwrap();
+    let c = db.collection::<Document>("w");
+    c.insert_many(readings("a", T0, 4)).await.unwrap();
+    c.insert_many(readings("b", T0, 2)).await.unwrap();
+    let out: Vec<Document> = c
+        .aggregate(vec![
+            doc! { "$match": { "n": { "$gte": 1 } } },
+            doc! { "$group": { "_id": "$sensor", "n": { "$sum": 1 }, "v": { "$max": "$v" } } },
+            doc! { "$sort": { "_id": 1 } },
+        ])
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        vec![
+            doc! { "_id": "a", "n": 3, "v": 1.5 },
+            doc! { "_id": "b", "n": 1, "v": 0.5 }
+        ]
+    );
+}

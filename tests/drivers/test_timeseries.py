@@ -49,8 +49,11 @@ def test_weather24h_is_listed_as_mongod_lists_it(db):
     }
     assert ts["options"]["expireAfterSeconds"] == 86400
     assert listed["system.buckets.weather24h"]["type"] == "collection"
-    # Creating it again with the same options is fine.
-    create_weather24h(db)
+    # Creating it again with the same options is fine (pymongo's
+    # create_collection refuses an existing name itself, so send the command).
+    db.command("create", "weather24h",
+               timeseries={"timeField": "timestamp", "metaField": "sensor", "granularity": "hours"},
+               expireAfterSeconds=86400)
 
 
 def test_weather24h_keeps_data_for_the_bucket_span(client, db):
@@ -62,8 +65,9 @@ def test_weather24h_keeps_data_for_the_bucket_span(client, db):
     db.weather24h.insert_many([
         {"timestamp": old, "sensor": "MDB_NYC", "temp": 10},
         {"timestamp": old + HOUR, "sensor": "MDB_NYC", "temp": 11},
-        # 25 days old: far past 24 hours, but its bucket has not run its span.
-        {"timestamp": recent, "sensor": "MDB_NYC", "temp": 12},
+        # 25 days old: far past 24 hours, but its bucket (another sensor's,
+        # so another bucket) has not run its span.
+        {"timestamp": recent, "sensor": "MDB_SF", "temp": 12},
     ])
     wait_for(lambda: db.weather24h.count_documents({}) == 1, "the old bucket is still visible")
     assert [d["temp"] for d in db.weather24h.find()] == [12]
