@@ -12,8 +12,9 @@ trap 'rm -rf "$out"' EXIT
 "$bin/ebb-bench" lag --rate 500 --duration 2 --show-expired --ebbd "$bin/ebbd" --json "$out/lag-shown.json"
 "$bin/ebb-bench" insert --docs 3000 --clients 2 --ebbd "$bin/ebbd" --json "$out/insert.json" --plot "$out/insert.svg"
 "$bin/ebb-bench" foreground --docs 3000 --ebbd "$bin/ebbd" --json "$out/foreground.json" --plot "$out/foreground.svg"
-for f in purge purge-keep lag lag-shown insert foreground; do
+"$bin/ebb-bench" timeseries --docs 3000 --ebbd "$bin/ebbd" --json "$out/timeseries.json" --plot "$out/timeseries.svg"
+for f in purge purge-keep lag lag-shown insert foreground timeseries; do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-*}', d" "$out/$f.json"
 done
-for f in purge lag insert foreground; do grep -q "<polyline" "$out/$f.svg"; done
+for f in purge lag insert foreground timeseries; do grep -q "<polyline" "$out/$f.svg"; done
 echo "bench smoke passed"
