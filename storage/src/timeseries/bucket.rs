@@ -27,7 +27,8 @@
 
 use std::cmp::Ordering;
 
-use bson::{Bson, DateTime, Document, RawBsonRef, RawDocument, RawDocumentBuf, oid::ObjectId};
+use bson::raw::{CStr, cstr};
+use bson::{Bson, DateTime, RawBson, RawBsonRef, RawDocument, RawDocumentBuf, oid::ObjectId};
 
 use super::options::TimeseriesOptions;
 use crate::encoding::cmp::compare_values;
@@ -38,7 +39,9 @@ pub const MAX_MEASUREMENTS: u32 = 1000;
 /// MongoDB's cap on a bucket's (uncompressed) size.
 pub const MAX_BUCKET_BYTES: usize = 125 * 1024;
 
-/// A bucket opened for appending.
+/// A bucket opened for appending. Columns stay raw BSON, so appending a
+/// measurement copies its values' bytes and writing the bucket copies the
+/// columns: no bucket is decoded into values or re-encoded value by value.
 #[derive(Debug, Clone)]
 pub struct Bucket {
     pub id: ObjectId,
@@ -46,12 +49,10 @@ pub struct Bucket {
     pub start: i64,
     pub meta: Option<Bson>,
     pub count: u32,
-    min: Document,
-    max: Document,
+    min: Vec<(String, RawBson)>,
+    max: Vec<(String, RawBson)>,
     /// Columns in the order fields first appeared.
-    data: Vec<(String, Document)>,
-    /// Approximate encoded size, to roll over before MongoDB's limit.
-    bytes: usize,
+    data: Vec<(String, RawDocumentBuf)>,
 }
 
 impl Bucket {
@@ -63,17 +64,17 @@ impl Bucket {
         // (wrapping for dates outside 1970..2106).
         id[..4].copy_from_slice(&((start.div_euclid(1000)) as u32).to_be_bytes());
         id[4..].copy_from_slice(&fresh[4..]);
-        let mut min = Document::new();
-        min.insert(opts.time_field.clone(), DateTime::from_millis(start));
         Bucket {
             id: ObjectId::from_bytes(id),
             start,
             meta,
             count: 0,
-            min,
-            max: Document::new(),
+            min: vec![(
+                opts.time_field.clone(),
+                RawBson::DateTime(DateTime::from_millis(start)),
+            )],
+            max: Vec::new(),
             data: Vec::new(),
-            bytes: 200,
         }
     }
 
@@ -84,38 +85,42 @@ impl Bucket {
         b
     }
 
+    /// Bytes of the columns: what MongoDB's size limit is about.
+    fn bytes(&self) -> usize {
+        self.data.iter().map(|(_, c)| c.as_bytes().len()).sum()
+    }
+
     /// Whether the bucket can take a measurement at `millis` (its span,
     /// MongoDB's limits).
     pub fn accepts(&self, millis: i64, opts: &TimeseriesOptions) -> bool {
         millis >= self.start
             && millis < self.start.saturating_add(opts.max_span_secs * 1000)
             && self.count < MAX_MEASUREMENTS
-            && self.bytes < MAX_BUCKET_BYTES
+            && self.bytes() < MAX_BUCKET_BYTES
     }
 
-    /// Appends a measurement (its metaField already taken out).
+    /// Appends a measurement (its metaField is left out: it is the
+    /// bucket's `meta`).
     pub fn push(&mut self, m: &RawDocument, opts: &TimeseriesOptions) -> Result<()> {
         let pos = self.count.to_string();
+        let pos = <&CStr>::try_from(pos.as_str())?;
         for el in m {
             let (k, v) = el?;
-            let k = k.as_str();
-            if opts.meta_field.as_deref() == Some(k) {
+            let name = k.as_str();
+            if opts.meta_field.as_deref() == Some(name) {
                 continue;
             }
-            let value = Bson::try_from(v)?;
-            self.bytes += k.len() + pos.len() + 2 + v_len(&value);
-            if k != opts.time_field || !self.min.contains_key(k) {
-                widen(&mut self.min, k, &value, Ordering::Less);
+            // The time minimum is the bucket's start, never widened.
+            if name != opts.time_field {
+                widen(&mut self.min, name, v, Ordering::Less);
             }
-            widen(&mut self.max, k, &value, Ordering::Greater);
-            match self.data.iter_mut().find(|(f, _)| f == k) {
-                Some((_, col)) => {
-                    col.insert(pos.clone(), value);
-                }
+            widen(&mut self.max, name, v, Ordering::Greater);
+            match self.data.iter_mut().find(|(f, _)| f == name) {
+                Some((_, col)) => col.append(pos, v),
                 None => {
-                    let mut col = Document::new();
-                    col.insert(pos.clone(), value);
-                    self.data.push((k.to_owned(), col));
+                    let mut col = RawDocumentBuf::new();
+                    col.append(pos, v);
+                    self.data.push((name.to_owned(), col));
                 }
             }
         }
@@ -125,86 +130,85 @@ impl Bucket {
 
     /// The bucket document.
     pub fn to_raw(&self) -> Result<RawDocumentBuf> {
-        let mut control = Document::new();
-        control.insert("version", 1);
-        control.insert("min", self.min.clone());
-        control.insert("max", self.max.clone());
-        control.insert("count", self.count as i32);
-        let mut d = Document::new();
-        d.insert("_id", self.id);
-        d.insert("control", control);
+        let mut control = RawDocumentBuf::new();
+        control.append(cstr!("version"), 1);
+        control.append(cstr!("min"), &bounds(&self.min)?);
+        control.append(cstr!("max"), &bounds(&self.max)?);
+        control.append(cstr!("count"), self.count as i32);
+        let mut d = RawDocumentBuf::new();
+        d.append(cstr!("_id"), self.id);
+        d.append(cstr!("control"), &control);
         if let Some(m) = &self.meta {
-            d.insert("meta", m.clone());
+            d.append(cstr!("meta"), RawBson::try_from(m.clone())?);
         }
-        let mut data = Document::new();
+        let mut data = RawDocumentBuf::new();
         for (f, col) in &self.data {
-            data.insert(f.clone(), col.clone());
+            data.append(<&CStr>::try_from(f.as_str())?, col);
         }
-        d.insert("data", data);
-        RawDocumentBuf::try_from(&d).map_err(Error::from)
+        d.append(cstr!("data"), &data);
+        Ok(d)
     }
 
     /// Reads a stored bucket back for appending.
     pub fn from_raw(raw: &RawDocument, opts: &TimeseriesOptions) -> Result<Self> {
         let corrupt = |what: &str| Error::corrupt(format!("time-series bucket: {what}"));
-        let d = Document::try_from(raw)?;
-        let id = d.get_object_id("_id").map_err(|_| corrupt("_id"))?;
-        let control = d.get_document("control").map_err(|_| corrupt("control"))?;
-        let min = control
-            .get_document("min")
-            .map_err(|_| corrupt("min"))?
-            .clone();
-        let start = min
-            .get_datetime(&opts.time_field)
-            .map_err(|_| corrupt("min time"))?
-            .timestamp_millis();
+        let id = raw.get_object_id("_id").map_err(|_| corrupt("_id"))?;
+        let control = raw
+            .get_document("control")
+            .map_err(|_| corrupt("control"))?;
+        let min = fields(control.get_document("min").map_err(|_| corrupt("min"))?)?;
+        let start = match min.iter().find(|(k, _)| *k == opts.time_field) {
+            Some((_, RawBson::DateTime(d))) => d.timestamp_millis(),
+            _ => return Err(corrupt("min time")),
+        };
         let count = control.get_i32("count").map_err(|_| corrupt("count"))? as u32;
-        let data: Vec<(String, Document)> = d
-            .get_document("data")
-            .map_err(|_| corrupt("data"))?
-            .iter()
-            .map(|(k, v)| match v {
-                Bson::Document(col) => Ok((k.clone(), col.clone())),
-                _ => Err(corrupt("column")),
-            })
-            .collect::<Result<_>>()?;
+        let mut data = Vec::new();
+        for el in raw.get_document("data").map_err(|_| corrupt("data"))? {
+            let (k, v) = el?;
+            let RawBsonRef::Document(col) = v else {
+                return Err(corrupt("column"));
+            };
+            data.push((k.as_str().to_owned(), col.to_owned()));
+        }
         Ok(Bucket {
             id,
             start,
-            meta: d.get("meta").cloned(),
+            meta: raw.get("meta")?.map(Bson::try_from).transpose()?,
             count,
-            max: control
-                .get_document("max")
-                .map_err(|_| corrupt("max"))?
-                .clone(),
+            max: fields(control.get_document("max").map_err(|_| corrupt("max"))?)?,
             min,
             data,
-            bytes: raw.as_bytes().len(),
         })
     }
 }
 
-fn v_len(v: &Bson) -> usize {
-    match v {
-        Bson::String(s) => s.len() + 5,
-        Bson::Document(d) => d.len() * 16,
-        Bson::Array(a) => a.len() * 16,
-        _ => 9,
-    }
+fn fields(d: &RawDocument) -> Result<Vec<(String, RawBson)>> {
+    d.iter()
+        .map(|el| {
+            let (k, v) = el?;
+            Ok((k.as_str().to_owned(), RawBson::from(v)))
+        })
+        .collect()
 }
 
-/// Sets `bound.k` to `v` when `v` is beyond it in the direction `toward`.
-fn widen(bound: &mut Document, k: &str, v: &Bson, toward: Ordering) {
-    let beyond = match (bound.get(k), bson::RawBson::try_from(v.clone())) {
-        (None, _) => true,
-        (Some(cur), Ok(new)) => match bson::RawBson::try_from(cur.clone()) {
-            Ok(cur) => compare_values(new.as_raw_bson_ref(), cur.as_raw_bson_ref()) == toward,
-            Err(_) => false,
-        },
-        _ => false,
-    };
-    if beyond {
-        bound.insert(k.to_owned(), v.clone());
+fn bounds(values: &[(String, RawBson)]) -> Result<RawDocumentBuf> {
+    let mut d = RawDocumentBuf::new();
+    for (k, v) in values {
+        d.append(<&CStr>::try_from(k.as_str())?, v.clone());
+    }
+    Ok(d)
+}
+
+/// Sets `bound[k]` to `v` when `v` is beyond it in the direction `toward`
+/// (MongoDB's order over whole values).
+fn widen(bound: &mut Vec<(String, RawBson)>, k: &str, v: RawBsonRef<'_>, toward: Ordering) {
+    match bound.iter_mut().find(|(f, _)| f == k) {
+        Some((_, cur)) => {
+            if compare_values(v, cur.as_raw_bson_ref()) == toward {
+                *cur = RawBson::from(v);
+            }
+        }
+        None => bound.push((k.to_owned(), RawBson::from(v))),
     }
 }
 
@@ -288,7 +292,7 @@ pub fn measurement_time(m: &RawDocument, opts: &TimeseriesOptions) -> Result<i64
 
 #[cfg(test)]
 mod tests {
-    use bson::{doc, rawdoc};
+    use bson::{Document, doc, rawdoc};
 
     use super::*;
 
