@@ -365,6 +365,27 @@ async fn a_full_bucket_rolls_over() {
     counts.sort_unstable();
     assert_eq!(counts, [1, 1000]);
     assert_eq!(count(&db, "w").await, 1001);
+    // The full bucket is stored compressed and reads back exactly.
+    let versions: Vec<i32> = buckets(&db, "w")
+        .await
+        .iter()
+        .map(|b| {
+            b.get_document("control")
+                .unwrap()
+                .get_i32("version")
+                .unwrap()
+        })
+        .collect();
+    assert!(versions.contains(&2), "{versions:?}");
+    let all = measurements(&db, "w").await;
+    assert_eq!(all.len(), 1001);
+    for (i, m) in all.iter().enumerate() {
+        assert_eq!(m.get_i32("n").unwrap(), i as i32);
+        assert_eq!(
+            m.get_datetime("t").unwrap().timestamp_millis(),
+            T0 + i as i64
+        );
+    }
 }
 
 /// A late measurement goes to the bucket whose span covers it.

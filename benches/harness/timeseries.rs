@@ -27,7 +27,9 @@ fn measurement(start: i64, i: usize) -> Document {
         "_id": ObjectId::new(),
         "t": DateTime::from_millis(start + (i / SENSORS) as i64 * 1000),
         "sensor": format!("sensor-{:03}", i % SENSORS),
-        "temp": 20.0 + ((i * 7919) % 1000) as f64 / 100.0,
+        // A reading such as a sensor reports it: the double nearest a
+        // two-decimal value.
+        "temp": (2000 + (i * 7919) % 1000) as f64 / 100.0,
     }
 }
 

@@ -22,6 +22,11 @@
 //! the measurements' positions. Min and max are MongoDB's order
 //! (`encoding::cmp`) over whole top-level values.
 //!
+//! A full bucket (1000 measurements or 125 KiB of columns) takes no more
+//! measurements and is written with `control.version: 2` and every column
+//! compressed: `data.<field>` is then binary subtype 0x80 in `column`'s
+//! encoding. Readers take either form.
+//!
 //! This module builds and reads bucket documents; it does not decide
 //! which bucket a measurement goes to (`insert`) nor read the engine.
 
@@ -30,9 +35,14 @@ use std::cmp::Ordering;
 use bson::raw::{CStr, cstr};
 use bson::{Bson, DateTime, RawBson, RawBsonRef, RawDocument, RawDocumentBuf, oid::ObjectId};
 
+use super::column;
 use super::options::TimeseriesOptions;
 use crate::encoding::cmp::compare_values;
 use crate::error::{Error, Result};
+
+/// The binary subtype of a compressed column (ebb's encoding, `column`;
+/// not MongoDB's BSONColumn, whose subtype is 7).
+const COLUMN_SUBTYPE: bson::spec::BinarySubtype = bson::spec::BinarySubtype::UserDefined(0x80);
 
 /// MongoDB's cap on measurements per bucket.
 pub const MAX_MEASUREMENTS: u32 = 1000;
@@ -90,13 +100,17 @@ impl Bucket {
         self.data.iter().map(|(_, c)| c.as_bytes().len()).sum()
     }
 
+    /// Whether MongoDB's limits let the bucket take no more measurements.
+    fn is_full(&self) -> bool {
+        self.count >= MAX_MEASUREMENTS || self.bytes() >= MAX_BUCKET_BYTES
+    }
+
     /// Whether the bucket can take a measurement at `millis` (its span,
     /// MongoDB's limits).
     pub fn accepts(&self, millis: i64, opts: &TimeseriesOptions) -> bool {
         millis >= self.start
             && millis < self.start.saturating_add(opts.max_span_secs * 1000)
-            && self.count < MAX_MEASUREMENTS
-            && self.bytes() < MAX_BUCKET_BYTES
+            && !self.is_full()
     }
 
     /// Appends a measurement (its metaField is left out: it is the
@@ -128,10 +142,12 @@ impl Bucket {
         Ok(())
     }
 
-    /// The bucket document.
+    /// The bucket document; a full bucket, which takes no more
+    /// measurements, with its columns compressed (`column`).
     pub fn to_raw(&self) -> Result<RawDocumentBuf> {
+        let compress = self.is_full();
         let mut control = RawDocumentBuf::new();
-        control.append(cstr!("version"), 1);
+        control.append(cstr!("version"), if compress { 2 } else { 1 });
         control.append(cstr!("min"), &bounds(&self.min)?);
         control.append(cstr!("max"), &bounds(&self.max)?);
         control.append(cstr!("count"), self.count as i32);
@@ -143,7 +159,19 @@ impl Bucket {
         }
         let mut data = RawDocumentBuf::new();
         for (f, col) in &self.data {
-            data.append(<&CStr>::try_from(f.as_str())?, col);
+            let f = <&CStr>::try_from(f.as_str())?;
+            if compress {
+                let bytes = column::encode(col, self.count as usize)?;
+                data.append(
+                    f,
+                    RawBson::Binary(bson::Binary {
+                        subtype: COLUMN_SUBTYPE,
+                        bytes,
+                    }),
+                );
+            } else {
+                data.append(f, col);
+            }
         }
         d.append(cstr!("data"), &data);
         Ok(d)
@@ -165,10 +193,14 @@ impl Bucket {
         let mut data = Vec::new();
         for el in raw.get_document("data").map_err(|_| corrupt("data"))? {
             let (k, v) = el?;
-            let RawBsonRef::Document(col) = v else {
-                return Err(corrupt("column"));
+            let col = match v {
+                RawBsonRef::Document(col) => col.to_owned(),
+                RawBsonRef::Binary(b) if b.subtype == COLUMN_SUBTYPE => {
+                    column::to_document(&column::decode(b.bytes, count as usize)?)?
+                }
+                _ => return Err(corrupt("column")),
             };
-            data.push((k.as_str().to_owned(), col.to_owned()));
+            data.push((k.as_str().to_owned(), col));
         }
         Ok(Bucket {
             id,
@@ -240,8 +272,7 @@ pub fn unpack(raw: &RawDocument, opts: &TimeseriesOptions) -> Result<Vec<RawDocu
     let mut out: Vec<RawDocumentBuf> = (0..count).map(|_| RawDocumentBuf::new()).collect();
     // Time first, then meta, then the rest: columns are walked in that
     // order and each appends to the measurements it holds a value for.
-    let time_col = data.get_document(&opts.time_field).ok();
-    if let Some(col) = time_col {
+    if let Some(col) = data.get(&opts.time_field)? {
         append_column(&mut out, &opts.time_field, col)?;
     }
     if let (Some(name), Some(m)) = (&opts.meta_field, meta) {
@@ -255,25 +286,36 @@ pub fn unpack(raw: &RawDocument, opts: &TimeseriesOptions) -> Result<Vec<RawDocu
         if k.as_str() == opts.time_field {
             continue;
         }
-        let RawBsonRef::Document(col) = v else {
-            return Err(corrupt("column"));
-        };
-        append_column(&mut out, k.as_str(), col)?;
+        append_column(&mut out, k.as_str(), v)?;
     }
     Ok(out)
 }
 
-fn append_column(out: &mut [RawDocumentBuf], field: &str, col: &RawDocument) -> Result<()> {
-    let field = <&bson::raw::CStr>::try_from(field)?;
-    for el in col {
-        let (pos, v) = el?;
-        let pos: usize = pos
-            .as_str()
-            .parse()
-            .map_err(|_| Error::corrupt("time-series bucket: position"))?;
-        if let Some(doc) = out.get_mut(pos) {
-            doc.append(field, v);
+/// Appends a column's values (a document, or a compressed column) to the
+/// measurements at their positions.
+fn append_column(out: &mut [RawDocumentBuf], field: &str, col: RawBsonRef<'_>) -> Result<()> {
+    let field = <&CStr>::try_from(field)?;
+    match col {
+        RawBsonRef::Document(col) => {
+            for el in col {
+                let (pos, v) = el?;
+                let pos: usize = pos
+                    .as_str()
+                    .parse()
+                    .map_err(|_| Error::corrupt("time-series bucket: position"))?;
+                if let Some(doc) = out.get_mut(pos) {
+                    doc.append(field, v);
+                }
+            }
         }
+        RawBsonRef::Binary(b) if b.subtype == COLUMN_SUBTYPE => {
+            for (pos, v) in column::decode(b.bytes, out.len())? {
+                if let Some(doc) = out.get_mut(pos) {
+                    doc.append(field, v);
+                }
+            }
+        }
+        _ => return Err(Error::corrupt("time-series bucket: column")),
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 //!   options, validated, stored, read back; the internal indexes they imply.
 //! - `bucket`: a bucket's document (control block, meta, columns), built,
 //!   appended to and unpacked into measurements.
+//! - `column`: the compressed encoding of a full bucket's columns.
 //! - `insert`: which bucket each measurement goes to, written through the
 //!   collection's writer.
 //!
@@ -12,6 +13,7 @@
 //! (`options::internal_indexes`): nothing here deletes.
 
 pub mod bucket;
+pub mod column;
 pub mod count;
 pub mod delete;
 pub mod insert;
