@@ -21,16 +21,26 @@ use crate::workload::{deleted, load, now_ms};
 
 const SENSORS: usize = 100;
 
-/// Measurement `i`: sensor `i % 100` at second `i / 100` after `start`.
+/// Measurement `i`: sensor `i % 100` at second `i / 100` after `start`,
+/// reading its sensor's base temperature plus noise (0.00 to 4.99, from a
+/// hash of `i`), as a sensor reports a two-decimal value.
 fn measurement(start: i64, i: usize) -> Document {
+    let sensor = i % SENSORS;
+    let noise = (splitmix(i as u64) % 500) as i64;
     doc! {
         "_id": ObjectId::new(),
         "t": DateTime::from_millis(start + (i / SENSORS) as i64 * 1000),
-        "sensor": format!("sensor-{:03}", i % SENSORS),
-        // A reading such as a sensor reports it: the double nearest a
-        // two-decimal value.
-        "temp": (2000 + (i * 7919) % 1000) as f64 / 100.0,
+        "sensor": format!("sensor-{sensor:03}"),
+        "temp": (1500 + 10 * sensor as i64 + noise) as f64 / 100.0,
     }
+}
+
+/// SplitMix64: a fixed pseudo-random value per measurement.
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Bytes on disk of a collection after a compaction (records and indexes).
