@@ -22,6 +22,7 @@ use crate::encoding::keycode;
 use crate::engine::Cf;
 use crate::error::Result;
 use crate::timeseries::TimeseriesOptions;
+use crate::timeseries::open::OpenBuckets;
 use crate::ttl::{ShowAll, Visibility};
 use crate::validator::Validator;
 
@@ -45,6 +46,8 @@ pub struct IndexSet {
     /// expire nor hide. Set by inserts, found in the data when the set is
     /// opened for a collection already holding such buckets.
     extended_range: AtomicBool,
+    /// A time-series collection's open buckets, decoded (its writer's).
+    pub open_buckets: OpenBuckets,
     visibility: Arc<dyn Visibility>,
 }
 
@@ -72,6 +75,7 @@ impl IndexSet {
         let timeseries = TimeseriesOptions::from_stored(&meta.options);
         Ok(Arc::new(IndexSet {
             extended_range: AtomicBool::new(false),
+            open_buckets: OpenBuckets::default(),
             timeseries,
             meta,
             keygens,

@@ -1,12 +1,12 @@
 //! One bucket: the measurements of one meta value within one time span,
 //! stored as one record of the collection's records family.
 //!
-//! Record layout (BSON, MongoDB's uncompressed bucket, version 1, with
-//! the count of version 2 so readers need not count):
+//! Record layout (BSON, MongoDB's bucket shape, with `control.count` so
+//! readers need not count), columns shown uncompressed:
 //!
 //! ```text
 //! { _id:     ObjectId(timestamp = bucket start in seconds, 8 unique bytes),
-//!   control: { version: 1,
+//!   control: { version: 2,
 //!              min: { <field>: smallest value, …, <time>: bucket start },
 //!              max: { <field>: largest value, … },
 //!              count: <measurements> },
@@ -22,10 +22,10 @@
 //! the measurements' positions. Min and max are MongoDB's order
 //! (`encoding::cmp`) over whole top-level values.
 //!
-//! A full bucket (1000 measurements or 125 KiB of columns) takes no more
-//! measurements and is written with `control.version: 2` and every column
-//! compressed: `data.<field>` is then binary subtype 0x80 in `column`'s
-//! encoding. Readers take either form.
+//! Buckets are written with `control.version: 2` and every column
+//! compressed, as mongod 7.0+ keeps them: `data.<field>` is then binary
+//! subtype 0x80 in `column`'s encoding (the layout above, with each column
+//! document replaced by its encoding). Readers take either form.
 //!
 //! This module builds and reads bucket documents; it does not decide
 //! which bucket a measurement goes to (`insert`) nor read the engine.
@@ -61,8 +61,10 @@ pub struct Bucket {
     pub count: u32,
     min: Vec<(String, RawBson)>,
     max: Vec<(String, RawBson)>,
-    /// Columns in the order fields first appeared.
-    data: Vec<(String, RawDocumentBuf)>,
+    /// Columns in the order fields first appeared: (position, value).
+    data: Vec<(String, Vec<(usize, RawBson)>)>,
+    /// Bytes the columns would take uncompressed (MongoDB's size limit).
+    raw_bytes: usize,
 }
 
 impl Bucket {
@@ -85,6 +87,7 @@ impl Bucket {
             )],
             max: Vec::new(),
             data: Vec::new(),
+            raw_bytes: 0,
         }
     }
 
@@ -95,14 +98,9 @@ impl Bucket {
         b
     }
 
-    /// Bytes of the columns: what MongoDB's size limit is about.
-    fn bytes(&self) -> usize {
-        self.data.iter().map(|(_, c)| c.as_bytes().len()).sum()
-    }
-
-    /// Whether MongoDB's limits let the bucket take no more measurements.
-    fn is_full(&self) -> bool {
-        self.count >= MAX_MEASUREMENTS || self.bytes() >= MAX_BUCKET_BYTES
+    /// Whether MongoDB's limits let the bucket take more measurements.
+    pub fn accepts_more(&self) -> bool {
+        self.count < MAX_MEASUREMENTS && self.raw_bytes < MAX_BUCKET_BYTES
     }
 
     /// Whether the bucket can take a measurement at `millis` (its span,
@@ -110,14 +108,13 @@ impl Bucket {
     pub fn accepts(&self, millis: i64, opts: &TimeseriesOptions) -> bool {
         millis >= self.start
             && millis < self.start.saturating_add(opts.max_span_secs * 1000)
-            && !self.is_full()
+            && self.accepts_more()
     }
 
     /// Appends a measurement (its metaField is left out: it is the
     /// bucket's `meta`).
     pub fn push(&mut self, m: &RawDocument, opts: &TimeseriesOptions) -> Result<()> {
-        let pos = self.count.to_string();
-        let pos = <&CStr>::try_from(pos.as_str())?;
+        let pos = self.count as usize;
         for el in m {
             let (k, v) = el?;
             let name = k.as_str();
@@ -129,25 +126,23 @@ impl Bucket {
                 widen(&mut self.min, name, v, Ordering::Less);
             }
             widen(&mut self.max, name, v, Ordering::Greater);
+            let value = RawBson::from(v);
+            self.raw_bytes += value_bytes(&value) + 5;
             match self.data.iter_mut().find(|(f, _)| f == name) {
-                Some((_, col)) => col.append(pos, v),
-                None => {
-                    let mut col = RawDocumentBuf::new();
-                    col.append(pos, v);
-                    self.data.push((name.to_owned(), col));
-                }
+                Some((_, col)) => col.push((pos, value)),
+                None => self.data.push((name.to_owned(), vec![(pos, value)])),
             }
         }
         self.count += 1;
         Ok(())
     }
 
-    /// The bucket document; a full bucket, which takes no more
-    /// measurements, with its columns compressed (`column`).
+    /// The bucket document, its columns compressed (`column`): a write
+    /// of the bucket costs its compressed size, not its raw size, so the
+    /// many rewrites of an open bucket stay cheap.
     pub fn to_raw(&self) -> Result<RawDocumentBuf> {
-        let compress = self.is_full();
         let mut control = RawDocumentBuf::new();
-        control.append(cstr!("version"), if compress { 2 } else { 1 });
+        control.append(cstr!("version"), 2);
         control.append(cstr!("min"), &bounds(&self.min)?);
         control.append(cstr!("max"), &bounds(&self.max)?);
         control.append(cstr!("count"), self.count as i32);
@@ -159,19 +154,14 @@ impl Bucket {
         }
         let mut data = RawDocumentBuf::new();
         for (f, col) in &self.data {
-            let f = <&CStr>::try_from(f.as_str())?;
-            if compress {
-                let bytes = column::encode(col, self.count as usize)?;
-                data.append(
-                    f,
-                    RawBson::Binary(bson::Binary {
-                        subtype: COLUMN_SUBTYPE,
-                        bytes,
-                    }),
-                );
-            } else {
-                data.append(f, col);
-            }
+            let bytes = column::encode(col, self.count as usize)?;
+            data.append(
+                <&CStr>::try_from(f.as_str())?,
+                RawBson::Binary(bson::Binary {
+                    subtype: COLUMN_SUBTYPE,
+                    bytes,
+                }),
+            );
         }
         d.append(cstr!("data"), &data);
         Ok(d)
@@ -191,15 +181,11 @@ impl Bucket {
         };
         let count = control.get_i32("count").map_err(|_| corrupt("count"))? as u32;
         let mut data = Vec::new();
+        let mut raw_bytes = 0;
         for el in raw.get_document("data").map_err(|_| corrupt("data"))? {
             let (k, v) = el?;
-            let col = match v {
-                RawBsonRef::Document(col) => col.to_owned(),
-                RawBsonRef::Binary(b) if b.subtype == COLUMN_SUBTYPE => {
-                    column::to_document(&column::decode(b.bytes, count as usize)?)?
-                }
-                _ => return Err(corrupt("column")),
-            };
+            let col = column_values(v, count as usize)?;
+            raw_bytes += col.iter().map(|(_, v)| value_bytes(v) + 5).sum::<usize>();
             data.push((k.as_str().to_owned(), col));
         }
         Ok(Bucket {
@@ -210,7 +196,44 @@ impl Bucket {
             max: fields(control.get_document("max").map_err(|_| corrupt("max"))?)?,
             min,
             data,
+            raw_bytes,
         })
+    }
+}
+
+/// The encoded size of a value (its BSON element without the key).
+fn value_bytes(v: &RawBson) -> usize {
+    match v.as_raw_bson_ref() {
+        RawBsonRef::String(s) => s.len() + 5,
+        RawBsonRef::Document(d) => d.as_bytes().len(),
+        RawBsonRef::Array(a) => a.as_bytes().len(),
+        RawBsonRef::Binary(b) => b.bytes.len() + 5,
+        RawBsonRef::ObjectId(_) => 12,
+        RawBsonRef::Decimal128(_) => 16,
+        RawBsonRef::Boolean(_) => 1,
+        RawBsonRef::Int32(_) => 4,
+        RawBsonRef::Null | RawBsonRef::Undefined | RawBsonRef::MinKey | RawBsonRef::MaxKey => 0,
+        _ => 8,
+    }
+}
+
+/// A stored column's (position, value) pairs: a column document or a
+/// compressed column.
+fn column_values(col: RawBsonRef<'_>, count: usize) -> Result<Vec<(usize, RawBson)>> {
+    match col {
+        RawBsonRef::Document(col) => col
+            .iter()
+            .map(|el| {
+                let (pos, v) = el?;
+                let pos = pos
+                    .as_str()
+                    .parse()
+                    .map_err(|_| Error::corrupt("time-series bucket: position"))?;
+                Ok((pos, RawBson::from(v)))
+            })
+            .collect(),
+        RawBsonRef::Binary(b) if b.subtype == COLUMN_SUBTYPE => column::decode(b.bytes, count),
+        _ => Err(Error::corrupt("time-series bucket: column")),
     }
 }
 
@@ -295,27 +318,10 @@ pub fn unpack(raw: &RawDocument, opts: &TimeseriesOptions) -> Result<Vec<RawDocu
 /// measurements at their positions.
 fn append_column(out: &mut [RawDocumentBuf], field: &str, col: RawBsonRef<'_>) -> Result<()> {
     let field = <&CStr>::try_from(field)?;
-    match col {
-        RawBsonRef::Document(col) => {
-            for el in col {
-                let (pos, v) = el?;
-                let pos: usize = pos
-                    .as_str()
-                    .parse()
-                    .map_err(|_| Error::corrupt("time-series bucket: position"))?;
-                if let Some(doc) = out.get_mut(pos) {
-                    doc.append(field, v);
-                }
-            }
+    for (pos, v) in column_values(col, out.len())? {
+        if let Some(doc) = out.get_mut(pos) {
+            doc.append(field, v);
         }
-        RawBsonRef::Binary(b) if b.subtype == COLUMN_SUBTYPE => {
-            for (pos, v) in column::decode(b.bytes, out.len())? {
-                if let Some(doc) = out.get_mut(pos) {
-                    doc.append(field, v);
-                }
-            }
-        }
-        _ => return Err(Error::corrupt("time-series bucket: column")),
     }
     Ok(())
 }

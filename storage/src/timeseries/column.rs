@@ -1,8 +1,8 @@
 //! Compressed columns: how a full bucket stores each field's values.
 //!
-//! A bucket that reaches MongoDB's 1000 measurements takes no more, so it
-//! is rewritten once with every column compressed (mongod compresses a
-//! bucket when it closes, too). Measurements of one sensor change little
+//! Every bucket is written with its columns compressed: an open bucket is
+//! rewritten by each insert statement that adds to it, so what a write
+//! costs is the encoded size. Measurements of one sensor change little
 //! from one to the next, so each column is delta-encoded by type and
 //! RocksDB's block compression squeezes the near-constant deltas:
 //!
@@ -38,22 +38,15 @@ const INT32: u8 = 4;
 const INT64: u8 = 5;
 const SPARSE: u8 = 0x80;
 
-/// Encodes a column (`{"<pos>": value, …}`) of a bucket holding `count`
-/// measurements.
-pub fn encode(col: &RawDocument, count: usize) -> Result<Vec<u8>> {
-    let mut positions = Vec::new();
-    let mut values = Vec::new();
-    for el in col {
-        let (k, v) = el?;
-        let pos: usize = k
-            .as_str()
-            .parse()
-            .map_err(|_| Error::corrupt("time-series column position"))?;
-        positions.push(pos);
-        values.push(v);
-    }
-    let (kind, payload) = payload(&values).unwrap_or_else(|| (RAW, col.as_bytes().to_vec()));
-    let sparse = values.len() != count || positions.iter().enumerate().any(|(i, p)| i != *p);
+/// Encodes a column, (position, value) pairs in position order, of a
+/// bucket holding `count` measurements.
+pub fn encode(col: &[(usize, RawBson)], count: usize) -> Result<Vec<u8>> {
+    let values: Vec<RawBsonRef<'_>> = col.iter().map(|(_, v)| v.as_raw_bson_ref()).collect();
+    let (kind, payload) = match payload(&values) {
+        Some(typed) => typed,
+        None => (RAW, to_document(col)?.into_bytes()),
+    };
+    let sparse = values.len() != count || col.iter().enumerate().any(|(i, (p, _))| i != *p);
     let mut out = vec![if sparse && kind != RAW {
         kind | SPARSE
     } else {
@@ -62,7 +55,7 @@ pub fn encode(col: &RawDocument, count: usize) -> Result<Vec<u8>> {
     put_varint(&mut out, values.len() as u128);
     if sparse && kind != RAW {
         let mut bitmap = vec![0u8; count.div_ceil(8)];
-        for p in &positions {
+        for (p, _) in col {
             if let Some(byte) = bitmap.get_mut(p / 8) {
                 *byte |= 1 << (p % 8);
             }
@@ -318,7 +311,14 @@ mod tests {
     use super::*;
 
     fn round_trip(col: RawDocumentBuf, count: usize) -> usize {
-        let bytes = encode(&col, count).unwrap();
+        let values: Vec<(usize, RawBson)> = col
+            .iter()
+            .map(|el| {
+                let (k, v) = el.unwrap();
+                (k.as_str().parse().unwrap(), RawBson::from(v))
+            })
+            .collect();
+        let bytes = encode(&values, count).unwrap();
         let back = to_document(&decode(&bytes, count).unwrap()).unwrap();
         assert_eq!(back, col);
         bytes.len()

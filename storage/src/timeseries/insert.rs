@@ -115,12 +115,13 @@ pub fn insert_measurements(
     }
     for t in touched.buckets {
         let new = t.bucket.to_raw()?;
+        let id_key = set.record_key(RawBsonRef::ObjectId(t.bucket.id));
         match &t.stored {
-            Some(old) => {
-                let id_key = set.record_key(RawBsonRef::ObjectId(t.bucket.id));
-                w.replace(&id_key, old, &new)?;
-            }
+            Some(old) => w.replace(&id_key, old, &new)?,
             None => w.insert(&new)?,
+        }
+        if t.bucket.accepts_more() {
+            set.open_buckets.put(id_key, new.into_bytes(), t.bucket);
         }
     }
     Ok(out)
@@ -261,7 +262,10 @@ fn find_stored(
             && let Some(bytes) = engine.get(set.records(), &id_key)?
         {
             let stored = RawDocumentBuf::from_bytes(bytes)?;
-            let bucket = Bucket::from_raw(&stored, opts)?;
+            let bucket = match set.open_buckets.take(&id_key, stored.as_bytes()) {
+                Some(open) => open,
+                None => Bucket::from_raw(&stored, opts)?,
+            };
             if bucket.meta.as_ref() == meta && bucket.accepts(time, opts) {
                 return Ok(Some(Touched {
                     bucket,

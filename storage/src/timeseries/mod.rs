@@ -6,6 +6,7 @@
 //! - `bucket`: a bucket's document (control block, meta, columns), built,
 //!   appended to and unpacked into measurements.
 //! - `column`: the compressed encoding of a full bucket's columns.
+//! - `open`: open buckets kept decoded between insert statements.
 //! - `insert`: which bucket each measurement goes to, written through the
 //!   collection's writer.
 //!
@@ -17,6 +18,7 @@ pub mod column;
 pub mod count;
 pub mod delete;
 pub mod insert;
+pub mod open;
 pub mod options;
 pub mod prune;
 
