@@ -15,9 +15,12 @@ use super::bucket::Bucket;
 /// decoding).
 const MAX_OPEN: usize = 20_000;
 
+/// A bucket as last written: its record bytes and the bucket decoded.
+type Written = (Vec<u8>, Bucket);
+
 #[derive(Debug, Default)]
 pub struct OpenBuckets {
-    by_key: Mutex<HashMap<Vec<u8>, (Vec<u8>, Bucket)>>,
+    by_key: Mutex<HashMap<Vec<u8>, Written>>,
 }
 
 impl OpenBuckets {
