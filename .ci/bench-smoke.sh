@@ -14,8 +14,9 @@ trap 'rm -rf "$out"' EXIT
 "$bin/ebb-bench" foreground --docs 3000 --ebbd "$bin/ebbd" --json "$out/foreground.json" --plot "$out/foreground.svg"
 "$bin/ebb-bench" scans --docs 3000 --clients 2 --duration 1 --ebbd "$bin/ebbd" --json "$out/scans.json"
 "$bin/ebb-bench" access --docs 3000 --clients 2 --connections 5 --ebbd "$bin/ebbd" --json "$out/access.json"
-for f in purge purge-keep lag lag-shown insert foreground scans access; do
+"$bin/ebb-bench" timeseries --docs 3000 --ebbd "$bin/ebbd" --json "$out/timeseries.json" --plot "$out/timeseries.svg"
+for f in purge purge-keep lag lag-shown insert foreground scans access timeseries; do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-*}', d" "$out/$f.json"
 done
-for f in purge lag insert foreground; do grep -q "<polyline" "$out/$f.svg"; done
+for f in purge lag insert foreground timeseries; do grep -q "<polyline" "$out/$f.svg"; done
 echo "bench smoke passed"

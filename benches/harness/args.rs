@@ -15,6 +15,7 @@ pub enum Scenario {
     Peers,
     Scans,
     Access,
+    Timeseries,
 }
 
 #[derive(Parser, Debug, Clone)]

@@ -27,6 +27,9 @@
 //!   scan the whole collection over and over.
 //! - `access`: the cost of a new connection with SCRAM authentication and
 //!   with TLS, and of TLS on the insert rate, against a plain node.
+//! - `timeseries`: 100 sensors' measurements into a time-series collection:
+//!   ingest rate, bytes per measurement against an ordinary collection,
+//!   and how long after every bucket falls due they are all gone.
 //!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
@@ -42,6 +45,7 @@ mod report;
 mod scans;
 mod scenarios;
 mod steady;
+mod timeseries;
 mod workload;
 
 use anyhow::Result;
@@ -64,6 +68,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Peers => peers::run(args).await,
         Scenario::Scans => scans::run(args).await,
         Scenario::Access => access::run(args).await,
+        Scenario::Timeseries => timeseries::run(args).await,
     }
 }
 

@@ -21,6 +21,10 @@ use crate::error::{CommandError, CommandResult};
 use crate::latency::Latencies;
 use crate::ops::{self, Operations};
 
+/// The namespace prefix under which a time-series collection's buckets
+/// are shown.
+pub const BUCKETS_PREFIX: &str = "system.buckets.";
+
 /// `serverStatus.opcounters`.
 #[derive(Debug, Default)]
 pub struct OpCounters {
@@ -112,9 +116,22 @@ impl NodeContext {
         }
     }
 
-    /// The collection, if it exists.
+    /// The collection, if it exists. `system.buckets.<name>` of a
+    /// time-series collection is that collection read as its stored
+    /// buckets (the same writer, which refuses writes there: see
+    /// `command::write::target`).
     pub fn collection(&self, db: &str, name: &str) -> Option<CollectionHandle> {
-        self.view.load().get(db, name).cloned()
+        let view = self.view.load();
+        if let Some(base) = name.strip_prefix(BUCKETS_PREFIX) {
+            let entry = view.get(db, base)?;
+            entry.set.timeseries.as_ref()?;
+            let set = entry.set.raw_buckets().ok()?;
+            return Some(CollectionHandle {
+                set,
+                addr: entry.addr.clone(),
+            });
+        }
+        view.get(db, name).cloned()
     }
 
     /// Runs a read that may walk many keys (a collection or range scan, a

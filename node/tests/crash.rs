@@ -218,3 +218,119 @@ async fn scan_counts_in(db: &Database, coll: &str, hint: Document) -> (i64, i64)
         s.get_i64("nReturned").unwrap(),
     )
 }
+
+/// kill -9 in the middle of a TTL pass over a time-series collection's
+/// buckets: after a restart no live measurement is missing, the bucket
+/// indexes agree with the buckets, and the due buckets left over go on the
+/// next pass.
+#[tokio::test]
+async fn kill_during_a_bucket_expiry_pass_loses_no_live_measurement() {
+    const SENSORS: usize = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let paced = [
+        ("EBB_TTL__MAX_DELETES_PER_SEC", "5000"),
+        ("EBB_SETPARAMETER__TTLMONITORENABLED", "false"),
+    ];
+    let mut d = spawn(dir.path(), &paced);
+    let client = d.client().await;
+    let db = client.database("crash");
+    db.run_command(doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "s" }, "expireAfterSeconds": 3600 })
+        .await
+        .unwrap();
+    let c: Collection<Document> = db.collection("w");
+    let now = DateTime::now().timestamp_millis();
+    // Due buckets start three hours ago (due after 1 h span + 1 h);
+    // live ones now. Two measurements per bucket.
+    for (live, at) in [(false, now - 3 * 3_600_000), (true, now)] {
+        let docs: Vec<Document> = (0..SENSORS * 2)
+            .map(|i| doc! { "t": DateTime::from_millis(at + (i / SENSORS) as i64), "s": format!("{live}-{}", i % SENSORS), "live": live })
+            .collect();
+        for chunk in docs.chunks(10_000) {
+            c.insert_many(chunk.to_vec()).await.unwrap();
+        }
+    }
+    let admin = client.database("admin");
+    admin
+        .run_command(doc! { "setParameter": 1, "ttlMonitorEnabled": true })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let at_kill = loop {
+        let n = deleted(&admin).await;
+        if n >= 2_000 {
+            break n;
+        }
+        assert!(Instant::now() < deadline, "the TTL pass never got going");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    d.child.kill().unwrap();
+    d.child.wait().unwrap();
+    assert!(
+        at_kill < SENSORS as i64,
+        "killed after the pass had finished"
+    );
+    drop(client);
+
+    let d = spawn(
+        dir.path(),
+        &[("EBB_SETPARAMETER__TTLMONITORENABLED", "false")],
+    );
+    let client = d.client().await;
+    let db = client.database("crash");
+    let c: Collection<Document> = db.collection("w");
+    assert_eq!(
+        c.count_documents(doc! { "live": true }).await.unwrap(),
+        (SENSORS * 2) as u64,
+        "live measurements lost"
+    );
+    let buckets: Collection<Document> = db.collection("system.buckets.w");
+    let records = buckets.count_documents(doc! {}).await.unwrap() as i64;
+    assert!(
+        records < (SENSORS * 2) as i64,
+        "nothing was deleted before the kill"
+    );
+    for hint in ["_id_", "$ebb_bucket_time", "$ebb_bucket_meta_time"] {
+        assert_eq!(
+            bucket_scan(&db, hint).await,
+            (records, records),
+            "index {hint} disagrees with the buckets"
+        );
+    }
+
+    client
+        .database("admin")
+        .run_command(doc! { "setParameter": 1, "ttlMonitorEnabled": true })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while bucket_scan(&db, "_id_").await.0 > SENSORS as i64 {
+        assert!(
+            Instant::now() < deadline,
+            "leftover due buckets were not deleted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        c.count_documents(doc! {}).await.unwrap(),
+        (SENSORS * 2) as u64
+    );
+    for hint in ["$ebb_bucket_time", "$ebb_bucket_meta_time"] {
+        assert_eq!(
+            bucket_scan(&db, hint).await,
+            (SENSORS as i64, SENSORS as i64)
+        );
+    }
+}
+
+/// A full scan of the buckets through the index named `hint`: (keys, buckets).
+async fn bucket_scan(db: &Database, hint: &str) -> (i64, i64) {
+    let e = db
+        .run_command(doc! { "explain": { "find": "system.buckets.w", "filter": {}, "hint": hint }, "verbosity": "executionStats" })
+        .await
+        .unwrap();
+    let s = e.get_document("executionStats").unwrap();
+    (
+        s.get_i64("totalKeysExamined").unwrap(),
+        s.get_i64("nReturned").unwrap(),
+    )
+}

@@ -35,6 +35,11 @@ const FIRST_ID: u64 = 16;
 /// Name of the index every collection has on `_id`.
 pub const ID_INDEX_NAME: &str = "_id_";
 
+/// Names of ebb's internal indexes (time-series buckets, clustered TTL)
+/// start with this; `listIndexes` never shows them and no user index may
+/// take such a name.
+pub const INTERNAL_PREFIX: &str = "$ebb_";
+
 /// One index of a collection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -74,6 +79,11 @@ fn is_false(b: &bool) -> bool {
 impl IndexMeta {
     pub fn is_id_index(&self) -> bool {
         self.name == ID_INDEX_NAME
+    }
+
+    /// An index ebb keeps for itself (`timeseries::internal_indexes`).
+    pub fn is_internal(&self) -> bool {
+        self.name.starts_with(INTERNAL_PREFIX)
     }
 
     /// The key fields with their directions (`true` = ascending). Any

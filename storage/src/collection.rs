@@ -10,6 +10,9 @@ use crate::index::IndexSet;
 /// Counts the collection's documents a reader sees, exactly, on a
 /// snapshot (due documents are not counted while they are hidden).
 pub fn count(snap: &dyn Snapshot, set: &IndexSet) -> Result<u64> {
+    if set.timeseries.is_some() {
+        return crate::timeseries::count_measurements(snap, set);
+    }
     crate::ttl::count_visible(snap, set)
 }
 

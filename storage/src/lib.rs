@@ -16,6 +16,8 @@
 //! - `pipeline`: aggregation (stages, expressions, accumulators).
 //! - `index`: index entry keys and the collection handle ([`IndexSet`]).
 //! - `write`: single-document writes and the write statements.
+//! - `timeseries`: time-series buckets (options, layout, inserts,
+//!   unpacking) and clustered collections' options.
 //! - `ttl`: expiry, all of it (rule, policy, floor, chunks, whole
 //!   collections).
 //! - `collection`: what a collection's owner asks of storage besides
@@ -32,6 +34,7 @@ pub mod index;
 pub mod pipeline;
 pub mod query;
 pub mod schema;
+pub mod timeseries;
 pub mod ttl;
 pub mod update;
 pub mod validator;

@@ -22,6 +22,7 @@ use ebb_storage::IndexSet;
 use ebb_storage::catalog::{self, CollectionMeta, IndexMeta};
 use ebb_storage::encoding::display::shell;
 use ebb_storage::engine::Cf;
+use ebb_storage::timeseries;
 use ebb_storage::validator::{
     ValidationAction, ValidationLevel, Validator, order_validation_options,
 };
@@ -77,6 +78,15 @@ impl CatalogActor {
         let mut state = CatalogState::default();
         for meta in metas {
             let set = IndexSet::open(meta, shared.visibility.clone())?;
+            if set.timeseries.is_some() {
+                let (engine, probe) = (shared.engine.clone(), set.clone());
+                if blocking(move || timeseries::holds_extended_range(engine.as_ref(), &probe))
+                    .await?
+                    && set.enter_extended_range()
+                {
+                    tracing::warn!(ns = %set.ns(), "time-series collection holds measurements before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
+                }
+            }
             let addr = CollectionActor::new(shared.clone(), set.clone()).start();
             state.collections.insert(
                 (set.meta.db.clone(), set.meta.name.clone()),
@@ -230,16 +240,25 @@ impl CatalogCore {
         // anything is created.
         let uuid = new_uuid();
         Validator::from_options(db, name, &uuid, &options)?;
-        let id = self.create_cfs(1).await?[0];
+        // Time-series and clustered collections carry internal indexes
+        // (`timeseries::internal_indexes`), created with the collection.
+        let mut internal = timeseries::internal_indexes(&options);
+        let ids = self.create_cfs(1 + internal.len() as u64).await?;
+        let id = ids[0];
+        for (index, cf) in internal.iter_mut().zip(&ids[1..]) {
+            index.id = *cf;
+        }
         let mut id_index = CollectionMeta::id_index(id);
         id_index.settle_collation(options.get_document("collation").ok());
+        let mut indexes = vec![id_index];
+        indexes.extend(internal);
         let meta = CollectionMeta {
             id,
             db: db.to_owned(),
             name: name.to_owned(),
             uuid,
             options,
-            indexes: vec![id_index],
+            indexes,
         };
         self.persist(vec![meta.clone()], vec![]).await?;
         let set = IndexSet::open(meta, self.shared.visibility.clone())?;
@@ -385,6 +404,9 @@ impl CatalogCore {
         dropped_cfs: Vec<u64>,
     ) -> Result<CollectionHandle> {
         let set = IndexSet::open(meta.clone(), self.shared.visibility.clone())?;
+        if old.set.in_extended_range() {
+            set.enter_extended_range();
+        }
         let old_key = Self::key(&old.set.meta.db, &old.set.meta.name);
         let new_key = Self::key(&meta.db, &meta.name);
         let removed = if old_key != new_key {
@@ -413,7 +435,11 @@ impl CatalogCore {
         let meta = &entry.set.meta;
         let was = meta.indexes.len();
         let doomed: Vec<String> = match &target {
-            DropTarget::All => meta.secondary_indexes().map(|i| i.name.clone()).collect(),
+            DropTarget::All => meta
+                .secondary_indexes()
+                .filter(|i| !i.is_internal())
+                .map(|i| i.name.clone())
+                .collect(),
             DropTarget::Names(names) => {
                 for n in names {
                     if n == catalog::ID_INDEX_NAME {
@@ -422,7 +448,7 @@ impl CatalogCore {
                             "cannot drop _id index",
                         ));
                     }
-                    if meta.index(n).is_none() {
+                    if meta.index(n).is_none_or(IndexMeta::is_internal) {
                         return Err(Error::new(
                             ErrorKind::IndexNotFound,
                             format!("index not found with name [{n}]"),
@@ -503,6 +529,15 @@ impl CatalogCore {
             return Err(Error::new(
                 ErrorKind::IllegalOperation,
                 "Can't rename a collection to itself",
+            ));
+        }
+        if entry.set.timeseries.is_some() {
+            return Err(Error::new(
+                ErrorKind::IllegalOperation,
+                format!(
+                    "Renaming a time-series collection is not allowed: {}.{}",
+                    from.0, from.1
+                ),
             ));
         }
         if self.state.get(&to.0, &to.1).is_some() {
@@ -586,6 +621,34 @@ impl CatalogCore {
 }
 
 impl CatalogCore {
+    /// `collMod`'s collection-level `expireAfterSeconds` of a time-series
+    /// or clustered collection (None: `"off"`). The internal indexes
+    /// already exist; only their `expireAfterSeconds` follows the option.
+    async fn modify_expiry(&mut self, db: &str, name: &str, secs: Option<i64>) -> Result<()> {
+        let Some(entry) = self.state.get(db, name).cloned() else {
+            return Err(ns_not_found(db, name));
+        };
+        let mut meta = entry.set.meta.clone();
+        match secs {
+            Some(s) => {
+                meta.options.insert("expireAfterSeconds", s);
+            }
+            None => {
+                meta.options.remove("expireAfterSeconds");
+            }
+        }
+        for wanted in timeseries::internal_indexes(&meta.options) {
+            if let Some(index) = meta.indexes.iter_mut().find(|i| i.name == wanted.name) {
+                index.expire_after_seconds = wanted.expire_after_seconds;
+            }
+        }
+        if meta != entry.set.meta {
+            self.replace_meta(&entry, meta, vec![]).await?;
+            tracing::info!(ns = %format!("{db}.{name}"), expire_after_seconds = ?secs, "changed collection expiry");
+        }
+        Ok(())
+    }
+
     /// `collMod`'s validation options. A new validator replaces the old one
     /// (an empty one removes it); a new level or action writes both the
     /// level and the action, as mongod stores them.
@@ -822,6 +885,28 @@ pub struct ModifyValidation {
     pub db: String,
     pub name: String,
     pub change: ValidationChange,
+}
+
+/// `collMod`'s collection-level `expireAfterSeconds` (None: `"off"`).
+#[derive(Message)]
+#[rtype(result = "Result<()>")]
+pub struct ModifyExpiry {
+    pub db: String,
+    pub name: String,
+    pub expire_after_seconds: Option<i64>,
+}
+
+impl Handler<ModifyExpiry> for CatalogActor {
+    type Result = AtomicResponse<Self, Result<()>>;
+
+    fn handle(&mut self, m: ModifyExpiry, _: &mut Context<Self>) -> Self::Result {
+        self.ddl(|mut core| async move {
+            let r = core
+                .modify_expiry(&m.db, &m.name, m.expire_after_seconds)
+                .await;
+            (core, r)
+        })
+    }
 }
 
 #[derive(Message)]

@@ -8,7 +8,7 @@ mod view;
 pub use actor::{
     CatalogActor, CatalogCore, CreateCollection, CreateIndexes, CreateIndexesOutcome,
     DropCollection, DropDatabase, DropIndexes, DropTarget, EnsureCollection, IndexChange,
-    IndexChangeOutcome, IndexTarget, MAX_INDEXES, ModifyIndex, ModifyValidation, RenameCollection,
-    ValidationChange,
+    IndexChangeOutcome, IndexTarget, MAX_INDEXES, ModifyExpiry, ModifyIndex, ModifyValidation,
+    RenameCollection, ValidationChange,
 };
 pub use view::{CatalogState, CatalogView};

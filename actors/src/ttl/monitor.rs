@@ -133,7 +133,9 @@ fn targets(state: &CatalogState) -> Vec<Target> {
                 .meta
                 .indexes
                 .iter()
-                .filter(|i| i.is_ttl())
+                // A time-series collection in the extended range is
+                // skipped entirely (MongoDB 7.0–8.0, spec item 63).
+                .filter(|i| i.is_ttl() && !e.set.in_extended_range())
                 .map(move |i: &IndexMeta| Target {
                     set: e.set.clone(),
                     ns: e.set.meta.ns(),

@@ -3,13 +3,16 @@
 
 use bson::{Bson, Document, RawBsonRef, RawDocumentBuf, doc};
 use ebb_actors::catalog::{CreateCollection, DropCollection, DropDatabase, RenameCollection};
+use ebb_storage::catalog::CollectionMeta;
 use ebb_storage::encoding::collation::Choice;
 use ebb_storage::query::filter::Filter;
+use ebb_storage::timeseries::{TimeseriesOptions, options};
 use ebb_storage::validator::order_validation_options;
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query, validation};
 use crate::args::Args;
 use crate::auth::check;
+use crate::context::BUCKETS_PREFIX;
 use crate::error::{CommandError, CommandResult, codes};
 
 /// `create` options ebb stores and honours.
@@ -43,13 +46,28 @@ pub async fn create(req: Request) -> CommandResult {
             "'expireAfterSeconds' requires clustering to be enabled",
         ));
     }
+    let options = match bucketed_options(&args, req.node.shared.clock.now_millis())? {
+        Some(options) => options,
+        None => plain_options(&req, &args)?,
+    };
+    req.node
+        .catalog
+        .send(CreateCollection {
+            db: req.db.clone(),
+            name: name.to_owned(),
+            options,
+        })
+        .await??;
+    ok(doc! {})
+}
+
+/// The stored options of an ordinary collection.
+fn plain_options(req: &Request, args: &Args<'_>) -> CommandResult<Document> {
     // Options whose behaviour ebb does not implement are refused rather
     // than stored and silently ignored.
     let collation = query::collation(args.get("collation"))?;
     for field in [
         "capped",
-        "timeseries",
-        "clusteredIndex",
         "viewOn",
         "pipeline",
         "encryptedFields",
@@ -64,7 +82,7 @@ pub async fn create(req: Request) -> CommandResult {
             }
         }
     }
-    validation::parse(&args)?;
+    validation::parse(args)?;
     let mut options = Document::new();
     for el in req.body.iter().skip(1) {
         let (k, v) = el?;
@@ -85,15 +103,82 @@ pub async fn create(req: Request) -> CommandResult {
         }
     }
     order_validation_options(&mut options);
-    req.node
-        .catalog
-        .send(CreateCollection {
-            db: req.db.clone(),
-            name: name.to_owned(),
-            options,
-        })
-        .await??;
-    ok(doc! {})
+    Ok(options)
+}
+
+/// Options a time-series collection may not have (mongod: 72).
+const NOT_WITH_TIMESERIES: &[&str] = &[
+    "capped",
+    "size",
+    "max",
+    "validator",
+    "validationLevel",
+    "validationAction",
+    "viewOn",
+    "pipeline",
+    "clusteredIndex",
+    "encryptedFields",
+    "changeStreamPreAndPostImages",
+    "autoIndexId",
+];
+
+/// The stored options of a time-series (`timeseries`) or clustered
+/// (`clusteredIndex`) collection, validated as mongod validates them;
+/// None for any other collection. `expireAfterSeconds` is stored as a
+/// NumberLong, as listCollections shows it.
+fn bucketed_options(args: &Args<'_>, now_millis: i64) -> CommandResult<Option<Document>> {
+    let mut options = Document::new();
+    if let Some(ts) = args.get("timeseries") {
+        let ts = TimeseriesOptions::parse(ts)?;
+        for field in NOT_WITH_TIMESERIES {
+            if args.has(field) {
+                return Err(CommandError::invalid_options(format!(
+                    "Time-series collections do not support the '{field}' option"
+                )));
+            }
+        }
+        options.insert("timeseries", ts.to_document());
+    } else if let Some(clustered) = args.get("clusteredIndex") {
+        let spec = options::parse_clustered_index(clustered)?;
+        for field in [
+            "capped",
+            "viewOn",
+            "pipeline",
+            "encryptedFields",
+            "timeseries",
+        ] {
+            if args.has(field) {
+                return Err(CommandError::invalid_options(format!(
+                    "the option '{field}' is not supported by ebb on a clustered collection"
+                )));
+            }
+        }
+        options.insert("clusteredIndex", spec);
+    } else {
+        return Ok(None);
+    }
+    if args.has("collation") {
+        return Err(CommandError::from(ebb_storage::Error::not_implemented(
+            "a collation on a time-series or clustered collection",
+        )));
+    }
+    for field in ["validator", "validationLevel", "validationAction"] {
+        if args.has(field) {
+            return Err(CommandError::from(ebb_storage::Error::not_implemented(
+                "a validator on a clustered collection",
+            )));
+        }
+    }
+    if let Some(v) = args.get("expireAfterSeconds") {
+        let secs = options::parse_expire_after(v, now_millis.div_euclid(1000))?;
+        options.insert("expireAfterSeconds", secs);
+    }
+    for field in ["storageEngine", "indexOptionDefaults"] {
+        if let Some(v) = args.get(field) {
+            options.insert(field, Bson::try_from(v)?);
+        }
+    }
+    Ok(Some(options))
 }
 
 pub async fn drop(req: Request) -> CommandResult {
@@ -137,16 +222,13 @@ pub async fn list_collections(req: Request) -> CommandResult {
         None => None,
     };
     let state = req.node.view.load();
-    let mut docs = Vec::new();
+    let mut entries: Vec<(String, &'static str, Document)> = Vec::new();
     for e in state.in_db(&req.db) {
-        let meta = &e.set.meta;
-        let full = doc! {
-            "name": meta.name.clone(),
-            "type": "collection",
-            "options": meta.options.clone(),
-            "info": { "readOnly": false, "uuid": Bson::Binary(meta.uuid.clone()) },
-            "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
-        };
+        entries.extend(described(&e.set.meta));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut docs = Vec::new();
+    for (name, kind, full) in entries {
         let raw = RawDocumentBuf::try_from(&full)?;
         if let Some(f) = &filter
             && !f.matches(&raw)?
@@ -154,12 +236,62 @@ pub async fn list_collections(req: Request) -> CommandResult {
             continue;
         }
         docs.push(if name_only {
-            RawDocumentBuf::try_from(&doc! { "name": meta.name.clone(), "type": "collection" })?
+            RawDocumentBuf::try_from(&doc! { "name": name, "type": kind })?
         } else {
             raw
         });
     }
     cursor_reply(0, &format!("{}.$cmd.listCollections", req.db), docs, true)
+}
+
+/// A collection as listCollections shows it: (name, type, document). A
+/// time-series collection is two entries, as in mongod 8.0: the
+/// collection (`type: "timeseries"`) and `system.buckets.<name>`.
+fn described(meta: &CollectionMeta) -> Vec<(String, &'static str, Document)> {
+    let uuid = Bson::Binary(meta.uuid.clone());
+    if meta.options.contains_key("timeseries") {
+        let mut buckets = doc! { "clusteredIndex": true };
+        for (k, v) in &meta.options {
+            buckets.insert(k.clone(), v.clone());
+        }
+        let buckets_name = format!("{BUCKETS_PREFIX}{}", meta.name);
+        return vec![
+            (
+                meta.name.clone(),
+                "timeseries",
+                doc! {
+                    "name": meta.name.clone(),
+                    "type": "timeseries",
+                    "options": meta.options.clone(),
+                    "info": { "readOnly": false },
+                },
+            ),
+            (
+                buckets_name.clone(),
+                "collection",
+                doc! {
+                    "name": buckets_name,
+                    "type": "collection",
+                    "options": buckets,
+                    "info": { "readOnly": false, "uuid": uuid },
+                },
+            ),
+        ];
+    }
+    let mut full = doc! {
+        "name": meta.name.clone(),
+        "type": "collection",
+        "options": meta.options.clone(),
+        "info": { "readOnly": false, "uuid": uuid },
+    };
+    // A clustered collection has no separate _id index to describe.
+    if !meta.options.contains_key("clusteredIndex") {
+        full.insert(
+            "idIndex",
+            doc! { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+        );
+    }
+    vec![(meta.name.clone(), "collection", full)]
 }
 
 pub async fn list_databases(req: Request) -> CommandResult {

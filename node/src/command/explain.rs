@@ -134,8 +134,11 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<Explained> 
         return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
     };
     let spec = cmd.collated_spec(&entry.set.meta)?;
-    let plan = cmd.plan(&entry.set.meta, &spec)?;
+    let plan = bucket_plan(&entry.set, &spec, cmd.plan(&entry.set.meta, &spec)?);
     let mut root = access_stage(&plan);
+    if entry.set.timeseries.is_some() {
+        root = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": root };
+    }
     if !plan.sorted_by_access
         && let Some(sort) = &spec.sort
     {
@@ -180,8 +183,12 @@ fn explain_filter(
         return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
     };
     let spec = spec.collated(query::resolve(&collation, &entry.set.meta)?);
-    let plan = plan::plan(&entry.set.meta, &spec)?;
-    let root = doc! { "stage": stage, "inputStage": access_stage(&plan) };
+    let plan = bucket_plan(&entry.set, &spec, plan::plan(&entry.set.meta, &spec)?);
+    let mut input = access_stage(&plan);
+    if entry.set.timeseries.is_some() {
+        input = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": input };
+    }
+    let root = doc! { "stage": stage, "inputStage": input };
     Ok((ns, (Some(spec), Some(plan), Some(entry.set.clone())), root))
 }
 
@@ -225,9 +232,22 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
         ));
     };
     let spec = spec.collated(query::resolve(&collation, &entry.set.meta)?);
-    let plan = plan::plan(&entry.set.meta, &spec)?;
-    let root = doc! { "stage": stage, "inputStage": access_stage(&plan) };
+    let plan = bucket_plan(&entry.set, &spec, plan::plan(&entry.set.meta, &spec)?);
+    let mut input = access_stage(&plan);
+    if entry.set.timeseries.is_some() {
+        input = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": input };
+    }
+    let root = doc! { "stage": stage, "inputStage": input };
     Ok((ns, (Some(spec), Some(plan), Some(entry.set.clone())), root))
+}
+
+/// A time-series collection's plan is the buckets it reads
+/// (`timeseries::prune`), whatever the planner would pick for documents.
+fn bucket_plan(set: &Arc<IndexSet>, spec: &QuerySpec, plan: Plan) -> Plan {
+    match &set.timeseries {
+        Some(ts) => ebb_storage::timeseries::prune::plan(set, ts, &spec.filter),
+        None => plan,
+    }
 }
 
 /// The stage tree of an access path.

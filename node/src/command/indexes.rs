@@ -10,12 +10,14 @@
 
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 use ebb_actors::catalog::{
-    CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyIndex, ValidationChange,
+    CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyExpiry, ModifyIndex,
+    ValidationChange,
 };
 use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta};
 use ebb_storage::encoding::collation::Collation;
 use ebb_storage::encoding::display::shell;
 use ebb_storage::query::filter::Filter;
+use ebb_storage::timeseries::{TimeseriesOptions, options};
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, validation};
 use crate::args::{Args, as_f64, is_number, type_name};
@@ -325,8 +327,36 @@ pub async fn create_indexes(req: Request) -> CommandResult {
         .iter()
         .map(|s| parse_spec(s))
         .collect::<CommandResult<_>>()?;
+    if let Some(i) = indexes.iter().find(|i| i.is_internal()) {
+        return Err(CommandError::new(
+            codes::CANNOT_CREATE_INDEX,
+            format!(
+                "index names starting with '{}' are reserved by ebb: {}",
+                ebb_storage::catalog::INTERNAL_PREFIX,
+                i.name
+            ),
+        ));
+    }
     for (meta, spec) in indexes.iter_mut().zip(&raw_specs) {
         meta.expire_after_seconds = ttl_value(spec, meta)?;
+    }
+    if let Some(ts) = req
+        .node
+        .collection(&req.db, name)
+        .and_then(|e| e.set.timeseries.clone())
+    {
+        indexes = indexes
+            .iter()
+            .map(|i| {
+                if i.partial_filter.is_some() && i.extra.contains_key("collation") {
+                    return Err(CommandError::new(
+                        codes::INDEX_OPTIONS_CONFLICT,
+                        "the partialFilterExpression of a time-series index cannot have a collation",
+                    ));
+                }
+                Ok(options::bucket_ttl_index(i, &ts)?)
+            })
+            .collect::<CommandResult<_>>()?;
     }
     let out = req
         .node
@@ -362,14 +392,102 @@ pub async fn list_indexes(req: Request) -> CommandResult {
             format!("ns does not exist: {}.{name}", req.db),
         ));
     };
-    let docs = entry
-        .set
-        .meta
-        .indexes
+    let docs = shown_indexes(&entry.set.meta)
         .iter()
-        .map(|i| RawDocumentBuf::try_from(&i.to_spec_doc()))
+        .map(RawDocumentBuf::try_from)
         .collect::<Result<Vec<_>, _>>()?;
-    cursor_reply(0, &entry.set.ns(), docs, true)
+    cursor_reply(0, &format!("{}.{name}", req.db), docs, true)
+}
+
+/// The indexes listIndexes shows: never ebb's internal ones. A
+/// time-series collection with a metaField shows the `{meta, time}` index
+/// mongod creates with it (ebb's bucket lookup index); a clustered
+/// collection's `_id_` says it is the clustered index.
+fn shown_indexes(meta: &CollectionMeta) -> Vec<Document> {
+    if let Some(ts) = TimeseriesOptions::from_stored(&meta.options) {
+        let mut shown = Vec::new();
+        if let Some(m) = &ts.meta_field {
+            shown.push(doc! {
+                "v": 2,
+                "key": { m.clone(): 1, ts.time_field.clone(): 1 },
+                "name": format!("{m}_1_{}_1", ts.time_field),
+            });
+        }
+        for i in &meta.indexes {
+            if let Ok(user) = i.extra.get_document(options::USER_SPEC) {
+                let mut spec = doc! { "v": 2, "name": i.name.clone() };
+                spec.extend(user.clone());
+                shown.push(spec);
+            }
+        }
+        return shown;
+    }
+    let clustered = meta.options.contains_key("clusteredIndex");
+    meta.indexes
+        .iter()
+        .filter(|i| !i.is_internal())
+        .map(|i| {
+            let mut spec = i.to_spec_doc();
+            if clustered && i.is_id_index() {
+                spec.insert("unique", true);
+                spec.insert("clustered", true);
+            }
+            spec
+        })
+        .collect()
+}
+
+/// `collMod`'s collection-level `expireAfterSeconds` on a time-series or
+/// clustered collection: a number sets it, `"off"` removes it.
+async fn modify_expiry(req: &Request, name: &str, v: RawBsonRef<'_>) -> CommandResult<()> {
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return Err(CommandError::new(
+            codes::NAMESPACE_NOT_FOUND,
+            format!("ns does not exist: {}.{name}", req.db),
+        ));
+    };
+    let options = &entry.set.meta.options;
+    if !options.contains_key("timeseries") && !options.contains_key("clusteredIndex") {
+        return Err(CommandError::invalid_options(
+            "no expireAfterSeconds field for a collection that is not clustered or time-series",
+        ));
+    }
+    let secs = match v {
+        RawBsonRef::String("off") => None,
+        RawBsonRef::String(other) => {
+            return Err(CommandError::invalid_options(format!(
+                "Invalid string value '{other}' for 'expireAfterSeconds'; expected 'off'"
+            )));
+        }
+        v => {
+            let now = req.node.shared.clock.now_millis().div_euclid(1000);
+            Some(ebb_storage::timeseries::options::parse_expire_after(
+                v, now,
+            )?)
+        }
+    };
+    req.node
+        .catalog
+        .send(ModifyExpiry {
+            db: req.db.clone(),
+            name: name.to_owned(),
+            expire_after_seconds: secs,
+        })
+        .await??;
+    Ok(())
+}
+
+/// Refuses dropping a time-series collection's index by key pattern: its
+/// stored key is the bucket-level one, not the pattern the user gave.
+fn refuse_key_on_timeseries(req: &Request, name: &str, target: &DropTarget) -> CommandResult<()> {
+    match req.node.collection(&req.db, name) {
+        Some(e) if e.set.timeseries.is_some() && matches!(target, DropTarget::Key(_)) => {
+            Err(CommandError::from(ebb_storage::Error::not_implemented(
+                "dropping a time-series index by key pattern (drop it by name)",
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 pub async fn drop_indexes(req: Request) -> CommandResult {
@@ -400,6 +518,7 @@ pub async fn drop_indexes(req: Request) -> CommandResult {
         }
         None => return Err(args.missing("index")),
     };
+    refuse_key_on_timeseries(&req, name, &target)?;
     let was = req
         .node
         .catalog
@@ -447,10 +566,11 @@ pub async fn coll_mod(req: Request) -> CommandResult {
             "the collMod option 'dryRun' is not supported by ebb",
         ));
     }
-    if args.has("expireAfterSeconds") {
-        return Err(CommandError::invalid_options(
-            "no expireAfterSeconds field for a collection that is not clustered or time-series",
-        ));
+    if let Some(v) = args.get("expireAfterSeconds") {
+        modify_expiry(&req, name, v).await?;
+        if !args.has("index") && validation::parse(&args)? == ValidationChange::default() {
+            return ok(doc! {});
+        }
     }
     for unsupported in COLL_MOD_ARGS.iter().filter(|a| {
         !matches!(
@@ -485,6 +605,15 @@ pub async fn coll_mod(req: Request) -> CommandResult {
         }
         return ok(doc! {});
     };
+    if req
+        .node
+        .collection(&req.db, name)
+        .is_some_and(|e| e.set.timeseries.is_some())
+    {
+        return Err(CommandError::from(ebb_storage::Error::not_implemented(
+            "collMod of an index on a time-series collection",
+        )));
+    }
     for el in index.iter() {
         let (k, _) = el?;
         if !COLL_MOD_INDEX_FIELDS.contains(&k.as_str()) {

@@ -22,6 +22,13 @@ pub async fn target(
 ) -> CommandResult<Option<CollectionHandle>> {
     check_db_name(&req.db)?;
     check_collection_name(&req.db, name)?;
+    // A time-series collection's buckets change only through its
+    // measurements (ebb does not take raw bucket writes).
+    if name.starts_with(crate::context::BUCKETS_PREFIX) {
+        return Err(CommandError::from(ebb_storage::Error::not_implemented(
+            "writing to a time-series buckets collection directly",
+        )));
+    }
     if let Some(e) = req.node.collection(&req.db, name) {
         return Ok(Some(e));
     }

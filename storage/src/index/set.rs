@@ -11,6 +11,7 @@
 //! forget the check; a collection without TTL indexes never asks the clock.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bson::{RawBsonRef, RawDocument};
 
@@ -20,6 +21,8 @@ use crate::encoding::collation::Collation;
 use crate::encoding::keycode;
 use crate::engine::Cf;
 use crate::error::Result;
+use crate::timeseries::TimeseriesOptions;
+use crate::timeseries::open::OpenBuckets;
 use crate::ttl::{ShowAll, Visibility};
 use crate::validator::Validator;
 
@@ -36,6 +39,15 @@ pub struct IndexSet {
     id_collation: Option<Arc<Collation>>,
     /// Positions in `keygens` of the TTL indexes.
     ttl: Vec<usize>,
+    /// For a time-series collection: its options (records are buckets).
+    pub timeseries: Option<TimeseriesOptions>,
+    /// A time-series collection has received a measurement before 1970 or
+    /// after 2038-01-19T03:14:07Z (spec item 63): its buckets neither
+    /// expire nor hide. Set by inserts, found in the data when the set is
+    /// opened for a collection already holding such buckets.
+    extended_range: AtomicBool,
+    /// A time-series collection's open buckets, decoded (its writer's).
+    pub open_buckets: OpenBuckets,
     visibility: Arc<dyn Visibility>,
 }
 
@@ -60,7 +72,11 @@ impl IndexSet {
         let ttl = (0..keygens.len())
             .filter(|&i| keygens[i].expire_after_secs().is_some())
             .collect();
+        let timeseries = TimeseriesOptions::from_stored(&meta.options);
         Ok(Arc::new(IndexSet {
+            extended_range: AtomicBool::new(false),
+            open_buckets: OpenBuckets::default(),
+            timeseries,
             meta,
             keygens,
             validator,
@@ -68,6 +84,26 @@ impl IndexSet {
             ttl,
             visibility,
         }))
+    }
+
+    /// The same collection read as its stored records: a time-series
+    /// collection's buckets as `system.buckets.<name>` shows them.
+    pub fn raw_buckets(&self) -> Result<Arc<Self>> {
+        let set = Self::open(self.meta.clone(), self.visibility.clone())?;
+        let mut set = Arc::try_unwrap(set).map_err(|_| crate::Error::engine("index set shared"))?;
+        set.timeseries = None;
+        Ok(Arc::new(set))
+    }
+
+    /// Whether this time-series collection is in the extended range: the
+    /// TTL monitor skips it (MongoDB 7.0–8.0).
+    pub fn in_extended_range(&self) -> bool {
+        self.extended_range.load(Ordering::Relaxed)
+    }
+
+    /// Marks the collection as in the extended range; true the first time.
+    pub fn enter_extended_range(&self) -> bool {
+        !self.extended_range.swap(true, Ordering::Relaxed)
     }
 
     /// The record key of a document whose `_id` is `id`.
@@ -92,7 +128,7 @@ impl IndexSet {
     /// The moment as of which due documents are hidden, asked now: None
     /// when the collection has no TTL index or nothing is hidden.
     pub fn hide_at(&self) -> Option<i64> {
-        if self.ttl.is_empty() {
+        if self.ttl.is_empty() || self.in_extended_range() {
             return None;
         }
         self.visibility.hide_at()

@@ -16,12 +16,18 @@
 //! batch first reads the TTL indexes' due ranges in its snapshot (usually
 //! empty) and passes over exactly the documents they name.
 //!
+//! On a time-series collection the records are buckets: the cursor scans
+//! the buckets (`crate::timeseries::prune` chooses which), passes over a
+//! due bucket as a whole, and unpacks the others into measurements, which
+//! the filter, skip, limit and sort then see as documents. A bucket's
+//! measurements wait in `pending` when a batch fills mid-bucket.
+//!
 //! A cursor may carry a time budget (`maxTimeMS`): it is spent across all
 //! batches, as mongod's cursors spend theirs, and checked every
 //! [`DEADLINE_CHECK_EVERY`] keys, so a long scan stops with
 //! MaxTimeMSExpired rather than running on.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -36,6 +42,7 @@ use super::spill::{DiskUse, Sorted, Sorter};
 use crate::engine::{Cf, Cursor, Direction, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen};
+use crate::timeseries::{TimeseriesOptions, prune};
 use crate::ttl::Due;
 
 /// How many keys a scan examines between two looks at the clock.
@@ -93,7 +100,20 @@ pub struct QueryCursor {
     budget: Option<Duration>,
     /// When the running batch must stop (from `budget`).
     deadline: Option<Instant>,
+    /// A time-series collection's options: its buckets are unpacked.
+    unpack: Option<TimeseriesOptions>,
+    /// Measurements of the last bucket read that are not yet offered.
+    pending: VecDeque<Found>,
     pub stats: ExecStats,
+}
+
+/// What the scan does after offering one result.
+enum Flow {
+    Next,
+    /// The consumer is full: stop, resume later.
+    Stop,
+    /// The limit is reached: the cursor is done.
+    Done,
 }
 
 /// The sorted results of a blocking sort still to be returned, with what
@@ -131,6 +151,11 @@ impl QueryCursor {
         skip: u64,
         limit: Option<u64>,
     ) -> Result<Self> {
+        let unpack = set.timeseries.clone();
+        let plan = match &unpack {
+            Some(opts) => prune::plan(set, opts, &filter),
+            None => plan,
+        };
         let keygen = match &plan.access {
             Access::Index { index, .. } => Some(KeyGen::new(index)?),
             Access::Records { .. } => None,
@@ -155,6 +180,8 @@ impl QueryCursor {
             done: false,
             budget: None,
             deadline: None,
+            unpack,
+            pending: VecDeque::new(),
             stats: ExecStats::default(),
         })
     }
@@ -339,6 +366,9 @@ impl QueryCursor {
         snap: &dyn Snapshot,
         take: &mut dyn FnMut(Found) -> bool,
     ) -> Result<()> {
+        if !matches!(self.drain_pending(take)?, Flow::Next) {
+            return Ok(());
+        }
         // The access path is set aside while its ranges are walked, rather
         // than cloned per batch (a `$in` of a million `_id`s is a million
         // ranges).
@@ -403,29 +433,29 @@ impl QueryCursor {
                 cursor.advance();
                 self.resume_after = Some(key);
                 let Some(found) = found else { continue };
-                self.stats.docs_examined += 1;
-                if !self.filter.matches(&found.doc)? {
-                    continue;
-                }
-                if self.due.holds(&self.set, &found.id_key, &found.doc) {
-                    self.set.visibility().note_hidden(1);
-                    continue;
-                }
-                if self.skipped < self.skip {
-                    self.skipped += 1;
-                    continue;
-                }
-                self.returned += 1;
-                self.stats.returned += 1;
-                let at_limit = self.limit.is_some_and(|l| self.returned >= l);
-                let more = take(found);
-                if at_limit {
-                    self.done = true;
-                    return Ok(());
-                }
-                if !more {
-                    cursor.status()?;
-                    return Ok(());
+                let flow = match &self.unpack {
+                    Some(opts) => {
+                        if self.due.holds(&self.set, &found.id_key, &found.doc) {
+                            self.set.visibility().note_hidden(1);
+                            continue;
+                        }
+                        let measurements = crate::timeseries::unpack(&found.doc, opts)?;
+                        for (i, doc) in measurements.into_iter().enumerate() {
+                            let mut id_key = found.id_key.clone();
+                            id_key.extend_from_slice(&(i as u32).to_be_bytes());
+                            self.pending.push_back(Found { id_key, doc });
+                        }
+                        self.drain_pending(take)?
+                    }
+                    None => self.offer(found, true, take)?,
+                };
+                match flow {
+                    Flow::Next => {}
+                    Flow::Stop => {
+                        cursor.status()?;
+                        return Ok(());
+                    }
+                    Flow::Done => return Ok(()),
                 }
             }
             cursor.status()?;
@@ -474,6 +504,51 @@ impl Cursor for PointCursor {
 
     fn status(&self) -> Result<()> {
         Ok(())
+    }
+}
+
+impl QueryCursor {
+    /// Offers the waiting measurements of a bucket, in order.
+    fn drain_pending(&mut self, take: &mut dyn FnMut(Found) -> bool) -> Result<Flow> {
+        while let Some(found) = self.pending.pop_front() {
+            match self.offer(found, false, take)? {
+                Flow::Next => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// Offers one document: the filter, the due check (`check_due`; a
+    /// measurement's bucket was judged already), skip and limit, then
+    /// `take`.
+    fn offer(
+        &mut self,
+        found: Found,
+        check_due: bool,
+        take: &mut dyn FnMut(Found) -> bool,
+    ) -> Result<Flow> {
+        self.stats.docs_examined += 1;
+        if !self.filter.matches(&found.doc)? {
+            return Ok(Flow::Next);
+        }
+        if check_due && self.due.holds(&self.set, &found.id_key, &found.doc) {
+            self.set.visibility().note_hidden(1);
+            return Ok(Flow::Next);
+        }
+        if self.skipped < self.skip {
+            self.skipped += 1;
+            return Ok(Flow::Next);
+        }
+        self.returned += 1;
+        self.stats.returned += 1;
+        let at_limit = self.limit.is_some_and(|l| self.returned >= l);
+        let more = take(found);
+        if at_limit {
+            self.done = true;
+            return Ok(Flow::Done);
+        }
+        Ok(if more { Flow::Next } else { Flow::Stop })
     }
 }
 

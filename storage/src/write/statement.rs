@@ -68,6 +68,19 @@ pub fn insert_with(
     let mut w = Writer::new(engine, set);
     w.bypass_validation(bypass_validation);
     let mut out = InsertOutcome::default();
+    if let Some(opts) = &set.timeseries {
+        let done =
+            crate::timeseries::insert_measurements(engine, &mut w, set, opts, docs, ordered)?;
+        out.n = done.n;
+        out.errors = done
+            .errors
+            .into_iter()
+            .map(|(index, error)| WriteError { index, error })
+            .collect();
+        w.commit(false)?;
+        out.earliest_due = w.earliest_due();
+        return Ok(out);
+    }
     for (index, doc) in docs.into_iter().enumerate() {
         let result = prepare_insert(doc).and_then(|doc| {
             w.insert(&doc)?;
@@ -89,6 +102,17 @@ pub fn insert_with(
     w.commit(false)?;
     out.earliest_due = w.earliest_due();
     Ok(out)
+}
+
+/// Refuses a write ebb does not do on a time-series collection's
+/// measurements yet.
+fn refuse_timeseries(set: &IndexSet, what: &str) -> Result<()> {
+    match set.timeseries {
+        Some(_) => Err(Error::not_implemented(&format!(
+            "{what} on a time-series collection"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// One statement of a `delete` command.
@@ -126,14 +150,27 @@ pub fn delete(
         }
         .collated(st.collation.resolve(set.meta.default_collation()?));
         let limit = st.just_one.then_some(1);
-        let result = for_each_target(engine, set, q, limit, st.deadline, |found| {
-            w.remove(&found.id_key, &found.doc)?;
-            out.n += 1;
-            if w.pending_ops() >= CHUNK_OPS {
-                w.commit(false)?;
+        let result = match &set.timeseries {
+            // Measurements go bucket by bucket once all are found.
+            Some(opts) => {
+                let mut doomed = crate::timeseries::delete::Doomed::default();
+                for_each_target(engine, set, q, limit, st.deadline, |found| {
+                    doomed.note(&found.id_key)
+                })
+                .and_then(|()| {
+                    out.n += doomed.apply(&mut w, opts)?;
+                    Ok(())
+                })
             }
-            Ok(())
-        });
+            None => for_each_target(engine, set, q, limit, st.deadline, |found| {
+                w.remove(&found.id_key, &found.doc)?;
+                out.n += 1;
+                if w.pending_ops() >= CHUNK_OPS {
+                    w.commit(false)?;
+                }
+                Ok(())
+            }),
+        };
         w.commit(false)?;
         if let Err(error) = result {
             out.errors.push(WriteError { index, error });
@@ -181,6 +218,7 @@ pub fn update(
     ordered: bool,
     now: bson::DateTime,
 ) -> Result<UpdateOutcome> {
+    refuse_timeseries(set, "update")?;
     let mut out = UpdateOutcome::default();
     let mut w = Writer::new(engine, set);
     for (index, st) in statements.into_iter().enumerate() {
@@ -321,6 +359,7 @@ pub fn find_and_modify(
     fam: FindAndModify,
     now: bson::DateTime,
 ) -> Result<FindAndModifyOutcome> {
+    refuse_timeseries(set, "findAndModify")?;
     let mut out = FindAndModifyOutcome::default();
     let mut w = Writer::new(engine, set);
     w.bypass_validation(fam.bypass_validation);

@@ -1,0 +1,28 @@
+//! Time-series collections (and the options of clustered ones):
+//! measurements grouped into buckets, one record per bucket.
+//!
+//! - `options`: the `timeseries`/`clusteredIndex`/`expireAfterSeconds`
+//!   options, validated, stored, read back; the internal indexes they imply.
+//! - `bucket`: a bucket's document (control block, meta, columns), built,
+//!   appended to and unpacked into measurements.
+//! - `column`: the compressed encoding of a full bucket's columns.
+//! - `open`: open buckets kept decoded between insert statements.
+//! - `insert`: which bucket each measurement goes to, written through the
+//!   collection's writer.
+//!
+//! Expiry is the ordinary TTL machinery on an internal bucket index
+//! (`options::internal_indexes`): nothing here deletes.
+
+pub mod bucket;
+pub mod column;
+pub mod count;
+pub mod delete;
+pub mod insert;
+pub mod open;
+pub mod options;
+pub mod prune;
+
+pub use bucket::{Bucket, unpack};
+pub use count::count_measurements;
+pub use insert::{EXTENDED_RANGE_END_MILLIS, Inserted, holds_extended_range, insert_measurements};
+pub use options::{TimeseriesOptions, internal_indexes};

@@ -1,0 +1,124 @@
+//! Which buckets a query on a time-series collection reads. Every
+//! measurement read is still checked against the whole filter, so a plan
+//! here only narrows the scan, as an index does for documents.
+//!
+//! A measurement at `t` lies in a bucket whose start is in `(t − span, t]`
+//! (buckets never take a measurement outside their span), so a filter's
+//! Date bounds `[lo, hi]` on the timeField become the bucket-start range
+//! `(lo − span, hi]` of the internal `{control.min.<time>}` index; an
+//! equality on the metaField becomes the prefix of the internal
+//! `{meta, control.min.<time>}` index, with the same start range after it.
+//! Anything else scans every bucket.
+//!
+//! It must not filter measurements (the cursor does).
+
+use std::sync::Arc;
+
+use bson::RawBson;
+
+use super::options::{META_INDEX, TIME_INDEX, TimeseriesOptions};
+use crate::encoding::keycode;
+use crate::engine::{Direction, KeyRange};
+use crate::index::IndexSet;
+use crate::query::filter::{Filter, Pred};
+use crate::query::plan::{Access, Plan};
+
+/// The plan of a query on a time-series collection's measurements.
+pub fn plan(set: &Arc<IndexSet>, opts: &TimeseriesOptions, filter: &Filter) -> Plan {
+    let preds = filter.top_level_predicates();
+    let (mut lo, mut hi) = (i64::MIN, i64::MAX);
+    let mut meta: Option<&RawBson> = None;
+    for (path, pred) in &preds {
+        if *path == opts.time_field {
+            match pred {
+                Pred::Eq(RawBson::DateTime(d)) => {
+                    lo = lo.max(d.timestamp_millis());
+                    hi = hi.min(d.timestamp_millis());
+                }
+                Pred::Gt(RawBson::DateTime(d)) | Pred::Gte(RawBson::DateTime(d)) => {
+                    lo = lo.max(d.timestamp_millis());
+                }
+                Pred::Lt(RawBson::DateTime(d)) | Pred::Lte(RawBson::DateTime(d)) => {
+                    hi = hi.min(d.timestamp_millis());
+                }
+                _ => {}
+            }
+        } else if opts.meta_field.as_deref() == Some(*path)
+            && let Pred::Eq(v) = pred
+            && !matches!(v, RawBson::Array(_))
+        {
+            meta = Some(v);
+        }
+    }
+    let bounded = lo > i64::MIN || hi < i64::MAX;
+    let index = match (meta, bounded) {
+        (Some(_), _) => set.meta.index(META_INDEX),
+        (None, true) => set.meta.index(TIME_INDEX),
+        (None, false) => None,
+    };
+    let Some(index) = index else {
+        return Plan {
+            access: Access::Records {
+                ranges: vec![KeyRange::all()],
+                dir: Direction::Forward,
+            },
+            sorted_by_access: false,
+            bounds: Vec::new(),
+            stage: "COLLSCAN",
+        };
+    };
+    let span = opts.max_span_secs * 1000;
+    let start_lo = if lo == i64::MIN {
+        i64::MIN
+    } else {
+        lo.saturating_sub(span).saturating_add(1)
+    };
+    let mut lower = Vec::new();
+    let mut upper = Vec::new();
+    let mut bounds = Vec::new();
+    if let Some(m) = meta {
+        keycode::encode_value(&mut lower, m.as_raw_bson_ref());
+        upper.clone_from(&lower);
+        bounds.push((
+            "meta".to_owned(),
+            vec![format!(
+                "[{}, {}]",
+                crate::encoding::display::shell(
+                    &bson::Bson::try_from(m.clone()).unwrap_or(bson::Bson::Null)
+                ),
+                crate::encoding::display::shell(
+                    &bson::Bson::try_from(m.clone()).unwrap_or(bson::Bson::Null)
+                )
+            )],
+        ));
+    }
+    let (date_lo, date_hi) = keycode::date_range_up_to(hi, false);
+    if start_lo == i64::MIN {
+        lower.extend_from_slice(&date_lo);
+    } else {
+        keycode::encode_date(&mut lower, start_lo);
+    }
+    upper.extend_from_slice(&date_hi);
+    bounds.push((
+        opts.min_time_path(),
+        vec![format!("[{}, {}]", show_date(start_lo), show_date(hi))],
+    ));
+    Plan {
+        access: Access::Index {
+            index: Box::new(index.clone()),
+            ranges: vec![KeyRange::new(lower, Some(upper))],
+            dir: Direction::Forward,
+        },
+        sorted_by_access: false,
+        bounds,
+        stage: "IXSCAN",
+    }
+}
+
+fn show_date(millis: i64) -> String {
+    match millis {
+        i64::MIN => "MinKey".to_owned(),
+        i64::MAX => "MaxKey".to_owned(),
+        m => crate::encoding::display::shell(&bson::Bson::DateTime(bson::DateTime::from_millis(m))),
+    }
+}
