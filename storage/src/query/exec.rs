@@ -32,7 +32,7 @@ use super::filter::Filter;
 use super::plan::{Access, Plan};
 use super::sort::SortSpec;
 use super::spill::{DiskUse, Sorted, Sorter};
-use crate::engine::{Cf, Snapshot};
+use crate::engine::{Cf, Direction, KeyRange, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen};
 use crate::ttl::Due;
@@ -330,7 +330,8 @@ impl QueryCursor {
             Access::Index { index, ranges, dir } => (ranges.clone(), *dir, index.id),
         };
         while self.range_idx < ranges.len() {
-            let mut cursor = snap.cursor(Cf::Id(cf), ranges[self.range_idx].clone(), dir)?;
+            let range = resume_range(&ranges[self.range_idx], self.resume_after.as_deref(), dir);
+            let mut cursor = snap.cursor(Cf::Id(cf), range, dir)?;
             if let Some(after) = &self.resume_after {
                 seek_past(cursor.as_mut(), after);
             }
@@ -394,6 +395,36 @@ impl QueryCursor {
         }
         self.done = true;
         Ok(())
+    }
+}
+
+/// `range` narrowed to start at `after` (in the scan's direction), so a
+/// cursor opened for the next batch starts there instead of walking from
+/// the range's start: deleted keys before it (the tombstones expiry leaves
+/// at the old end of the `_id` range) would be stepped over again on every
+/// batch.
+fn resume_range(range: &KeyRange, after: Option<&[u8]>, dir: Direction) -> KeyRange {
+    let Some(after) = after else {
+        return range.clone();
+    };
+    match dir {
+        Direction::Forward if after > range.lower.as_slice() => {
+            let lower = match &range.upper {
+                Some(upper) if after > upper.as_slice() => upper.clone(),
+                _ => after.to_vec(),
+            };
+            KeyRange::new(lower, range.upper.clone())
+        }
+        Direction::Reverse => {
+            // Keys before `after`, which itself is excluded.
+            let upper = match &range.upper {
+                Some(upper) if upper.as_slice() < after => upper.clone(),
+                _ => after.to_vec(),
+            };
+            let upper = upper.max(range.lower.clone());
+            KeyRange::new(range.lower.clone(), Some(upper))
+        }
+        Direction::Forward => range.clone(),
     }
 }
 
@@ -501,5 +532,30 @@ mod tests {
                 .budget
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_resumed_scan_starts_where_the_last_batch_stopped() {
+        let range = KeyRange::new(b"b".to_vec(), Some(b"y".to_vec()));
+        let forward = resume_range(&range, Some(b"m"), Direction::Forward);
+        assert_eq!(
+            (forward.lower, forward.upper),
+            (b"m".to_vec(), Some(b"y".to_vec()))
+        );
+        let reverse = resume_range(&range, Some(b"m"), Direction::Reverse);
+        assert_eq!(
+            (reverse.lower, reverse.upper),
+            (b"b".to_vec(), Some(b"m".to_vec()))
+        );
+        let fresh = resume_range(&range, None, Direction::Forward);
+        assert_eq!(
+            (fresh.lower, fresh.upper),
+            (b"b".to_vec(), Some(b"y".to_vec()))
+        );
+        // Past either end: an empty range, never an inverted one.
+        let past = resume_range(&range, Some(b"z"), Direction::Forward);
+        assert_eq!(past.lower, b"y".to_vec());
+        let before = resume_range(&range, Some(b"a"), Direction::Reverse);
+        assert_eq!(before.upper, Some(b"b".to_vec()));
     }
 }
