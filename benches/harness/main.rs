@@ -40,14 +40,15 @@ mod workload;
 
 use clap::Parser;
 
-use args::Args;
+use args::{Args, Scenario};
+use report::Outcome;
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let result = runtime.block_on(scenarios::run(&args))?;
+    let result = runtime.block_on(run(&args))?;
     println!("{}", result.table());
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&result.json())?)?;
@@ -56,4 +57,16 @@ fn main() -> anyhow::Result<()> {
         std::fs::write(path, report::svg(series))?;
     }
     Ok(())
+}
+
+async fn run(args: &Args) -> anyhow::Result<Outcome> {
+    match args.scenario {
+        Scenario::Purge => scenarios::purge(args).await,
+        Scenario::Lag => scenarios::lag(args).await,
+        Scenario::Insert => scenarios::insert(args).await,
+        Scenario::Foreground => scenarios::foreground(args).await,
+        Scenario::Interleaved => interleaved::run(args).await,
+        Scenario::Churn => churn::run(args).await,
+        Scenario::Peers => peers::run(args).await,
+    }
 }

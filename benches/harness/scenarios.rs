@@ -1,4 +1,4 @@
-//! The first four scenarios and the dispatch to all of them. Each returns an [`Outcome`]; none asserts a target
+//! The first four scenarios, and the helpers the others share. Each returns an [`Outcome`]; none asserts a target
 //! (targets live in BENCHMARKS.md, next to the figures measured).
 
 use std::sync::Arc;
@@ -10,25 +10,13 @@ use mongodb::bson::{Bson, DateTime, Document, doc};
 use mongodb::options::IndexOptions;
 use mongodb::{Client, Collection, IndexModel};
 
-use crate::args::{Args, Scenario};
+use crate::args::Args;
 use crate::daemon::Target;
 use crate::floor;
 use crate::report::{Outcome, Series};
 use crate::workload::{PAYLOAD, Rng, deleted, load, make_doc, now_ms, percentile};
 
 pub const DAY_SECS: i64 = 86_400;
-
-pub async fn run(args: &Args) -> Result<Outcome> {
-    match args.scenario {
-        Scenario::Purge => purge(args).await,
-        Scenario::Lag => lag(args).await,
-        Scenario::Insert => insert(args).await,
-        Scenario::Foreground => foreground(args).await,
-        Scenario::Interleaved => crate::interleaved::run(args).await,
-        Scenario::Churn => crate::churn::run(args).await,
-        Scenario::Peers => crate::peers::run(args).await,
-    }
-}
 
 pub async fn connect(target: &Target, coll: &str) -> Result<(Client, Collection<Document>)> {
     let client = Client::with_uri_str(&target.uri).await?;
@@ -63,7 +51,7 @@ async fn load_purge_set(c: &Collection<Document>, n: usize) -> Result<(i64, Dura
 
 /// Lowers the TTL so every document loaded at `load_at` falls due at one
 /// instant T, at least a second from now; returns T.
-pub async fn make_due(c: &Collection<Document>, load_at: i64) -> Result<i64> {
+async fn make_due(c: &Collection<Document>, load_at: i64) -> Result<i64> {
     let t = load_at + ((now_ms() - load_at) / 1000 + 2) * 1000;
     let secs = (t - load_at) / 1000;
     c.client()
@@ -82,7 +70,7 @@ pub async fn sleep_until_ms(t: i64) {
     }
 }
 
-async fn purge(args: &Args) -> Result<Outcome> {
+pub async fn purge(args: &Args) -> Result<Outcome> {
     let n = args.docs;
     let target = Target::start(args.uri.as_deref(), args.ebbd.as_ref(), &[])?;
     let (client, c) = connect(&target, "purge").await?;
@@ -171,7 +159,7 @@ pub async fn wait_for_deletes(client: &Client, base: i64, n: usize, t: i64) -> R
     }
 }
 
-async fn lag(args: &Args) -> Result<Outcome> {
+pub async fn lag(args: &Args) -> Result<Outcome> {
     let env: Vec<(&str, String)> = if args.show_expired {
         vec![("EBB_TTL__HIDE_EXPIRED", "false".to_owned())]
     } else {
@@ -289,7 +277,7 @@ async fn lag(args: &Args) -> Result<Outcome> {
 /// Documents of `bench.<coll>` whose `at` is at or before `cutoff` and
 /// still stored, read from the TTL index: explain's keys examined over
 /// `at <= cutoff`.
-pub async fn stored_due(client: &Client, coll: &str, cutoff: i64) -> Result<i64> {
+async fn stored_due(client: &Client, coll: &str, cutoff: i64) -> Result<i64> {
     let explain = doc! {
         "explain": {
             "find": coll,
@@ -304,7 +292,7 @@ pub async fn stored_due(client: &Client, coll: &str, cutoff: i64) -> Result<i64>
         .get_i64("totalKeysExamined")?)
 }
 
-async fn insert(args: &Args) -> Result<Outcome> {
+pub async fn insert(args: &Args) -> Result<Outcome> {
     let n = args.docs;
     let target = Target::start(args.uri.as_deref(), args.ebbd.as_ref(), &[])?;
     let (_client, c) = connect(&target, "insert").await?;
@@ -402,7 +390,7 @@ async fn foreground_ops(
     Ok(lat)
 }
 
-async fn foreground(args: &Args) -> Result<Outcome> {
+pub async fn foreground(args: &Args) -> Result<Outcome> {
     let n = args.docs;
     let mut out = Outcome::new("foreground");
     out.add("purge_docs", n, "");
