@@ -15,8 +15,22 @@ trap 'rm -rf "$out"' EXIT
 "$bin/ebb-bench" scans --docs 3000 --clients 2 --duration 1 --ebbd "$bin/ebbd" --json "$out/scans.json"
 "$bin/ebb-bench" access --docs 3000 --clients 2 --connections 5 --ebbd "$bin/ebbd" --json "$out/access.json"
 "$bin/ebb-bench" timeseries --docs 3000 --ebbd "$bin/ebbd" --json "$out/timeseries.json" --plot "$out/timeseries.svg"
-for f in purge purge-keep lag lag-shown insert foreground scans access timeseries; do
+"$bin/ebb-bench" interleaved --docs 3000 --ebbd "$bin/ebbd" --json "$out/interleaved.json" --plot "$out/interleaved.svg"
+"$bin/ebb-bench" churn --rate 2000 --duration 4 --ttl 1 --ebbd "$bin/ebbd" --json "$out/churn.json" --plot "$out/churn.svg"
+# Peers whose servers are not installed are skipped, and the run says so
+# (benches/install-peers.sh installs them; CI does not).
+"$bin/ebb-bench" peers --docs 2000 --rate 1000 --duration 3 --ttl 1 --ebbd "$bin/ebbd" --json "$out/peers.json"
+python3 - "$out/peers.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for peer in ("redis", "postgres"):
+    if peer in d:
+        print(f"bench smoke: peers: {peer} {d[peer]}")
+    else:
+        assert f"ratio_interleaved_ebb_to_{peer}" in d, d
+PY
+for f in purge purge-keep lag lag-shown insert foreground scans access timeseries interleaved churn peers; do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-*}', d" "$out/$f.json"
 done
-for f in purge lag insert foreground timeseries; do grep -q "<polyline" "$out/$f.svg"; done
+for f in purge lag insert foreground timeseries interleaved churn; do grep -q "<polyline" "$out/$f.svg"; done
 echo "bench smoke passed"

@@ -53,7 +53,7 @@ async fn load_purge_set(c: &Collection<Document>, n: usize) -> Result<(i64, Dura
 
 /// Lowers the TTL so every document loaded at `load_at` falls due at one
 /// instant T, at least a second from now; returns T.
-pub async fn make_due(c: &Collection<Document>, load_at: i64) -> Result<i64> {
+async fn make_due(c: &Collection<Document>, load_at: i64) -> Result<i64> {
     let t = load_at + ((now_ms() - load_at) / 1000 + 2) * 1000;
     let secs = (t - load_at) / 1000;
     c.client()
@@ -279,7 +279,7 @@ pub async fn lag(args: &Args) -> Result<Outcome> {
 /// Documents of `bench.<coll>` whose `at` is at or before `cutoff` and
 /// still stored, read from the TTL index: explain's keys examined over
 /// `at <= cutoff`.
-pub async fn stored_due(client: &Client, coll: &str, cutoff: i64) -> Result<i64> {
+async fn stored_due(client: &Client, coll: &str, cutoff: i64) -> Result<i64> {
     let explain = doc! {
         "explain": {
             "find": coll,

@@ -128,6 +128,16 @@ pub fn first_key(
 pub trait Snapshot: Send {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>>;
     fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>>;
+    /// A cursor that gives up (its `status()` is an error) once it has
+    /// stepped over `max_skipped` deleted entries: for callers with a
+    /// cheaper way to the same answer than walking tombstones.
+    fn cursor_skipping_at_most(
+        &self,
+        cf: Cf,
+        range: KeyRange,
+        dir: Direction,
+        max_skipped: u64,
+    ) -> Result<Box<dyn Cursor + '_>>;
 }
 
 /// An atomic group of writes, applied all or nothing by [`Batch::commit`].

@@ -393,6 +393,21 @@ impl Snapshot for RocksSnapshot<'_> {
         let iter = self.snap.raw_iterator_cf_opt(&h, read_options(&range));
         Ok(Box::new(RocksCursor::start(iter, range, dir)))
     }
+
+    fn cursor_skipping_at_most(
+        &self,
+        cf: Cf,
+        range: KeyRange,
+        dir: Direction,
+        max_skipped: u64,
+    ) -> Result<Box<dyn Cursor + '_>> {
+        let h = self.engine.handle(cf)?;
+        let mut ro = read_options(&range);
+        // RocksDB ends the iteration with `Incomplete` past this many.
+        ro.set_max_skippable_internal_keys(max_skipped);
+        let iter = self.snap.raw_iterator_cf_opt(&h, ro);
+        Ok(Box::new(RocksCursor::start(iter, range, dir)))
+    }
 }
 
 struct RocksCursor<'a> {

@@ -39,7 +39,7 @@ use super::interrupt;
 use super::plan::{Access, Plan};
 use super::sort::SortSpec;
 use super::spill::{DiskUse, Sorted, Sorter};
-use crate::engine::{Cf, Cursor, Direction, Snapshot};
+use crate::engine::{Cf, Cursor, Direction, KeyRange, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen};
 use crate::timeseries::{TimeseriesOptions, prune};
@@ -399,7 +399,8 @@ impl QueryCursor {
             let mut cursor: Box<dyn Cursor + '_> = if records && range.is_point() {
                 Box::new(PointCursor::read(snap, Cf::Id(cf), &range.lower)?)
             } else {
-                snap.cursor(Cf::Id(cf), range.clone(), dir)?
+                let range = resume_range(range, self.resume_after.as_deref(), dir);
+                snap.cursor(Cf::Id(cf), range, dir)?
             };
             if let Some(after) = &self.resume_after {
                 seek_past(cursor.as_mut(), after);
@@ -552,6 +553,36 @@ impl QueryCursor {
     }
 }
 
+/// `range` narrowed to start at `after` (in the scan's direction), so a
+/// cursor opened for the next batch starts there instead of walking from
+/// the range's start: deleted keys before it (the tombstones expiry leaves
+/// at the old end of the `_id` range) would be stepped over again on every
+/// batch.
+fn resume_range(range: &KeyRange, after: Option<&[u8]>, dir: Direction) -> KeyRange {
+    let Some(after) = after else {
+        return range.clone();
+    };
+    match dir {
+        Direction::Forward if after > range.lower.as_slice() => {
+            let lower = match &range.upper {
+                Some(upper) if after > upper.as_slice() => upper.clone(),
+                _ => after.to_vec(),
+            };
+            KeyRange::new(lower, range.upper.clone())
+        }
+        Direction::Reverse => {
+            // Keys before `after`, which itself is excluded.
+            let upper = match &range.upper {
+                Some(upper) if upper.as_slice() < after => upper.clone(),
+                _ => after.to_vec(),
+            };
+            let upper = upper.max(range.lower.clone());
+            KeyRange::new(range.lower.clone(), Some(upper))
+        }
+        Direction::Forward => range.clone(),
+    }
+}
+
 /// Positions a cursor on the first key strictly after `after` in its
 /// direction.
 fn seek_past(cursor: &mut dyn crate::engine::Cursor, after: &[u8]) {
@@ -656,5 +687,30 @@ mod tests {
                 .budget
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_resumed_scan_starts_where_the_last_batch_stopped() {
+        let range = KeyRange::new(b"b".to_vec(), Some(b"y".to_vec()));
+        let forward = resume_range(&range, Some(b"m"), Direction::Forward);
+        assert_eq!(
+            (forward.lower, forward.upper),
+            (b"m".to_vec(), Some(b"y".to_vec()))
+        );
+        let reverse = resume_range(&range, Some(b"m"), Direction::Reverse);
+        assert_eq!(
+            (reverse.lower, reverse.upper),
+            (b"b".to_vec(), Some(b"m".to_vec()))
+        );
+        let fresh = resume_range(&range, None, Direction::Forward);
+        assert_eq!(
+            (fresh.lower, fresh.upper),
+            (b"b".to_vec(), Some(b"y".to_vec()))
+        );
+        // Past either end: an empty range, never an inverted one.
+        let past = resume_range(&range, Some(b"z"), Direction::Forward);
+        assert_eq!(past.lower, b"y".to_vec());
+        let before = resume_range(&range, Some(b"a"), Direction::Reverse);
+        assert_eq!(before.upper, Some(b"b".to_vec()));
     }
 }

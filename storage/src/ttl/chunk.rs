@@ -21,7 +21,12 @@
 //!   records between the chunk's smallest and largest `_id` are exactly its
 //!   documents, one range scan reads them and one range tombstone deletes
 //!   them; otherwise they are read with a multi-get and deleted one by one;
-//! - only the entries of the other indexes are deleted point by point.
+//! - only the entries of the other indexes are deleted point by point;
+//! - a TTL entry carries the keys of its document's entries (`carry`), so
+//!   a document goes without reading its record: only the keys of the
+//!   records are compared to find a contiguous run. Documents whose TTL
+//!   entry does not cover the current indexes (an index built since) are
+//!   read and their keys generated, as before.
 //!
 //! A small chunk (below [`ExpiryPolicy::range_delete_min_docs`]; the writer
 //! shrinks chunks while foreground writes are active) deletes point by
@@ -34,6 +39,7 @@ use std::collections::HashSet;
 
 use bson::RawDocument;
 
+use super::carry;
 use super::floor::lowest_possible;
 use super::policy::ExpiryPolicy;
 use crate::encoding::keycode;
@@ -219,15 +225,25 @@ fn collect(
         KeyRange::new(lower.clone(), Some(end.clone())),
         Direction::Forward,
     )?;
-    let mut ids: Vec<Vec<u8>> = Vec::with_capacity(limit.min(4096));
+    // Documents whose TTL entry carries their other entries go without
+    // reading the record (`carry`); the others are read.
     let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(limit.min(4096));
+    let mut carried_ids: Vec<Vec<u8>> = Vec::new();
+    let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
+    let mut read_ids: Vec<Vec<u8>> = Vec::new();
     let mut last = None;
-    while cursor.valid() && ids.len() < limit.max(1) {
+    while cursor.valid() && seen.len() < limit.max(1) {
         let id = ttl.id_suffix(cursor.key())?;
         // A multikey document appears once per date in the range.
         if !seen.contains(id) {
             seen.insert(id.to_vec());
-            ids.push(id.to_vec());
+            match carry::decode(cursor.value(), set) {
+                Some(entries) => {
+                    carried_ids.push(id.to_vec());
+                    carried.extend(entries.into_iter().map(|(cf, e)| (cf, e.to_vec())));
+                }
+                None => read_ids.push(id.to_vec()),
+            }
         }
         last = Some(cursor.key().to_vec());
         cursor.advance();
@@ -243,11 +259,21 @@ fn collect(
         });
     };
 
-    let ranged = ids.len() >= policy.range_delete_min_docs;
-    let docs = read_and_delete_records(engine, set, &ids, ranged, out)?;
+    let ranged = seen.len() >= policy.range_delete_min_docs;
+    delete_records(engine, set, &carried_ids, ranged, out)?;
+    let docs = read_and_delete_records(engine, set, &read_ids, ranged, out)?;
     let ttl_upper = key_after(&last);
     if ranged {
         out.delete_range(Cf::Id(ttl.cf), &lower, &ttl_upper)?;
+    }
+    // Entries the TTL range tombstone already covers need no point delete.
+    let covered = |cf: Cf, e: &[u8]| {
+        ranged && cf == Cf::Id(ttl.cf) && e >= lower.as_slice() && e < ttl_upper.as_slice()
+    };
+    for (cf, e) in &carried {
+        if !covered(*cf, e) {
+            out.delete(*cf, e)?;
+        }
     }
     let mut entries = Vec::new();
     for (id, doc) in &docs {
@@ -256,22 +282,62 @@ fn collect(
             entries.clear();
             kg.keys(doc, id, &mut entries)?;
             for e in &entries {
-                let covered = ranged
-                    && kg.cf == ttl.cf
-                    && e.as_slice() >= lower.as_slice()
-                    && e.as_slice() < ttl_upper.as_slice();
-                if !covered {
+                if !covered(Cf::Id(kg.cf), e) {
                     out.delete(Cf::Id(kg.cf), e)?;
                 }
             }
         }
     }
     Ok(Found {
-        deleted: docs.len() as u64,
+        deleted: (carried_ids.len() + docs.len()) as u64,
         raise: has_floor.then_some(if more { ttl_upper } else { end }),
         last: Some(last),
         more,
     })
+}
+
+/// Deletes the records of `ids` without reading them: one range tombstone
+/// when `ranged` and they are exactly the records between the smallest and
+/// the largest (keys only are compared, stopping at the first record that
+/// is not the next id), point deletes otherwise.
+fn delete_records(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    ids: &[Vec<u8>],
+    ranged: bool,
+    out: &mut dyn Sink,
+) -> Result<()> {
+    let mut sorted: Vec<&Vec<u8>> = ids.iter().collect();
+    sorted.sort_unstable();
+    let (Some(first), Some(last)) = (sorted.first(), sorted.last()) else {
+        return Ok(());
+    };
+    if ranged {
+        let upper = key_after(last);
+        let mut cursor = engine.cursor(
+            set.records(),
+            KeyRange::new((*first).clone(), Some(upper.clone())),
+            Direction::Forward,
+        )?;
+        let mut matched = 0;
+        while cursor.valid()
+            && sorted
+                .get(matched)
+                .is_some_and(|id| id.as_slice() == cursor.key())
+        {
+            matched += 1;
+            cursor.advance();
+        }
+        cursor.status()?;
+        drop(cursor);
+        if matched == sorted.len() {
+            return out.delete_range(set.records(), first, &upper);
+        }
+    }
+    for id in sorted {
+        out.delete(set.records(), id)?;
+    }
+    Ok(())
 }
 
 /// Reads the records of `ids` and adds their deletion to `batch`: one range
@@ -284,25 +350,35 @@ fn read_and_delete_records(
     ranged: bool,
     batch: &mut dyn Sink,
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let (Some(first), Some(last)) = (ids.iter().min(), ids.iter().max()) else {
+    let mut sorted: Vec<&Vec<u8>> = ids.iter().collect();
+    sorted.sort_unstable();
+    let (Some(first), Some(last)) = (sorted.first(), sorted.last()) else {
         return Ok(Vec::new());
     };
     let upper = key_after(last);
     let mut cursor = engine.cursor(
         set.records(),
-        KeyRange::new(first.clone(), Some(upper.clone())),
+        KeyRange::new((*first).clone(), Some(upper.clone())),
         Direction::Forward,
     )?;
+    // The range holds exactly the chunk's documents when its records are
+    // the ids in order. Stop at the first record that is not the next id:
+    // documents of mixed lifetimes are interleaved with live ones, and
+    // reading the whole span to find that out would read every record
+    // twice.
     let mut docs = Vec::with_capacity(ids.len());
-    while cursor.valid() && docs.len() <= ids.len() {
+    while cursor.valid()
+        && sorted
+            .get(docs.len())
+            .is_some_and(|id| id.as_slice() == cursor.key())
+    {
         docs.push((cursor.key().to_vec(), cursor.value().to_vec()));
         cursor.advance();
     }
+    let adjacent = docs.len() == ids.len();
     cursor.status()?;
     drop(cursor);
-    // Every id is in the range and ids are distinct, so the range holds
-    // exactly them when it holds as many records as there are ids.
-    if docs.len() == ids.len() {
+    if adjacent {
         if ranged {
             batch.delete_range(set.records(), first, &upper)?;
         } else {

@@ -4,7 +4,8 @@
 //! due, the earliest due Date of an index, and hiding due documents from
 //! readers.
 //!
-//! Files, in the order a chunk uses them: `rule` (when a Date is due),
+//! Files, in the order a chunk uses them: `carry` (what a TTL entry holds
+//! so its document can go without reading the record), `rule` (when a Date is due),
 //! `policy` (chunk sizes), `floor` (where due entries can start), `chunk`
 //! (scan, decide, delete), `whole` (a collection entirely due),
 //! `earliest` (when the next entry falls due), `visibility` and
@@ -12,6 +13,7 @@
 //! delete). Scheduling — which chunk runs when — belongs to the actors;
 //! this module only does the work.
 
+pub(crate) mod carry;
 mod chunk;
 mod earliest;
 mod floor;

@@ -509,3 +509,117 @@ fn a_count_from_keys_equals_a_count_of_documents_the_rule_leaves() {
     // Nothing is hidden without a visibility that hides.
     assert_eq!(super::count_visible(snap.as_ref(), &set).unwrap(), 5);
 }
+
+/// The value of the first entry in family `cf`.
+fn first_value(engine: &RocksEngine, cf: u64) -> Vec<u8> {
+    let c = engine
+        .cursor(Cf::Id(cf), KeyRange::all(), Direction::Forward)
+        .unwrap();
+    assert!(c.valid());
+    c.value().to_vec()
+}
+
+#[test]
+fn a_ttl_entry_carries_the_entries_an_update_gives_its_document() {
+    let (_d, engine, set) = setup();
+    let old = bson::RawDocumentBuf::try_from(&doc! { "_id": 1, "at": at(100), "k": 1 }).unwrap();
+    ops::insert(&engine, &set, vec![old.clone()], true).unwrap();
+    let listed = |engine: &RocksEngine| {
+        let value = first_value(engine, 11);
+        let entries = super::carry::decode(&value, &set).expect("covers the set");
+        entries
+            .iter()
+            .map(|(cf, e)| (*cf, e.to_vec()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed(&engine).len(), 2, "its TTL entry and its k entry");
+    // Only `k` changes: the TTL entry stays but must list the new k entry.
+    let new = bson::RawDocumentBuf::try_from(&doc! { "_id": 1, "at": at(100), "k": 7 }).unwrap();
+    let id_key = set.record_key(bson::RawBsonRef::Int32(1));
+    let mut w = crate::write::writer::Writer::new(&engine, &set);
+    w.replace(&id_key, &old, &new).unwrap();
+    w.commit(false).unwrap();
+    let mut k7 = keycode::encode_key(bson::RawBsonRef::Int32(7));
+    k7.extend_from_slice(&id_key);
+    assert!(listed(&engine).contains(&(Cf::Id(12), k7)));
+    let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+    assert_eq!(out.deleted, 1);
+    assert_eq!(all_keys(&engine), (0, 0, 0), "no k entry left behind");
+}
+
+#[test]
+fn an_index_built_after_the_write_makes_expiry_read_the_record() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        (0..4)
+            .map(|i| doc! { "_id": i, "at": at(100), "k": i, "j": i })
+            .collect(),
+    );
+    // A new index `j_1` in family 13, built over the stored documents: the
+    // TTL entries written before it do not list its entries.
+    let mut meta = set.meta.clone();
+    meta.indexes.push(IndexMeta {
+        id: 13,
+        name: "j_1".into(),
+        key: doc! { "j": 1 },
+        unique: false,
+        ..CollectionMeta::id_index(0)
+    });
+    engine.create_cf(Cf::Id(13)).unwrap();
+    let set = IndexSet::new(meta).unwrap();
+    ops::build_indexes(&engine, &set, &["j_1".to_owned()]).unwrap();
+    assert_eq!(keys(&engine, 13), 4);
+    assert!(super::carry::decode(&first_value(&engine, 11), &set).is_none());
+    let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
+    assert_eq!(out.deleted, 4);
+    assert_eq!(all_keys(&engine), (0, 0, 0));
+    assert_eq!(keys(&engine, 13), 0, "entries of the new index went too");
+}
+
+#[test]
+fn a_reader_checks_dates_instead_of_walking_the_tombstones_of_earlier_expiry() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        (0..20_000)
+            .map(|i| doc! { "_id": i, "at": at(100), "k": i })
+            .collect(),
+    );
+    // Small chunks delete point by point: 20,000 tombstones in the TTL
+    // index's due range, below any entry written later.
+    let mut resume = None;
+    loop {
+        let out = expire(&engine, &set, "at_1", 100, 256, resume.as_deref()).unwrap();
+        resume = out.resume_after;
+        if !out.more {
+            break;
+        }
+    }
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 20_000, "at": at(100), "k": 0 }],
+    );
+    let snap = engine.snapshot();
+    let due = super::Due::on(snap.as_ref(), &set, 200).unwrap();
+    assert!(matches!(due, super::Due::Check(200)), "{due:?}");
+    let id_key = set.record_key(bson::RawBsonRef::Int32(20_000));
+    let doc = rawdoc! { "_id": 20_000, "at": DateTime::from_millis(100), "k": 0 };
+    assert!(due.holds(&set, &id_key, &doc), "still hidden");
+    // Fewer tombstones: the due document is listed.
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 1, "at": at(100), "k": 0 }],
+    );
+    let snap = engine.snapshot();
+    let due = super::Due::on(snap.as_ref(), &set, 200).unwrap();
+    assert!(
+        matches!(&due, super::Due::Ids(ids) if ids.len() == 1),
+        "{due:?}"
+    );
+}

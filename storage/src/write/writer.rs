@@ -95,12 +95,17 @@ impl<'e> Writer<'e> {
         self.earliest_due
     }
 
-    /// Buffers an index entry, noting its due time.
-    fn put_index_entry(&mut self, kg: &KeyGen, entry: &[u8]) -> Result<()> {
+    /// Buffers an index entry, noting its due time. A TTL entry carries
+    /// `carried` (see `ttl::carry`), other entries are empty.
+    fn put_index_entry(&mut self, kg: &KeyGen, entry: &[u8], carried: &[u8]) -> Result<()> {
+        let value = match kg.expire_after_secs() {
+            Some(_) => carried,
+            None => &[],
+        };
         if let Some(due) = kg.note_put(entry) {
             self.earliest_due = Some(self.earliest_due.map_or(due, |e| e.min(due)));
         }
-        self.batch.put(Cf::Id(kg.cf), entry, &[])
+        self.batch.put(Cf::Id(kg.cf), entry, value)
     }
 
     /// Operations buffered so far.
@@ -167,9 +172,16 @@ impl<'e> Writer<'e> {
         }
         self.batch
             .put(self.set.records(), &id_key, doc.as_bytes())?;
+        let carried = carried(
+            set,
+            set.keygens
+                .iter()
+                .zip(&spans)
+                .map(|(kg, span)| (kg.cf, &entries[span.clone()])),
+        );
         for (kg, span) in set.keygens.iter().zip(spans) {
             for entry in &entries[span] {
-                self.put_index_entry(kg, entry)?;
+                self.put_index_entry(kg, entry, &carried)?;
             }
         }
         self.records.insert(id_key, Some(doc.as_bytes().to_vec()));
@@ -202,11 +214,11 @@ impl<'e> Writer<'e> {
         self.validate(new, Some(old))?;
         let set = self.set;
         let mut old_entries = Vec::new();
-        let mut new_entries = Vec::new();
+        let mut all_new = Vec::with_capacity(set.keygens.len());
         let mut changes = Vec::new();
         for kg in &set.keygens {
             old_entries.clear();
-            new_entries.clear();
+            let mut new_entries = Vec::new();
             kg.keys(old, id_key, &mut old_entries)?;
             kg.keys(new, id_key, &mut new_entries)?;
             let removed: Vec<Vec<u8>> = old_entries
@@ -229,13 +241,30 @@ impl<'e> Writer<'e> {
                 }
             }
             changes.push((kg, removed, added));
+            all_new.push(new_entries);
         }
-        for (kg, removed, added) in changes {
+        // TTL entries carry every entry of the document: when any changed,
+        // each TTL entry is written again with the new list.
+        let changed = changes
+            .iter()
+            .any(|(_, removed, added)| !removed.is_empty() || !added.is_empty());
+        let carried = match changed {
+            true => carried(
+                set,
+                set.keygens
+                    .iter()
+                    .zip(&all_new)
+                    .map(|(kg, e)| (kg.cf, e.as_slice())),
+            ),
+            false => Vec::new(),
+        };
+        for ((kg, removed, added), new_entries) in changes.into_iter().zip(&all_new) {
             for e in removed {
                 self.batch.delete(Cf::Id(kg.cf), &e)?;
             }
-            for e in added {
-                self.put_index_entry(kg, &e)?;
+            let rewrite = changed && kg.expire_after_secs().is_some();
+            for e in if rewrite { new_entries } else { &added } {
+                self.put_index_entry(kg, e, &carried)?;
             }
         }
         self.batch.put(self.set.records(), id_key, new.as_bytes())?;
@@ -249,7 +278,9 @@ impl<'e> Writer<'e> {
         if kg.unique {
             self.claim_unique(kg, entry, id_key)?;
         }
-        self.put_index_entry(kg, entry)
+        // Entries built into an existing collection carry nothing: expiry
+        // reads those documents' records (`ttl::carry`).
+        self.put_index_entry(kg, entry, &[])
     }
 
     /// Deletes a key range of a column family (index or records).
@@ -378,6 +409,15 @@ fn exceeds_depth(doc: &RawDocument, max: usize) -> Result<bool> {
         open.push(children.iter());
     }
     Ok(false)
+}
+
+/// The value TTL entries carry for a document whose entries in each index
+/// of `set` are `per_index` (`ttl::carry`); empty without TTL indexes.
+fn carried<'a>(set: &IndexSet, per_index: impl Iterator<Item = (u64, &'a [Vec<u8>])>) -> Vec<u8> {
+    if set.ttl_keygens().next().is_none() {
+        return Vec::new();
+    }
+    crate::ttl::carry::encode(per_index)
 }
 
 fn check_size(doc: &RawDocument) -> Result<()> {
