@@ -10,8 +10,8 @@ use std::time::Duration;
 use common::{TestNode, expect_code, first_batch};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
-use mongodb::Database;
 use mongodb::bson::{Bson, DateTime, Document, doc};
+use mongodb::{Collection, Database};
 
 /// 2026-01-01T00:00:00Z: the manual clock's start (a whole day).
 const T0: i64 = 1_767_225_600_000;
@@ -26,6 +26,19 @@ fn at(ms: i64) -> Bson {
 
 fn node() -> TestNode {
     TestNode::start_with_clock(Arc::new(ManualClock::new(T0)))
+}
+
+/// `app.w`: a time-series collection of measurements at `t` by `sensor`.
+async fn sensors(node: &TestNode) -> (Database, Collection<Document>) {
+    let db = node.db("app").await;
+    create(
+        &db,
+        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
+    )
+    .await
+    .unwrap();
+    let c = db.collection::<Document>("w");
+    (db, c)
 }
 
 async fn create(db: &Database, cmd: Document) -> mongodb::error::Result<Document> {
@@ -248,14 +261,7 @@ async fn drop_removes_the_collection_and_its_buckets() {
 #[tokio::test]
 async fn measurements_come_back_as_documents() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (db, c) = sensors(&node).await;
     c.insert_many(readings("a", T0, 3)).await.unwrap();
     c.insert_one(doc! { "_id": 7, "t": at(T0), "sensor": "b", "n": 10, "extra": "x" })
         .await
@@ -289,14 +295,7 @@ async fn measurements_come_back_as_documents() {
 #[tokio::test]
 async fn measurements_of_one_meta_and_span_share_a_bucket() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (db, c) = sensors(&node).await;
     c.insert_many(readings("a", T0 + 30 * SEC, 5))
         .await
         .unwrap();
@@ -345,14 +344,7 @@ async fn measurements_of_one_meta_and_span_share_a_bucket() {
 #[tokio::test]
 async fn a_full_bucket_rolls_over() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (db, c) = sensors(&node).await;
     let docs: Vec<Document> = (0..1001)
         .map(|i| doc! { "t": at(T0 + i64::from(i)), "sensor": "a", "n": i })
         .collect();
@@ -392,14 +384,7 @@ async fn a_full_bucket_rolls_over() {
 #[tokio::test]
 async fn a_late_measurement_goes_to_the_bucket_covering_it() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (db, c) = sensors(&node).await;
     c.insert_one(doc! { "t": at(T0), "sensor": "a", "n": 0 })
         .await
         .unwrap();
@@ -435,14 +420,7 @@ async fn a_late_measurement_goes_to_the_bucket_covering_it() {
 #[tokio::test]
 async fn a_measurement_without_a_date_is_refused_and_nothing_stored() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (db, c) = sensors(&node).await;
     let msg = expect_code(
         c.insert_one(doc! { "t": "yesterday", "sensor": "a" }).await,
         2,
@@ -560,14 +538,7 @@ async fn coll_mod_sets_changes_and_removes_expiry() {
 #[tokio::test]
 async fn coll_mod_expiry_removes_old_buckets_on_the_next_pass() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (db, c) = sensors(&node).await;
     c.insert_many(readings("old", T0 - 2 * DAY, 3))
         .await
         .unwrap();
@@ -715,14 +686,7 @@ async fn clustered_index_options_are_validated() {
 #[tokio::test]
 async fn deletes_remove_measurements() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (db, c) = sensors(&node).await;
     c.insert_many(readings("a", T0, 5)).await.unwrap();
     c.insert_many(readings("b", T0, 5)).await.unwrap();
     let r = c.delete_many(doc! { "sensor": "b" }).await.unwrap();
@@ -746,14 +710,7 @@ async fn deletes_remove_measurements() {
 #[tokio::test]
 async fn unsupported_timeseries_writes_are_refused() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (db, c) = sensors(&node).await;
     c.insert_many(readings("a", T0, 2)).await.unwrap();
     expect_code(
         c.update_many(doc! {}, doc! { "$set": { "x": 1 } }).await,
@@ -886,14 +843,7 @@ async fn a_partial_ttl_index_expires_only_its_meta_values_sooner() {
 #[tokio::test]
 async fn meta_and_time_filters_prune_buckets() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (db, c) = sensors(&node).await;
     for s in ["a", "b", "c"] {
         for h in 0..4 {
             c.insert_many(readings(s, T0 + h * HOUR, 10)).await.unwrap();
@@ -945,14 +895,7 @@ async fn meta_and_time_filters_prune_buckets() {
 #[tokio::test]
 async fn aggregate_groups_measurements() {
     let node = node();
-    let db = node.db("app").await;
-    create(
-        &db,
-        doc! { "create": "w", "timeseries": { "timeField": "t", "metaField": "sensor" } },
-    )
-    .await
-    .unwrap();
-    let c = db.collection::<Document>("w");
+    let (_db, c) = sensors(&node).await;
     c.insert_many(readings("a", T0, 4)).await.unwrap();
     c.insert_many(readings("b", T0, 2)).await.unwrap();
     let out: Vec<Document> = c

@@ -12,8 +12,10 @@
 //! documents are hidden, is treated as already gone: an insert of its
 //! `_id` or a write taking one of its unique keys deletes it in the same
 //! batch and goes ahead, where it would otherwise fail with a duplicate
-//! key (`crate::ttl::visible`). Index builds never do this: they write
-//! the entries of every stored document.
+//! key (`crate::ttl::visible`). An index build deletes every due document
+//! it meets instead of indexing it (`remove_due`), and never removes the
+//! owner of a unique key it claims (`keeping_due`): every owner it meets
+//! was indexed because it was not due.
 //!
 //! Every document it stores (insert or replace) first passes the
 //! collection's validator, unless the write bypasses validation; removals
@@ -334,6 +336,20 @@ impl<'e> Writer<'e> {
         }
         cursor.status()?;
         Ok(None)
+    }
+
+    /// Deletes `doc` (stored at `id_key`) if it is due and hidden; returns
+    /// whether it did. Index builds call it for every document they meet.
+    pub fn remove_due(&mut self, id_key: &[u8], doc: &RawDocument) -> Result<bool> {
+        let Some(now) = self.set.hide_at() else {
+            return Ok(false);
+        };
+        if !self.set.is_due(doc, now) {
+            return Ok(false);
+        }
+        self.remove(id_key, doc)?;
+        self.set.visibility().note_replaced(1);
+        Ok(true)
     }
 
     /// Deletes the document at `id_key` if it is due and hidden, so the
