@@ -24,6 +24,28 @@ async fn deleted(db: &Database) -> i64 {
         .unwrap()
 }
 
+/// Turns the TTL monitor on and kills ebbd (SIGKILL) once `started`
+/// documents have been deleted, in the middle of the pass; returns how many
+/// had been.
+async fn kill_mid_pass(d: &mut support::Daemon, admin: &Database, started: i64) -> i64 {
+    admin
+        .run_command(doc! { "setParameter": 1, "ttlMonitorEnabled": true })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let at_kill = loop {
+        let n = deleted(admin).await;
+        if n >= started {
+            break n;
+        }
+        assert!(Instant::now() < deadline, "the TTL pass never got going");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    d.child.kill().unwrap();
+    d.child.wait().unwrap();
+    at_kill
+}
+
 /// Entries of one index as a full hinted scan sees them: (keys, documents).
 async fn scan_counts(db: &Database, hint: Document) -> (i64, i64) {
     scan_counts_in(db, "events", hint).await
@@ -69,22 +91,7 @@ async fn kill_during_a_ttl_pass_loses_nothing_unexpired_and_keeps_indexes_consis
         c.insert_many(chunk.to_vec()).await.unwrap();
     }
 
-    let admin = client.database("admin");
-    admin
-        .run_command(doc! { "setParameter": 1, "ttlMonitorEnabled": true })
-        .await
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let at_kill = loop {
-        let n = deleted(&admin).await;
-        if n >= 10_000 {
-            break n;
-        }
-        assert!(Instant::now() < deadline, "the TTL pass never got going");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
-    d.child.kill().unwrap();
-    d.child.wait().unwrap();
+    let at_kill = kill_mid_pass(&mut d, &client.database("admin"), 10_000).await;
     assert!(
         at_kill < EXPIRED as i64,
         "killed after the pass had finished ({at_kill} deleted)"
@@ -249,22 +256,7 @@ async fn kill_during_a_bucket_expiry_pass_loses_no_live_measurement() {
             c.insert_many(chunk.to_vec()).await.unwrap();
         }
     }
-    let admin = client.database("admin");
-    admin
-        .run_command(doc! { "setParameter": 1, "ttlMonitorEnabled": true })
-        .await
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let at_kill = loop {
-        let n = deleted(&admin).await;
-        if n >= 2_000 {
-            break n;
-        }
-        assert!(Instant::now() < deadline, "the TTL pass never got going");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
-    d.child.kill().unwrap();
-    d.child.wait().unwrap();
+    let at_kill = kill_mid_pass(&mut d, &client.database("admin"), 2_000).await;
     assert!(
         at_kill < SENSORS as i64,
         "killed after the pass had finished"
