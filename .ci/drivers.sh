@@ -71,7 +71,7 @@ auth_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@127.0.0.1:$a
     || { echo "$auth_out"; exit 1; }
 [ "$(echo "$auth_out" | tail -1)" = "root" ] || { echo "mongosh did not authenticate: $auth_out"; exit 1; }
 echo "mongosh authenticated"
-tls_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@localhost:$auth_port/admin?directConnection=true&tls=true&tlsCAFile=$work/ca.pem" \
+tls_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@127.0.0.1:$auth_port/admin?directConnection=true&tls=true&tlsCAFile=$work/ca.pem" \
     --quiet --eval 'db.runCommand({connectionStatus: 1}).authInfo.authenticatedUsers[0].user' 2>&1) \
     || { echo "$tls_out"; exit 1; }
 [ "$(echo "$tls_out" | tail -1)" = "root" ] || { echo "mongosh did not authenticate over TLS: $tls_out"; exit 1; }

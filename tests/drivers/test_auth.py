@@ -71,7 +71,7 @@ def test_username_password_over_tls(admin_user):
     """pymongo with tls=True and the test CA, authenticating as root."""
     user, pwd = admin_user
     c = pymongo.MongoClient(
-        URI.replace("127.0.0.1", "localhost"), tls=True, tlsCAFile=TLS_CA,
+        URI, tls=True, tlsCAFile=TLS_CA,
         username=user, password=pwd, authSource="admin", serverSelectionTimeoutMS=5000,
     )
     try:
@@ -91,7 +91,7 @@ def test_a_session_store_url_with_credentials(admin_user):
     import datetime
     user, pwd = admin_user
     port = URI.split(":")[2].split("/")[0]
-    url = (f"mongodb://{user}:{pwd}@localhost:{port}/sessions"
+    url = (f"mongodb://{user}:{pwd}@127.0.0.1:{port}/sessions"
            f"?authSource=admin&tls=true&tlsCAFile={TLS_CA}&directConnection=true")
     c = pymongo.MongoClient(url, serverSelectionTimeoutMS=5000)
     try:
