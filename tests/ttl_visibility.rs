@@ -47,6 +47,19 @@ async fn sessions(node: &TestNode) -> Collection<Document> {
     c
 }
 
+/// A unique index on `email`.
+async fn unique_email_index(c: &Collection<Document>) {
+    let unique = IndexOptions::builder().unique(true).build();
+    c.create_index(
+        IndexModel::builder()
+            .keys(doc! { "email": 1 })
+            .options(unique)
+            .build(),
+    )
+    .await
+    .unwrap();
+}
+
 fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -486,15 +499,7 @@ async fn a_unique_key_held_by_a_due_document_does_not_block_a_new_one() {
     let node = node();
     let c = node.coll("app", "tokens").await;
     ttl_index(&c, doc! { "at": 1 }, TTL_SECS, None).await;
-    let unique = IndexOptions::builder().unique(true).build();
-    c.create_index(
-        IndexModel::builder()
-            .keys(doc! { "email": 1 })
-            .options(unique)
-            .build(),
-    )
-    .await
-    .unwrap();
+    unique_email_index(&c).await;
     c.insert_one(doc! { "_id": "old", "email": "a@x", "at": at(T0) })
         .await
         .unwrap();
@@ -536,15 +541,7 @@ async fn a_unique_index_build_is_not_refused_over_a_due_document() {
     let _held = node.hold_monitor().await;
     node.advance(Duration::from_millis(1));
     assert_eq!(stored(&node, &c).await, strs(&["due", "live"]));
-    let unique = IndexOptions::builder().unique(true).build();
-    c.create_index(
-        IndexModel::builder()
-            .keys(doc! { "email": 1 })
-            .options(unique)
-            .build(),
-    )
-    .await
-    .unwrap();
+    unique_email_index(&c).await;
     assert_eq!(stored(&node, &c).await, strs(&["live"]));
     assert_eq!(str_ids(&c, doc! { "email": "a@x" }).await, strs(&["live"]));
     assert_eq!(ttl_metric(&node, "replacedByWrites").await, 1);
