@@ -900,3 +900,51 @@ async fn hand_played_scram_authenticates_one_user_per_connection() {
         .unwrap_err();
     assert_eq!(common::code(&wrong), Some(18));
 }
+
+/// Manual, "Privilege Actions" and `$out`/`$merge` "Access Control":
+/// a writing stage needs `insert` and `remove` (`$out`) or `insert` and
+/// `update` (`$merge`) on its target, which `read` does not grant.
+#[tokio::test]
+async fn writing_stages_need_write_privileges_on_their_target() {
+    let node = TestNode::start_with_auth();
+    let admin = bootstrap(&node).await;
+    admin
+        .database("w")
+        .collection::<Document>("source")
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+    create_user(
+        &admin,
+        "reader",
+        mongodb::bson::bson!([{ "role": "read", "db": "w" }]),
+    )
+    .await;
+    create_user(
+        &admin,
+        "writer",
+        mongodb::bson::bson!([{ "role": "readWrite", "db": "w" }]),
+    )
+    .await;
+    let aggregate = |client: Client, stage: Document| async move {
+        client
+            .database("w")
+            .run_command(doc! { "aggregate": "source", "pipeline": [stage], "cursor": {} })
+            .await
+    };
+    let reader = node.client_as("reader", "pw", "admin", SHA256).await;
+    expect_code(aggregate(reader.clone(), doc! { "$out": "copy" }).await, 13);
+    expect_code(aggregate(reader, doc! { "$merge": "copy" }).await, 13);
+    let writer = node.client_as("writer", "pw", "admin", SHA256).await;
+    aggregate(writer.clone(), doc! { "$out": "copy" })
+        .await
+        .unwrap();
+    aggregate(writer.clone(), doc! { "$merge": "copy" })
+        .await
+        .unwrap();
+    // Another database's target needs privileges there.
+    expect_code(
+        aggregate(writer, doc! { "$out": { "db": "other", "coll": "copy" } }).await,
+        13,
+    );
+}

@@ -109,6 +109,7 @@ impl Node {
             .await
             .map_err(storage_err)?;
         let ctx = Arc::new(NodeContext::new(&runtime, config.clone(), opts.argv));
+        crate::command::output::drop_leftover_temps(&ctx).await;
 
         let addr = format!("{}:{}", config.net.bind, config.net.port);
         let listener = TcpListener::bind(&addr)

@@ -377,6 +377,31 @@ pub enum StageError {
     SampleSizeNotPositive,
     SampleUnknownOption,
     SampleWithoutSize,
+    /// `$out`/`$merge` before the last stage.
+    WriteStageNotLast,
+    OutArgumentType,
+    OutSpecialCollection,
+    OutInternalDatabase,
+    /// `$out` into a capped collection.
+    OutCapped,
+    MergeArgumentType,
+    MergeIntoType,
+    MergeWhenMatchedType,
+    MergeModes,
+    MergeLetWithoutPipeline,
+    MergeLetRedefinesNew,
+    MergeOnType,
+    MergeOnEmpty,
+    MergeOnElementType,
+    MergeOnDuplicate,
+    MergeOnFieldMissing,
+    MergeOnFieldArray,
+    /// No unique index on the target covers exactly the `on` fields.
+    MergeOnNotUnique,
+    MergeSpecialCollection,
+    MergeInternalDatabase,
+    /// `whenNotMatched: "fail"` met an output document with no match.
+    MergeNoMatch,
 }
 
 /// A failed aggregation expression: one variant for each place mongod

@@ -518,6 +518,7 @@ impl CatalogCore {
         from: (String, String),
         to: (String, String),
         drop_target: bool,
+        stay_temp: bool,
     ) -> Result<()> {
         let Some(entry) = self.state.get(&from.0, &from.1).cloned() else {
             return Err(Error::new(
@@ -552,6 +553,9 @@ impl CatalogCore {
         let mut meta = entry.set.meta.clone();
         meta.db = to.0;
         meta.name = to.1;
+        if !stay_temp {
+            meta.options.remove("temp");
+        }
         self.replace_meta(&entry, meta, vec![]).await?;
         Ok(())
     }
@@ -867,6 +871,9 @@ pub struct RenameCollection {
     pub from: (String, String),
     pub to: (String, String),
     pub drop_target: bool,
+    /// Keep a temporary collection's `temp` flag (else the renamed
+    /// collection is an ordinary one, as mongod's `stayTemp: false`).
+    pub stay_temp: bool,
 }
 
 /// New validation options for `collMod`; `None` leaves one unchanged.
@@ -1001,7 +1008,7 @@ impl Handler<RenameCollection> for CatalogActor {
 
     fn handle(&mut self, m: RenameCollection, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
-            let r = core.rename(m.from, m.to, m.drop_target).await;
+            let r = core.rename(m.from, m.to, m.drop_target, m.stay_temp).await;
             (core, r)
         })
     }

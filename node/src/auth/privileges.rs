@@ -146,7 +146,8 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
         {
             on_db(&[WriteUsers])
         }
-        "find" | "count" | "distinct" | "aggregate" | "getMore" => on_db(&[Find]),
+        "aggregate" => aggregate(db, body),
+        "find" | "count" | "distinct" | "getMore" => on_db(&[Find]),
         "insert" => on_db(&[Insert]),
         "update" if upserts(body, "updates") => on_db(&[Update, Insert]),
         "update" => on_db(&[Update]),
@@ -264,6 +265,44 @@ fn upserts(body: &RawDocument, field: &str) -> bool {
         matches!(s, Ok(RawBsonRef::Document(d))
             if matches!(d.get("upsert"), Ok(Some(RawBsonRef::Boolean(true)))))
     })
+}
+
+/// `aggregate`: `find` on its database, and when its last stage writes,
+/// `$out`'s `insert` and `remove` or `$merge`'s `insert` and `update` on
+/// the database it writes to.
+fn aggregate(db: &str, body: &RawDocument) -> Need {
+    let mut needs = vec![(Resource::Db(db.to_owned()), Find)];
+    let last = match body.get("pipeline") {
+        Ok(Some(RawBsonRef::Array(stages))) => stages.into_iter().last(),
+        _ => None,
+    };
+    let Some(Ok(RawBsonRef::Document(stage))) = last else {
+        return Need::All(needs);
+    };
+    let Some(Ok((name, spec))) = stage.iter().next() else {
+        return Need::All(needs);
+    };
+    let actions = match name.as_str() {
+        "$out" => [Insert, Remove],
+        "$merge" => [Insert, Update],
+        _ => return Need::All(needs),
+    };
+    // `$out: {db, coll}`, `$merge: {into: {db, coll}}`: another database.
+    let spec_db = |d: &RawDocument| match d.get("db") {
+        Ok(Some(RawBsonRef::String(other))) => Some(other.to_owned()),
+        _ => None,
+    };
+    let target_db = match (name.as_str(), spec) {
+        ("$out", RawBsonRef::Document(d)) => spec_db(d),
+        ("$merge", RawBsonRef::Document(d)) => match d.get("into") {
+            Ok(Some(RawBsonRef::Document(into))) => spec_db(into),
+            _ => None,
+        },
+        _ => None,
+    }
+    .unwrap_or_else(|| db.to_owned());
+    needs.extend(actions.map(|a| (Resource::Db(target_db.clone()), a)));
+    Need::All(needs)
 }
 
 /// `renameCollection`: within one database `renameCollectionSameDB`; across

@@ -6,8 +6,9 @@
 //! that query's documents, within the 100 MiB blocking-stage limit, and the
 //! results are returned through a cursor. Stages that read other
 //! collections do so through `foreign.rs`. `aggregate: 1` runs a pipeline
-//! that starts with `$documents`. This file only parses the command's own
-//! arguments and wires the pieces together.
+//! that starts with `$documents`. A last `$out` or `$merge` stage writes
+//! the output (`output.rs`) and the cursor is empty. This file only parses
+//! the command's own arguments and wires the pieces together.
 
 use std::time::Instant;
 
@@ -15,12 +16,15 @@ use bson::RawBsonRef;
 use ebb_config::limits::MAX_BSON_OBJECT_BYTES;
 use ebb_storage::Error as StorageError;
 use ebb_storage::encoding::display::type_name;
-use ebb_storage::pipeline::{Pipeline, Stage, check_top_level, parse_stage_in};
+use ebb_storage::pipeline::{
+    Pipeline, Stage, check_top_level, parse_stage_in, parse_write_stage, write_stage_name,
+};
 use ebb_storage::query::exec::QueryCursor;
 use ebb_storage::query::plan::{self, QuerySpec};
 
 use super::find::{cursor_owner, respond};
 use super::foreign::ForeignReads;
+use super::output::{self, WriteContext};
 use super::{Request, check_collection_name, query};
 use crate::args::{Args, as_i64};
 use crate::context::NodeContext;
@@ -59,9 +63,8 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let Some(pipeline) = args.array("pipeline")? else {
         return Err(args.missing("pipeline"));
     };
-    // Only a writing stage ($out, $merge) validates documents; ebb has
-    // none, so the flag has nothing to bypass (mongod accepts it too).
-    args.bool("bypassDocumentValidation")?;
+    // Only a writing stage ($out, $merge) validates documents.
+    let bypass_validation = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let explain = args.bool("explain")?.unwrap_or(false);
     if explain {
         return Err(StorageError::not_implemented("aggregate with explain").into());
@@ -78,9 +81,15 @@ pub async fn aggregate(req: Request) -> CommandResult {
         None => super::find::DEFAULT_FIRST_BATCH,
     };
     let env = query::env(&req, &args)?;
+    let collation = query::collation(args.get("collation"))?;
     let mut stages = Vec::new();
-    for v in pipeline {
+    let mut write_stage = None;
+    let count = pipeline.into_iter().count();
+    for (i, v) in pipeline.into_iter().enumerate() {
         match v? {
+            RawBsonRef::Document(d) if i + 1 == count && write_stage_name(d).is_some() => {
+                write_stage = Some(parse_write_stage(d, &env)?);
+            }
             RawBsonRef::Document(d) => stages.push(parse_stage_in(d, &env)?),
             other => {
                 return Err(CommandError::new(
@@ -94,15 +103,26 @@ pub async fn aggregate(req: Request) -> CommandResult {
         }
     }
     check_top_level(&stages, collectionless)?;
+    let write_cx = WriteContext {
+        node: &req.node,
+        db: &req.db,
+        env: &env,
+        collation: &collation,
+        bypass_validation,
+    };
+    let write_stage = match write_stage {
+        Some(stage) => Some(output::prepare(&write_cx, stage)?),
+        None => None,
+    };
     NodeContext::count(&req.node.opcounters.command, 1);
     let ns = format!("{}.{name}", req.db);
-    let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     let max_time = query::max_time(&args)?;
     let allow_disk_use = args.bool("allowDiskUse")?.unwrap_or(false);
     let disk_use = req.node.disk_use(allow_disk_use);
     let deadline = max_time.map(|limit| Instant::now() + limit);
     let (node, db) = (req.node.clone(), req.db.clone());
+    let pipeline_collation = collation.clone();
     let results = match req
         .node
         .collection(&req.db, name)
@@ -110,7 +130,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
     {
         // No input: the stages still run ($documents, $unionWith, $facet).
         None => {
-            let collation = collation.resolve(None);
+            let collation = pipeline_collation.resolve(None);
             req.node
                 .scan(move |snap| {
                     let reads = ForeignReads::new(&node, &db, snap, deadline);
@@ -133,7 +153,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
                 _ => None,
             };
             let rest: Vec<Stage> = rest.collect();
-            let collation = query::resolve(&collation, &entry.set.meta)?;
+            let collation = query::resolve(&pipeline_collation, &entry.set.meta)?;
             let spec = QuerySpec { filter, sort, hint }.collated(collation.clone());
             let plan = plan::plan(&entry.set.meta, &spec)?;
             let set = entry.set.clone();
@@ -175,6 +195,14 @@ pub async fn aggregate(req: Request) -> CommandResult {
             ),
         ));
     }
+    // A writing stage returns no documents: its cursor is empty.
+    let results = match write_stage {
+        Some(prepared) => {
+            output::write(&write_cx, prepared, results).await?;
+            Vec::new()
+        }
+        None => results,
+    };
     let cursor = OpenCursor::new(ns, Source::Buffered(results.into()), cursor_owner(&req));
     respond(&req.node, cursor, batch_size, true, false).await
 }

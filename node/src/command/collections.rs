@@ -34,6 +34,8 @@ const CREATE_ARGS: &[&str] = &[
     "changeStreamPreAndPostImages",
     "encryptedFields",
     "autoIndexId",
+    // Dropped at the next start (`output::drop_leftover_temps`).
+    "temp",
 ];
 
 pub async fn create(req: Request) -> CommandResult {
@@ -369,12 +371,14 @@ pub async fn rename_collection(req: Request) -> CommandResult {
         ));
     }
     let drop_target = args.bool("dropTarget")?.unwrap_or(false);
+    let stay_temp = args.bool("stayTemp")?.unwrap_or(false);
     req.node
         .catalog
         .send(RenameCollection {
             from: split(from)?,
             to: split(to)?,
             drop_target,
+            stay_temp,
         })
         .await??;
     ok(doc! {})

@@ -19,6 +19,7 @@ pub mod foreign;
 pub mod handshake;
 pub mod indexes;
 pub mod insert;
+pub mod output;
 pub mod params;
 pub mod query;
 pub mod sasl;

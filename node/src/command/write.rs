@@ -12,6 +12,7 @@ use ebb_storage::write::statement::WriteError;
 
 use super::{Request, check_collection_name, check_db_name};
 use crate::args::{Args, type_name};
+use crate::context::NodeContext;
 use crate::error::{CommandError, CommandResult, codes};
 
 /// The collection a write targets; created if `create` and missing.
@@ -20,8 +21,18 @@ pub async fn target(
     name: &str,
     create: bool,
 ) -> CommandResult<Option<CollectionHandle>> {
-    check_db_name(&req.db)?;
-    check_collection_name(&req.db, name)?;
+    target_in(&req.node, &req.db, name, create).await
+}
+
+/// [`target`] in database `db` (a writing stage may name another).
+pub async fn target_in(
+    node: &NodeContext,
+    db: &str,
+    name: &str,
+    create: bool,
+) -> CommandResult<Option<CollectionHandle>> {
+    check_db_name(db)?;
+    check_collection_name(db, name)?;
     // A time-series collection's buckets change only through its
     // measurements (ebb does not take raw bucket writes).
     if name.starts_with(crate::context::BUCKETS_PREFIX) {
@@ -29,17 +40,16 @@ pub async fn target(
             "writing to a time-series buckets collection directly",
         )));
     }
-    if let Some(e) = req.node.collection(&req.db, name) {
+    if let Some(e) = node.collection(db, name) {
         return Ok(Some(e));
     }
     if !create {
         return Ok(None);
     }
-    let entry = req
-        .node
+    let entry = node
         .catalog
         .send(EnsureCollection {
-            db: req.db.clone(),
+            db: db.to_owned(),
             name: name.to_owned(),
         })
         .await??;
@@ -75,8 +85,24 @@ where
     T: Send + 'static,
     CollectionActor: actix::Handler<M>,
 {
+    send_write_in(&req.node, &req.db, name, create, message).await
+}
+
+/// [`send_write`] to a collection of database `db`.
+pub async fn send_write_in<M, T>(
+    node: &NodeContext,
+    db: &str,
+    name: &str,
+    create: bool,
+    message: impl Fn() -> M,
+) -> CommandResult<Option<T>>
+where
+    M: actix::Message<Result = ebb_storage::Result<T>> + Send + 'static,
+    T: Send + 'static,
+    CollectionActor: actix::Handler<M>,
+{
     for _ in 0..MAX_ATTEMPTS {
-        let Some(entry) = target(req, name, create).await? else {
+        let Some(entry) = target_in(node, db, name, create).await? else {
             return Ok(None);
         };
         let r = entry.addr.send(message()).await;
@@ -89,7 +115,7 @@ where
     }
     Err(CommandError::new(
         codes::NAMESPACE_NOT_FOUND,
-        format!("collection {}.{name} was dropped during the write", req.db),
+        format!("collection {db}.{name} was dropped during the write"),
     ))
 }
 

@@ -20,6 +20,7 @@ mod sample;
 mod sources;
 mod stage;
 mod sub;
+mod write_stage;
 
 #[cfg(test)]
 mod tests;
@@ -33,3 +34,7 @@ pub use run::Pipeline;
 pub use sources::Sources;
 pub use stage::{parse_stage, parse_stage_in, parse_update_stage};
 pub use sub::check_top_level;
+pub use write_stage::{
+    Merge, MergeWrite, Target, WhenMatched, WhenNotMatched, WriteStage, parse_write_stage,
+    write_stage_name,
+};

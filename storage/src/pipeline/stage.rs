@@ -10,9 +10,9 @@ use super::accumulator::Acc;
 use super::expr::{Env, Expr, cstr};
 use super::kind::{BucketAuto, Lookup, Stage, UnionWith};
 use super::project::Project;
-use super::{bucket, facet, sample};
+use super::{bucket, facet, sample, write_stage};
 use crate::encoding::display::type_name;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, StageError};
 use crate::query::filter::Filter;
 use crate::query::projection::Projection;
 use crate::query::sort::SortSpec;
@@ -20,8 +20,6 @@ use crate::query::value::number_as_f64;
 
 /// Stages MongoDB has that ebb refuses by name.
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
-    "$out",
-    "$merge",
     "$geoNear",
     "$graphLookup",
     "$redact",
@@ -157,6 +155,12 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
         "$bucketAuto" => Stage::BucketAuto(Box::new(BucketAuto::parse(spec, env)?)),
         "$sortByCount" => bucket::parse_sort_by_count(spec, env, parse_stage_in)?,
         "$sample" => sample::parse(spec)?,
+        // A command's last stage is taken off before the rest is parsed
+        // (`write_stage`); one reaching here stands before another stage.
+        "$out" | "$merge" => {
+            write_stage::parse_write_stage(stage, env)?;
+            return Err(write_stage::not_last(name));
+        }
         other if KNOWN_UNIMPLEMENTED.contains(&other) => {
             return Err(Error::not_implemented(&format!("the {other} stage")));
         }
@@ -197,7 +201,7 @@ pub fn parse_update_stage(stage: &RawDocument, env: &Env) -> Result<Stage> {
     match parse_stage_in(stage, env) {
         Ok(_)
         | Err(Error {
-            kind: ErrorKind::NotImplemented,
+            kind: ErrorKind::NotImplemented | ErrorKind::Stage(StageError::WriteStageNotLast),
             ..
         }) if !UPDATE_STAGES.contains(&name) => Err(not_allowed()),
         other => other,
