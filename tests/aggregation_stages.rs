@@ -971,3 +971,119 @@ async fn group_accumulators_that_keep_several_values() {
     )
     .await;
 }
+
+/// Manual, `$collStats`: `storageStats` (with `scale`) and `count`, the
+/// source mongosh's `db.coll.stats()` reads; jstests/core/collStats
+/// cases for the refusals.
+#[tokio::test]
+async fn coll_stats_stage_reports_storage_figures_and_the_count() {
+    let node = TestNode::start();
+    let (orders, _) = orders_and_inventory(&node).await;
+    create_index(&orders, doc! { "item": 1 }).await;
+    let out = agg(
+        &orders,
+        vec![doc! { "$collStats": { "storageStats": { "scale": 1024 }, "count": {} } }],
+    )
+    .await;
+    assert_eq!(out.len(), 1);
+    let stats = &out[0];
+    assert_eq!(stats.get_str("ns").unwrap(), "shop.orders");
+    assert_eq!(stats.get_i64("count").unwrap(), 3);
+    let storage = stats.get_document("storageStats").unwrap();
+    assert_eq!(storage.get_i64("count").unwrap(), 3);
+    assert_eq!(storage.get_i32("nindexes").unwrap(), 2);
+    assert_eq!(storage.get_i64("scaleFactor").unwrap(), 1024);
+    assert!(!storage.get_bool("capped").unwrap());
+    // The stages after it run over its document.
+    let counted = agg(
+        &orders,
+        vec![
+            doc! { "$collStats": { "count": {} } },
+            doc! { "$project": { "_id": 0, "count": 1 } },
+        ],
+    )
+    .await;
+    assert_eq!(counted, vec![doc! { "count": 3i64 }]);
+    let missing = node.coll("shop", "missing").await;
+    agg_err(&missing, vec![doc! { "$collStats": { "count": {} } }], 26).await;
+    agg_err(
+        &orders,
+        vec![doc! { "$collStats": { "latencyStats": {} } }],
+        238,
+    )
+    .await;
+    agg_err(&orders, vec![doc! { "$collStats": { "bogus": {} } }], 40415).await;
+    agg_err(
+        &orders,
+        vec![doc! { "$match": {} }, doc! { "$collStats": {} }],
+        40602,
+    )
+    .await;
+    let db = node.db("shop").await;
+    let e = db
+        .run_command(doc! { "collStats": "orders", "scale": 0 })
+        .await
+        .map(|_| ());
+    expect_code(e, 2);
+}
+
+/// Manual, `$indexStats`: one document per index, `accesses.ops` counting
+/// the operations that used it.
+#[tokio::test]
+async fn index_stats_stage_counts_the_queries_each_index_served() {
+    let node = TestNode::start();
+    let (orders, _) = orders_and_inventory(&node).await;
+    create_index(&orders, doc! { "item": 1 }).await;
+    for _ in 0..2 {
+        orders.find_one(doc! { "item": "pecans" }).await.unwrap();
+    }
+    orders.find_one(doc! { "_id": 1 }).await.unwrap();
+    let stats = agg(
+        &orders,
+        vec![doc! { "$indexStats": {} }, doc! { "$sort": { "name": 1 } }],
+    )
+    .await;
+    let ops: Vec<(String, i64)> = stats
+        .iter()
+        .map(|s| {
+            (
+                s.get_str("name").unwrap().to_owned(),
+                s.get_document("accesses").unwrap().get_i64("ops").unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(ops, vec![("_id_".to_owned(), 1), ("item_1".to_owned(), 2)]);
+    assert_eq!(
+        stats[1]
+            .get_document("spec")
+            .unwrap()
+            .get_document("key")
+            .unwrap(),
+        &doc! { "item": 1 }
+    );
+}
+
+/// Manual, `$currentOp`: `aggregate: 1` on `admin`, the running commands
+/// as `currentOp` shows them (this very aggregate among them).
+#[tokio::test]
+async fn current_op_stage_lists_running_operations_on_admin_only() {
+    let node = TestNode::start();
+    let admin = node.db("admin").await;
+    let ops = db_agg(
+        &admin,
+        vec![
+            doc! { "$currentOp": { "allUsers": true } },
+            doc! { "$match": { "command.aggregate": 1 } },
+        ],
+    )
+    .await
+    .unwrap();
+    assert_eq!(ops.len(), 1, "{ops:?}");
+    assert!(ops[0].get_i64("opid").is_ok());
+    let other = node.db("shop").await;
+    expect_code(db_agg(&other, vec![doc! { "$currentOp": {} }]).await, 73);
+    expect_code(
+        db_agg(&admin, vec![doc! { "$currentOp": { "idleCursors": true } }]).await,
+        238,
+    );
+}

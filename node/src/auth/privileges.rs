@@ -39,6 +39,8 @@ actions! {
     ListIndexes,
     CollStats,
     DbStats,
+    /// `$indexStats`.
+    IndexStats,
     CollMod,
     Compact,
     KillCursors,
@@ -271,11 +273,33 @@ fn upserts(body: &RawDocument, field: &str) -> bool {
 /// `$out`'s `insert` and `remove` or `$merge`'s `insert` and `update` on
 /// the database it writes to.
 fn aggregate(db: &str, body: &RawDocument) -> Need {
-    let mut needs = vec![(Resource::Db(db.to_owned()), Find)];
-    let last = match body.get("pipeline") {
-        Ok(Some(RawBsonRef::Array(stages))) => stages.into_iter().last(),
+    let stages = match body.get("pipeline") {
+        Ok(Some(RawBsonRef::Array(stages))) => Some(stages),
         _ => None,
     };
+    let first = stages
+        .and_then(|s| s.into_iter().next())
+        .and_then(|s| match s {
+            Ok(RawBsonRef::Document(d)) => first_key(d).map(|k| (k, d)),
+            _ => None,
+        });
+    let mut needs = match first {
+        // The reporting stages need what their commands need.
+        Some(("$collStats", _)) => vec![(Resource::Db(db.to_owned()), CollStats)],
+        Some(("$indexStats", _)) => vec![(Resource::Db(db.to_owned()), IndexStats)],
+        Some(("$currentOp", d)) => {
+            let all_users = matches!(
+                d.get_document("$currentOp").map(|o| o.get("allUsers")),
+                Ok(Ok(Some(RawBsonRef::Boolean(true))))
+            );
+            if !all_users {
+                return Need::Authenticated;
+            }
+            vec![(Resource::Cluster, InProg)]
+        }
+        _ => vec![(Resource::Db(db.to_owned()), Find)],
+    };
+    let last = stages.and_then(|s| s.into_iter().last());
     let Some(Ok(RawBsonRef::Document(stage))) = last else {
         return Need::All(needs);
     };
@@ -374,7 +398,7 @@ const CLUSTER_MONITOR: &[Action] = &[
 /// With `hostManager`'s `killop` and `shutdown`, which `clusterAdmin` includes.
 const CLUSTER_ADMIN: &[Action] = &[SetParameter, KillAnySession, KillOp, Shutdown];
 /// What `clusterMonitor` may read in every database.
-const MONITOR_STATS: &[Action] = &[CollStats, DbStats];
+const MONITOR_STATS: &[Action] = &[CollStats, DbStats, IndexStats];
 
 /// Where a role's actions apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -561,6 +585,7 @@ impl Action {
             ListIndexes => "listIndexes",
             CollStats => "collStats",
             DbStats => "dbStats",
+            IndexStats => "indexStats",
             CollMod => "collMod",
             Compact => "compact",
             KillCursors => "killCursors",

@@ -25,6 +25,7 @@ use ebb_storage::query::plan::{self, QuerySpec};
 use super::find::{cursor_owner, respond};
 use super::foreign::ForeignReads;
 use super::output::{self, WriteContext};
+use super::report;
 use super::{Request, check_collection_name, query};
 use crate::args::{Args, as_i64};
 use crate::context::NodeContext;
@@ -84,11 +85,15 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let collation = query::collation(args.get("collation"))?;
     let mut stages = Vec::new();
     let mut write_stage = None;
+    let mut report = None;
     let count = pipeline.into_iter().count();
     for (i, v) in pipeline.into_iter().enumerate() {
         match v? {
             RawBsonRef::Document(d) if i + 1 == count && write_stage_name(d).is_some() => {
                 write_stage = Some(parse_write_stage(d, &env)?);
+            }
+            RawBsonRef::Document(d) if i == 0 && report::is_report(d) => {
+                report = Some(report::parse(d)?);
             }
             RawBsonRef::Document(d) => stages.push(parse_stage_in(d, &env)?),
             other => {
@@ -102,7 +107,8 @@ pub async fn aggregate(req: Request) -> CommandResult {
             }
         }
     }
-    check_top_level(&stages, collectionless)?;
+    // A reporting stage is the pipeline's source, as `$documents` is.
+    check_top_level(&stages, collectionless && report.is_none())?;
     let write_cx = WriteContext {
         node: &req.node,
         db: &req.db,
@@ -123,11 +129,40 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let deadline = max_time.map(|limit| Instant::now() + limit);
     let (node, db) = (req.node.clone(), req.db.clone());
     let pipeline_collation = collation.clone();
+    let source = match report {
+        Some(report) => {
+            Some(report::documents(&req, (!collectionless).then_some(name), report).await?)
+        }
+        None => None,
+    };
     let results = match req
         .node
         .collection(&req.db, name)
-        .filter(|_| !collectionless)
+        .filter(|_| !collectionless && source.is_none())
     {
+        // The stages run over a reporting stage's documents.
+        None if source.is_some() => {
+            let collation = match req.node.collection(&req.db, name) {
+                Some(entry) => query::resolve(&pipeline_collation, &entry.set.meta)?,
+                None => pipeline_collation.resolve(None),
+            };
+            let source = source.unwrap_or_default();
+            req.node
+                .scan(move |snap| {
+                    let reads = ForeignReads::new(&node, &db, snap, deadline);
+                    let mut pipeline = Pipeline::new(stages)
+                        .with_sources(&reads)
+                        .collated(collation)
+                        .disk_use_allowed(allow_disk_use);
+                    for doc in source {
+                        if !pipeline.push(doc)? {
+                            break;
+                        }
+                    }
+                    Ok(pipeline.finish()?)
+                })
+                .await?
+        }
         // No input: the stages still run ($documents, $unionWith, $facet).
         None => {
             let collation = pipeline_collation.resolve(None);

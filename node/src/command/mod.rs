@@ -22,6 +22,7 @@ pub mod insert;
 pub mod output;
 pub mod params;
 pub mod query;
+pub mod report;
 pub mod sasl;
 pub mod status;
 pub mod table;

@@ -96,10 +96,23 @@ pub async fn current_op(req: Request) -> CommandResult {
         }
     }
     let filter = ebb_storage::query::Filter::parse(&filter)?;
-    let node = &req.node;
-    let mut entries = node.ops.describe(own_ops.then_some(req.conn.id));
+    let entries = operations(&req.node, own_ops.then_some(req.conn.id));
+    let mut inprog = Vec::new();
+    for entry in entries {
+        if filter.matches(&RawDocumentBuf::try_from(&entry)?)? {
+            inprog.push(entry);
+        }
+    }
+    ok(doc! { "inprog": inprog })
+}
+
+/// The running operations, as `currentOp` and `$currentOp` show them:
+/// the commands of connection `only_connection` (every connection's when
+/// None) and, for every connection, a running TTL pass.
+pub fn operations(node: &NodeContext, only_connection: Option<u32>) -> Vec<Document> {
+    let mut entries = node.ops.describe(only_connection);
     let op = node.shared.ttl.current.lock().expect("ttl op lock").clone();
-    if let Some(op) = op.filter(|_| !own_ops) {
+    if let Some(op) = op.filter(|_| only_connection.is_none()) {
         let secs = (node.shared.clock.now_millis() - op.started_millis).max(0) / 1000;
         entries.push(doc! {
             "type": "op",
@@ -112,13 +125,7 @@ pub async fn current_op(req: Request) -> CommandResult {
             "numDeleted": op.deleted as i64,
         });
     }
-    let mut inprog = Vec::new();
-    for entry in entries {
-        if filter.matches(&RawDocumentBuf::try_from(&entry)?)? {
-            inprog.push(entry);
-        }
-    }
-    ok(doc! { "inprog": inprog })
+    entries
 }
 
 /// `killOp`: stops the operation with that opid at its next check (it
@@ -168,8 +175,33 @@ fn collection_sizes(node: &NodeContext, handle: &CollectionHandle) -> (i64, i64,
     )
 }
 
+/// The `scale` of `dbStats`/`collStats`/`$collStats`: a number of at
+/// least 1 that divides every byte figure (1 when absent).
+pub fn scale(v: Option<bson::RawBsonRef<'_>>) -> CommandResult<i64> {
+    let Some(v) = v else {
+        return Ok(1);
+    };
+    match crate::args::as_f64(v) {
+        Some(n) if n >= 1.0 => Ok(n as i64),
+        Some(_) => Err(CommandError::bad_value("scale has to be >= 1")),
+        None => Err(CommandError::new(
+            codes::TYPE_MISMATCH,
+            format!(
+                "scale has to be a number, not {}",
+                crate::args::type_name(&v)
+            ),
+        )),
+    }
+}
+
 pub async fn db_stats(req: Request) -> CommandResult {
-    Args::parse(&req.body, &["scale", "freeStorage"])?;
+    let args = Args::parse(&req.body, &["scale", "freeStorage"])?;
+    let scale = scale(args.get("scale"))?;
+    let free_storage = match args.get("freeStorage") {
+        Some(bson::RawBsonRef::Boolean(b)) => b,
+        Some(v) => crate::args::as_f64(v).is_some_and(|n| n != 0.0),
+        None => false,
+    };
     let state = req.node.view.load();
     let (mut objects, mut data, mut indexes, mut index_size, mut collections) =
         (0i64, 0i64, 0i64, 0i64, 0i32);
@@ -181,23 +213,81 @@ pub async fn db_stats(req: Request) -> CommandResult {
         index_size += idx;
         collections += 1;
     }
-    ok(doc! {
+    let mut reply = doc! {
         "db": req.db.clone(),
         "collections": collections,
         "views": 0,
         "objects": objects,
         "avgObjSize": if objects > 0 { data as f64 / objects as f64 } else { 0.0 },
-        "dataSize": data as f64,
-        "storageSize": data as f64,
+        "dataSize": (data / scale) as f64,
+        "storageSize": (data / scale) as f64,
         "indexes": indexes,
-        "indexSize": index_size as f64,
-        "totalSize": (data + index_size) as f64,
-        "scaleFactor": 1,
-    })
+        "indexSize": (index_size / scale) as f64,
+        "totalSize": ((data + index_size) / scale) as f64,
+        "scaleFactor": scale,
+    };
+    // RocksDB reuses no freed pages in place: space freed by deletes is
+    // returned by compaction, so there is never free storage to report.
+    if free_storage {
+        reply.insert("freeStorageSize", 0.0);
+        reply.insert("indexFreeStorageSize", 0.0);
+        reply.insert("totalFreeStorageSize", 0.0);
+    }
+    ok(reply)
+}
+
+/// A collection's size figures as `collStats` and `$collStats`'s
+/// `storageStats` report them, byte figures divided by `scale`; `count` is
+/// the exact number of documents.
+pub fn storage_stats(
+    node: &NodeContext,
+    entry: &CollectionHandle,
+    count: i64,
+    scale: i64,
+) -> Document {
+    let (_, size, index_sizes, total_index) = collection_sizes(node, entry);
+    let mut scaled_indexes = Document::new();
+    for (name, v) in index_sizes {
+        scaled_indexes.insert(name, v.as_i64().unwrap_or(0) / scale);
+    }
+    let options = &entry.set.meta.options;
+    let capped = matches!(options.get("capped"), Some(bson::Bson::Boolean(true)));
+    let mut stats = doc! {
+        "size": size / scale,
+        "count": count,
+        "avgObjSize": if count > 0 { size / count } else { 0 },
+        "storageSize": size / scale,
+        "freeStorageSize": 0i64,
+        "capped": capped,
+        "nindexes": entry.set.meta.indexes.iter().filter(|i| !i.is_internal()).count() as i32,
+        "indexBuilds": [],
+        "totalIndexSize": total_index / scale,
+        "totalSize": (size + total_index) / scale,
+        "indexSizes": scaled_indexes,
+        "scaleFactor": scale,
+    };
+    if capped {
+        if let Some(max) = options.get("max") {
+            stats.insert("max", max.clone());
+        }
+        if let Some(size) = options.get("size") {
+            stats.insert("maxSize", size.clone());
+        }
+    }
+    stats
+}
+
+/// The exact number of documents of `entry`.
+pub async fn exact_count(node: &NodeContext, entry: &CollectionHandle) -> CommandResult<i64> {
+    let handle = entry.clone();
+    Ok(node
+        .scan(move |snap| Ok(handle.count(snap)? as i64))
+        .await?)
 }
 
 pub async fn coll_stats(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, &["scale"])?;
+    let scale = scale(args.get("scale"))?;
     let name = args.collection()?;
     let Some(entry) = req.node.collection(&req.db, name) else {
         return Err(CommandError::new(
@@ -205,16 +295,8 @@ pub async fn coll_stats(req: Request) -> CommandResult {
             format!("Collection [{}.{name}] not found.", req.db),
         ));
     };
-    let (count, size, index_sizes, total_index) = collection_sizes(&req.node, &entry);
-    ok(doc! {
-        "ns": entry.set.ns(),
-        "count": count,
-        "size": size,
-        "storageSize": size,
-        "nindexes": entry.set.meta.indexes.len() as i32,
-        "totalIndexSize": total_index,
-        "totalSize": size + total_index,
-        "indexSizes": index_sizes,
-        "scaleFactor": 1,
-    })
+    let count = exact_count(&req.node, &entry).await?;
+    let mut reply = doc! { "ns": entry.set.ns() };
+    reply.extend(storage_stats(&req.node, &entry, count, scale));
+    ok(reply)
 }

@@ -11,7 +11,8 @@
 //! forget the check; a collection without TTL indexes never asks the clock.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::SystemTime;
 
 use bson::{RawBsonRef, RawDocument};
 
@@ -49,6 +50,10 @@ pub struct IndexSet {
     /// A time-series collection's open buckets, decoded (its writer's).
     pub open_buckets: OpenBuckets,
     visibility: Arc<dyn Visibility>,
+    /// Queries that used each index (`meta.indexes` order) since
+    /// `accesses_since` (this set's creation): `$indexStats`' `accesses`.
+    accesses: Vec<AtomicU64>,
+    accesses_since: SystemTime,
 }
 
 impl IndexSet {
@@ -73,6 +78,7 @@ impl IndexSet {
             .filter(|&i| keygens[i].expire_after_secs().is_some())
             .collect();
         let timeseries = TimeseriesOptions::from_stored(&meta.options);
+        let meta_len = meta.indexes.len();
         Ok(Arc::new(IndexSet {
             extended_range: AtomicBool::new(false),
             open_buckets: OpenBuckets::default(),
@@ -83,7 +89,27 @@ impl IndexSet {
             id_collation,
             ttl,
             visibility,
+            accesses: (0..meta_len).map(|_| AtomicU64::new(0)).collect(),
+            accesses_since: SystemTime::now(),
         }))
+    }
+
+    /// Counts one query planned on index `name`.
+    pub fn count_access(&self, name: &str) {
+        if let Some(i) = self.meta.indexes.iter().position(|m| m.name == name) {
+            self.accesses[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Queries planned on index `name`, and since when they are counted.
+    pub fn accesses(&self, name: &str) -> (u64, SystemTime) {
+        let n = self
+            .meta
+            .indexes
+            .iter()
+            .position(|m| m.name == name)
+            .map_or(0, |i| self.accesses[i].load(Ordering::Relaxed));
+        (n, self.accesses_since)
     }
 
     /// The same collection read as its stored records: a time-series

@@ -27,9 +27,6 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$fill",
     "$setWindowFields",
     "$changeStream",
-    "$collStats",
-    "$indexStats",
-    "$currentOp",
     "$listSessions",
     "$listLocalSessions",
     "$planCacheStats",
@@ -155,6 +152,11 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
         "$bucketAuto" => Stage::BucketAuto(Box::new(BucketAuto::parse(spec, env)?)),
         "$sortByCount" => bucket::parse_sort_by_count(spec, env, parse_stage_in)?,
         "$sample" => sample::parse(spec)?,
+        // The node's reporting sources are taken off the front of a
+        // command's pipeline (`command::report`); here one is misplaced.
+        "$collStats" | "$indexStats" | "$currentOp" => {
+            return Err(super::sub::not_first(name));
+        }
         // A command's last stage is taken off before the rest is parsed
         // (`write_stage`); one reaching here stands before another stage.
         "$out" | "$merge" => {

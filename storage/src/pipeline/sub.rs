@@ -221,7 +221,7 @@ fn parse_all(raw: &[RawDocumentBuf], env: &Env, parse: ParseStage) -> Result<Vec
     Ok(stages)
 }
 
-fn not_first(name: &str) -> Error {
+pub(super) fn not_first(name: &str) -> Error {
     Error::new(
         ErrorKind::Stage(StageError::NotFirstStage),
         format!("{name} is only valid as the first stage in a pipeline"),

@@ -157,7 +157,15 @@ impl QueryCursor {
             None => plan,
         };
         let keygen = match &plan.access {
-            Access::Index { index, .. } => Some(KeyGen::new(index)?),
+            Access::Index { index, .. } => {
+                set.count_access(&index.name);
+                Some(KeyGen::new(index)?)
+            }
+            // Bounded `_id` ranges are mongod's `_id_` index scans.
+            Access::Records { ranges, .. } if plan.stage != "COLLSCAN" && !ranges.is_empty() => {
+                set.count_access(crate::catalog::ID_INDEX_NAME);
+                None
+            }
             Access::Records { .. } => None,
         };
         let sort = if plan.sorted_by_access { None } else { sort };
