@@ -280,9 +280,7 @@ pub fn storage_stats(
 /// The exact number of documents of `entry`.
 pub async fn exact_count(node: &NodeContext, entry: &CollectionHandle) -> CommandResult<i64> {
     let handle = entry.clone();
-    Ok(node
-        .scan(move |snap| Ok(handle.count(snap)? as i64))
-        .await?)
+    node.scan(move |snap| Ok(handle.count(snap)? as i64)).await
 }
 
 pub async fn coll_stats(req: Request) -> CommandResult {
