@@ -53,9 +53,9 @@ venv="$root/.ci/.venv"
 
 echo "--- mongosh"
 node_dir="$root/.ci/.node"
-if [ ! -x "$node_dir/node_modules/.bin/mongosh" ]; then
+if [ ! -x "$node_dir/node_modules/.bin/mongosh" ] || [ ! -d "$node_dir/node_modules/mongodb" ]; then
     mkdir -p "$node_dir"
-    npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error 'mongosh@2' >/dev/null
+    npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error 'mongosh@2' 'mongodb@6' >/dev/null
 fi
 out=$("$node_dir/node_modules/.bin/mongosh" "$EBB_URI" --quiet --file "$root/tests/drivers/mongosh_check.js" 2>&1) || { echo "$out"; exit 1; }
 echo "$out"
@@ -64,6 +64,11 @@ if echo "$out" | grep -qi "non-genuine"; then echo "mongosh printed the non-genu
 banner=$("$node_dir/node_modules/.bin/mongosh" "$EBB_URI" --eval 'db.runCommand({ping: 1}).ok' 2>&1)
 echo "$banner" | tail -3
 if echo "$banner" | grep -qi "non-genuine"; then echo "mongosh printed the non-genuine server banner"; exit 1; fi
+
+echo "--- the Node.js driver"
+# The script imports 'mongodb' from the packages installed beside mongosh.
+cp "$root/tests/drivers/event_log_report.mjs" "$node_dir/"
+node "$node_dir/event_log_report.mjs" "$EBB_URI"
 
 echo "--- mongosh with credentials (the Node driver's SCRAM; root/pw made by test_auth.py)"
 auth_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@127.0.0.1:$auth_port/admin?directConnection=true" \

@@ -60,5 +60,44 @@ check(rule.operatorName === 'properties' && property.propertyName === 'lastModif
 check(d.eventlog.countDocuments({}) === 1, 'only the valid document is stored');
 check(d.getCollectionInfos({ name: 'eventlog' })[0].options.validator.$jsonSchema.required[0] === 'lastModifiedDate',
       'listCollections shows the validator');
+
+// Issue 12: the shell's admin helpers. db.coll.stats() reads $collStats.
+const stats = d.eventlog.stats();
+check(stats.count === 1 && stats.nindexes === 1 && stats.ns === d.getName() + '.eventlog',
+      'db.coll.stats() reports the collection: ' + JSON.stringify(stats));
+check(d.eventlog.stats({ scale: 1024 }).scaleFactor === 1024, 'stats() honours scale');
+
+// db.currentOp() shows the TTL monitor's delete while a large expiry runs.
+const big = d.getSiblingDB('ebb_expiry');
+big.dropDatabase();
+// The documents are stored not yet due, then made due at once by one
+// update, so the monitor's pass starts after the update returns and
+// deletes 200,000 documents while the loop below polls.
+big.events.createIndex({ expireAt: 1 }, { expireAfterSeconds: 0 });
+const tomorrow = new Date(Date.now() + 86400000);
+for (let batch = 0; batch < 40; batch++) {
+  const docs = [];
+  for (let i = 0; i < 5000; i++) docs.push({ batch, i, expireAt: tomorrow });
+  big.events.insertMany(docs, { ordered: false });
+}
+big.events.updateMany({}, { $set: { expireAt: new Date(0) } });
+let sawTtl = null;
+const deadline = Date.now() + 60000;
+while (sawTtl === null && Date.now() < deadline) {
+  const ops = db.currentOp().inprog.filter(op => op.desc === 'TTLMonitor');
+  if (ops.length > 0) sawTtl = ops[0];
+}
+check(sawTtl !== null && sawTtl.op === 'remove' && sawTtl.ns === 'ebb_expiry.events',
+      'db.currentOp() shows a running TTL delete: ' + JSON.stringify(sawTtl));
+big.dropDatabase();
+
+// $out and $merge from the shell.
+d.orders.insertMany([{ _id: 1, day: 'mon', n: 2 }, { _id: 2, day: 'mon', n: 3 }, { _id: 3, day: 'tue', n: 4 }]);
+d.orders.aggregate([{ $group: { _id: '$day', n: { $sum: '$n' } } }, { $out: 'daily' }]);
+check(d.daily.findOne({ _id: 'mon' }).n === 5, '$out wrote the report');
+d.orders.aggregate([{ $group: { _id: '$day', n: { $sum: 1 } } }, { $project: { orders: '$n' } },
+                    { $merge: { into: 'daily', whenMatched: 'merge' } }]);
+check(d.daily.findOne({ _id: 'tue' }).orders === 1 && d.daily.findOne({ _id: 'tue' }).n === 4,
+      '$merge folded counts into the report');
 d.dropDatabase();
 print('mongosh checks passed');
