@@ -759,7 +759,7 @@ async fn list_databases_shows_what_the_user_may_use() {
         .await
         .unwrap();
     all.sort();
-    assert_eq!(all, ["admin", "app", "other"]);
+    assert_eq!(all, ["admin", "app", "config", "local", "other"]);
 }
 
 // https://www.mongodb.com/docs/manual/reference/command/usersInfo/ ("users

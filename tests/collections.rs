@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{TestNode, expect_code};
+use common::{TestNode, create_index, expect_code};
 use mongodb::bson::{Document, doc};
 
 #[tokio::test]
@@ -97,12 +97,16 @@ async fn list_and_drop_databases() {
         .insert_one(doc! {})
         .await
         .unwrap();
+    // mongod's own three databases are always listed.
     let names = client.list_database_names().await.unwrap();
-    assert_eq!(names, ["one", "two"]);
+    assert_eq!(names, ["admin", "config", "local", "one", "two"]);
     let full = client.list_databases().await.unwrap();
-    assert_eq!(full.len(), 2);
+    assert_eq!(full.len(), 5);
     client.database("one").drop().await.unwrap();
-    assert_eq!(client.list_database_names().await.unwrap(), ["two"]);
+    assert_eq!(
+        client.list_database_names().await.unwrap(),
+        ["admin", "config", "local", "two"]
+    );
     // Writing again recreates the collection.
     client
         .database("one")
@@ -174,4 +178,82 @@ async fn compact_reclaims_the_space_of_deleted_documents() {
     let empty = size(db.run_command(doc! { "collStats": "c" }).await.unwrap());
     assert!(empty < full / 10, "after compact: {empty} bytes of {full}");
     expect_code(db.run_command(doc! { "compact": "missing" }).await, 26);
+}
+
+/// Manual, `validate`: a healthy collection is valid, with every record
+/// and index key counted (`keysPerIndex` counts a multikey document once
+/// per key); options ebb cannot honour are refused.
+#[tokio::test]
+async fn validate_counts_records_and_index_keys() {
+    let node = TestNode::start();
+    let c = node.coll("v", "c").await;
+    c.insert_many(vec![
+        doc! { "_id": 1, "tags": ["a", "b"] },
+        doc! { "_id": 2, "tags": ["c", "d", "e"] },
+        doc! { "_id": 3 },
+    ])
+    .await
+    .unwrap();
+    create_index(&c, doc! { "tags": 1 }).await;
+    let db = node.db("v").await;
+    let r = db.run_command(doc! { "validate": "c" }).await.unwrap();
+    assert!(r.get_bool("valid").unwrap(), "{r:?}");
+    assert_eq!(r.get_i64("nrecords").unwrap(), 3);
+    assert_eq!(r.get_i32("nIndexes").unwrap(), 2);
+    assert_eq!(
+        r.get_document("keysPerIndex").unwrap(),
+        &doc! { "_id_": 3i64, "tags_1": 6i64 }
+    );
+    assert!(r.get_array("errors").unwrap().is_empty());
+    let full = db
+        .run_command(doc! { "validate": "c", "full": true })
+        .await
+        .unwrap();
+    assert!(full.get_bool("valid").unwrap());
+    expect_code(db.run_command(doc! { "validate": "missing" }).await, 26);
+    expect_code(
+        db.run_command(doc! { "validate": "c", "repair": true })
+            .await,
+        238,
+    );
+}
+
+/// Manual, `dbHash`: one MD5 per collection of its documents, equal for
+/// equal contents, changed by any write.
+#[tokio::test]
+async fn db_hash_follows_the_documents() {
+    let node = TestNode::start();
+    for db in ["h1", "h2"] {
+        node.coll(db, "c")
+            .await
+            .insert_many(vec![doc! { "_id": 1, "x": 1 }, doc! { "_id": 2, "x": 2 }])
+            .await
+            .unwrap();
+    }
+    let hash = |db: &'static str| {
+        let node = &node;
+        async move {
+            let r = node
+                .db(db)
+                .await
+                .run_command(doc! { "dbHash": 1 })
+                .await
+                .unwrap();
+            r.get_document("collections")
+                .unwrap()
+                .get_str("c")
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let before = hash("h1").await;
+    assert_eq!(before.len(), 32);
+    assert_eq!(before, hash("h2").await);
+    node.coll("h2", "c")
+        .await
+        .update_one(doc! { "_id": 2 }, doc! { "$set": { "x": 3 } })
+        .await
+        .unwrap();
+    assert_ne!(before, hash("h2").await);
+    assert_eq!(before, hash("h1").await);
 }

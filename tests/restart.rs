@@ -36,7 +36,7 @@ async fn restart_brings_back_collections_indexes_and_documents() {
     let client = node.client().await;
     assert_eq!(
         client.list_database_names().await.unwrap(),
-        ["keep", "other"]
+        ["admin", "config", "keep", "local", "other"]
     );
     let c = client.database("keep").collection::<Document>("events");
     assert_eq!(c.count_documents(doc! {}).await.unwrap(), 1000);

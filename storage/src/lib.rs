@@ -31,6 +31,7 @@ pub mod encoding;
 pub mod engine;
 pub mod error;
 pub mod index;
+pub mod integrity;
 pub mod pipeline;
 pub mod query;
 pub mod schema;

@@ -41,6 +41,8 @@ actions! {
     DbStats,
     /// `$indexStats`.
     IndexStats,
+    Validate,
+    DbHash,
     CollMod,
     Compact,
     KillCursors,
@@ -173,6 +175,8 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
         "listIndexes" => on_db(&[ListIndexes]),
         "collStats" => on_db(&[CollStats]),
         "dbStats" | "dbstats" => on_db(&[DbStats]),
+        "validate" => on_db(&[Validate]),
+        "dbHash" | "dbhash" => on_db(&[DbHash]),
         "killCursors" => on_db(&[KillCursors]),
         "renameCollection" => rename(body),
         "explain" => match body.get("explain") {
@@ -353,6 +357,7 @@ fn rename(body: &RawDocument) -> Need {
 
 const READ: &[Action] = &[
     Find,
+    DbHash,
     ListCollections,
     ListIndexes,
     CollStats,
@@ -370,6 +375,7 @@ const WRITE: &[Action] = &[
     RenameCollectionSameDb,
 ];
 const DB_ADMIN: &[Action] = &[
+    Validate,
     CollMod,
     CollStats,
     Compact,
@@ -586,6 +592,8 @@ impl Action {
             CollStats => "collStats",
             DbStats => "dbStats",
             IndexStats => "indexStats",
+            Validate => "validate",
+            DbHash => "dbHash",
             CollMod => "collMod",
             Compact => "compact",
             KillCursors => "killCursors",

@@ -296,6 +296,9 @@ fn described(meta: &CollectionMeta) -> Vec<(String, &'static str, Document)> {
     vec![(meta.name.clone(), "collection", full)]
 }
 
+/// The databases every mongod has.
+const INTERNAL_DATABASES: &[&str] = &["admin", "config", "local"];
+
 pub async fn list_databases(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, &["filter", "nameOnly", "authorizedDatabases"])?;
     let name_only = args.bool("nameOnly")?.unwrap_or(false);
@@ -310,7 +313,11 @@ pub async fn list_databases(req: Request) -> CommandResult {
     let engine = req.node.shared.engine.clone();
     let mut databases = Vec::new();
     let mut total: i64 = 0;
-    for db in state.databases() {
+    // mongod always has these three, holding its own collections; ebb
+    // lists them as it does, whether or not anything was written there.
+    let mut names: std::collections::BTreeSet<String> = state.databases().into_iter().collect();
+    names.extend(INTERNAL_DATABASES.iter().map(|d| d.to_string()));
+    for db in names {
         if let Some(roles) = &visible
             && !check::shows_database(roles, &db)
         {

@@ -6,8 +6,8 @@ use bson::doc;
 
 use super::common::{Handler, Reply, Request, ok};
 use super::{
-    admin, aggregate, collections, count, delete, explain, find, find_and_modify, handshake,
-    indexes, insert, params, sasl, status, update, users,
+    admin, aggregate, checks, collections, count, delete, explain, find, find_and_modify,
+    handshake, indexes, insert, params, sasl, status, update, users,
 };
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -32,6 +32,7 @@ pub fn lookup(name: &str) -> Option<Handler> {
         "createIndexes" => handler!(indexes::create_indexes),
         "createUser" => handler!(users::create_user),
         "currentOp" => handler!(status::current_op),
+        "dbHash" | "dbhash" => handler!(checks::db_hash),
         "dbStats" | "dbstats" => handler!(status::db_stats),
         "collStats" => handler!(status::coll_stats),
         "delete" => handler!(delete::delete),
@@ -73,6 +74,7 @@ pub fn lookup(name: &str) -> Option<Handler> {
         "update" => handler!(update::update),
         "updateUser" => handler!(users::update_user),
         "usersInfo" => handler!(users::users_info),
+        "validate" => handler!(checks::validate),
         "whatsmyuri" => handler!(admin::whats_my_uri),
         _ => return None,
     })
@@ -92,6 +94,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "createIndexes",
     "createUser",
     "currentOp",
+    "dbHash",
     "dbStats",
     "delete",
     "distinct",
@@ -133,6 +136,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "update",
     "updateUser",
     "usersInfo",
+    "validate",
     "whatsmyuri",
 ];
 

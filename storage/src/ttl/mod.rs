@@ -26,7 +26,7 @@ mod visibility;
 mod whole;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use chunk::{Chunk, ExpireOutcome, Plan, apply, expire, plan};
 pub use earliest::earliest_date;

@@ -78,7 +78,7 @@ fn expire_all(
     super::expire_all(engine, set, index, cutoff_millis, &ExpiryPolicy::default())
 }
 
-fn setup() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
+pub(crate) fn setup() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
     setup_with(|_| {})
 }
 
@@ -215,7 +215,11 @@ fn the_floor_skips_what_was_deleted_but_never_what_a_write_puts_below_it() {
     assert_eq!(keys(&engine, 12), 0);
 }
 
-fn insert(engine: &RocksEngine, set: &std::sync::Arc<IndexSet>, docs: Vec<bson::Document>) {
+pub(crate) fn insert(
+    engine: &RocksEngine,
+    set: &std::sync::Arc<IndexSet>,
+    docs: Vec<bson::Document>,
+) {
     let raw = docs
         .iter()
         .map(|d| bson::RawDocumentBuf::try_from(d).unwrap())
