@@ -16,6 +16,7 @@ pub enum Scenario {
     Scans,
     Access,
     Timeseries,
+    Aggregation,
 }
 
 #[derive(Parser, Debug, Clone)]
@@ -70,6 +71,9 @@ pub struct Args {
     /// New clients opened one after another (access).
     #[arg(long, default_value_t = 200)]
     pub connections: usize,
+    /// Timed runs of each query; the median is reported (aggregation).
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
     /// Write machine-readable results here.
     #[arg(long)]
     pub json: Option<PathBuf>,

@@ -31,10 +31,15 @@
 //!   ingest rate, bytes per measurement against an ordinary collection,
 //!   and how long after every bucket falls due they are all gone.
 //!
+//! - `aggregation`: `$group` over N documents and a `$lookup` of 100,000
+//!   into 1,000 users, medians of several runs, against the same queries
+//!   in PostgreSQL on the same rows.
+//!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
 
 mod access;
+mod aggregation;
 mod args;
 mod churn;
 mod daemon;
@@ -69,6 +74,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Scans => scans::run(args).await,
         Scenario::Access => access::run(args).await,
         Scenario::Timeseries => timeseries::run(args).await,
+        Scenario::Aggregation => aggregation::run(args).await,
     }
 }
 

@@ -6,7 +6,7 @@
 //! missing is skipped, and the report says so (`benches/install-peers.sh`
 //! installs both from Debian).
 
-mod postgres;
+pub mod postgres;
 mod redis;
 mod server;
 

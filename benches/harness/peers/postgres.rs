@@ -63,43 +63,9 @@ impl Postgres {
     /// Starts a fresh cluster on a free port with the table, or `None` when
     /// PostgreSQL is not installed.
     pub async fn start(workers: usize) -> Result<Option<Postgres>> {
-        use std::os::unix::process::CommandExt;
-        let Some(bin) = bin_dir() else {
+        let Some((server, port)) = cluster().await? else {
             return Ok(None);
         };
-        let owner = run_as()?;
-        let dir = tempfile::tempdir()?;
-        let data = dir.path().join("data");
-        if let Some((uid, gid)) = owner {
-            std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
-        }
-        let as_owner = |cmd: &mut std::process::Command| {
-            if let Some((uid, gid)) = owner {
-                cmd.uid(uid).gid(gid);
-            }
-        };
-        let mut initdb = std::process::Command::new(bin.join("initdb"));
-        initdb
-            .arg("-D")
-            .arg(&data)
-            .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"])
-            .stdout(std::process::Stdio::null());
-        as_owner(&mut initdb);
-        let status = initdb.status().context("running initdb")?;
-        if !status.success() {
-            bail!("initdb failed: {status}");
-        }
-        let port = free_port()?;
-        let mut cmd = std::process::Command::new(bin.join("postgres"));
-        cmd.arg("-D")
-            .arg(&data)
-            .args(["-p", &port.to_string(), "-k"])
-            .arg(dir.path())
-            .args(["-c", "listen_addresses=127.0.0.1"])
-            .args(["-c", "synchronous_commit=off", "-c", "shared_buffers=256MB"])
-            .args(["-c", "max_wal_size=4GB"]);
-        as_owner(&mut cmd);
-        let server = Server::spawn(cmd, dir, "-INT")?;
         connect(port)
             .await?
             .batch_execute(
@@ -195,7 +161,50 @@ impl Postgres {
     }
 }
 
-async fn connect(port: u16) -> Result<Client> {
+/// A fresh PostgreSQL cluster on a free loopback port (its server and
+/// port), or `None` when PostgreSQL is not installed: `synchronous_commit
+/// = off` and 256 MB of shared buffers, as every peer run uses.
+pub async fn cluster() -> Result<Option<(Server, u16)>> {
+    use std::os::unix::process::CommandExt;
+    let Some(bin) = bin_dir() else {
+        return Ok(None);
+    };
+    let owner = run_as()?;
+    let dir = tempfile::tempdir()?;
+    let data = dir.path().join("data");
+    if let Some((uid, gid)) = owner {
+        std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
+    }
+    let as_owner = |cmd: &mut std::process::Command| {
+        if let Some((uid, gid)) = owner {
+            cmd.uid(uid).gid(gid);
+        }
+    };
+    let mut initdb = std::process::Command::new(bin.join("initdb"));
+    initdb
+        .arg("-D")
+        .arg(&data)
+        .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"])
+        .stdout(std::process::Stdio::null());
+    as_owner(&mut initdb);
+    let status = initdb.status().context("running initdb")?;
+    if !status.success() {
+        bail!("initdb failed: {status}");
+    }
+    let port = free_port()?;
+    let mut cmd = std::process::Command::new(bin.join("postgres"));
+    cmd.arg("-D")
+        .arg(&data)
+        .args(["-p", &port.to_string(), "-k"])
+        .arg(dir.path())
+        .args(["-c", "listen_addresses=127.0.0.1"])
+        .args(["-c", "synchronous_commit=off", "-c", "shared_buffers=256MB"])
+        .args(["-c", "max_wal_size=4GB"]);
+    as_owner(&mut cmd);
+    Ok(Some((Server::spawn(cmd, dir, "-INT")?, port)))
+}
+
+pub async fn connect(port: u16) -> Result<Client> {
     let config = format!("host=127.0.0.1 port={port} user=postgres dbname=postgres");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
