@@ -257,3 +257,32 @@ async fn db_hash_follows_the_documents() {
     assert_ne!(before, hash("h2").await);
     assert_eq!(before, hash("h1").await);
 }
+
+/// Manual, `top`: time and operations per collection, counted by kind,
+/// on `admin` only.
+#[tokio::test]
+async fn top_counts_operations_per_collection() {
+    let node = TestNode::start();
+    let c = node.coll("t", "c").await;
+    c.insert_many(vec![doc! { "_id": 1 }, doc! { "_id": 2 }])
+        .await
+        .unwrap();
+    c.find_one(doc! { "_id": 1 }).await.unwrap();
+    c.delete_one(doc! { "_id": 2 }).await.unwrap();
+    let admin = node.db("admin").await;
+    let totals = admin
+        .run_command(doc! { "top": 1 })
+        .await
+        .unwrap()
+        .get_document("totals")
+        .unwrap()
+        .clone();
+    let row = totals.get_document("t.c").unwrap();
+    let count = |column: &str| row.get_document(column).unwrap().get_i64("count").unwrap();
+    assert_eq!(count("insert"), 1);
+    assert_eq!(count("queries"), 1);
+    assert_eq!(count("remove"), 1);
+    assert!(count("total") >= 3);
+    assert_eq!(count("readLock") + count("writeLock"), count("total"));
+    expect_code(node.db("t").await.run_command(doc! { "top": 1 }).await, 13);
+}

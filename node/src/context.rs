@@ -63,6 +63,8 @@ pub struct NodeContext {
     pub shutdown_requested: Notify,
     /// Command latencies for `/metrics`.
     pub latencies: Latencies,
+    /// Time and operations per collection, for `top`.
+    pub top: crate::top::Top,
     /// Bounds concurrent reads on the blocking pool.
     reads: Semaphore,
     /// Bounds, within `reads`, the reads that may walk many keys.
@@ -111,6 +113,7 @@ impl NodeContext {
             ops: Operations::default(),
             shutdown_requested: Notify::new(),
             latencies: Latencies::default(),
+            top: Default::default(),
             reads: Semaphore::new(MAX_CONCURRENT_READS),
             scans: Semaphore::new(max_concurrent_scans()),
         }

@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod ops;
 pub mod server;
 pub mod tls;
+pub mod top;
 pub mod wire;
 
 pub use embed::NodeThread;

@@ -430,6 +430,29 @@ async fn handle(
     }
 }
 
+/// The collection a command names (`getMore` in its `collection` field),
+/// as `(db, collection)`: what `top` accounts the command to.
+fn named_collection(
+    db: Option<&str>,
+    name: &str,
+    body: &RawDocumentBuf,
+) -> Option<(String, String)> {
+    let db = match (db, body.get("$db")) {
+        (Some(db), _) => db,
+        (None, Ok(Some(RawBsonRef::String(db)))) => db,
+        _ => return None,
+    };
+    let field = if name == "getMore" {
+        "collection"
+    } else {
+        name
+    };
+    match body.get(field) {
+        Ok(Some(RawBsonRef::String(coll))) => Some((db.to_owned(), coll.to_owned())),
+        _ => None,
+    }
+}
+
 /// Dispatches one command document and turns any error into its reply.
 async fn run_command(
     ctx: &Arc<NodeContext>,
@@ -444,6 +467,7 @@ async fn run_command(
         .map(|(k, _)| k.as_str().to_owned())
         .unwrap_or_default();
     let span = tracing::debug_span!("command", name = %name);
+    let target = named_collection(db.as_deref(), &name, &body);
     async move {
         let started = std::time::Instant::now();
         let result = dispatch(ctx, conn, db, &name, body).await;
@@ -451,6 +475,15 @@ async fn run_command(
         let known = command::lookup(&name).is_some();
         ctx.latencies
             .observe(if known { &name } else { "unknown" }, elapsed);
+        // Accounted once the command ran, so the insert that created a
+        // collection counts; commands naming no collection that exists
+        // are not kept.
+        if let Some((db, coll)) = target
+            && ctx.collection(&db, &coll).is_some()
+        {
+            ctx.top
+                .record(&format!("{db}.{coll}"), &name, elapsed.as_micros() as u64);
+        }
         let elapsed_us = elapsed.as_micros() as u64;
         match result {
             Ok(reply) => {

@@ -66,6 +66,7 @@ actions! {
     HostInfo,
     /// `inprog`: `currentOp`.
     InProg,
+    Top,
     KillAnySession,
     /// `killop`: `killOp`.
     KillOp,
@@ -213,6 +214,7 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
         "getLog" => cluster(GetLog),
         "hostInfo" => cluster(HostInfo),
         "currentOp" => cluster(InProg),
+        "top" => cluster(Top),
         "killOp" => cluster(KillOp),
         "shutdown" => cluster(Shutdown),
         "killAllSessions" => cluster(KillAnySession),
@@ -400,6 +402,7 @@ const CLUSTER_MONITOR: &[Action] = &[
     GetLog,
     HostInfo,
     InProg,
+    Top,
 ];
 /// With `hostManager`'s `killop` and `shutdown`, which `clusterAdmin` includes.
 const CLUSTER_ADMIN: &[Action] = &[SetParameter, KillAnySession, KillOp, Shutdown];
@@ -613,6 +616,7 @@ impl Action {
             GetLog => "getLog",
             HostInfo => "hostInfo",
             InProg => "inprog",
+            Top => "top",
             KillOp => "killop",
             Shutdown => "shutdown",
             KillAnySession => "killAnySession",

@@ -1,4 +1,4 @@
-//! Diagnostics: `serverStatus`, `currentOp`, `killOp`, `dbStats`, `collStats`.
+//! Diagnostics: `serverStatus`, `currentOp`, `killOp`, `top`, `dbStats`, `collStats`.
 
 use std::sync::atomic::Ordering;
 
@@ -126,6 +126,23 @@ pub fn operations(node: &NodeContext, only_connection: Option<u32>) -> Vec<Docum
         });
     }
     entries
+}
+
+/// `top`: time and operations per collection since the node started.
+pub async fn top(req: Request) -> CommandResult {
+    if req.db != "admin" {
+        return Err(CommandError::new(
+            codes::UNAUTHORIZED,
+            "top may only be run against the admin database.",
+        ));
+    }
+    Args::parse(&req.body, &[])?;
+    let node = &req.node;
+    let totals = node.top.report(|ns| {
+        ns.split_once('.')
+            .is_some_and(|(db, coll)| node.collection(db, coll).is_some())
+    });
+    ok(doc! { "totals": totals })
 }
 
 /// `killOp`: stops the operation with that opid at its next check (it
