@@ -1087,3 +1087,59 @@ async fn current_op_stage_lists_running_operations_on_admin_only() {
         238,
     );
 }
+
+/// Manual, `$sum` and `$avg` ("Behavior": result types) and
+/// jstests/aggregation/accumulators/sum.js: integers sum to an int while
+/// they fit, then a long, then a double; any double makes a double, any
+/// decimal a decimal; `$avg` is a double unless a decimal is involved;
+/// non-numbers are ignored (`$sum` 0, `$avg` null).
+#[tokio::test]
+async fn sum_and_avg_of_mixed_numbers_have_mongods_result_types() {
+    use mongodb::bson::{Bson, Decimal128};
+    let node = TestNode::start();
+    let c = node.coll("agg", "mixed").await;
+    let dec = |s: &str| Bson::Decimal128(s.parse::<Decimal128>().unwrap());
+    let groups: Vec<(i32, Vec<Bson>)> = vec![
+        (1, vec![Bson::Int32(1), Bson::Int32(2)]),
+        (2, vec![Bson::Int32(i32::MAX), Bson::Int32(1)]),
+        (3, vec![Bson::Int32(1), Bson::Int64(2)]),
+        (4, vec![Bson::Int32(1), Bson::Double(2.5)]),
+        (5, vec![Bson::Int32(1), dec("2.5")]),
+        (6, vec![Bson::String("x".into()), Bson::Null]),
+        (7, vec![Bson::Int64(i64::MAX), Bson::Int64(1)]),
+    ];
+    let mut docs = Vec::new();
+    for (g, values) in &groups {
+        for v in values {
+            docs.push(doc! { "g": g, "v": v.clone() });
+        }
+    }
+    c.insert_many(docs).await.unwrap();
+    let out = agg(
+        &c,
+        vec![
+            doc! { "$group": { "_id": "$g", "s": { "$sum": "$v" }, "a": { "$avg": "$v" } } },
+            doc! { "$sort": { "_id": 1 } },
+        ],
+    )
+    .await;
+    let got: Vec<(Bson, Bson)> = out
+        .iter()
+        .map(|d| (d.get("s").unwrap().clone(), d.get("a").unwrap().clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Bson::Int32(3), Bson::Double(1.5)),
+            (Bson::Int64(2147483648), Bson::Double(1073741824.0)),
+            (Bson::Int64(3), Bson::Double(1.5)),
+            (Bson::Double(3.5), Bson::Double(1.75)),
+            (dec("3.5"), dec("1.75")),
+            (Bson::Int32(0), Bson::Null),
+            (
+                Bson::Double(9.223372036854776e18),
+                Bson::Double(4.611686018427388e18)
+            ),
+        ]
+    );
+}

@@ -15,6 +15,7 @@ use super::expr::{Env, Expr};
 use super::ranked::{KeepN, TopN};
 use crate::encoding::arith::Num;
 use crate::encoding::cmp::Cmp;
+use crate::encoding::decimal;
 use crate::error::{Error, ErrorKind, Result};
 
 /// One parsed accumulator.
@@ -252,6 +253,11 @@ impl AccState {
         match self {
             AccState::Sum(n) => n.to_bson(),
             AccState::Avg(_, 0) => RawBson::Null,
+            // A decimal anywhere makes the mean a decimal, as in mongod.
+            AccState::Avg(Num::Decimal(sum), count) => {
+                let count = decimal::from_i64(count as i64);
+                RawBson::Decimal128(decimal::encode(decimal::div(decimal::decode(sum), count)))
+            }
             AccState::Avg(sum, count) => RawBson::Double(sum.to_f64() / count as f64),
             AccState::Pick(v) => v.unwrap_or(RawBson::Null),
             AccState::List(list) => {
