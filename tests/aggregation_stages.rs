@@ -1143,3 +1143,77 @@ async fn sum_and_avg_of_mixed_numbers_have_mongods_result_types() {
         ]
     );
 }
+
+/// Manual, "Return Information on Aggregation Pipeline Operation"
+/// (`explain`): a leading `$match` is the query the planner sees, so an
+/// index serves it; the stages after it follow the `$cursor` stage.
+#[tokio::test]
+async fn explain_shows_a_leading_match_using_an_index() {
+    let node = TestNode::start();
+    let (orders, _) = orders_and_inventory(&node).await;
+    create_index(&orders, doc! { "item": 1 }).await;
+    let db = node.db("shop").await;
+    let index_name = |plan: &Document| -> String {
+        let mut stage = plan.clone();
+        loop {
+            if stage.get_str("stage").ok() == Some("IXSCAN") {
+                return stage.get_str("indexName").unwrap().to_owned();
+            }
+            match stage.get_document("inputStage") {
+                Ok(inner) => stage = inner.clone(),
+                Err(_) => return format!("no IXSCAN in {plan:?}"),
+            }
+        }
+    };
+    let explained = db
+        .run_command(doc! {
+            "explain": {
+                "aggregate": "orders",
+                "pipeline": [
+                    { "$match": { "item": "pecans" } },
+                    { "$group": { "_id": "$item", "n": { "$sum": 1 } } },
+                ],
+                "cursor": {},
+            },
+            "verbosity": "executionStats",
+        })
+        .await
+        .unwrap();
+    let stages = explained.get_array("stages").unwrap();
+    assert_eq!(stages.len(), 2);
+    let cursor = stages[0]
+        .as_document()
+        .unwrap()
+        .get_document("$cursor")
+        .unwrap();
+    let plan = cursor
+        .get_document("queryPlanner")
+        .unwrap()
+        .get_document("winningPlan")
+        .unwrap();
+    assert_eq!(index_name(plan), "item_1");
+    assert_eq!(
+        cursor
+            .get_document("executionStats")
+            .unwrap()
+            .get_i64("nReturned")
+            .unwrap(),
+        1
+    );
+    assert!(stages[1].as_document().unwrap().contains_key("$group"));
+    // A pipeline the query layer takes whole, and the legacy `explain: true`.
+    let whole = db
+        .run_command(doc! {
+            "aggregate": "orders",
+            "pipeline": [{ "$match": { "item": "pecans" } }],
+            "explain": true,
+        })
+        .await
+        .unwrap();
+    let plan = whole
+        .get_document("queryPlanner")
+        .unwrap()
+        .get_document("winningPlan")
+        .unwrap();
+    assert_eq!(index_name(plan), "item_1");
+}

@@ -14,7 +14,6 @@ use std::time::Instant;
 
 use bson::RawBsonRef;
 use ebb_config::limits::MAX_BSON_OBJECT_BYTES;
-use ebb_storage::Error as StorageError;
 use ebb_storage::encoding::display::type_name;
 use ebb_storage::pipeline::{
     Pipeline, Stage, check_top_level, parse_stage_in, parse_write_stage, write_stage_name,
@@ -68,7 +67,17 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let bypass_validation = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let explain = args.bool("explain")?.unwrap_or(false);
     if explain {
-        return Err(StorageError::not_implemented("aggregate with explain").into());
+        // The legacy form: what `{explain: {aggregate: …}}` shows at
+        // `queryPlanner` verbosity.
+        let mut inner = bson::RawDocumentBuf::new();
+        for el in req.body.iter() {
+            let (k, v) = el?;
+            if k.as_str() != "explain" && !k.as_str().starts_with('$') {
+                inner.append(k, v);
+            }
+        }
+        let body = bson::rawdoc! { "explain": inner, "verbosity": "queryPlanner" };
+        return super::explain::explain(Request { body, ..req }).await;
     }
     let Some(cursor_opts) = args.doc("cursor")? else {
         return Err(CommandError::failed_to_parse(

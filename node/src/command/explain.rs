@@ -1,4 +1,4 @@
-//! `explain` of `find`, `count`, `delete` and `update`: the chosen plan
+//! `explain` of `find`, `aggregate`, `count`, `delete` and `update`: the chosen plan
 //! as MongoDB's stage tree, and with `executionStats` the counters of an
 //! actual run.
 
@@ -39,10 +39,11 @@ pub async fn explain(req: Request) -> CommandResult {
         .map(|(k, _)| k.as_str().to_owned())
         .unwrap_or_default();
     let explained = match cmd.as_str() {
-        "find" => explain_find(&req, &inner)?,
-        "count" => explain_filter(&req, &inner, "query", "COUNT")?,
-        "delete" => explain_write(&req, &inner, "deletes")?,
-        "update" => explain_write(&req, &inner, "updates")?,
+        "find" => explain_find(&req, &inner)?.into(),
+        "aggregate" => explain_aggregate(&req, &inner)?,
+        "count" => explain_filter(&req, &inner, "query", "COUNT")?.into(),
+        "delete" => explain_write(&req, &inner, "deletes")?.into(),
+        "update" => explain_write(&req, &inner, "updates")?.into(),
         "" => {
             return Err(CommandError::failed_to_parse(
                 "explain command requires a nested object",
@@ -55,19 +56,36 @@ pub async fn explain(req: Request) -> CommandResult {
             ));
         }
     };
-    let (ns, run, root) = explained;
-    let mut reply = doc! {
-        "explainVersion": "1",
-        "queryPlanner": {
-            "namespace": ns,
-            "parsedQuery": Bson::Document(inner.get_document("filter").ok().or_else(|| inner.get_document("query").ok()).map(|d| Document::try_from(d).unwrap_or_default()).unwrap_or_default()),
-            "indexFilterSet": false,
-            "winningPlan": root,
-            "rejectedPlans": [],
-        },
-        "command": Document::try_from(inner.as_ref())?,
-        "serverInfo": { "host": hostname(), "port": i32::from(req.node.config.net.port), "version": VERSION, "gitVersion": env!("CARGO_PKG_VERSION") },
+    let (ns, run, root) = explained.plan;
+    let parsed_query = match explained.query {
+        Some(q) => q,
+        None => inner
+            .get_document("filter")
+            .ok()
+            .or_else(|| inner.get_document("query").ok())
+            .map(|d| Document::try_from(d).unwrap_or_default())
+            .unwrap_or_default(),
     };
+    let planner = doc! {
+        "namespace": ns,
+        "parsedQuery": parsed_query,
+        "indexFilterSet": false,
+        "winningPlan": root,
+        "rejectedPlans": [],
+    };
+    let mut reply = doc! { "explainVersion": "1" };
+    // A pipeline whose stages do not all go to the query layer shows
+    // the query as its `$cursor` stage, then the stages run after it.
+    let split = explained.later_stages.filter(|s| !s.is_empty());
+    if split.is_none() {
+        reply.insert("queryPlanner", planner.clone());
+    }
+    reply.insert("command", Document::try_from(inner.as_ref())?);
+    reply.insert(
+        "serverInfo",
+        doc! { "host": hostname(), "port": i32::from(req.node.config.net.port), "version": VERSION, "gitVersion": env!("CARGO_PKG_VERSION") },
+    );
+    let mut execution = None;
     if verbosity != "queryPlanner"
         && let (Some(spec), Some(plan), Some(set)) = run
     {
@@ -80,27 +98,150 @@ pub async fn explain(req: Request) -> CommandResult {
                 Ok(cursor.stats)
             })
             .await?;
-        reply.insert(
-            "executionStats",
-            doc! {
-                "executionSuccess": true,
-                "nReturned": stats.returned as i64,
-                "executionTimeMillis": started.elapsed().as_millis() as i64,
-                "totalKeysExamined": stats.keys_examined as i64,
-                "totalDocsExamined": stats.docs_examined as i64,
-            },
-        );
+        execution = Some(doc! {
+            "executionSuccess": true,
+            "nReturned": stats.returned as i64,
+            "executionTimeMillis": started.elapsed().as_millis() as i64,
+            "totalKeysExamined": stats.keys_examined as i64,
+            "totalDocsExamined": stats.docs_examined as i64,
+        });
+    }
+    match split {
+        Some(later) => {
+            let mut cursor = doc! { "queryPlanner": planner };
+            if let Some(e) = execution {
+                cursor.insert("executionStats", e);
+            }
+            let mut stages = vec![Bson::Document(doc! { "$cursor": cursor })];
+            stages.extend(later.into_iter().map(Bson::Document));
+            reply.insert("stages", stages);
+        }
+        None => {
+            if let Some(e) = execution {
+                reply.insert("executionStats", e);
+            }
+        }
     }
     ok(reply)
 }
 
-type Explained = (
+/// Namespace, what an `executionStats` run needs, and the stage tree.
+type PlanParts = (
     String,
     (Option<QuerySpec>, Option<Plan>, Option<Arc<IndexSet>>),
     Document,
 );
 
-fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<Explained> {
+/// What one explained command comes to.
+struct Explained {
+    plan: PlanParts,
+    /// The query as parsed, when it is not the command's `filter`/`query`.
+    query: Option<Document>,
+    /// An aggregate's stages after the query the planner took.
+    later_stages: Option<Vec<Document>>,
+}
+
+impl From<PlanParts> for Explained {
+    fn from(plan: PlanParts) -> Self {
+        Explained {
+            plan,
+            query: None,
+            later_stages: None,
+        }
+    }
+}
+
+/// `aggregate`: its leading `$match` (and a `$sort` right after it) is
+/// the query the planner sees, as `aggregate` runs it; the stages after
+/// it are listed as given.
+fn explain_aggregate(req: &Request, inner: &RawDocument) -> CommandResult<Explained> {
+    let args = Args::parse(
+        inner,
+        &[
+            "pipeline",
+            "cursor",
+            "allowDiskUse",
+            "bypassDocumentValidation",
+            "collation",
+            "hint",
+            "let",
+        ],
+    )?;
+    let name = args.collection()?;
+    let ns = format!("{}.{name}", req.db);
+    let Some(pipeline) = args.array("pipeline")? else {
+        return Err(args.missing("pipeline"));
+    };
+    let mut stages = Vec::new();
+    for v in pipeline {
+        match v? {
+            RawBsonRef::Document(d) => stages.push(d),
+            _ => {
+                return Err(CommandError::new(
+                    codes::TYPE_MISMATCH,
+                    "Each element of the 'pipeline' array must be an object",
+                ));
+            }
+        }
+    }
+    let env = query::env(req, &args)?;
+    let mut rest = stages.into_iter().peekable();
+    let stage_spec = |d: &RawDocument, name: &str| match d.iter().next() {
+        Some(Ok((k, RawBsonRef::Document(spec)))) if k.as_str() == name => Some(spec.to_owned()),
+        _ => None,
+    };
+    let matched = rest.peek().and_then(|d| stage_spec(d, "$match"));
+    if matched.is_some() {
+        rest.next();
+    }
+    let sort = rest.peek().and_then(|d| stage_spec(d, "$sort"));
+    if sort.is_some() {
+        rest.next();
+    }
+    let later = rest
+        .map(|d| Document::try_from(d).map_err(CommandError::from))
+        .collect::<CommandResult<Vec<Document>>>()?;
+    let query = match &matched {
+        Some(m) => Document::try_from(m.as_ref())?,
+        None => Document::new(),
+    };
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return Ok(Explained {
+            plan: (ns, (None, None, None), doc! { "stage": "EOF" }),
+            query: Some(query),
+            later_stages: Some(later),
+        });
+    };
+    let collation = query::collation(args.get("collation"))?;
+    let spec = QuerySpec {
+        filter: query::filter(matched.as_deref(), &env)?,
+        sort: query::sort(sort.as_deref())?,
+        hint: query::hint(args.get("hint"))?,
+    }
+    .collated(query::resolve(&collation, &entry.set.meta)?);
+    let plan = bucket_plan(&entry.set, &spec, plan::plan(&entry.set.meta, &spec)?);
+    let mut root = access_stage(&plan);
+    if entry.set.timeseries.is_some() {
+        root = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": root };
+    }
+    if !plan.sorted_by_access
+        && let Some(sort) = &spec.sort
+    {
+        let pattern: Document = sort
+            .fields()
+            .iter()
+            .map(|(f, asc)| (f.clone(), Bson::Int32(if *asc { 1 } else { -1 })))
+            .collect();
+        root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": MAX_SORT_BYTES as i64, "type": "simple", "inputStage": root };
+    }
+    Ok(Explained {
+        plan: (ns, (Some(spec), Some(plan), Some(entry.set.clone())), root),
+        query: Some(query),
+        later_stages: Some(later),
+    })
+}
+
+fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<PlanParts> {
     let args = Args::parse(
         inner,
         &[
@@ -166,7 +307,7 @@ fn explain_filter(
     inner: &RawDocument,
     field: &str,
     stage: &str,
-) -> CommandResult<Explained> {
+) -> CommandResult<PlanParts> {
     let args = Args::parse(
         inner,
         &[field, "limit", "skip", "hint", "collation", "fields"],
@@ -196,7 +337,7 @@ fn explain_filter(
 /// over its access path. A multi-document delete is `BATCHED_DELETE`
 /// while batched deletes are on (ebb deletes in bounded write batches,
 /// as MongoDB's batched delete stage does).
-fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResult<Explained> {
+fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResult<PlanParts> {
     let args = Args::parse(
         inner,
         &[field, "ordered", "let", "bypassDocumentValidation"],
