@@ -277,3 +277,54 @@ async fn a_connection_holds_a_bounded_number_of_cursors() {
     let reply = roundtrip(&mut other, &get_more(theirs, &lsid)).await;
     assert_eq!(reply.get_f64("ok").unwrap(), 1.0, "{reply}");
 }
+
+/// Manual, `$listLocalSessions`: the sessions clients used, from
+/// `aggregate: 1`; `endSessions` forgets them.
+#[tokio::test]
+async fn list_local_sessions_shows_used_sessions_until_they_end() {
+    let node = TestNode::start();
+    let client = node.client().await;
+    let mut session = client.start_session().await.unwrap();
+    let c = client.database("s").collection::<Document>("c");
+    c.insert_one(doc! { "x": 1 })
+        .session(&mut session)
+        .await
+        .unwrap();
+    let listed = |client: mongodb::Client| async move {
+        client
+            .database("s")
+            .aggregate(vec![doc! { "$listLocalSessions": {} }])
+            .await
+            .unwrap()
+            .try_collect::<Vec<Document>>()
+            .await
+            .unwrap()
+    };
+    let sessions = listed(client.clone()).await;
+    let lsid = session.id().get("id").unwrap().clone();
+    assert!(
+        sessions
+            .iter()
+            .any(|s| s.get_document("_id").unwrap().get("id") == Some(&lsid)),
+        "{sessions:?} lacks {lsid:?}"
+    );
+    assert!(sessions[0].get_datetime("lastUse").is_ok());
+    client
+        .database("admin")
+        .run_command(doc! { "endSessions": [{ "id": lsid.clone() }] })
+        .await
+        .unwrap();
+    let after = listed(client.clone()).await;
+    assert!(
+        after
+            .iter()
+            .all(|s| s.get_document("_id").unwrap().get("id") != Some(&lsid)),
+        "{after:?}"
+    );
+    expect_code(
+        c.aggregate(vec![doc! { "$listLocalSessions": {} }])
+            .await
+            .map(|_| ()),
+        73,
+    );
+}

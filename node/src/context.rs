@@ -65,6 +65,8 @@ pub struct NodeContext {
     pub latencies: Latencies,
     /// Time and operations per collection, for `top`.
     pub top: crate::top::Top,
+    /// The logical sessions clients named.
+    pub sessions: crate::sessions::Sessions,
     /// Bounds concurrent reads on the blocking pool.
     reads: Semaphore,
     /// Bounds, within `reads`, the reads that may walk many keys.
@@ -114,6 +116,7 @@ impl NodeContext {
             shutdown_requested: Notify::new(),
             latencies: Latencies::default(),
             top: Default::default(),
+            sessions: Default::default(),
             reads: Semaphore::new(MAX_CONCURRENT_READS),
             scans: Semaphore::new(max_concurrent_scans()),
         }

@@ -87,6 +87,7 @@ code_table! {
     NOT_IMPLEMENTED = 238, "NotImplemented";
     QUERY_EXCEEDED_MEMORY_LIMIT = 292, "QueryExceededMemoryLimitNoDiskUseAllowed";
     MECHANISM_UNAVAILABLE = 334, "MechanismUnavailable";
+    TOO_MANY_LOGICAL_SESSIONS = 261, "TooManyLogicalSessions";
     UNSUPPORTED_OP_QUERY_COMMAND = 352, "UnsupportedOpQueryCommand";
     OVERFLOW = 15, "Overflow";
     CONVERSION_FAILURE = 241, "ConversionFailure";

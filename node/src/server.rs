@@ -526,6 +526,23 @@ async fn dispatch(
         return Err(command::not_found(name));
     };
     auth::check::authorize(ctx, &conn.auth, conn.peer, &db, name, &body).await?;
+    if let Ok(lsid) = body.get_document("lsid")
+        && let Ok(id) = lsid.get_binary("id")
+        && !matches!(name, "endSessions" | "killSessions" | "killAllSessions")
+    {
+        let user = conn.auth.user().map(|u| u.name);
+        let now = ctx.shared.clock.now_millis();
+        if ctx.sessions.touch(id.bytes, user, now).is_err() {
+            return Err(CommandError::new(
+                codes::TOO_MANY_LOGICAL_SESSIONS,
+                format!(
+                    "Unable to add session into the cache because the number of active sessions \
+                     is too high ({} sessions)",
+                    crate::sessions::MAX_SESSIONS
+                ),
+            ));
+        }
+    }
     for field in ["startTransaction", "autocommit", "txnNumber"] {
         if body.get(field)?.is_some() {
             return Err(CommandError::new(

@@ -67,6 +67,8 @@ actions! {
     /// `inprog`: `currentOp`.
     InProg,
     Top,
+    /// `listSessions`: other users' sessions.
+    ListSessions,
     KillAnySession,
     /// `killop`: `killOp`.
     KillOp,
@@ -293,6 +295,16 @@ fn aggregate(db: &str, body: &RawDocument) -> Need {
         // The reporting stages need what their commands need.
         Some(("$collStats", _)) => vec![(Resource::Db(db.to_owned()), CollStats)],
         Some(("$indexStats", _)) => vec![(Resource::Db(db.to_owned()), IndexStats)],
+        Some(("$listLocalSessions", d)) => {
+            let others = d.get_document("$listLocalSessions").is_ok_and(|o| {
+                matches!(o.get("allUsers"), Ok(Some(RawBsonRef::Boolean(true))))
+                    || matches!(o.get("users"), Ok(Some(_)))
+            });
+            if !others {
+                return Need::Authenticated;
+            }
+            vec![(Resource::Cluster, ListSessions)]
+        }
         Some(("$currentOp", d)) => {
             let all_users = matches!(
                 d.get_document("$currentOp").map(|o| o.get("allUsers")),
@@ -403,6 +415,7 @@ const CLUSTER_MONITOR: &[Action] = &[
     HostInfo,
     InProg,
     Top,
+    ListSessions,
 ];
 /// With `hostManager`'s `killop` and `shutdown`, which `clusterAdmin` includes.
 const CLUSTER_ADMIN: &[Action] = &[SetParameter, KillAnySession, KillOp, Shutdown];
@@ -617,6 +630,7 @@ impl Action {
             HostInfo => "hostInfo",
             InProg => "inprog",
             Top => "top",
+            ListSessions => "listSessions",
             KillOp => "killop",
             Shutdown => "shutdown",
             KillAnySession => "killAnySession",

@@ -7,8 +7,8 @@ use bson::{RawBsonRef, doc};
 
 use super::common::{Request, ok};
 use crate::args::Args;
+use crate::auth::users::UserName;
 use crate::error::{CommandError, CommandResult, codes};
-use ebb_storage::Error as StorageError;
 
 /// The MongoDB version ebb reports (the feature level it implements).
 pub const VERSION: &str = "7.0.0";
@@ -131,29 +131,70 @@ pub async fn sessions(req: Request) -> CommandResult {
             ));
         }
     };
+    let session_ids = |what: &str| -> CommandResult<Vec<Vec<u8>>> {
+        let mut ids = Vec::new();
+        for session in listed {
+            let id = session?
+                .as_document()
+                .and_then(|s| s.get_binary("id").ok())
+                .ok_or_else(|| {
+                    CommandError::new(
+                        codes::TYPE_MISMATCH,
+                        format!("BSON field '{what}' must list session ids ({{id: UUID}})"),
+                    )
+                })?;
+            ids.push(id.bytes.to_vec());
+        }
+        Ok(ids)
+    };
     let closed = match name {
         "endSessions" | "killSessions" => {
-            let mut ids = Vec::new();
-            for session in listed {
-                let id = session?
-                    .as_document()
-                    .and_then(|s| s.get_binary("id").ok())
-                    .ok_or_else(|| {
-                        CommandError::new(
-                            codes::TYPE_MISMATCH,
-                            format!("BSON field '{name}' must list session ids ({{id: UUID}})"),
-                        )
-                    })?;
-                ids.push(id.bytes.to_vec());
-            }
+            let ids = session_ids(name)?;
+            req.node.sessions.end(&ids);
             req.node.cursors.end_sessions(&ids)
         }
-        "killAllSessions" if listed.is_empty() => req.node.cursors.end_all_sessions(),
+        "refreshSessions" => {
+            let now = req.node.shared.clock.now_millis();
+            let user = req.conn.auth.user().map(|u| u.name);
+            for id in session_ids(name)? {
+                if req.node.sessions.touch(&id, user.clone(), now).is_err() {
+                    return Err(CommandError::new(
+                        codes::TOO_MANY_LOGICAL_SESSIONS,
+                        "Unable to add session into the cache because the number of active \
+                         sessions is too high",
+                    ));
+                }
+            }
+            0
+        }
+        "killAllSessions" if listed.is_empty() => {
+            req.node.sessions.end_where(|_| true);
+            req.node.cursors.end_all_sessions()
+        }
         "killAllSessions" => {
-            return Err(StorageError::not_implemented(
-                "killAllSessions of given users (ebb does not record which user opened a session)",
-            )
-            .into());
+            let mut users = Vec::new();
+            for pattern in listed {
+                let pattern = pattern?.as_document().ok_or_else(|| {
+                    CommandError::new(
+                        codes::TYPE_MISMATCH,
+                        "killAllSessions takes patterns {user, db}",
+                    )
+                })?;
+                match (pattern.get_str("user"), pattern.get_str("db")) {
+                    (Ok(user), Ok(db)) => users.push(UserName::new(user, db)),
+                    _ => {
+                        return Err(CommandError::new(
+                            codes::FAILED_TO_PARSE,
+                            "killAllSessions patterns must name a 'user' and a 'db'",
+                        ));
+                    }
+                }
+            }
+            let ended = req
+                .node
+                .sessions
+                .end_where(|s| s.user.as_ref().is_some_and(|u| users.contains(u)));
+            req.node.cursors.end_sessions(&ended)
         }
         _ => 0,
     };

@@ -1,7 +1,7 @@
 //! The source stages that report on the node rather than read documents:
 //! `$collStats` and `$indexStats` (first stage of a collection's
-//! `aggregate`) and `$currentOp` (first stage of `aggregate: 1` on
-//! `admin`). `aggregate` takes such a stage off the front, asks this file
+//! `aggregate`), `$currentOp` (first stage of `aggregate: 1` on `admin`)
+//! and `$listLocalSessions` (first stage of `aggregate: 1`). `aggregate` takes such a stage off the front, asks this file
 //! for its documents and runs the rest of the pipeline over them. Anywhere
 //! but first, storage refuses the stage (40602).
 //!
@@ -17,6 +17,7 @@ use super::Request;
 use super::admin::hostname;
 use super::status::{exact_count, operations, scale, storage_stats};
 use crate::args::type_name;
+use crate::auth::users::UserName;
 use crate::error::{CommandError, CommandResult, codes};
 
 /// A reporting source stage.
@@ -32,13 +33,21 @@ pub enum Report {
     CurrentOp {
         all_users: bool,
     },
+    /// `$listLocalSessions`: every user's sessions, some users', or the
+    /// caller's own.
+    ListLocalSessions {
+        all_users: bool,
+        users: Option<Vec<UserName>>,
+    },
 }
 
 /// Whether `stage` is a reporting stage.
 pub fn is_report(stage: &RawDocument) -> bool {
     matches!(
         stage.iter().next(),
-        Some(Ok((name, _))) if ["$collStats", "$indexStats", "$currentOp"].contains(&name.as_str())
+        Some(Ok((name, _)))
+            if ["$collStats", "$indexStats", "$currentOp", "$listLocalSessions"]
+                .contains(&name.as_str())
     )
 }
 
@@ -115,6 +124,55 @@ pub fn parse(stage: &RawDocument) -> CommandResult<Report> {
                 storage_scale,
                 count,
             })
+        }
+        "$listLocalSessions" => {
+            let d = spec_document("$listLocalSessions", spec, codes::TYPE_MISMATCH)?;
+            let (mut all_users, mut users) = (false, None);
+            for el in d {
+                let (k, v) = el?;
+                match (k.as_str(), v) {
+                    ("allUsers", RawBsonRef::Boolean(b)) => all_users = b,
+                    ("users", RawBsonRef::Array(list)) => {
+                        let mut names = Vec::new();
+                        for u in list {
+                            let u = u?.as_document().ok_or_else(|| {
+                                CommandError::new(
+                                    codes::TYPE_MISMATCH,
+                                    "$listLocalSessions users must be documents {user, db}",
+                                )
+                            })?;
+                            match (u.get_str("user"), u.get_str("db")) {
+                                (Ok(user), Ok(db)) => names.push(UserName::new(user, db)),
+                                _ => {
+                                    return Err(CommandError::new(
+                                        codes::FAILED_TO_PARSE,
+                                        "$listLocalSessions users must name a 'user' and a 'db'",
+                                    ));
+                                }
+                            }
+                        }
+                        users = Some(names);
+                    }
+                    ("allUsers" | "users", other) => {
+                        return Err(CommandError::new(
+                            codes::TYPE_MISMATCH,
+                            format!(
+                                "BSON field '$listLocalSessions.{}' is the wrong type '{}'",
+                                k.as_str(),
+                                type_name(&other)
+                            ),
+                        ));
+                    }
+                    (other, _) => return Err(unknown("$listLocalSessions", other)),
+                }
+            }
+            if all_users && users.is_some() {
+                return Err(CommandError::new(
+                    codes::FAILED_TO_PARSE,
+                    "$listLocalSessions may not specify both 'allUsers' and 'users'",
+                ));
+            }
+            Ok(Report::ListLocalSessions { all_users, users })
         }
         "$indexStats" => {
             let d = spec_document("$indexStats", spec, 28803)?;
@@ -194,7 +252,40 @@ pub async fn documents(
             operations(node, own)
         }
         (Report::CurrentOp { .. }, Some(_)) => return Err(current_op_namespace()),
-        (_, None) => {
+        (Report::ListLocalSessions { all_users, users }, None) => {
+            // Without `allUsers` or `users`, the caller's own sessions
+            // (every session, when authorization is off and none has a user).
+            let me = req.conn.auth.user().map(|u| u.name);
+            let now = node.shared.clock.now_millis();
+            node.sessions
+                .list(now, |s| match (&users, all_users) {
+                    (_, true) => true,
+                    (Some(users), _) => s.user.as_ref().is_some_and(|u| users.contains(u)),
+                    (None, false) => s.user == me,
+                })
+                .into_iter()
+                .map(|s| {
+                    let mut d = doc! {
+                        "_id": {
+                            "id": bson::Binary { subtype: bson::spec::BinarySubtype::Uuid, bytes: s.id.clone() },
+                            "uid": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: s.uid() },
+                        },
+                        "lastUse": bson::DateTime::from_millis(s.last_use_ms),
+                    };
+                    if let Some(u) = &s.user {
+                        d.insert("user", doc! { "name": format!("{}@{}", u.user, u.db) });
+                    }
+                    d
+                })
+                .collect()
+        }
+        (Report::ListLocalSessions { .. }, Some(_)) => {
+            return Err(CommandError::new(
+                codes::INVALID_NAMESPACE,
+                "$listLocalSessions must be run as {aggregate: 1}",
+            ));
+        }
+        (Report::CollStats { .. } | Report::IndexStats, None) => {
             return Err(CommandError::new(
                 codes::INVALID_NAMESPACE,
                 "$collStats and $indexStats must be run against a collection",

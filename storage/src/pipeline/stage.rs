@@ -28,7 +28,6 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$setWindowFields",
     "$changeStream",
     "$listSessions",
-    "$listLocalSessions",
     "$planCacheStats",
     "$search",
     "$searchMeta",
@@ -154,7 +153,7 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
         "$sample" => sample::parse(spec)?,
         // The node's reporting sources are taken off the front of a
         // command's pipeline (`command::report`); here one is misplaced.
-        "$collStats" | "$indexStats" | "$currentOp" => {
+        "$collStats" | "$indexStats" | "$currentOp" | "$listLocalSessions" => {
             return Err(super::sub::not_first(name));
         }
         // A command's last stage is taken off before the rest is parsed
