@@ -172,24 +172,7 @@ pub async fn sessions(req: Request) -> CommandResult {
             req.node.cursors.end_all_sessions()
         }
         "killAllSessions" => {
-            let mut users = Vec::new();
-            for pattern in listed {
-                let pattern = pattern?.as_document().ok_or_else(|| {
-                    CommandError::new(
-                        codes::TYPE_MISMATCH,
-                        "killAllSessions takes patterns {user, db}",
-                    )
-                })?;
-                match (pattern.get_str("user"), pattern.get_str("db")) {
-                    (Ok(user), Ok(db)) => users.push(UserName::new(user, db)),
-                    _ => {
-                        return Err(CommandError::new(
-                            codes::FAILED_TO_PARSE,
-                            "killAllSessions patterns must name a 'user' and a 'db'",
-                        ));
-                    }
-                }
-            }
+            let users = user_patterns(listed, "killAllSessions")?;
             let ended = req
                 .node
                 .sessions
@@ -206,4 +189,29 @@ pub async fn sessions(req: Request) -> CommandResult {
         );
     }
     ok(doc! {})
+}
+
+/// A list of `{user, db}` documents naming users (`killAllSessions`'
+/// patterns, `$listLocalSessions`' `users`); `what` names the list in
+/// errors.
+pub fn user_patterns(list: &bson::RawArray, what: &str) -> CommandResult<Vec<UserName>> {
+    let mut users = Vec::new();
+    for pattern in list {
+        let pattern = pattern?.as_document().ok_or_else(|| {
+            CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!("{what} takes documents {{user, db}}"),
+            )
+        })?;
+        match (pattern.get_str("user"), pattern.get_str("db")) {
+            (Ok(user), Ok(db)) => users.push(UserName::new(user, db)),
+            _ => {
+                return Err(CommandError::new(
+                    codes::FAILED_TO_PARSE,
+                    format!("{what} entries must name a 'user' and a 'db'"),
+                ));
+            }
+        }
+    }
+    Ok(users)
 }

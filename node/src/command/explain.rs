@@ -220,20 +220,7 @@ fn explain_aggregate(req: &Request, inner: &RawDocument) -> CommandResult<Explai
     }
     .collated(query::resolve(&collation, &entry.set.meta)?);
     let plan = bucket_plan(&entry.set, &spec, plan::plan(&entry.set.meta, &spec)?);
-    let mut root = access_stage(&plan);
-    if entry.set.timeseries.is_some() {
-        root = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": root };
-    }
-    if !plan.sorted_by_access
-        && let Some(sort) = &spec.sort
-    {
-        let pattern: Document = sort
-            .fields()
-            .iter()
-            .map(|(f, asc)| (f.clone(), Bson::Int32(if *asc { 1 } else { -1 })))
-            .collect();
-        root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": MAX_SORT_BYTES as i64, "type": "simple", "inputStage": root };
-    }
+    let root = query_stages(&entry.set, &plan, &spec);
     Ok(Explained {
         plan: (ns, (Some(spec), Some(plan), Some(entry.set.clone())), root),
         query: Some(query),
@@ -276,20 +263,7 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<PlanParts> 
     };
     let spec = cmd.collated_spec(&entry.set.meta)?;
     let plan = bucket_plan(&entry.set, &spec, cmd.plan(&entry.set.meta, &spec)?);
-    let mut root = access_stage(&plan);
-    if entry.set.timeseries.is_some() {
-        root = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": root };
-    }
-    if !plan.sorted_by_access
-        && let Some(sort) = &spec.sort
-    {
-        let pattern: Document = sort
-            .fields()
-            .iter()
-            .map(|(f, asc)| (f.clone(), Bson::Int32(if *asc { 1 } else { -1 })))
-            .collect();
-        root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": MAX_SORT_BYTES as i64, "type": "simple", "inputStage": root };
-    }
+    let mut root = query_stages(&entry.set, &plan, &spec);
     if cmd.skip > 0 {
         root = doc! { "stage": "SKIP", "skipAmount": cmd.skip as i64, "inputStage": root };
     }
@@ -380,6 +354,27 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
     }
     let root = doc! { "stage": stage, "inputStage": input };
     Ok((ns, (Some(spec), Some(plan), Some(entry.set.clone())), root))
+}
+
+/// The stages of a query: its access path, the unpacking of buckets on
+/// a time-series collection, and a `SORT` when the access path does not
+/// yield the order asked for.
+fn query_stages(set: &IndexSet, plan: &Plan, spec: &QuerySpec) -> Document {
+    let mut root = access_stage(plan);
+    if set.timeseries.is_some() {
+        root = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": root };
+    }
+    if !plan.sorted_by_access
+        && let Some(sort) = &spec.sort
+    {
+        let pattern: Document = sort
+            .fields()
+            .iter()
+            .map(|(f, asc)| (f.clone(), Bson::Int32(if *asc { 1 } else { -1 })))
+            .collect();
+        root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": MAX_SORT_BYTES as i64, "type": "simple", "inputStage": root };
+    }
+    root
 }
 
 /// A time-series collection's plan is the buckets it reads

@@ -14,7 +14,7 @@ use bson::{Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 use ebb_storage::Error as StorageError;
 
 use super::Request;
-use super::admin::hostname;
+use super::admin::{hostname, user_patterns};
 use super::status::{exact_count, operations, scale, storage_stats};
 use crate::args::type_name;
 use crate::auth::users::UserName;
@@ -133,25 +133,7 @@ pub fn parse(stage: &RawDocument) -> CommandResult<Report> {
                 match (k.as_str(), v) {
                     ("allUsers", RawBsonRef::Boolean(b)) => all_users = b,
                     ("users", RawBsonRef::Array(list)) => {
-                        let mut names = Vec::new();
-                        for u in list {
-                            let u = u?.as_document().ok_or_else(|| {
-                                CommandError::new(
-                                    codes::TYPE_MISMATCH,
-                                    "$listLocalSessions users must be documents {user, db}",
-                                )
-                            })?;
-                            match (u.get_str("user"), u.get_str("db")) {
-                                (Ok(user), Ok(db)) => names.push(UserName::new(user, db)),
-                                _ => {
-                                    return Err(CommandError::new(
-                                        codes::FAILED_TO_PARSE,
-                                        "$listLocalSessions users must name a 'user' and a 'db'",
-                                    ));
-                                }
-                            }
-                        }
-                        users = Some(names);
+                        users = Some(user_patterns(list, "$listLocalSessions users")?);
                     }
                     ("allUsers" | "users", other) => {
                         return Err(CommandError::new(
