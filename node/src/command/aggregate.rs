@@ -117,7 +117,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
                     let pipeline = Pipeline::new(stages)
                         .with_sources(&reads)
                         .collated(collation)
-                        .disk_use_allowed(allow_disk_use);
+                        .disk_use(disk_use);
                     Ok(pipeline.finish()?)
                 })
                 .await?
@@ -141,12 +141,12 @@ pub async fn aggregate(req: Request) -> CommandResult {
                 .scan(move |snap| {
                     let mut cursor = QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, None)?
                         .with_time_limit(max_time)
-                        .with_disk_use(disk_use);
+                        .with_disk_use(disk_use.clone());
                     let reads = ForeignReads::new(&node, &db, snap, deadline);
                     let mut pipeline = Pipeline::new(rest)
                         .with_sources(&reads)
                         .collated(collation)
-                        .disk_use_allowed(allow_disk_use);
+                        .disk_use(disk_use);
                     let mut failure = None;
                     cursor.for_each(snap, &mut |found| match pipeline.push(found.doc) {
                         Ok(more) => more,

@@ -17,11 +17,14 @@ use super::kind::Stage;
 use super::project::set_fields;
 use super::sample::Rng;
 use super::sources::Sources;
+use super::window::same_partition;
 use crate::encoding::cmp::Cmp;
 use crate::encoding::collation::Collation;
 use crate::encoding::display::{shell, type_name as display_type_name};
 use crate::encoding::keycode::encode_collated;
 use crate::error::{Error, ErrorKind, Result, StageError};
+use crate::query::found::Found;
+use crate::query::spill::{DiskUse, Sorter};
 
 /// Memory a new group is charged (its key and states are small).
 const GROUP_OVERHEAD_BYTES: u64 = 64;
@@ -35,13 +38,18 @@ pub struct Pipeline<'s> {
     /// Per stage: bytes `$sample` holds.
     held_bytes: Vec<u64>,
     groups: Vec<Groups>,
+    /// Per `$sort` stage: its sort, spilling past the limit when allowed.
+    sorters: Vec<Option<Sorter>>,
+    /// Per window stage: the partition key of the documents held.
+    partition_keys: Vec<Option<RawBson>>,
     out: Vec<RawDocumentBuf>,
     bytes: usize,
     done: bool,
     /// Orders strings in `$match`, `$sort` and `$group` keys.
     collation: Option<Arc<Collation>>,
-    /// `allowDiskUse` was given (see [`memory_error`]).
-    disk_use_allowed: bool,
+    /// Where blocking stages may spill (`allowDiskUse`), see
+    /// [`memory_error`].
+    disk: DiskUse,
     /// Where `$lookup` and `$unionWith` read other collections.
     sources: Option<&'s dyn Sources>,
     /// The error when the output outgrows the limit, for a pipeline nested
@@ -58,7 +66,7 @@ pub struct Pipeline<'s> {
 pub(super) struct Outer<'s> {
     sources: Option<&'s dyn Sources>,
     collation: Option<Arc<Collation>>,
-    disk_use_allowed: bool,
+    disk: DiskUse,
 }
 
 impl<'s> Outer<'s> {
@@ -80,7 +88,7 @@ impl<'s> Outer<'s> {
     ) -> Pipeline<'s> {
         let mut p = Pipeline::new(stages)
             .collated(self.collation.clone())
-            .disk_use_allowed(self.disk_use_allowed);
+            .disk_use(self.disk.clone());
         p.sources = self.sources;
         p.overflow = overflow;
         p
@@ -94,12 +102,12 @@ struct Groups {
 }
 
 /// The error of a stage past the memory limit: mongod's 292, or, when the
-/// client allowed disk use, a refusal (ebb spills only the query's own
-/// sort, not `$sort`/`$group` stages after it).
-fn memory_error(disk_use_allowed: bool) -> Error {
-    if disk_use_allowed {
+/// client allowed disk use, a refusal (`$sort` and `$group` spill; the
+/// stages that hold documents otherwise do not).
+fn memory_error(disk: &DiskUse) -> Error {
+    if let DiskUse::Allowed(_) = disk {
         return Error::not_implemented(
-            "spilling in-memory aggregation stages ($sort, $group) past 100 MiB to disk",
+            "spilling this aggregation stage ($facet, $bucketAuto, $sample) past 100 MiB to disk",
         );
     }
     Error::new(
@@ -127,11 +135,13 @@ impl<'s> Pipeline<'s> {
             held: (0..n).map(|_| Vec::new()).collect(),
             held_bytes: vec![0; n],
             groups: (0..n).map(|_| Groups::default()).collect(),
+            sorters: (0..n).map(|_| None).collect(),
+            partition_keys: vec![None; n],
             out: Vec::new(),
             bytes: 0,
             done: false,
             collation: None,
-            disk_use_allowed: false,
+            disk: DiskUse::Forbidden,
             sources: None,
             overflow: None,
             rng: None,
@@ -148,13 +158,14 @@ impl<'s> Pipeline<'s> {
         Outer {
             sources: self.sources,
             collation: self.collation.clone(),
-            disk_use_allowed: self.disk_use_allowed,
+            disk: self.disk.clone(),
         }
     }
 
-    /// Records that the client allowed disk use.
-    pub fn disk_use_allowed(mut self, allowed: bool) -> Self {
-        self.disk_use_allowed = allowed;
+    /// Where `$sort` and `$group` may spill past the memory limit: the
+    /// directory when the client allowed disk use (`allowDiskUse`).
+    pub fn disk_use(mut self, disk: DiskUse) -> Self {
+        self.disk = disk;
         self
     }
 
@@ -167,6 +178,7 @@ impl<'s> Pipeline<'s> {
             *stage = match taken {
                 Stage::Match(f) => Stage::Match(f.collated(collation.clone())),
                 Stage::Sort(s) => Stage::Sort(s.collated(collation.clone())),
+                Stage::Window(w) => Stage::Window(Box::new(w.collated(collation.clone()))),
                 Stage::Group { id, accs } => Stage::Group {
                     id,
                     accs: accs
@@ -197,7 +209,7 @@ impl<'s> Pipeline<'s> {
                     ErrorKind::Stage(kind),
                     format!("the output of a nested pipeline exceeds {MAX_SORT_BYTES} bytes"),
                 ),
-                None => memory_error(self.disk_use_allowed),
+                None => memory_error(&self.disk),
             });
         }
         self.out.push(doc);
@@ -258,6 +270,7 @@ impl<'s> Pipeline<'s> {
                 | Stage::Group { .. }
                 | Stage::Facet(_)
                 | Stage::BucketAuto(_)
+                | Stage::Window(_)
                 | Stage::Sample(_) => {
                     return self.accumulate(i, doc);
                 }
@@ -269,10 +282,34 @@ impl<'s> Pipeline<'s> {
 
     fn accumulate(&mut self, i: usize, doc: RawDocumentBuf) -> Result<()> {
         match &self.stages[i] {
-            Stage::Sort(_) | Stage::Facet(_) | Stage::BucketAuto(_) => {
+            Stage::Sort(spec) => {
+                let sorter = self.sorters[i].get_or_insert_with(|| {
+                    Sorter::new(spec.clone(), self.disk.clone(), MAX_SORT_BYTES)
+                });
+                sorter.push(Found {
+                    id_key: Vec::new(),
+                    doc,
+                })?;
+            }
+            Stage::Window(w) => {
+                let (key, doc) = w.partition_key(doc)?;
+                let cmp = Cmp::new(self.collation.as_deref());
+                if let Some(held) = &self.partition_keys[i]
+                    && !same_partition(held, &key, cmp)
+                {
+                    self.flush_partition(i)?;
+                }
+                self.partition_keys[i] = Some(key);
                 self.counters[i] += doc.as_bytes().len() as u64;
                 if self.counters[i] > MAX_SORT_BYTES as u64 {
-                    return Err(memory_error(self.disk_use_allowed));
+                    return Err(partition_too_large(&self.disk));
+                }
+                self.held[i].push(doc);
+            }
+            Stage::Facet(_) | Stage::BucketAuto(_) => {
+                self.counters[i] += doc.as_bytes().len() as u64;
+                if self.counters[i] > MAX_SORT_BYTES as u64 {
+                    return Err(memory_error(&self.disk));
                 }
                 self.held[i].push(doc);
             }
@@ -293,7 +330,7 @@ impl<'s> Pipeline<'s> {
                     groups.by_key.insert(key.clone(), (key_value, states));
                     self.counters[i] += GROUP_OVERHEAD_BYTES;
                     if self.counters[i] > MAX_SORT_BYTES as u64 {
-                        return Err(memory_error(self.disk_use_allowed));
+                        return Err(memory_error(&self.disk));
                     }
                 }
                 let (_, states) = groups.by_key.get_mut(&key).expect("inserted above");
@@ -324,7 +361,7 @@ impl<'s> Pipeline<'s> {
                     }
                 }
                 if *bytes > MAX_SORT_BYTES as u64 {
-                    return Err(memory_error(self.disk_use_allowed));
+                    return Err(memory_error(&self.disk));
                 }
             }
             _ => unreachable!("only blocking stages accumulate"),
@@ -336,10 +373,20 @@ impl<'s> Pipeline<'s> {
     pub fn finish(mut self) -> Result<Vec<RawDocumentBuf>> {
         for i in 0..self.stages.len() {
             let docs: Vec<RawDocumentBuf> = match &self.stages[i] {
-                Stage::Sort(sort) => {
-                    let mut held = std::mem::take(&mut self.held[i]);
-                    held.sort_by(|a, b| sort.compare(a, b));
-                    held
+                Stage::Sort(_) => {
+                    // Handed on one at a time: a spilled sort is merged
+                    // from its runs as the next stages take documents.
+                    if let Some(sorter) = self.sorters[i].take() {
+                        let mut sorted = sorter.finish()?;
+                        while let Some(found) = sorted.pop()? {
+                            self.run_from(i + 1, found.doc)?;
+                        }
+                    }
+                    continue;
+                }
+                Stage::Window(_) => {
+                    self.flush_partition(i)?;
+                    continue;
                 }
                 Stage::Count(field) => {
                     let n = self.counters[i];
@@ -407,6 +454,25 @@ impl<'s> Pipeline<'s> {
 }
 
 impl Pipeline<'_> {
+    /// Runs the window stage `i` over the partition it holds and passes
+    /// the documents on.
+    fn flush_partition(&mut self, i: usize) -> Result<()> {
+        let docs = std::mem::take(&mut self.held[i]);
+        self.counters[i] = 0;
+        self.partition_keys[i] = None;
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let Stage::Window(w) = &self.stages[i] else {
+            unreachable!("called for a window stage")
+        };
+        let out = w.run_partition(docs, Cmp::new(self.collation.as_deref()))?;
+        for d in out {
+            self.run_from(i + 1, d)?;
+        }
+        Ok(())
+    }
+
     /// `$facet`'s one output document: each facet's pipeline run over the
     /// held input, as an array.
     fn facet(&mut self, i: usize) -> Result<RawDocumentBuf> {
@@ -442,6 +508,24 @@ impl Pipeline<'_> {
         }
         Ok(out)
     }
+}
+
+/// mongod's error for a `$setWindowFields` partition past the memory
+/// limit; ebb holds a partition in memory even when disk use is allowed,
+/// and says so rather than ignore `allowDiskUse`.
+fn partition_too_large(disk: &DiskUse) -> Error {
+    if let DiskUse::Allowed(_) = disk {
+        return Error::not_implemented(
+            "spilling a $setWindowFields partition larger than 100 MiB to disk",
+        );
+    }
+    Error::new(
+        ErrorKind::Stage(StageError::WindowPartitionTooLarge),
+        format!(
+            "Exceeded memory limit in DocumentSourceSetWindowFields: a partition holds more than \
+             {MAX_SORT_BYTES} bytes"
+        ),
+    )
 }
 
 /// The documents `$documents` evaluates to: an array of documents.
