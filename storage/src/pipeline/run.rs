@@ -50,6 +50,9 @@ pub struct Pipeline<'s> {
     /// Where blocking stages may spill (`allowDiskUse`), see
     /// [`memory_error`].
     disk: DiskUse,
+    /// What `$sort` and `$group` hold in memory (mongod's 100 MiB; less in
+    /// tests, so they spill small inputs).
+    limit: usize,
     /// Where `$lookup` and `$unionWith` read other collections.
     sources: Option<&'s dyn Sources>,
     /// The error when the output outgrows the limit, for a pipeline nested
@@ -99,6 +102,9 @@ impl<'s> Outer<'s> {
 struct Groups {
     order: Vec<Vec<u8>>,
     by_key: HashMap<Vec<u8>, (RawBson, Vec<AccState>)>,
+    /// With disk use allowed, once the groups held reach the limit: the
+    /// documents of groups not held, sorted by group key.
+    spilled: Option<Sorter>,
 }
 
 /// The error of a stage past the memory limit: mongod's 292, or, when the
@@ -142,6 +148,7 @@ impl<'s> Pipeline<'s> {
             done: false,
             collation: None,
             disk: DiskUse::Forbidden,
+            limit: MAX_SORT_BYTES,
             sources: None,
             overflow: None,
             rng: None,
@@ -166,6 +173,14 @@ impl<'s> Pipeline<'s> {
     /// directory when the client allowed disk use (`allowDiskUse`).
     pub fn disk_use(mut self, disk: DiskUse) -> Self {
         self.disk = disk;
+        self
+    }
+
+    /// What `$sort` and `$group` may hold in memory, for tests (a quarter
+    /// more goes to a spilling `$group`'s documents before each run).
+    #[cfg(test)]
+    pub(crate) fn memory_limit(mut self, bytes: usize) -> Self {
+        self.limit = bytes;
         self
     }
 
@@ -283,8 +298,9 @@ impl<'s> Pipeline<'s> {
     fn accumulate(&mut self, i: usize, doc: RawDocumentBuf) -> Result<()> {
         match &self.stages[i] {
             Stage::Sort(spec) => {
+                let keep = top_k(&self.stages[i + 1..]);
                 let sorter = self.sorters[i].get_or_insert_with(|| {
-                    Sorter::new(spec.clone(), self.disk.clone(), MAX_SORT_BYTES)
+                    Sorter::new(spec.clone(), self.disk.clone(), self.limit).keeping(keep)
                 });
                 sorter.push(Found {
                     id_key: Vec::new(),
@@ -325,13 +341,24 @@ impl<'s> Pipeline<'s> {
                 let groups = &mut self.groups[i];
                 let first_seen = !groups.by_key.contains_key(&key);
                 if first_seen {
+                    // Past the limit, a new group's documents go to a sort
+                    // by group key (spilling to disk) and are grouped at
+                    // the end; groups already held go on in memory.
+                    if groups.spilled.is_none()
+                        && self.counters[i] + GROUP_OVERHEAD_BYTES > self.limit as u64
+                    {
+                        if let DiskUse::Forbidden = self.disk {
+                            return Err(memory_error(&self.disk));
+                        }
+                        groups.spilled = Some(Sorter::by_key(self.disk.clone(), self.limit / 4));
+                    }
+                    if let Some(sorter) = &mut groups.spilled {
+                        return sorter.push(Found { id_key: key, doc });
+                    }
                     groups.order.push(key.clone());
                     let states = accs.iter().map(|(_, a)| AccState::new(a)).collect();
                     groups.by_key.insert(key.clone(), (key_value, states));
                     self.counters[i] += GROUP_OVERHEAD_BYTES;
-                    if self.counters[i] > MAX_SORT_BYTES as u64 {
-                        return Err(memory_error(&self.disk));
-                    }
                 }
                 let (_, states) = groups.by_key.get_mut(&key).expect("inserted above");
                 let cmp = Cmp::new(self.collation.as_deref());
@@ -427,7 +454,10 @@ impl<'s> Pipeline<'s> {
                 Stage::Documents(e) => documents(e)?,
                 Stage::Group { accs, .. } => {
                     let accs = accs.clone();
-                    let groups = std::mem::take(&mut self.groups[i]);
+                    let mut groups = std::mem::take(&mut self.groups[i]);
+                    if let Some(sorter) = groups.spilled.take() {
+                        self.finish_spilled_groups(i, sorter)?;
+                    }
                     let mut by_key = groups.by_key;
                     groups
                         .order
@@ -454,6 +484,49 @@ impl<'s> Pipeline<'s> {
 }
 
 impl Pipeline<'_> {
+    /// The groups of `$group` stage `i` that went to disk: their documents
+    /// come back sorted by group key, so each group is accumulated and
+    /// passed on before the next begins.
+    fn finish_spilled_groups(&mut self, i: usize, sorter: Sorter) -> Result<()> {
+        let Stage::Group { id, accs } = &self.stages[i] else {
+            unreachable!("called for $group")
+        };
+        let (id, accs) = (id.clone(), accs.clone());
+        let cmp_collation = self.collation.clone();
+        let cmp = Cmp::new(cmp_collation.as_deref());
+        let result = |key: RawBson, states: Vec<AccState>| {
+            let mut d = RawDocumentBuf::new();
+            d.append(bson::raw::cstr!("_id"), key);
+            for ((name, acc), state) in accs.iter().zip(states) {
+                d.append(cstr(name), state.result_of(acc));
+            }
+            d
+        };
+        let mut sorted = sorter.finish()?;
+        let mut current: Option<(Vec<u8>, RawBson, Vec<AccState>)> = None;
+        while let Some(found) = sorted.pop()? {
+            let first_seen = current.as_ref().is_none_or(|(k, _, _)| *k != found.id_key);
+            if first_seen {
+                if let Some((_, key, states)) = current.take() {
+                    self.run_from(i + 1, result(key, states))?;
+                }
+                let key = id.eval(&found.doc)?.unwrap_or(RawBson::Null);
+                let states = accs.iter().map(|(_, a)| AccState::new(a)).collect();
+                current = Some((found.id_key.clone(), key, states));
+            }
+            let Some((_, _, states)) = &mut current else {
+                unreachable!("set above")
+            };
+            for (state, (_, acc)) in states.iter_mut().zip(&accs) {
+                state.add(acc, &found.doc, first_seen, cmp)?;
+            }
+        }
+        if let Some((_, key, states)) = current {
+            self.run_from(i + 1, result(key, states))?;
+        }
+        Ok(())
+    }
+
     /// Runs the window stage `i` over the partition it holds and passes
     /// the documents on.
     fn flush_partition(&mut self, i: usize) -> Result<()> {
@@ -508,6 +581,21 @@ impl Pipeline<'_> {
         }
         Ok(out)
     }
+}
+
+/// How many sorted documents the stages after a `$sort` can use, when a
+/// `$limit` (after any `$skip`) bounds them: the sort then keeps only those
+/// (mongod's `$sort` + `$limit` coalescence, a top-k sort).
+fn top_k(after: &[Stage]) -> Option<usize> {
+    let mut skipped: u64 = 0;
+    for stage in after {
+        match stage {
+            Stage::Skip(n) => skipped = skipped.saturating_add(*n),
+            Stage::Limit(n) => return usize::try_from(skipped.saturating_add(*n)).ok(),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// mongod's error for a `$setWindowFields` partition past the memory

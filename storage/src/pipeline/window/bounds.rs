@@ -255,11 +255,7 @@ fn pair(v: RawBsonRef<'_>) -> Result<(RawBsonRef<'_>, RawBsonRef<'_>)> {
 }
 
 /// One bound: a keyword or a constant number `accept` takes.
-fn bound<T>(
-    v: RawBsonRef<'_>,
-    env: &Env,
-    accept: impl Fn(f64) -> Option<T>,
-) -> Option<Bound<T>> {
+fn bound<T>(v: RawBsonRef<'_>, env: &Env, accept: impl Fn(f64) -> Option<T>) -> Option<Bound<T>> {
     match v {
         RawBsonRef::String("unbounded") => return Some(Bound::Unbounded),
         RawBsonRef::String("current") => return Some(Bound::Current),
@@ -267,7 +263,9 @@ fn bound<T>(
     }
     let e = Expr::parse_in(v, env).ok()?;
     let value = e.as_constant()??;
-    number_as_f64(value.as_raw_bson_ref()).and_then(accept).map(Bound::At)
+    number_as_f64(value.as_raw_bson_ref())
+        .and_then(accept)
+        .map(Bound::At)
 }
 
 /// The values a range window measures: the single `sortBy` field of each
@@ -317,7 +315,10 @@ mod tests {
 
     fn window(spec: RawBson) -> Result<Window> {
         let d = rawdoc! { "w": spec };
-        Window::parse(d.get("w").unwrap().unwrap(), &Env::new(bson::DateTime::now()))
+        Window::parse(
+            d.get("w").unwrap().unwrap(),
+            &Env::new(bson::DateTime::now()),
+        )
     }
 
     #[test]
@@ -375,7 +376,10 @@ mod tests {
             kind(rawdoc! { "documents": [1.5, 3] }.into()),
             ErrorKind::FailedToParse
         );
-        assert_eq!(kind(rawdoc! { "documents": [1] }.into()), ErrorKind::FailedToParse);
+        assert_eq!(
+            kind(rawdoc! { "documents": [1] }.into()),
+            ErrorKind::FailedToParse
+        );
         assert!(window(rawdoc! { "documents": [{ "$add": [2, 2] }, 5] }.into()).is_ok());
         assert!(window(rawdoc! { "range": [-3, "unbounded"], "unit": "hour" }.into()).is_ok());
     }

@@ -21,7 +21,9 @@ pub(crate) enum Func {
     /// A `$group` accumulator over the window.
     Acc(Acc),
     /// `$rank` (`dense` false) and `$denseRank`.
-    Rank { dense: bool },
+    Rank {
+        dense: bool,
+    },
     DocumentNumber,
     /// `$shift`: `output` of the document `by` places away, else `default`.
     Shift {
@@ -41,7 +43,11 @@ pub(crate) enum Func {
         alpha: f64,
     },
     /// `$covariancePop` (`sample` false) and `$covarianceSamp`.
-    Covariance { x: Expr, y: Expr, sample: bool },
+    Covariance {
+        x: Expr,
+        y: Expr,
+        sample: bool,
+    },
     Locf(Expr),
     LinearFill(Expr),
 }
@@ -217,15 +223,16 @@ impl Func {
             "$expMovingAvg" => {
                 let f = fields(name, arg, &["input", "N", "alpha"])?;
                 let Some(input) = get(&f, "input") else {
-                    return Err(bad_argument(name, "must have exactly one of 'N' or 'alpha'"));
+                    return Err(bad_argument(
+                        name,
+                        "must have exactly one of 'N' or 'alpha'",
+                    ));
                 };
                 let alpha = match (get(&f, "N"), get(&f, "alpha")) {
                     (Some(n), None) => {
                         let n = number_as_f64(n)
                             .filter(|n| n.fract() == 0.0 && *n > 0.0)
-                            .ok_or_else(|| {
-                                bad_argument(name, "'N' must be a positive integer")
-                            })?;
+                            .ok_or_else(|| bad_argument(name, "'N' must be a positive integer"))?;
                         2.0 / (n + 1.0)
                     }
                     (None, Some(a)) => number_as_f64(a)

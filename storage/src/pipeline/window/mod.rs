@@ -11,9 +11,9 @@ mod func;
 mod partition;
 mod spec;
 
-pub use spec::SetWindowFields;
 pub(crate) use fill::parse as parse_fill;
 pub(crate) use partition::same_partition;
+pub use spec::SetWindowFields;
 pub(crate) use spec::{Desugared, PARTITION_FIELD, parse};
 
 #[cfg(test)]

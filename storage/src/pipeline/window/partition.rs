@@ -36,10 +36,7 @@ impl SetWindowFields {
     /// Takes the partition key off `doc` (null when missing): documents
     /// with equal keys are one partition. An array is refused, as mongod
     /// does.
-    pub(crate) fn partition_key(
-        &self,
-        doc: RawDocumentBuf,
-    ) -> Result<(RawBson, RawDocumentBuf)> {
+    pub(crate) fn partition_key(&self, doc: RawDocumentBuf) -> Result<(RawBson, RawDocumentBuf)> {
         if !self.partitioned {
             return Ok((RawBson::Null, doc));
         }
@@ -102,15 +99,21 @@ impl SetWindowFields {
     fn column(&self, out: &Output, docs: &[RawDocumentBuf], cmp: Cmp<'_>) -> Result<Vec<RawBson>> {
         let n = docs.len();
         Ok(match &out.func {
-            Func::Acc(acc) => accumulate(acc, &out.window, self.windows(&out.window, docs)?, docs, cmp)?,
+            Func::Acc(acc) => accumulate(
+                acc,
+                &out.window,
+                self.windows(&out.window, docs)?,
+                docs,
+                cmp,
+            )?,
             Func::DocumentNumber => (1..=n).map(int).collect(),
             Func::Rank { dense } => {
                 let sort = self.sort.as_ref();
                 let mut ranks = Vec::with_capacity(n);
                 let (mut rank, mut distinct) = (0, 0);
                 for i in 0..n {
-                    let tie = i > 0
-                        && sort.is_some_and(|s| s.compare(&docs[i - 1], &docs[i]).is_eq());
+                    let tie =
+                        i > 0 && sort.is_some_and(|s| s.compare(&docs[i - 1], &docs[i]).is_eq());
                     if !tie {
                         rank = i + 1;
                         distinct += 1;
@@ -156,7 +159,12 @@ impl SetWindowFields {
                 let mut avg: Option<f64> = None;
                 let mut values = Vec::with_capacity(n);
                 for d in docs {
-                    match input.eval(d)?.as_ref().map(|v| v.as_raw_bson_ref()).and_then(number_as_f64) {
+                    match input
+                        .eval(d)?
+                        .as_ref()
+                        .map(|v| v.as_raw_bson_ref())
+                        .and_then(number_as_f64)
+                    {
                         Some(x) => {
                             let next = avg.map_or(x, |a| x * alpha + a * (1.0 - alpha));
                             avg = Some(next);
@@ -288,8 +296,12 @@ impl SetWindowFields {
             let after = known.partition_point(|&k| k < i);
             let value = match (after.checked_sub(1).map(|b| known[b]), known.get(after)) {
                 (Some(a), Some(&b)) => {
-                    let ya = ys[a].as_ref().and_then(|v| number_as_f64(v.as_raw_bson_ref()));
-                    let yb = ys[b].as_ref().and_then(|v| number_as_f64(v.as_raw_bson_ref()));
+                    let ya = ys[a]
+                        .as_ref()
+                        .and_then(|v| number_as_f64(v.as_raw_bson_ref()));
+                    let yb = ys[b]
+                        .as_ref()
+                        .and_then(|v| number_as_f64(v.as_raw_bson_ref()));
                     match (ya, yb) {
                         (Some(ya), Some(yb)) => {
                             RawBson::Double(ya + (yb - ya) * (xs[i] - xs[a]) / (xs[b] - xs[a]))

@@ -11,9 +11,9 @@
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
+use super::super::expr::{Env, Expr, cstr};
 use super::bounds::{WHOLE, Window};
 use super::func::{Func, Sorted, Takes};
-use super::super::expr::{Env, Expr, cstr};
 use crate::encoding::display::type_name;
 use crate::error::{Error, ErrorKind, Result, StageError};
 use crate::query::sort::SortSpec;
@@ -101,7 +101,10 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, env: &Env) -> Result<Desugared> {
     let measured = match one_field {
         Some(s) => {
             let (path, ascending) = &s.fields()[0];
-            Some((Expr::parse_in(format!("${path}").as_str().into(), env)?, !ascending))
+            Some((
+                Expr::parse_in(format!("${path}").as_str().into(), env)?,
+                !ascending,
+            ))
         }
         None => None,
     };
@@ -133,11 +136,7 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, env: &Env) -> Result<Desugared> {
     })
 }
 
-fn parse_outputs(
-    output: &RawDocument,
-    env: &Env,
-    sort: Option<&SortSpec>,
-) -> Result<Vec<Output>> {
+fn parse_outputs(output: &RawDocument, env: &Env, sort: Option<&SortSpec>) -> Result<Vec<Output>> {
     let mut outputs: Vec<Output> = Vec::new();
     for el in output.iter() {
         let (name, spec) = el?;
@@ -300,7 +299,10 @@ impl SetWindowFields {
         self.sort = self.sort.map(|s| s.collated(collation.clone()));
         for out in &mut self.outputs {
             if let Func::Acc(acc) = &mut out.func {
-                let taken = std::mem::replace(acc, super::super::accumulator::Acc::Sum(Expr::constant(bson::RawBson::Null)));
+                let taken = std::mem::replace(
+                    acc,
+                    super::super::accumulator::Acc::Sum(Expr::constant(bson::RawBson::Null)),
+                );
                 *acc = taken.collated(collation.clone());
             }
         }

@@ -26,7 +26,9 @@ fn run(stage: RawDocumentBuf, docs: Vec<RawDocumentBuf>) -> Vec<Document> {
 }
 
 fn field(out: &[Document], name: &str) -> Vec<Bson> {
-    out.iter().map(|d| d.get(name).cloned().unwrap_or(Bson::Null)).collect()
+    out.iter()
+        .map(|d| d.get(name).cloned().unwrap_or(Bson::Null))
+        .collect()
 }
 
 fn parse_kind(stage: RawDocumentBuf) -> ErrorKind {
@@ -131,14 +133,19 @@ fn derivative_unit_must_match_the_sort_values() {
     assert_eq!(e.kind, ErrorKind::Stage(StageError::CalculusUnitNeedsDate));
     let t0 = bson::DateTime::from_millis(0);
     let t1 = bson::DateTime::from_millis(60_000);
-    let dates = vec![rawdoc! { "time": t0, "y": 5 }, rawdoc! { "time": t1, "y": 4 }];
+    let dates = vec![
+        rawdoc! { "time": t0, "y": 5 },
+        rawdoc! { "time": t1, "y": 4 },
+    ];
     let e = try_run(vec![stage(None)], dates.clone()).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Stage(StageError::CalculusDateNeedsUnit));
     let out = try_run(vec![stage(Some("minute"))], dates).unwrap();
     assert_eq!(field(&out, "dy"), vec![Bson::Null, Bson::Double(-1.0)]);
     assert_eq!(
-        parse_kind(rawdoc! { "$setWindowFields": { "sortBy": { "t": 1 }, "output": {
-            "dy": { "$derivative": { "input": "$y", "unit": "month" }, "window": { "documents": [-1, 0] } } } } }),
+        parse_kind(
+            rawdoc! { "$setWindowFields": { "sortBy": { "t": 1 }, "output": {
+            "dy": { "$derivative": { "input": "$y", "unit": "month" }, "window": { "documents": [-1, 0] } } } } }
+        ),
         ErrorKind::Stage(StageError::WindowUnitTooLong)
     );
 }
@@ -146,7 +153,9 @@ fn derivative_unit_must_match_the_sort_values() {
 /// rank.js: ties share a rank; $denseRank leaves no gaps.
 #[test]
 fn rank_dense_rank_and_document_number_with_ties() {
-    let docs = (0..6).map(|i| rawdoc! { "_id": i, "d": i / 2 }).collect::<Vec<_>>();
+    let docs = (0..6)
+        .map(|i| rawdoc! { "_id": i, "d": i / 2 })
+        .collect::<Vec<_>>();
     let out = run(
         rawdoc! { "$setWindowFields": {
             "sortBy": { "d": 1 },
@@ -158,7 +167,12 @@ fn rank_dense_rank_and_document_number_with_ties() {
         } },
         docs,
     );
-    let ints = |name| field(&out, name).iter().map(|b| b.as_i32().unwrap()).collect::<Vec<_>>();
+    let ints = |name| {
+        field(&out, name)
+            .iter()
+            .map(|b| b.as_i32().unwrap())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(ints("rank"), vec![1, 1, 3, 3, 5, 5]);
     assert_eq!(ints("dense"), vec![1, 1, 2, 2, 3, 3]);
     assert_eq!(ints("n"), vec![1, 2, 3, 4, 5, 6]);
@@ -167,27 +181,34 @@ fn rank_dense_rank_and_document_number_with_ties() {
 /// rank.js and parse.js: the errors of bad specifications.
 #[test]
 fn bad_specifications_get_mongods_codes() {
-    let stage = |spec: Document| {
-        RawDocumentBuf::try_from(&doc! { "$setWindowFields": spec }).unwrap()
-    };
+    let stage =
+        |spec: Document| RawDocumentBuf::try_from(&doc! { "$setWindowFields": spec }).unwrap();
     assert_eq!(
         parse_kind(stage(doc! { "output": { "r": { "$rank": {} } } })),
         ErrorKind::Stage(StageError::RankSort)
     );
     assert_eq!(
-        parse_kind(stage(doc! { "sortBy": { "a": 1 }, "output": { "r": { "$rank": "$a" } } })),
+        parse_kind(stage(
+            doc! { "sortBy": { "a": 1 }, "output": { "r": { "$rank": "$a" } } }
+        )),
         ErrorKind::Stage(StageError::RankTakesNoArgument)
     );
     assert_eq!(
-        parse_kind(stage(doc! { "sortBy": { "a": 1 }, "output": { "r": { "$rank": {}, "window": { "documents": [-1, 1] } } } })),
+        parse_kind(stage(
+            doc! { "sortBy": { "a": 1 }, "output": { "r": { "$rank": {}, "window": { "documents": [-1, 1] } } } }
+        )),
         ErrorKind::Stage(StageError::RankTakesNoWindow)
     );
     assert_eq!(
-        parse_kind(stage(doc! { "output": { "v": { "$sum": "$a", "window": { "documents": ["unbounded", "current"] } } } })),
+        parse_kind(stage(
+            doc! { "output": { "v": { "$sum": "$a", "window": { "documents": ["unbounded", "current"] } } } }
+        )),
         ErrorKind::Stage(StageError::DocumentWindowSort)
     );
     assert_eq!(
-        parse_kind(stage(doc! { "sortBy": { "a": 1, "b": 1 }, "output": { "v": { "$sum": "$a", "window": { "range": ["unbounded", "unbounded"] } } } })),
+        parse_kind(stage(
+            doc! { "sortBy": { "a": 1, "b": 1 }, "output": { "v": { "$sum": "$a", "window": { "range": ["unbounded", "unbounded"] } } } }
+        )),
         ErrorKind::Stage(StageError::RangeWindowSort)
     );
     assert_eq!(
@@ -203,13 +224,23 @@ fn bad_specifications_get_mongods_codes() {
         ErrorKind::FailedToParse
     );
     assert_eq!(
-        parse_kind(stage(doc! { "output": { "a": { "$sum": 1 }, "a.b": { "$sum": 1 } } })),
+        parse_kind(stage(
+            doc! { "output": { "a": { "$sum": 1 }, "a.b": { "$sum": 1 } } }
+        )),
         ErrorKind::Stage(StageError::WindowOutputConflict)
     );
-    assert_eq!(parse_kind(stage(doc! { "what_is_this": 1 })), ErrorKind::UnknownField);
-    assert_eq!(parse_kind(stage(doc! { "sortBy": "x", "output": {} })), ErrorKind::TypeMismatch);
     assert_eq!(
-        parse_kind(stage(doc! { "output": { "d": { "$derivative": { "input": "$y" } } }, "sortBy": { "t": 1 } })),
+        parse_kind(stage(doc! { "what_is_this": 1 })),
+        ErrorKind::UnknownField
+    );
+    assert_eq!(
+        parse_kind(stage(doc! { "sortBy": "x", "output": {} })),
+        ErrorKind::TypeMismatch
+    );
+    assert_eq!(
+        parse_kind(stage(
+            doc! { "output": { "d": { "$derivative": { "input": "$y" } } }, "sortBy": { "t": 1 } }
+        )),
         ErrorKind::FailedToParse
     );
 }
@@ -227,7 +258,10 @@ fn null_and_missing_partition_together_and_arrays_fail() {
             rawdoc! { "k": null },
         ],
     );
-    let mut counts: Vec<i32> = field(&out, "count").iter().map(|b| b.as_i32().unwrap()).collect();
+    let mut counts: Vec<i32> = field(&out, "count")
+        .iter()
+        .map(|b| b.as_i32().unwrap())
+        .collect();
     counts.sort();
     assert_eq!(counts, vec![1, 3, 3, 3]);
     let e = try_run(
@@ -268,9 +302,21 @@ fn linear_fill_interpolates_and_locf_carries_forward() {
         .collect();
     assert_eq!(
         lin,
-        vec![Some(1.0), Some(2.0), Some(3.0), Some(4.0), Some(5.0), Some(6.25), Some(10.0), None]
+        vec![
+            Some(1.0),
+            Some(2.0),
+            Some(3.0),
+            Some(4.0),
+            Some(5.0),
+            Some(6.25),
+            Some(10.0),
+            None
+        ]
     );
-    let locf: Vec<i32> = field(&out, "locf").iter().map(|b| b.as_i32().unwrap()).collect();
+    let locf: Vec<i32> = field(&out, "locf")
+        .iter()
+        .map(|b| b.as_i32().unwrap())
+        .collect();
     assert_eq!(locf, vec![1, 1, 1, 1, 5, 5, 10, 10]);
     let e = try_run(
         vec![rawdoc! { "$setWindowFields": { "sortBy": { "t": 1 }, "output": { "v": { "$linearFill": "$v" } } } }],
@@ -284,7 +330,11 @@ fn linear_fill_interpolates_and_locf_carries_forward() {
 /// documents away, and the exponential average with N = 2 (alpha 2/3).
 #[test]
 fn shift_and_exp_moving_avg() {
-    let docs = [10, 20, 40].iter().enumerate().map(|(i, v)| rawdoc! { "t": i as i32, "v": *v }).collect();
+    let docs = [10, 20, 40]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| rawdoc! { "t": i as i32, "v": *v })
+        .collect();
     let out = run(
         rawdoc! { "$setWindowFields": { "sortBy": { "t": 1 }, "output": {
             "next": { "$shift": { "output": "$v", "by": 1, "default": "none" } },
@@ -296,9 +346,16 @@ fn shift_and_exp_moving_avg() {
     );
     assert_eq!(
         field(&out, "next"),
-        vec![Bson::Int32(20), Bson::Int32(40), Bson::String("none".into())]
+        vec![
+            Bson::Int32(20),
+            Bson::Int32(40),
+            Bson::String("none".into())
+        ]
     );
-    let ema: Vec<f64> = field(&out, "ema").iter().map(|b| b.as_f64().unwrap()).collect();
+    let ema: Vec<f64> = field(&out, "ema")
+        .iter()
+        .map(|b| b.as_f64().unwrap())
+        .collect();
     assert_eq!(ema[0], 10.0);
     assert!((ema[1] - (20.0 * 2.0 / 3.0 + 10.0 / 3.0)).abs() < 1e-9);
     assert_eq!(
@@ -307,7 +364,11 @@ fn shift_and_exp_moving_avg() {
     );
     assert_eq!(
         field(&out, "around"),
-        vec![Bson::Double(15.0), Bson::Double(70.0 / 3.0), Bson::Double(30.0)]
+        vec![
+            Bson::Double(15.0),
+            Bson::Double(70.0 / 3.0),
+            Bson::Double(30.0)
+        ]
     );
 }
 
