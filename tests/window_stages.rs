@@ -205,7 +205,7 @@ async fn bad_window_specifications_get_mongods_codes() {
             doc! { "$set": { "arr": [1, 2] } },
             doc! { "$setWindowFields": { "partitionBy": "$arr", "output": {} } },
         ],
-        2,
+        14,
     )
     .await;
     // A range window over a non-numeric sortBy value (range.js).
