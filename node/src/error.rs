@@ -508,6 +508,21 @@ pub fn stage_code(e: StageError) -> i32 {
         MergeSpecialCollection => 31319,
         MergeInternalDatabase => 31320,
         MergeNoMatch => 13113,
+        WindowBoundsBackwards => 5339900,
+        DocumentWindowSort => 5339901,
+        RangeWindowSort => 5339902,
+        RankTakesNoWindow => 5371601,
+        RankSort => 5371602,
+        RankTakesNoArgument => 5371603,
+        WindowOutputConflict => 6307900,
+        RangeKeyNotNumber => 5429413,
+        RangeKeyNotDate => 5429513,
+        CalculusUnitNeedsDate => 5624900,
+        CalculusDateNeedsUnit => 5624901,
+        WindowUnitTooLong => 5490710,
+        LinearFillSort => 605001,
+        LinearFillRepeatedSort => 6050106,
+        WindowPartitionTooLarge => 5643011,
     }
 }
 

@@ -402,6 +402,37 @@ pub enum StageError {
     MergeInternalDatabase,
     /// `whenNotMatched: "fail"` met an output document with no match.
     MergeNoMatch,
+    /// A window's lower bound after its upper (5339900).
+    WindowBoundsBackwards,
+    /// A document window other than the whole partition without `sortBy`
+    /// (5339901).
+    DocumentWindowSort,
+    /// A range window without a `sortBy` of one field (5339902).
+    RangeWindowSort,
+    /// `$rank`/`$denseRank`/`$documentNumber` given a window (5371601).
+    RankTakesNoWindow,
+    /// A rank function without a `sortBy` of one field (5371602).
+    RankSort,
+    /// A rank function given an argument (5371603).
+    RankTakesNoArgument,
+    /// Two `$setWindowFields` outputs on overlapping paths (6307900).
+    WindowOutputConflict,
+    /// A range window over a non-numeric `sortBy` value (5429413).
+    RangeKeyNotNumber,
+    /// A time range window over a `sortBy` value that is no date (5429513).
+    RangeKeyNotDate,
+    /// `$derivative`/`$integral` with `unit` over a non-date (5624900).
+    CalculusUnitNeedsDate,
+    /// `$derivative`/`$integral` over dates without `unit` (5624901).
+    CalculusDateNeedsUnit,
+    /// A `unit` longer than a week for `$derivative`/`$integral` (5490710).
+    WindowUnitTooLong,
+    /// `$linearFill` without a `sortBy` of one field (605001).
+    LinearFillSort,
+    /// `$linearFill` over repeated `sortBy` values (6050106).
+    LinearFillRepeatedSort,
+    /// One `$setWindowFields` partition outgrew the memory limit (5643011).
+    WindowPartitionTooLarge,
 }
 
 /// A failed aggregation expression: one variant for each place mongod

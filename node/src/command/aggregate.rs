@@ -149,8 +149,9 @@ pub async fn aggregate(req: Request) -> CommandResult {
         .collection(&req.db, name)
         .filter(|_| !collectionless && source.is_none())
     {
-        // The stages run over a reporting stage's documents.
-        None if source.is_some() => {
+        // The stages run over a reporting stage's documents, or over no
+        // input at all ($documents, $unionWith, $facet still produce).
+        None => {
             let collation = match req.node.collection(&req.db, name) {
                 Some(entry) => query::resolve(&pipeline_collation, &entry.set.meta)?,
                 None => pipeline_collation.resolve(None),
@@ -162,26 +163,12 @@ pub async fn aggregate(req: Request) -> CommandResult {
                     let mut pipeline = Pipeline::new(stages)
                         .with_sources(&reads)
                         .collated(collation)
-                        .disk_use_allowed(allow_disk_use);
+                        .disk_use(disk_use);
                     for doc in source {
                         if !pipeline.push(doc)? {
                             break;
                         }
                     }
-                    Ok(pipeline.finish()?)
-                })
-                .await?
-        }
-        // No input: the stages still run ($documents, $unionWith, $facet).
-        None => {
-            let collation = pipeline_collation.resolve(None);
-            req.node
-                .scan(move |snap| {
-                    let reads = ForeignReads::new(&node, &db, snap, deadline);
-                    let pipeline = Pipeline::new(stages)
-                        .with_sources(&reads)
-                        .collated(collation)
-                        .disk_use_allowed(allow_disk_use);
                     Ok(pipeline.finish()?)
                 })
                 .await?
@@ -205,12 +192,12 @@ pub async fn aggregate(req: Request) -> CommandResult {
                 .scan(move |snap| {
                     let mut cursor = QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, None)?
                         .with_time_limit(max_time)
-                        .with_disk_use(disk_use);
+                        .with_disk_use(disk_use.clone());
                     let reads = ForeignReads::new(&node, &db, snap, deadline);
                     let mut pipeline = Pipeline::new(rest)
                         .with_sources(&reads)
                         .collated(collation)
-                        .disk_use_allowed(allow_disk_use);
+                        .disk_use(disk_use);
                     let mut failure = None;
                     cursor.for_each(snap, &mut |found| match pipeline.push(found.doc) {
                         Ok(more) => more,

@@ -12,6 +12,7 @@ use bson::{RawDocument, RawDocumentBuf};
 use super::accumulator::Acc;
 use super::expr::{Env, Expr};
 use super::project::ComputedProjection;
+use super::window::SetWindowFields;
 use crate::error::Result;
 use crate::query::filter::Filter;
 use crate::query::projection::Projection;
@@ -61,6 +62,9 @@ pub enum Stage {
     /// `$bucketAuto`: the input sorted by a key and cut into buckets of
     /// about equal size.
     BucketAuto(Box<BucketAuto>),
+    /// `$setWindowFields` after its sort: each run of documents with one
+    /// partition key gets its window functions' outputs.
+    Window(Box<SetWindowFields>),
     /// A stage MongoDB defines as a sequence of others (`$bucket`,
     /// `$sortByCount`); the runner splices them in.
     Sequence(Vec<Stage>),
@@ -78,6 +82,7 @@ impl Stage {
                 | Stage::Facet(_)
                 | Stage::Sample(_)
                 | Stage::BucketAuto(_)
+                | Stage::Window(_)
                 | Stage::Sequence(_)
         )
     }

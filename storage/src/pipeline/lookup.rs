@@ -19,7 +19,7 @@ use ebb_config::limits::MAX_SORT_BYTES;
 
 use super::expr::{Env, Expr, cstr, valid_for_write};
 use super::kind::{Lookup, ParseStage, SubPipeline};
-use super::project::set_fields;
+use super::project::set_path;
 use super::run::Outer;
 use super::sub::{Within, check_collection_name, run_over};
 use crate::encoding::display::type_name;
@@ -246,22 +246,6 @@ fn check_as_field(as_field: &str) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// `doc` with `value` at the dotted `path`, as mongod sets `as`: a field
-/// on the way that is not a document (an array included) becomes one.
-fn set_path(doc: &RawDocument, path: &[&str], value: RawBson) -> Result<RawDocumentBuf> {
-    let (first, rest) = match path {
-        [first] => return set_fields(doc, vec![(first, Some(value))]),
-        [first, rest @ ..] => (*first, rest),
-        [] => return Ok(doc.to_owned()),
-    };
-    let empty = RawDocumentBuf::new();
-    let child = match doc.get(first)? {
-        Some(RawBsonRef::Document(d)) => set_path(d, rest, value)?,
-        _ => set_path(&empty, rest, value)?,
-    };
-    set_fields(doc, vec![(first, Some(RawBson::Document(child)))])
 }
 
 /// The filter on `foreign` that finds what `doc`'s `local` values join.

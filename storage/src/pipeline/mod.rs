@@ -20,6 +20,7 @@ mod sample;
 mod sources;
 mod stage;
 mod sub;
+mod window;
 mod write_stage;
 
 #[cfg(test)]

@@ -148,3 +148,19 @@ pub(super) fn set_fields(
     }
     Ok(out)
 }
+
+/// `doc` with `value` at the dotted `path`, as mongod sets `$lookup`'s `as` and
+/// `$setWindowFields` outputs: a field on the way that is not a document (an array included) becomes one.
+pub(super) fn set_path(doc: &RawDocument, path: &[&str], value: RawBson) -> Result<RawDocumentBuf> {
+    let (first, rest) = match path {
+        [first] => return set_fields(doc, vec![(first, Some(value))]),
+        [first, rest @ ..] => (*first, rest),
+        [] => return Ok(doc.to_owned()),
+    };
+    let empty = RawDocumentBuf::new();
+    let child = match doc.get(first)? {
+        Some(RawBsonRef::Document(d)) => set_path(d, rest, value)?,
+        _ => set_path(&empty, rest, value)?,
+    };
+    set_fields(doc, vec![(first, Some(RawBson::Document(child)))])
+}

@@ -17,11 +17,14 @@ use super::kind::Stage;
 use super::project::set_fields;
 use super::sample::Rng;
 use super::sources::Sources;
+use super::window::same_partition;
 use crate::encoding::cmp::Cmp;
 use crate::encoding::collation::Collation;
 use crate::encoding::display::{shell, type_name as display_type_name};
 use crate::encoding::keycode::encode_collated;
 use crate::error::{Error, ErrorKind, Result, StageError};
+use crate::query::found::Found;
+use crate::query::spill::{DiskUse, Sorter};
 
 /// Memory a new group is charged (its key and states are small).
 const GROUP_OVERHEAD_BYTES: u64 = 64;
@@ -35,13 +38,21 @@ pub struct Pipeline<'s> {
     /// Per stage: bytes `$sample` holds.
     held_bytes: Vec<u64>,
     groups: Vec<Groups>,
+    /// Per `$sort` stage: its sort, spilling past the limit when allowed.
+    sorters: Vec<Option<Sorter>>,
+    /// Per window stage: the partition key of the documents held.
+    partition_keys: Vec<Option<RawBson>>,
     out: Vec<RawDocumentBuf>,
     bytes: usize,
     done: bool,
     /// Orders strings in `$match`, `$sort` and `$group` keys.
     collation: Option<Arc<Collation>>,
-    /// `allowDiskUse` was given (see [`memory_error`]).
-    disk_use_allowed: bool,
+    /// Where blocking stages may spill (`allowDiskUse`), see
+    /// [`memory_error`].
+    disk: DiskUse,
+    /// What `$sort` and `$group` hold in memory (mongod's 100 MiB; less in
+    /// tests, so they spill small inputs).
+    limit: usize,
     /// Where `$lookup` and `$unionWith` read other collections.
     sources: Option<&'s dyn Sources>,
     /// The error when the output outgrows the limit, for a pipeline nested
@@ -58,7 +69,7 @@ pub struct Pipeline<'s> {
 pub(super) struct Outer<'s> {
     sources: Option<&'s dyn Sources>,
     collation: Option<Arc<Collation>>,
-    disk_use_allowed: bool,
+    disk: DiskUse,
 }
 
 impl<'s> Outer<'s> {
@@ -80,7 +91,7 @@ impl<'s> Outer<'s> {
     ) -> Pipeline<'s> {
         let mut p = Pipeline::new(stages)
             .collated(self.collation.clone())
-            .disk_use_allowed(self.disk_use_allowed);
+            .disk_use(self.disk.clone());
         p.sources = self.sources;
         p.overflow = overflow;
         p
@@ -91,15 +102,18 @@ impl<'s> Outer<'s> {
 struct Groups {
     order: Vec<Vec<u8>>,
     by_key: HashMap<Vec<u8>, (RawBson, Vec<AccState>)>,
+    /// With disk use allowed, once the groups held reach the limit: the
+    /// documents of groups not held, sorted by group key.
+    spilled: Option<Sorter>,
 }
 
 /// The error of a stage past the memory limit: mongod's 292, or, when the
-/// client allowed disk use, a refusal (ebb spills only the query's own
-/// sort, not `$sort`/`$group` stages after it).
-fn memory_error(disk_use_allowed: bool) -> Error {
-    if disk_use_allowed {
+/// client allowed disk use, a refusal (`$sort` and `$group` spill; the
+/// stages that hold documents otherwise do not).
+fn memory_error(disk: &DiskUse) -> Error {
+    if let DiskUse::Allowed(_) = disk {
         return Error::not_implemented(
-            "spilling in-memory aggregation stages ($sort, $group) past 100 MiB to disk",
+            "spilling this aggregation stage ($facet, $bucketAuto, $sample) past 100 MiB to disk",
         );
     }
     Error::new(
@@ -127,11 +141,14 @@ impl<'s> Pipeline<'s> {
             held: (0..n).map(|_| Vec::new()).collect(),
             held_bytes: vec![0; n],
             groups: (0..n).map(|_| Groups::default()).collect(),
+            sorters: (0..n).map(|_| None).collect(),
+            partition_keys: vec![None; n],
             out: Vec::new(),
             bytes: 0,
             done: false,
             collation: None,
-            disk_use_allowed: false,
+            disk: DiskUse::Forbidden,
+            limit: MAX_SORT_BYTES,
             sources: None,
             overflow: None,
             rng: None,
@@ -148,13 +165,22 @@ impl<'s> Pipeline<'s> {
         Outer {
             sources: self.sources,
             collation: self.collation.clone(),
-            disk_use_allowed: self.disk_use_allowed,
+            disk: self.disk.clone(),
         }
     }
 
-    /// Records that the client allowed disk use.
-    pub fn disk_use_allowed(mut self, allowed: bool) -> Self {
-        self.disk_use_allowed = allowed;
+    /// Where `$sort` and `$group` may spill past the memory limit: the
+    /// directory when the client allowed disk use (`allowDiskUse`).
+    pub fn disk_use(mut self, disk: DiskUse) -> Self {
+        self.disk = disk;
+        self
+    }
+
+    /// What `$sort` and `$group` may hold in memory, for tests (a quarter
+    /// more goes to a spilling `$group`'s documents before each run).
+    #[cfg(test)]
+    pub(crate) fn memory_limit(mut self, bytes: usize) -> Self {
+        self.limit = bytes;
         self
     }
 
@@ -167,6 +193,7 @@ impl<'s> Pipeline<'s> {
             *stage = match taken {
                 Stage::Match(f) => Stage::Match(f.collated(collation.clone())),
                 Stage::Sort(s) => Stage::Sort(s.collated(collation.clone())),
+                Stage::Window(w) => Stage::Window(Box::new(w.collated(collation.clone()))),
                 Stage::Group { id, accs } => Stage::Group {
                     id,
                     accs: accs
@@ -197,7 +224,7 @@ impl<'s> Pipeline<'s> {
                     ErrorKind::Stage(kind),
                     format!("the output of a nested pipeline exceeds {MAX_SORT_BYTES} bytes"),
                 ),
-                None => memory_error(self.disk_use_allowed),
+                None => memory_error(&self.disk),
             });
         }
         self.out.push(doc);
@@ -258,6 +285,7 @@ impl<'s> Pipeline<'s> {
                 | Stage::Group { .. }
                 | Stage::Facet(_)
                 | Stage::BucketAuto(_)
+                | Stage::Window(_)
                 | Stage::Sample(_) => {
                     return self.accumulate(i, doc);
                 }
@@ -269,10 +297,35 @@ impl<'s> Pipeline<'s> {
 
     fn accumulate(&mut self, i: usize, doc: RawDocumentBuf) -> Result<()> {
         match &self.stages[i] {
-            Stage::Sort(_) | Stage::Facet(_) | Stage::BucketAuto(_) => {
+            Stage::Sort(spec) => {
+                let keep = top_k(&self.stages[i + 1..]);
+                let sorter = self.sorters[i].get_or_insert_with(|| {
+                    Sorter::new(spec.clone(), self.disk.clone(), self.limit).keeping(keep)
+                });
+                sorter.push(Found {
+                    id_key: Vec::new(),
+                    doc,
+                })?;
+            }
+            Stage::Window(w) => {
+                let (key, doc) = w.partition_key(doc)?;
+                let cmp = Cmp::new(self.collation.as_deref());
+                if let Some(held) = &self.partition_keys[i]
+                    && !same_partition(held, &key, cmp)
+                {
+                    self.flush_partition(i)?;
+                }
+                self.partition_keys[i] = Some(key);
                 self.counters[i] += doc.as_bytes().len() as u64;
                 if self.counters[i] > MAX_SORT_BYTES as u64 {
-                    return Err(memory_error(self.disk_use_allowed));
+                    return Err(partition_too_large(&self.disk));
+                }
+                self.held[i].push(doc);
+            }
+            Stage::Facet(_) | Stage::BucketAuto(_) => {
+                self.counters[i] += doc.as_bytes().len() as u64;
+                if self.counters[i] > MAX_SORT_BYTES as u64 {
+                    return Err(memory_error(&self.disk));
                 }
                 self.held[i].push(doc);
             }
@@ -288,13 +341,24 @@ impl<'s> Pipeline<'s> {
                 let groups = &mut self.groups[i];
                 let first_seen = !groups.by_key.contains_key(&key);
                 if first_seen {
+                    // Past the limit, a new group's documents go to a sort
+                    // by group key (spilling to disk) and are grouped at
+                    // the end; groups already held go on in memory.
+                    if groups.spilled.is_none()
+                        && self.counters[i] + GROUP_OVERHEAD_BYTES > self.limit as u64
+                    {
+                        if let DiskUse::Forbidden = self.disk {
+                            return Err(memory_error(&self.disk));
+                        }
+                        groups.spilled = Some(Sorter::by_key(self.disk.clone(), self.limit / 4));
+                    }
+                    if let Some(sorter) = &mut groups.spilled {
+                        return sorter.push(Found { id_key: key, doc });
+                    }
                     groups.order.push(key.clone());
                     let states = accs.iter().map(|(_, a)| AccState::new(a)).collect();
                     groups.by_key.insert(key.clone(), (key_value, states));
                     self.counters[i] += GROUP_OVERHEAD_BYTES;
-                    if self.counters[i] > MAX_SORT_BYTES as u64 {
-                        return Err(memory_error(self.disk_use_allowed));
-                    }
                 }
                 let (_, states) = groups.by_key.get_mut(&key).expect("inserted above");
                 let cmp = Cmp::new(self.collation.as_deref());
@@ -324,7 +388,7 @@ impl<'s> Pipeline<'s> {
                     }
                 }
                 if *bytes > MAX_SORT_BYTES as u64 {
-                    return Err(memory_error(self.disk_use_allowed));
+                    return Err(memory_error(&self.disk));
                 }
             }
             _ => unreachable!("only blocking stages accumulate"),
@@ -336,10 +400,20 @@ impl<'s> Pipeline<'s> {
     pub fn finish(mut self) -> Result<Vec<RawDocumentBuf>> {
         for i in 0..self.stages.len() {
             let docs: Vec<RawDocumentBuf> = match &self.stages[i] {
-                Stage::Sort(sort) => {
-                    let mut held = std::mem::take(&mut self.held[i]);
-                    held.sort_by(|a, b| sort.compare(a, b));
-                    held
+                Stage::Sort(_) => {
+                    // Handed on one at a time: a spilled sort is merged
+                    // from its runs as the next stages take documents.
+                    if let Some(sorter) = self.sorters[i].take() {
+                        let mut sorted = sorter.finish()?;
+                        while let Some(found) = sorted.pop()? {
+                            self.run_from(i + 1, found.doc)?;
+                        }
+                    }
+                    continue;
+                }
+                Stage::Window(_) => {
+                    self.flush_partition(i)?;
+                    continue;
                 }
                 Stage::Count(field) => {
                     let n = self.counters[i];
@@ -380,7 +454,10 @@ impl<'s> Pipeline<'s> {
                 Stage::Documents(e) => documents(e)?,
                 Stage::Group { accs, .. } => {
                     let accs = accs.clone();
-                    let groups = std::mem::take(&mut self.groups[i]);
+                    let mut groups = std::mem::take(&mut self.groups[i]);
+                    if let Some(sorter) = groups.spilled.take() {
+                        self.finish_spilled_groups(i, sorter)?;
+                    }
                     let mut by_key = groups.by_key;
                     groups
                         .order
@@ -407,6 +484,68 @@ impl<'s> Pipeline<'s> {
 }
 
 impl Pipeline<'_> {
+    /// The groups of `$group` stage `i` that went to disk: their documents
+    /// come back sorted by group key, so each group is accumulated and
+    /// passed on before the next begins.
+    fn finish_spilled_groups(&mut self, i: usize, sorter: Sorter) -> Result<()> {
+        let Stage::Group { id, accs } = &self.stages[i] else {
+            unreachable!("called for $group")
+        };
+        let (id, accs) = (id.clone(), accs.clone());
+        let cmp_collation = self.collation.clone();
+        let cmp = Cmp::new(cmp_collation.as_deref());
+        let result = |key: RawBson, states: Vec<AccState>| {
+            let mut d = RawDocumentBuf::new();
+            d.append(bson::raw::cstr!("_id"), key);
+            for ((name, acc), state) in accs.iter().zip(states) {
+                d.append(cstr(name), state.result_of(acc));
+            }
+            d
+        };
+        let mut sorted = sorter.finish()?;
+        let mut current: Option<(Vec<u8>, RawBson, Vec<AccState>)> = None;
+        while let Some(found) = sorted.pop()? {
+            let first_seen = current.as_ref().is_none_or(|(k, _, _)| *k != found.id_key);
+            if first_seen {
+                if let Some((_, key, states)) = current.take() {
+                    self.run_from(i + 1, result(key, states))?;
+                }
+                let key = id.eval(&found.doc)?.unwrap_or(RawBson::Null);
+                let states = accs.iter().map(|(_, a)| AccState::new(a)).collect();
+                current = Some((found.id_key.clone(), key, states));
+            }
+            let Some((_, _, states)) = &mut current else {
+                unreachable!("set above")
+            };
+            for (state, (_, acc)) in states.iter_mut().zip(&accs) {
+                state.add(acc, &found.doc, first_seen, cmp)?;
+            }
+        }
+        if let Some((_, key, states)) = current {
+            self.run_from(i + 1, result(key, states))?;
+        }
+        Ok(())
+    }
+
+    /// Runs the window stage `i` over the partition it holds and passes
+    /// the documents on.
+    fn flush_partition(&mut self, i: usize) -> Result<()> {
+        let docs = std::mem::take(&mut self.held[i]);
+        self.counters[i] = 0;
+        self.partition_keys[i] = None;
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let Stage::Window(w) = &self.stages[i] else {
+            unreachable!("called for a window stage")
+        };
+        let out = w.run_partition(docs, Cmp::new(self.collation.as_deref()))?;
+        for d in out {
+            self.run_from(i + 1, d)?;
+        }
+        Ok(())
+    }
+
     /// `$facet`'s one output document: each facet's pipeline run over the
     /// held input, as an array.
     fn facet(&mut self, i: usize) -> Result<RawDocumentBuf> {
@@ -442,6 +581,39 @@ impl Pipeline<'_> {
         }
         Ok(out)
     }
+}
+
+/// How many sorted documents the stages after a `$sort` can use, when a
+/// `$limit` (after any `$skip`) bounds them: the sort then keeps only those
+/// (mongod's `$sort` + `$limit` coalescence, a top-k sort).
+fn top_k(after: &[Stage]) -> Option<usize> {
+    let mut skipped: u64 = 0;
+    for stage in after {
+        match stage {
+            Stage::Skip(n) => skipped = skipped.saturating_add(*n),
+            Stage::Limit(n) => return usize::try_from(skipped.saturating_add(*n)).ok(),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// mongod's error for a `$setWindowFields` partition past the memory
+/// limit; ebb holds a partition in memory even when disk use is allowed,
+/// and says so rather than ignore `allowDiskUse`.
+fn partition_too_large(disk: &DiskUse) -> Error {
+    if let DiskUse::Allowed(_) = disk {
+        return Error::not_implemented(
+            "spilling a $setWindowFields partition larger than 100 MiB to disk",
+        );
+    }
+    Error::new(
+        ErrorKind::Stage(StageError::WindowPartitionTooLarge),
+        format!(
+            "Exceeded memory limit in DocumentSourceSetWindowFields: a partition holds more than \
+             {MAX_SORT_BYTES} bytes"
+        ),
+    )
 }
 
 /// The documents `$documents` evaluates to: an array of documents.

@@ -10,7 +10,7 @@ use super::accumulator::Acc;
 use super::expr::{Env, Expr, cstr};
 use super::kind::{BucketAuto, Lookup, Stage, UnionWith};
 use super::project::Project;
-use super::{bucket, facet, sample, write_stage};
+use super::{bucket, facet, sample, window};
 use crate::encoding::display::type_name;
 use crate::error::{Error, ErrorKind, Result, StageError};
 use crate::query::filter::Filter;
@@ -24,8 +24,6 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$graphLookup",
     "$redact",
     "$densify",
-    "$fill",
-    "$setWindowFields",
     "$changeStream",
     "$listSessions",
     "$planCacheStats",
@@ -151,6 +149,18 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
         "$bucketAuto" => Stage::BucketAuto(Box::new(BucketAuto::parse(spec, env)?)),
         "$sortByCount" => bucket::parse_sort_by_count(spec, env, parse_stage_in)?,
         "$sample" => sample::parse(spec)?,
+        "$setWindowFields" => Stage::Sequence(window_stages(window::parse(spec, env)?)),
+        "$fill" => {
+            let fill = window::parse_fill(spec, env)?;
+            let mut stages = Vec::new();
+            if let Some(w) = fill.window {
+                stages.extend(window_stages(w));
+            }
+            if !fill.values.is_empty() {
+                stages.push(Stage::AddFields(fill.values));
+            }
+            Stage::Sequence(stages)
+        }
         // The node's reporting sources are taken off the front of a
         // command's pipeline (`command::report`); here one is misplaced.
         "$collStats" | "$indexStats" | "$currentOp" | "$listLocalSessions" => {
@@ -158,10 +168,7 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
         }
         // A command's last stage is taken off before the rest is parsed
         // (`write_stage`); one reaching here stands before another stage.
-        "$out" | "$merge" => {
-            write_stage::parse_write_stage(stage, env)?;
-            return Err(write_stage::not_last(name));
-        }
+        "$out" | "$merge" => return Err(super::sub::not_last(name)),
         other if KNOWN_UNIMPLEMENTED.contains(&other) => {
             return Err(Error::not_implemented(&format!("the {other} stage")));
         }
@@ -207,6 +214,23 @@ pub fn parse_update_stage(stage: &RawDocument, env: &Env) -> Result<Stage> {
         }) if !UPDATE_STAGES.contains(&name) => Err(not_allowed()),
         other => other,
     }
+}
+
+/// `$setWindowFields` as the stages it runs as: the partition key set,
+/// the sort, the window stage.
+fn window_stages(d: window::Desugared) -> Vec<Stage> {
+    let mut stages = Vec::with_capacity(3);
+    if let Some(key) = d.partition {
+        stages.push(Stage::AddFields(vec![(
+            window::PARTITION_FIELD.to_owned(),
+            key,
+        )]));
+    }
+    if let Some(sort) = d.sort {
+        stages.push(Stage::Sort(sort));
+    }
+    stages.push(Stage::Window(Box::new(d.stage)));
+    stages
 }
 
 /// `$replaceRoot: {newRoot: <expression>}`.

@@ -228,6 +228,14 @@ pub(super) fn not_first(name: &str) -> Error {
     )
 }
 
+/// The error for a writing stage (`$out`, `$merge`) anywhere but last.
+pub(super) fn not_last(name: &str) -> Error {
+    Error::new(
+        ErrorKind::Stage(StageError::WriteStageNotLast),
+        format!("{name} can only be the final stage in the pipeline"),
+    )
+}
+
 /// The name of a stage as written, if it is a one-field document.
 fn stage_name(d: &bson::RawDocument) -> Option<(&str, RawBsonRef<'_>)> {
     match d.iter().next() {

@@ -451,3 +451,45 @@ mod accumulators {
         );
     }
 }
+
+/// A `$group` past its memory limit with disk use allowed spills the
+/// documents of the groups it cannot hold, sorted by group key, and groups
+/// them at the end: the same groups and values as in memory, `$first` and
+/// `$push` in input order; without disk use it is mongod's 292.
+#[test]
+fn group_spills_past_the_limit_with_disk_use() {
+    use crate::query::spill::DiskUse;
+    let stages = || {
+        vec![
+            parse_stage(&rawdoc! { "$group": {
+                "_id": "$k",
+                "n": { "$sum": 1 },
+                "first": { "$first": "$i" },
+                "all": { "$push": "$i" },
+            } })
+            .unwrap(),
+            parse_stage(&rawdoc! { "$sort": { "_id": 1 } }).unwrap(),
+        ]
+    };
+    let input = || (0..2000).map(|i: i32| rawdoc! { "k": (i * 7) % 500, "i": i });
+    let mut memory = Pipeline::new(stages());
+    for d in input() {
+        memory.push(d).unwrap();
+    }
+    let expected = memory.finish().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut disk = Pipeline::new(stages())
+        .disk_use(DiskUse::Allowed(dir.path().join("_tmp")))
+        .memory_limit(64 * 40);
+    for d in input() {
+        disk.push(d).unwrap();
+    }
+    assert_eq!(disk.finish().unwrap(), expected);
+    assert_eq!(expected.len(), 500);
+    let mut forbidden = Pipeline::new(stages()).memory_limit(64 * 40);
+    let e = input()
+        .map(|d| forbidden.push(d))
+        .find_map(|r| r.err())
+        .unwrap();
+    assert_eq!(e.kind, ErrorKind::QueryExceededMemoryLimit);
+}

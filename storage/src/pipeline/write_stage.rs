@@ -7,8 +7,8 @@
 //! over its target) is the node's, since storage owns no collections.
 //!
 //! A write stage stands last in a command's own pipeline; anywhere else
-//! parsing refuses it (`parse_stage_in` reports 40601, the nested-pipeline
-//! checks in `sub.rs` their own codes).
+//! parsing refuses it (`sub::not_last`, 40601; the nested-pipeline checks
+//! in `sub.rs` have their own codes).
 
 use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 
@@ -100,14 +100,6 @@ pub fn parse_write_stage(stage: &RawDocument, env: &Env) -> Result<WriteStage> {
             "{other} is not a stage that writes"
         ))),
     }
-}
-
-/// The error for a write stage anywhere but last.
-pub(super) fn not_last(name: &str) -> Error {
-    Error::new(
-        ErrorKind::Stage(StageError::WriteStageNotLast),
-        format!("{name} can only be the final stage in the pipeline"),
-    )
 }
 
 fn stage_error(e: StageError, message: impl Into<String>) -> Error {

@@ -39,9 +39,28 @@ pub enum DiskUse {
     Allowed(PathBuf),
 }
 
+/// What a sort orders by.
+#[derive(Debug, Clone)]
+enum Order {
+    /// The documents, by a sort specification.
+    Spec(SortSpec),
+    /// The `id_key` bytes (an order-preserving key the caller encoded,
+    /// such as a `$group` key).
+    Key,
+}
+
+impl Order {
+    fn compare(&self, a: &Found, b: &Found) -> Ordering {
+        match self {
+            Order::Spec(spec) => spec.compare(&a.doc, &b.doc),
+            Order::Key => a.id_key.cmp(&b.id_key),
+        }
+    }
+}
+
 /// A sort being fed its input.
 pub struct Sorter {
-    spec: SortSpec,
+    order: Order,
     disk: DiskUse,
     budget: usize,
     held: Vec<Found>,
@@ -56,8 +75,17 @@ const MIN_CUT_EVERY: usize = 1024;
 
 impl Sorter {
     pub fn new(spec: SortSpec, disk: DiskUse, budget: usize) -> Sorter {
+        Sorter::ordered(Order::Spec(spec), disk, budget)
+    }
+
+    /// A sort by each result's `id_key` bytes, stable on ties.
+    pub fn by_key(disk: DiskUse, budget: usize) -> Sorter {
+        Sorter::ordered(Order::Key, disk, budget)
+    }
+
+    fn ordered(order: Order, disk: DiskUse, budget: usize) -> Sorter {
         Sorter {
-            spec,
+            order,
             disk,
             budget,
             held: Vec::new(),
@@ -99,7 +127,7 @@ impl Sorter {
     /// Keeps the first `keep` of what is held, in order (stable: ties keep
     /// input order, and everything held came after what was cut before).
     fn cut_to(&mut self, keep: usize) {
-        self.held.sort_by(|a, b| self.spec.compare(&a.doc, &b.doc));
+        self.held.sort_by(|a, b| self.order.compare(a, b));
         self.held.truncate(keep);
         self.held_bytes = self
             .held
@@ -113,7 +141,7 @@ impl Sorter {
         std::fs::create_dir_all(dir).map_err(io_error)?;
         let mut held = std::mem::take(&mut self.held);
         self.held_bytes = 0;
-        held.sort_by(|a, b| self.spec.compare(&a.doc, &b.doc));
+        held.sort_by(|a, b| self.order.compare(a, b));
         let file = tempfile::tempfile_in(dir).map_err(io_error)?;
         let mut out = BufWriter::new(file);
         for f in &held {
@@ -137,7 +165,7 @@ impl Sorter {
     pub fn finish(mut self) -> Result<Sorted> {
         match self.keep {
             Some(keep) => self.cut_to(keep),
-            None => self.held.sort_by(|a, b| self.spec.compare(&a.doc, &b.doc)),
+            None => self.held.sort_by(|a, b| self.order.compare(a, b)),
         }
         if self.runs.is_empty() {
             return Ok(Sorted::Memory(self.held.into()));
@@ -150,7 +178,7 @@ impl Sorter {
             .collect();
         sources.push(Source::Memory(self.held.into()));
         let mut merge = Merge {
-            spec: self.spec,
+            order: self.order,
             heads: (0..sources.len()).map(|_| None).collect(),
             sources,
         };
@@ -203,7 +231,7 @@ impl Source {
 /// `heads`, and the smallest (the earliest source on ties) goes next. A
 /// linear pick is enough: there is one run per budget's worth of results.
 pub struct Merge {
-    spec: SortSpec,
+    order: Order,
     sources: Vec<Source>,
     heads: Vec<Option<Found>>,
 }
@@ -220,7 +248,7 @@ impl Merge {
             let Some(candidate) = head else { continue };
             let better = match best.and_then(|b| self.heads[b].as_ref()) {
                 None => true,
-                Some(current) => self.spec.compare(&candidate.doc, &current.doc) == Ordering::Less,
+                Some(current) => self.order.compare(candidate, current) == Ordering::Less,
             };
             if better {
                 best = Some(i);

@@ -830,8 +830,10 @@ op!(
 op!(DATE_DIFF, "$dateDiff", Arity::Exactly(5), date_diff);
 op!(DATE_TRUNC, "$dateTrunc", Arity::Exactly(5), date_trunc);
 
+/// A unit of time: `$dateAdd`'s, and the `unit` of window ranges,
+/// `$derivative`, `$integral` and `$densify` steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unit {
+pub enum Unit {
     Year,
     Quarter,
     Month,
@@ -844,7 +846,7 @@ enum Unit {
 }
 
 impl Unit {
-    fn parse(s: &str) -> Option<Unit> {
+    pub fn parse(s: &str) -> Option<Unit> {
         Some(match s {
             "year" => Unit::Year,
             "quarter" => Unit::Quarter,
@@ -859,8 +861,8 @@ impl Unit {
         })
     }
 
-    /// The length of a fixed-length unit in milliseconds.
-    fn fixed_millis(self) -> Option<i64> {
+    /// The length of a fixed-length unit (a week or less) in milliseconds.
+    pub fn fixed_millis(self) -> Option<i64> {
         match self {
             Unit::Week => Some(7 * 86_400_000),
             Unit::Day => Some(86_400_000),
@@ -878,6 +880,21 @@ impl Unit {
             Unit::Quarter => Some(3),
             Unit::Month => Some(1),
             _ => None,
+        }
+    }
+
+    /// `utc_millis` moved by `amount` of this unit in UTC: fixed units by
+    /// their length, months, quarters and years on the calendar (the day
+    /// clamped to the end of the month, as `$dateAdd` does). None past the
+    /// dates BSON can hold.
+    pub fn add_utc(self, utc_millis: i64, amount: i64) -> Option<i64> {
+        match (self.months(), self.fixed_millis()) {
+            (_, Some(ms)) => amount.checked_mul(ms)?.checked_add(utc_millis),
+            (Some(m), None) => {
+                let dt = chrono::DateTime::from_timestamp_millis(utc_millis)?.naive_utc();
+                Some(millis_of(add_months(dt, amount.checked_mul(m)?)?))
+            }
+            (None, None) => None,
         }
     }
 }

@@ -37,6 +37,7 @@ mod vars;
 mod tests;
 
 pub use compiled::Expr;
+pub use date::Unit as TimeUnit;
 pub(crate) use value::cstr;
 pub use value::{Comparator, binary_order};
 pub use vars::Env;
