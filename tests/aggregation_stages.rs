@@ -1217,3 +1217,149 @@ async fn explain_shows_a_leading_match_using_an_index() {
         .unwrap();
     assert_eq!(index_name(plan), "item_1");
 }
+
+async fn employees(node: &TestNode) -> Collection<Document> {
+    let c = node.coll("graph", "employees").await;
+    c.insert_many(vec![
+        doc! { "_id": 1, "name": "Dev" },
+        doc! { "_id": 2, "name": "Eliot", "reportsTo": "Dev" },
+        doc! { "_id": 3, "name": "Ron", "reportsTo": "Eliot" },
+        doc! { "_id": 4, "name": "Andrew", "reportsTo": "Eliot" },
+        doc! { "_id": 5, "name": "Asya", "reportsTo": "Ron" },
+        doc! { "_id": 6, "name": "Dan", "reportsTo": "Andrew" },
+    ])
+    .await
+    .unwrap();
+    c
+}
+
+/// Manual, `$graphLookup`: "Within a Single Collection" — the reporting
+/// chain of each employee, with `depthField` and `maxDepth`.
+#[tokio::test]
+async fn graph_lookup_follows_a_chain_with_depths_and_a_bound() {
+    let node = TestNode::start();
+    let c = employees(&node).await;
+    create_index(&c, doc! { "name": 1 }).await;
+    let chain = |max_depth: Option<i32>| {
+        let mut spec = doc! {
+            "from": "employees",
+            "startWith": "$reportsTo",
+            "connectFromField": "reportsTo",
+            "connectToField": "name",
+            "as": "chain",
+            "depthField": "depth",
+        };
+        if let Some(m) = max_depth {
+            spec.insert("maxDepth", m);
+        }
+        vec![
+            doc! { "$match": { "_id": 5 } },
+            doc! { "$graphLookup": spec },
+            doc! { "$unwind": "$chain" },
+            doc! { "$sort": { "chain.depth": 1 } },
+            doc! { "$project": { "_id": 0, "name": "$chain.name", "depth": "$chain.depth" } },
+        ]
+    };
+    assert_eq!(
+        agg(&c, chain(None)).await,
+        vec![
+            doc! { "name": "Ron", "depth": 0i64 },
+            doc! { "name": "Eliot", "depth": 1i64 },
+            doc! { "name": "Dev", "depth": 2i64 },
+        ]
+    );
+    assert_eq!(agg(&c, chain(Some(1))).await.len(), 2);
+    // Dev reports to no one: a missing startWith reaches nothing.
+    let dev = agg(
+        &c,
+        vec![
+            doc! { "$match": { "_id": 1 } },
+            doc! { "$graphLookup": {
+                "from": "employees", "startWith": "$reportsTo", "connectFromField": "reportsTo",
+                "connectToField": "name", "as": "chain",
+            } },
+        ],
+    )
+    .await;
+    assert_eq!(dev[0].get_array("chain").unwrap().len(), 0);
+}
+
+/// jstests/aggregation/sources/graphLookup/missing_fields.js: a null
+/// value matches a null field, not a missing one.
+#[tokio::test]
+async fn graph_lookup_null_matches_null_but_not_missing() {
+    let node = TestNode::start();
+    let c = node.coll("graph", "nulls").await;
+    c.insert_many(vec![
+        doc! { "_id": 0, "x": 1, "y": 1 },
+        doc! { "_id": 1, "x": 1, "y": null },
+        doc! { "_id": 3, "x": 1 },
+    ])
+    .await
+    .unwrap();
+    let out = agg(
+        &c,
+        vec![
+            doc! { "$match": { "_id": 3 } },
+            doc! { "$graphLookup": {
+                "from": "nulls", "startWith": null, "connectFromField": "x",
+                "connectToField": "y", "as": "arr", "maxDepth": 0,
+            } },
+        ],
+    )
+    .await;
+    assert_eq!(
+        out[0].get_array("arr").unwrap(),
+        &vec![mongodb::bson::Bson::Document(
+            doc! { "_id": 1, "x": 1, "y": null }
+        )]
+    );
+}
+
+/// jstests/aggregation/sources/graphLookup/error.js: mongod's codes for
+/// bad specifications.
+#[tokio::test]
+async fn graph_lookup_bad_specifications_get_mongods_codes() {
+    let node = TestNode::start();
+    let c = employees(&node).await;
+    let base = || {
+        doc! {
+            "from": "employees", "startWith": { "$literal": 0 }, "connectToField": "a",
+            "connectFromField": "b", "as": "out",
+        }
+    };
+    let with = |k: &str, v: mongodb::bson::Bson| {
+        let mut d = base();
+        d.insert(k, v);
+        vec![doc! { "$graphLookup": d }]
+    };
+    let without = |k: &str| {
+        let mut d = base();
+        d.remove(k);
+        vec![doc! { "$graphLookup": d }]
+    };
+    use mongodb::bson::Bson;
+    agg_err(&c, vec![doc! { "$graphLookup": 4 }], 9).await;
+    agg_err(&c, with("maxDepth", Bson::String("x".into())), 40100).await;
+    agg_err(&c, with("maxDepth", Bson::Int32(-1)), 40101).await;
+    agg_err(&c, with("maxDepth", Bson::Double(2.3)), 40102).await;
+    agg_err(&c, with("as", Bson::Int32(0)), 40103).await;
+    agg_err(&c, with("as", Bson::String("$out".into())), 16410).await;
+    agg_err(
+        &c,
+        with("connectFromField", Bson::String("$b".into())),
+        16410,
+    )
+    .await;
+    agg_err(
+        &c,
+        with("restrictSearchWithMatch", Bson::String("x".into())),
+        40185,
+    )
+    .await;
+    agg_err(&c, with("notAField", Bson::String("x".into())), 40104).await;
+    agg_err(&c, without("connectToField"), 40105).await;
+    agg_err(&c, without("startWith"), 40105).await;
+    agg_err(&c, without("from"), 9).await;
+    agg_err(&c, with("from", Bson::String(String::new())), 73).await;
+}

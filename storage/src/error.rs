@@ -402,6 +402,16 @@ pub enum StageError {
     MergeInternalDatabase,
     /// `whenNotMatched: "fail"` met an output document with no match.
     MergeNoMatch,
+    /// `$graphLookup`'s field names and `as` must be strings (40103).
+    GraphLookupNotString,
+    GraphLookupRestrictNotObject,
+    GraphLookupUnknownArgument,
+    GraphLookupMissingArgument,
+    /// The documents found outgrew the memory limit (40099).
+    GraphLookupTooLarge,
+    GraphLookupMaxDepthNotNumber,
+    GraphLookupMaxDepthNegative,
+    GraphLookupMaxDepthNotIntegral,
     /// A window's lower bound after its upper (5339900).
     WindowBoundsBackwards,
     /// A document window other than the whole partition without `sortBy`

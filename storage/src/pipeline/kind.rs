@@ -48,6 +48,9 @@ pub enum Stage {
     },
     /// `$lookup`: each document gains the array of documents it joins.
     Lookup(Box<Lookup>),
+    /// `$graphLookup`: each document gains the documents a breadth-first
+    /// search reaches from it.
+    GraphLookup(Box<GraphLookup>),
     /// `$unionWith`: the input, then another collection's documents
     /// through a pipeline of their own.
     UnionWith(Box<UnionWith>),
@@ -119,6 +122,22 @@ pub struct Lookup {
     /// What an uncorrelated pipeline (no join, no `let`) gave: the same
     /// for every input document, so it runs once.
     pub(super) uncorrelated: Option<Vec<RawDocumentBuf>>,
+}
+
+/// A parsed `$graphLookup` (`graph_lookup.rs`).
+#[derive(Debug, Clone)]
+pub struct GraphLookup {
+    pub(super) from: String,
+    pub(super) start_with: Expr,
+    pub(super) connect_from: String,
+    pub(super) connect_to: String,
+    pub(super) as_field: String,
+    pub(super) max_depth: Option<i64>,
+    pub(super) depth_field: Option<String>,
+    /// `restrictSearchWithMatch`, checked at parse time, parsed again per
+    /// round with that round's values.
+    pub(super) restrict: Option<RawDocumentBuf>,
+    pub(super) env: Env,
 }
 
 /// `$unionWith`.

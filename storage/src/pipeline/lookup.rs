@@ -224,7 +224,7 @@ impl Lookup {
 }
 
 /// `as` must be a field path.
-fn check_as_field(as_field: &str) -> Result<()> {
+pub(super) fn check_as_field(as_field: &str) -> Result<()> {
     if as_field.is_empty() {
         return Err(Error::new(
             ErrorKind::EmptyFieldPath,

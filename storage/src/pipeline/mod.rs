@@ -11,6 +11,7 @@ mod accumulator;
 mod bucket;
 mod expr;
 mod facet;
+mod graph_lookup;
 mod kind;
 mod lookup;
 mod project;

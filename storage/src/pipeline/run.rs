@@ -266,6 +266,7 @@ impl<'s> Pipeline<'s> {
                     };
                     doc = lookup.apply(&doc, &outer)?;
                 }
+                Stage::GraphLookup(graph) => doc = graph.apply(&doc, &self.outer())?,
                 // Their own documents come after the input, in finish.
                 Stage::UnionWith(_) | Stage::Documents(_) => {}
                 Stage::Unwind {
