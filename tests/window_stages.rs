@@ -381,3 +381,186 @@ async fn sort_stage_past_the_memory_limit_spills_with_allow_disk_use() {
     };
     expect_code(r, 238);
 }
+
+/// Manual, `$densify`: "Densify Time Series Data" — hourly readings added
+/// in the explicit range `[00:00, 08:00)`; the reading past it passes
+/// through.
+#[tokio::test]
+async fn densify_fills_hours_in_an_explicit_range() {
+    let node = TestNode::start();
+    let c = node.coll("shop", "weather").await;
+    let meta = doc! { "sensorId": 5578, "type": "temperature" };
+    c.insert_many(
+        ["00", "04", "08", "12"]
+            .iter()
+            .map(|h| doc! { "metadata": meta.clone(), "timestamp": date(&format!("2021-05-18T{h}:00:00Z")), "temp": 12 }),
+    )
+    .await
+    .unwrap();
+    let out = agg(
+        &c,
+        vec![
+            doc! { "$densify": { "field": "timestamp", "range": {
+                "step": 1, "unit": "hour",
+                "bounds": [date("2021-05-18T00:00:00Z"), date("2021-05-18T08:00:00Z")],
+            } } },
+            doc! { "$project": { "_id": 0, "timestamp": 1, "temp": 1 } },
+        ],
+    )
+    .await;
+    let hours: Vec<(String, bool)> = out
+        .iter()
+        .map(|d| {
+            (
+                d.get_datetime("timestamp")
+                    .unwrap()
+                    .try_to_rfc3339_string()
+                    .unwrap()[11..13]
+                    .to_owned(),
+                d.contains_key("temp"),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, bool)> = [
+        ("00", true),
+        ("01", false),
+        ("02", false),
+        ("03", false),
+        ("04", true),
+        ("05", false),
+        ("06", false),
+        ("07", false),
+        ("08", true),
+        ("12", true),
+    ]
+    .iter()
+    .map(|(h, t)| (h.to_string(), *t))
+    .collect();
+    assert_eq!(hours, expected);
+}
+
+async fn coffee(node: &TestNode) -> Collection<Document> {
+    let c = node.coll("shop", "coffee").await;
+    c.insert_many(vec![
+        doc! { "altitude": 600, "variety": "Arabica Typica", "score": 68.3 },
+        doc! { "altitude": 750, "variety": "Arabica Typica", "score": 69.5 },
+        doc! { "altitude": 950, "variety": "Arabica Typica", "score": 70.5 },
+        doc! { "altitude": 1250, "variety": "Gesha", "score": 88.15 },
+        doc! { "altitude": 1700, "variety": "Gesha", "score": 95.5, "price": 1029 },
+    ])
+    .await
+    .unwrap();
+    c
+}
+
+/// Manual, `$densify`: "Densification with Partitions" — every variety
+/// over the full range of altitudes, then each over its own.
+#[tokio::test]
+async fn densify_fills_each_partition_over_the_full_or_its_own_range() {
+    let node = TestNode::start();
+    let c = coffee(&node).await;
+    let altitudes = |bounds: &str| {
+        let c = c.clone();
+        let bounds = bounds.to_owned();
+        async move {
+            agg(
+                &c,
+                vec![doc! { "$densify": {
+                    "field": "altitude", "partitionByFields": ["variety"],
+                    "range": { "bounds": bounds, "step": 200 },
+                } }],
+            )
+            .await
+            .iter()
+            .map(|d| {
+                (
+                    d.get_str("variety").unwrap().to_owned(),
+                    d.get_i32("altitude").unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+        }
+    };
+    let of = |v: &str, list: &[i32]| list.iter().map(|a| (v.to_owned(), *a)).collect::<Vec<_>>();
+    let mut full = of(
+        "Arabica Typica",
+        &[600, 750, 800, 950, 1000, 1200, 1400, 1600],
+    );
+    full.extend(of("Gesha", &[600, 800, 1000, 1200, 1250, 1400, 1600, 1700]));
+    assert_eq!(altitudes("full").await, full);
+    let mut own = of("Arabica Typica", &[600, 750, 800, 950]);
+    own.extend(of("Gesha", &[1250, 1450, 1650, 1700]));
+    assert_eq!(altitudes("partition").await, own);
+}
+
+/// jstests/aggregation/sources/densify/libs/parse_util.js: mongod's codes
+/// for bad specifications.
+#[tokio::test]
+async fn densify_bad_specifications_get_mongods_codes() {
+    let node = TestNode::start();
+    let c = coffee(&node).await;
+    let run = |spec: Document| vec![doc! { "$densify": spec }];
+    let cases = vec![
+        (doc! { "field": "a", "range": { "step": 1.0 } }, 40414),
+        (doc! { "range": { "step": 1.0, "bounds": "full" } }, 40414),
+        (
+            doc! { "field": 1.0, "range": { "step": 1.0, "bounds": "full" } },
+            14,
+        ),
+        (
+            doc! { "field": "a", "range": { "step": "x", "bounds": "full" } },
+            14,
+        ),
+        (
+            doc! { "field": "a", "partitionByFields": ["a"], "range": { "step": 1.0, "bounds": "full" } },
+            8993000,
+        ),
+        (
+            doc! { "field": "a.b", "partitionByFields": ["a"], "range": { "step": 1.0, "bounds": "full" } },
+            9554500,
+        ),
+        (
+            doc! { "field": "a", "range": { "step": 1.0, "bounds": [0, 1, 2] } },
+            5733403,
+        ),
+        (
+            doc! { "field": "a", "range": { "step": -1.0, "bounds": [0, 1] } },
+            5733401,
+        ),
+        (
+            doc! { "field": "$a", "range": { "step": 1.0, "bounds": [0, 1] } },
+            16410,
+        ),
+        (
+            doc! { "field": "a", "range": { "step": 1.0, "bounds": "partition" } },
+            5733408,
+        ),
+        (
+            doc! { "field": "a", "range": { "step": 1.0, "bounds": [2, 1] } },
+            5733402,
+        ),
+        (
+            doc! { "field": "a", "range": { "step": 1.0, "bounds": [1, 2], "unit": "second" } },
+            5733409,
+        ),
+        (
+            doc! { "field": "a", "range": { "step": 1.0, "bounds": [1, date("2020-01-01T00:00:00Z")] } },
+            5733406,
+        ),
+        (
+            doc! { "field": "a", "range": { "step": 1.1, "unit": "second",
+            "bounds": [date("2020-01-01T00:00:00Z"), date("2020-01-03T00:00:00Z")] } },
+            6586400,
+        ),
+    ];
+    for (spec, code) in cases {
+        agg_err(&c, run(spec), code).await;
+    }
+    // A value of the wrong type for the range.
+    agg_err(
+        &c,
+        run(doc! { "field": "variety", "range": { "step": 1, "bounds": "full" } }),
+        5733201,
+    )
+    .await;
+}

@@ -412,6 +412,19 @@ pub enum StageError {
     GraphLookupMaxDepthNotNumber,
     GraphLookupMaxDepthNegative,
     GraphLookupMaxDepthNotIntegral,
+    DensifyPartitionHoldsField,
+    DensifyFieldInPartition,
+    DensifyStepNotPositive,
+    DensifyBoundsOrder,
+    DensifyBoundsLength,
+    DensifyPartitionWithoutFields,
+    DensifyUnitWithNumbers,
+    DensifyMixedBounds,
+    DensifyDateStepNotWhole,
+    /// A value of the densified field that is not the range's type.
+    DensifyValueType,
+    /// More than mongod's 500,000 generated documents (5897900).
+    DensifyTooMany,
     /// A window's lower bound after its upper (5339900).
     WindowBoundsBackwards,
     /// A document window other than the whole partition without `sortBy`

@@ -51,6 +51,8 @@ pub enum Stage {
     /// `$graphLookup`: each document gains the documents a breadth-first
     /// search reaches from it.
     GraphLookup(Box<GraphLookup>),
+    /// `$densify`: the input with documents added in its gaps.
+    Densify(Box<Densify>),
     /// `$unionWith`: the input, then another collection's documents
     /// through a pipeline of their own.
     UnionWith(Box<UnionWith>),
@@ -86,6 +88,7 @@ impl Stage {
                 | Stage::Sample(_)
                 | Stage::BucketAuto(_)
                 | Stage::Window(_)
+                | Stage::Densify(_)
                 | Stage::Sequence(_)
         )
     }
@@ -138,6 +141,25 @@ pub struct GraphLookup {
     /// round with that round's values.
     pub(super) restrict: Option<RawDocumentBuf>,
     pub(super) env: Env,
+}
+
+/// A parsed `$densify` (`densify.rs`).
+#[derive(Debug, Clone)]
+pub struct Densify {
+    pub(super) field: String,
+    pub(super) partition_by: Vec<String>,
+    pub(super) step: crate::encoding::arith::Num,
+    /// For dates: the unit of `step`.
+    pub(super) unit: Option<super::expr::TimeUnit>,
+    pub(super) bounds: DensifyBounds,
+}
+
+/// `$densify`'s `range.bounds`.
+#[derive(Debug, Clone)]
+pub enum DensifyBounds {
+    Full,
+    Partition,
+    Explicit(bson::RawBson, bson::RawBson),
 }
 
 /// `$unionWith`.

@@ -9,6 +9,7 @@
 
 mod accumulator;
 mod bucket;
+mod densify;
 mod expr;
 mod facet;
 mod graph_lookup;

@@ -287,6 +287,7 @@ impl<'s> Pipeline<'s> {
                 | Stage::Facet(_)
                 | Stage::BucketAuto(_)
                 | Stage::Window(_)
+                | Stage::Densify(_)
                 | Stage::Sample(_) => {
                     return self.accumulate(i, doc);
                 }
@@ -323,7 +324,7 @@ impl<'s> Pipeline<'s> {
                 }
                 self.held[i].push(doc);
             }
-            Stage::Facet(_) | Stage::BucketAuto(_) => {
+            Stage::Facet(_) | Stage::BucketAuto(_) | Stage::Densify(_) => {
                 self.counters[i] += doc.as_bytes().len() as u64;
                 if self.counters[i] > MAX_SORT_BYTES as u64 {
                     return Err(memory_error(&self.disk));
@@ -435,6 +436,10 @@ impl<'s> Pipeline<'s> {
                 Stage::BucketAuto(b) => {
                     let held = std::mem::take(&mut self.held[i]);
                     b.run(held, Cmp::new(self.collation.as_deref()))?
+                }
+                Stage::Densify(d) => {
+                    let held = std::mem::take(&mut self.held[i]);
+                    d.run(held, Cmp::new(self.collation.as_deref()))?
                 }
                 Stage::Sample(_) => {
                     let mut held = std::mem::take(&mut self.held[i]);

@@ -8,7 +8,7 @@ use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::accumulator::Acc;
 use super::expr::{Env, Expr, cstr};
-use super::kind::{BucketAuto, GraphLookup, Lookup, Stage, UnionWith};
+use super::kind::{BucketAuto, Densify, GraphLookup, Lookup, Stage, UnionWith};
 use super::project::Project;
 use super::{bucket, facet, sample, window};
 use crate::encoding::display::type_name;
@@ -22,7 +22,6 @@ use crate::query::value::number_as_f64;
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$geoNear",
     "$redact",
-    "$densify",
     "$changeStream",
     "$listSessions",
     "$planCacheStats",
@@ -140,6 +139,7 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
             }
             Stage::Group { id, accs }
         }
+        "$densify" => Stage::Densify(Box::new(Densify::parse(spec)?)),
         "$graphLookup" => Stage::GraphLookup(Box::new(GraphLookup::parse(spec, env)?)),
         "$lookup" => Stage::Lookup(Box::new(Lookup::parse(spec, env, parse_stage_in)?)),
         "$unionWith" => Stage::UnionWith(Box::new(UnionWith::parse(spec, env, parse_stage_in)?)),
