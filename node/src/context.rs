@@ -129,6 +129,7 @@ impl NodeContext {
             return Some(CollectionHandle {
                 set,
                 addr: entry.addr.clone(),
+                inserted: entry.inserted.clone(),
             });
         }
         view.get(db, name).cloned()

@@ -160,6 +160,9 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
             }
         }
         "create" => on_db(&[CreateCollection]),
+        // Both read the source and create (convert: replace) a collection.
+        "cloneCollectionAsCapped" => on_db(&[Find, Insert, CreateCollection]),
+        "convertToCapped" => on_db(&[Find, Insert, CreateCollection, DropCollection]),
         "createIndexes" => on_db(&[CreateIndex]),
         "dropIndexes" | "deleteIndexes" => on_db(&[DropIndex]),
         "drop" => on_db(&[DropCollection]),

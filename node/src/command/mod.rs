@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod aggregate;
+pub mod capped;
 pub mod collections;
 pub mod common;
 pub mod count;

@@ -4,6 +4,7 @@ use std::sync::atomic::Ordering;
 
 use bson::{Document, RawDocumentBuf, doc};
 use ebb_actors::collection::CollectionHandle;
+use ebb_storage::capped;
 
 use super::admin::{VERSION, hostname};
 use super::{Request, ok};
@@ -206,7 +207,7 @@ pub async fn coll_stats(req: Request) -> CommandResult {
         ));
     };
     let (count, size, index_sizes, total_index) = collection_sizes(&req.node, &entry);
-    ok(doc! {
+    let mut reply = doc! {
         "ns": entry.set.ns(),
         "count": count,
         "size": size,
@@ -216,5 +217,12 @@ pub async fn coll_stats(req: Request) -> CommandResult {
         "totalSize": size + total_index,
         "indexSizes": index_sizes,
         "scaleFactor": 1,
-    })
+        "capped": entry.set.capped.is_some(),
+    };
+    // mongod shows a capped collection's bounds (`max` 0 when not given).
+    if let Some(capped) = entry.set.capped {
+        reply.insert("max", capped::options::number(capped.max.unwrap_or(0)));
+        reply.insert("maxSize", capped::options::number(capped.size));
+    }
+    ok(reply)
 }

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bson::{RawBsonRef, RawDocument};
 
 use super::keygen::KeyGen;
+use crate::capped::CappedOptions;
 use crate::catalog::CollectionMeta;
 use crate::encoding::collation::Collation;
 use crate::encoding::keycode;
@@ -48,6 +49,8 @@ pub struct IndexSet {
     extended_range: AtomicBool,
     /// A time-series collection's open buckets, decoded (its writer's).
     pub open_buckets: OpenBuckets,
+    /// A capped collection's bounds (its insertion order is `natural()`).
+    pub capped: Option<CappedOptions>,
     visibility: Arc<dyn Visibility>,
 }
 
@@ -73,7 +76,11 @@ impl IndexSet {
             .filter(|&i| keygens[i].expire_after_secs().is_some())
             .collect();
         let timeseries = TimeseriesOptions::from_stored(&meta.options);
+        let capped = meta
+            .natural
+            .and_then(|_| CappedOptions::from_stored(&meta.options));
         Ok(Arc::new(IndexSet {
+            capped,
             extended_range: AtomicBool::new(false),
             open_buckets: OpenBuckets::default(),
             timeseries,
@@ -119,6 +126,11 @@ impl IndexSet {
 
     pub fn records(&self) -> Cf {
         Cf::Id(self.meta.id)
+    }
+
+    /// A capped collection's insertion-order family (`capped::order`).
+    pub fn natural(&self) -> Option<Cf> {
+        self.meta.natural.map(Cf::Id)
     }
 
     pub fn keygen(&self, index_name: &str) -> Option<&KeyGen> {
