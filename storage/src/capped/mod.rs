@@ -15,3 +15,6 @@ pub mod tracker;
 
 pub use options::{CappedOptions, is_capped};
 pub use order::Totals;
+
+#[cfg(test)]
+mod tests;
