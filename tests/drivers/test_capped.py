@@ -31,7 +31,7 @@ def test_capped_requires_size(db):
 def test_tailable_await_cursor_gets_a_document_inserted_after_opening(db):
     db.create_collection("queue", capped=True, size=100_000)
     db.queue.insert_one({"_id": 0, "job": "first"})
-    cursor = db.queue.find(cursor_type=CursorType.TAILABLE_AWAIT, max_await_time_ms=5000)
+    cursor = db.queue.find(cursor_type=CursorType.TAILABLE_AWAIT).max_await_time_ms(5000)
     assert next(cursor)["_id"] == 0
 
     got = {}
