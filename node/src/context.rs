@@ -59,6 +59,8 @@ pub struct NodeContext {
     pub users: Directory,
     /// The running commands (`currentOp`, `killOp`, cancel on disconnect).
     pub ops: Operations,
+    /// The database profiler's settings (`profile`).
+    pub profiler: crate::profile::Profiler,
     /// Signalled by the `shutdown` command; the daemon then stops as on SIGTERM.
     pub shutdown_requested: Notify,
     /// Command latencies for `/metrics`.
@@ -109,6 +111,7 @@ impl NodeContext {
             argv,
             users: Directory::default(),
             ops: Operations::default(),
+            profiler: Default::default(),
             shutdown_requested: Notify::new(),
             latencies: Latencies::default(),
             reads: Semaphore::new(MAX_CONCURRENT_READS),

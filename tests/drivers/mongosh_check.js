@@ -1,5 +1,5 @@
 // mongosh against ebbd: connect, insertOne, find, createIndex, getIndexes (issue 2);
-// the TTL page's schema-validation example (issue 11).
+// the TTL page's schema-validation example (issue 11); the profiler (issue 12).
 const name = 'mongosh_' + Math.floor(Math.random() * 1e9);
 const d = db.getSiblingDB(name);
 const check = (cond, what) => { if (!cond) { throw new Error('check failed: ' + what); } };
@@ -60,5 +60,14 @@ check(rule.operatorName === 'properties' && property.propertyName === 'lastModif
 check(d.eventlog.countDocuments({}) === 1, 'only the valid document is stored');
 check(d.getCollectionInfos({ name: 'eventlog' })[0].options.validator.$jsonSchema.required[0] === 'lastModifiedDate',
       'listCollections shows the validator');
+// The profiler (issue 12): db.setProfilingLevel(2), then db.system.profile.find().
+const was = d.setProfilingLevel(2);
+check(was.was === 0 && was.ok === 1, 'setProfilingLevel answers the previous level');
+check(d.getProfilingStatus().was === 2, 'getProfilingStatus shows level 2');
+d.things.find({ kind: 'gadget' }).toArray();
+const profiled = d.system.profile.find({ op: 'query', ns: name + '.things' }).toArray();
+check(profiled.length === 1 && profiled[0].nreturned === 1 && profiled[0].planSummary === 'IXSCAN { kind: 1 }',
+      'system.profile shows the find');
+d.setProfilingLevel(0);
 d.dropDatabase();
 print('mongosh checks passed');

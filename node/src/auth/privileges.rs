@@ -169,6 +169,8 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
         "dropDatabase" => on_db(&[DropDatabase]),
         "collMod" => on_db(&[CollMod]),
         "compact" => on_db(&[Compact]),
+        // mongod's enableProfiler, held by dbAdmin as collMod is.
+        "profile" => on_db(&[CollMod]),
         "listCollections" => on_db(&[ListCollections]),
         "listIndexes" => on_db(&[ListIndexes]),
         "collStats" => on_db(&[CollStats]),

@@ -381,6 +381,7 @@ async fn next_batch(
             projection,
         } => {
             let point = query.is_point_lookup();
+            let before = query.stats;
             let read = move |snap: &dyn ebb_storage::engine::Snapshot| {
                 let found = query.next_batch(snap, limits)?;
                 let batch: Vec<RawDocumentBuf> = match &projection {
@@ -397,6 +398,11 @@ async fn next_batch(
             } else {
                 node.scan(read).await?
             };
+            crate::ops::note_examined(
+                query.stats.keys_examined - before.keys_examined,
+                query.stats.docs_examined - before.docs_examined,
+                Some(query.plan_summary()),
+            );
             let exhausted = query.exhausted();
             cursor.source = Source::Query { query, projection };
             (batch, exhausted, cursor)

@@ -21,6 +21,7 @@ pub mod handshake;
 pub mod indexes;
 pub mod insert;
 pub mod params;
+pub mod profile;
 pub mod query;
 pub mod sasl;
 pub mod status;

@@ -7,7 +7,7 @@ use bson::doc;
 use super::common::{Handler, Reply, Request, ok};
 use super::{
     admin, aggregate, capped, collections, count, delete, explain, find, find_and_modify,
-    handshake, indexes, insert, params, sasl, status, update, users,
+    handshake, indexes, insert, params, profile, sasl, status, update, users,
 };
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -65,6 +65,7 @@ pub fn lookup(name: &str) -> Option<Handler> {
         "listIndexes" => handler!(indexes::list_indexes),
         "logout" => handler!(sasl::logout),
         "ping" => handler!(admin::ping),
+        "profile" => handler!(profile::profile),
         "renameCollection" => handler!(collections::rename_collection),
         "revokeRolesFromUser" => handler!(users::revoke_roles_from_user),
         "saslContinue" => handler!(sasl::sasl_continue),
@@ -126,6 +127,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "listIndexes",
     "logout",
     "ping",
+    "profile",
     "refreshSessions",
     "renameCollection",
     "revokeRolesFromUser",

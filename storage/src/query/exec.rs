@@ -40,6 +40,7 @@ use super::plan::{Access, Plan};
 use super::sort::SortSpec;
 use super::spill::{DiskUse, Sorted, Sorter};
 use crate::capped::order;
+use crate::encoding::display::shell;
 use crate::engine::{Cf, Cursor, Direction, KeyRange, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen};
@@ -109,6 +110,9 @@ pub struct QueryCursor {
     /// end of the insertion order it stays where it is, and the next batch
     /// returns what was inserted since.
     tailable: bool,
+    /// The plan as mongod's profiler and logs name it (`COLLSCAN`,
+    /// `IDHACK`, `IXSCAN { a: 1 }`).
+    plan_summary: String,
     pub stats: ExecStats,
 }
 
@@ -166,7 +170,15 @@ impl QueryCursor {
             Access::Records { .. } | Access::Natural { .. } => None,
         };
         let sort = if plan.sorted_by_access { None } else { sort };
+        let plan_summary = match (&plan.access, plan.stage) {
+            (Access::Index { index, .. }, _) => {
+                format!("IXSCAN {}", shell(&bson::Bson::Document(index.key.clone())))
+            }
+            (Access::Records { .. }, "IXSCAN") => "IXSCAN { _id: 1 }".to_owned(),
+            (_, stage) => stage.to_owned(),
+        };
         Ok(QueryCursor {
+            plan_summary,
             set: set.clone(),
             due: Due::Nothing,
             access: plan.access,
@@ -208,6 +220,11 @@ impl QueryCursor {
         }
         self.tailable = true;
         Ok(self)
+    }
+
+    /// The plan as mongod's profiler names it.
+    pub fn plan_summary(&self) -> &str {
+        &self.plan_summary
     }
 
     /// Whether the cursor is tailable.
