@@ -60,7 +60,7 @@ pub struct NodeContext {
     /// The running commands (`currentOp`, `killOp`, cancel on disconnect).
     pub ops: Operations,
     /// The database profiler's settings (`profile`).
-    pub profiler: crate::profile::Profiler,
+    pub profiler: crate::profile::settings::Profiler,
     /// Signalled by the `shutdown` command; the daemon then stops as on SIGTERM.
     pub shutdown_requested: Notify,
     /// Command latencies for `/metrics`.

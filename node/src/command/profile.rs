@@ -9,7 +9,7 @@ use ebb_storage::query::filter::Filter;
 use super::{Request, ok};
 use crate::args::{Args, as_f64, is_number};
 use crate::error::{CommandError, CommandResult};
-use crate::profile::Change;
+use crate::profile::settings::Change;
 
 pub async fn profile(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, &["slowms", "sampleRate", "filter"])?;
