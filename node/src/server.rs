@@ -581,8 +581,8 @@ async fn profile_command(
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     if plan.is_some() || keys > 0 || docs > 0 {
-        entry.insert("keysExamined", keys as i64);
-        entry.insert("docsExamined", docs as i64);
+        entry.insert("keysExamined", profile::settings::number(keys as i64));
+        entry.insert("docsExamined", profile::settings::number(docs as i64));
     }
     match reply {
         Ok(reply) => {

@@ -68,6 +68,15 @@ d.things.find({ kind: 'gadget' }).toArray();
 const profiled = d.system.profile.find({ op: 'query', ns: name + '.things' }).toArray();
 check(profiled.length === 1 && profiled[0].nreturned === 1 && profiled[0].planSummary === 'IXSCAN { kind: 1 }',
       'system.profile shows the find');
+// The manual's TTL page: TTL deletes show in the profiler's data.
+d.expiring.createIndex({ at: 1 }, { expireAfterSeconds: 0 });
+d.expiring.insertOne({ at: new Date(Date.now() - 60000) });
+const deadline = Date.now() + 30000;
+let ttlDeletes = [];
+while (ttlDeletes.length === 0 && Date.now() < deadline) {
+  ttlDeletes = d.system.profile.find({ op: 'remove', ns: name + '.expiring' }).toArray();
+}
+check(ttlDeletes.length === 1 && ttlDeletes[0].ndeleted === 1, 'system.profile shows the TTL delete');
 d.setProfilingLevel(0);
 d.dropDatabase();
 print('mongosh checks passed');

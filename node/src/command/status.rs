@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use bson::{Document, RawDocumentBuf, doc};
 use ebb_actors::collection::CollectionHandle;
-use ebb_storage::capped;
+use ebb_storage::encoding::display::number;
 
 use super::admin::{VERSION, hostname};
 use super::{Request, ok};
@@ -221,8 +221,8 @@ pub async fn coll_stats(req: Request) -> CommandResult {
     };
     // mongod shows a capped collection's bounds (`max` 0 when not given).
     if let Some(capped) = entry.set.capped {
-        reply.insert("max", capped::options::number(capped.max.unwrap_or(0)));
-        reply.insert("maxSize", capped::options::number(capped.size));
+        reply.insert("max", number(capped.max.unwrap_or(0)));
+        reply.insert("maxSize", number(capped.size));
     }
     ok(reply)
 }

@@ -7,7 +7,7 @@ use ebb_actors::catalog::CreateCollection;
 use ebb_actors::collection::InsertDocs;
 use ebb_storage::capped::CappedOptions;
 
-use super::settings::{PROFILE_BYTES, PROFILE_COLLECTION, entry};
+use super::settings::{PROFILE_BYTES, PROFILE_COLLECTION, entry, number};
 use crate::context::NodeContext;
 
 /// Writes `entry` to `<db>.system.profile`, creating it (capped, 1 MiB)
@@ -81,7 +81,7 @@ pub async fn record_ttl_deletes(
         let ns = format!("{}.{}", visit.db, visit.collection);
         let millis = visit.millis as i64;
         let mut e = entry("remove", &ns, command, millis, node.shared.clock.now());
-        e.insert("ndeleted", visit.deleted as i64);
+        e.insert("ndeleted", number(visit.deleted as i64));
         e.insert("appName", "TTLMonitor");
         e.insert("client", "");
         e.insert("allUsers", Vec::<Bson>::new());

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
+pub use ebb_storage::encoding::display::number;
 use ebb_storage::query::filter::Filter;
 
 /// The profile collection's name.
@@ -164,6 +165,7 @@ pub fn reply_counts(op: &str, reply: &RawDocumentBuf, entry: &mut Document) {
         Some(Bson::Int64(n)) => *n,
         _ => return,
     };
+    let n = number(n);
     match op {
         "insert" => {
             entry.insert("ninserted", n);

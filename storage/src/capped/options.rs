@@ -7,6 +7,7 @@
 
 use bson::{Bson, Document};
 
+use crate::encoding::display::number;
 use crate::error::{Error, Result};
 
 /// The largest `size` mongod accepts: 1 PiB.
@@ -60,15 +61,15 @@ impl CappedOptions {
         if !is_capped(options) {
             return None;
         }
-        let number = |field: &str| match options.get(field) {
+        let stored = |field: &str| match options.get(field) {
             Some(Bson::Int32(n)) => Some(i64::from(*n)),
             Some(Bson::Int64(n)) => Some(*n),
             Some(Bson::Double(n)) => Some(*n as i64),
             _ => None,
         };
         Some(CappedOptions {
-            size: number("size").unwrap_or(MAX_CAPPED_BYTES),
-            max: number("max"),
+            size: stored("size").unwrap_or(MAX_CAPPED_BYTES),
+            max: stored("max"),
         })
     }
 
@@ -86,14 +87,6 @@ impl CappedOptions {
     /// Whether holding `bytes` in `count` documents exceeds the bounds.
     pub fn exceeded(&self, bytes: u64, count: u64) -> bool {
         bytes > self.size as u64 || self.max.is_some_and(|m| count > m as u64)
-    }
-}
-
-/// A number as mongod's `appendNumber` shows it: an int when it fits.
-pub fn number(n: i64) -> Bson {
-    match i32::try_from(n) {
-        Ok(n) => Bson::Int32(n),
-        Err(_) => Bson::Int64(n),
     }
 }
 
