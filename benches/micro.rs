@@ -76,6 +76,7 @@ fn collection(engine: &RocksEngine) -> std::sync::Arc<IndexSet> {
             bytes: vec![0; 16],
         },
         options: doc! {},
+        natural: None,
         indexes: vec![CollectionMeta::id_index(100)],
     };
     let index = |id, name: &str, key| IndexMeta {
@@ -158,6 +159,7 @@ fn string_collection(engine: &RocksEngine) -> std::sync::Arc<IndexSet> {
             bytes: vec![0; 16],
         },
         options: doc! {},
+        natural: None,
         indexes: vec![CollectionMeta::id_index(200)],
     };
     let mut binary = IndexMeta {

@@ -243,6 +243,16 @@ async fn misplaced_or_misdirected_writing_stages_are_refused() {
         let msg = expect_code(r, code);
         assert!(!msg.is_empty(), "{pipeline:?}");
     }
+    // A capped target: $out refuses it (17152), $merge writes into it.
+    node.db("w")
+        .await
+        .run_command(doc! { "create": "ring", "capped": true, "size": 4096 })
+        .await
+        .unwrap();
+    expect_code(run(&src, vec![doc! { "$out": "ring" }]).await, 17152);
+    run(&src, vec![doc! { "$merge": "ring" }]).await.unwrap();
+    assert_eq!(all(&node.coll("w", "ring").await).await.len(), 3);
+    node.coll("w", "ring").await.drop().await.unwrap();
     // An update pipeline may not hold one either.
     let e = src
         .update_one(doc! {}, vec![doc! { "$out": "t" }])

@@ -59,6 +59,8 @@ pub struct NodeContext {
     pub users: Directory,
     /// The running commands (`currentOp`, `killOp`, cancel on disconnect).
     pub ops: Operations,
+    /// The database profiler's settings (`profile`).
+    pub profiler: crate::profile::settings::Profiler,
     /// Signalled by the `shutdown` command; the daemon then stops as on SIGTERM.
     pub shutdown_requested: Notify,
     /// Command latencies for `/metrics`.
@@ -113,6 +115,7 @@ impl NodeContext {
             argv,
             users: Directory::default(),
             ops: Operations::default(),
+            profiler: Default::default(),
             shutdown_requested: Notify::new(),
             latencies: Latencies::default(),
             top: Default::default(),
@@ -135,6 +138,7 @@ impl NodeContext {
             return Some(CollectionHandle {
                 set,
                 addr: entry.addr.clone(),
+                inserted: entry.inserted.clone(),
             });
         }
         view.get(db, name).cloned()

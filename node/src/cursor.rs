@@ -8,7 +8,8 @@
 //! a connection may hold at most `cursors.max_per_connection` (opening one
 //! more closes its least recently used), and ending a session
 //! (`endSessions`, `killSessions`) closes the session's cursors, as mongod
-//! does when a driver closes its client.
+//! does when a driver closes its client. A tailable awaitData cursor also
+//! holds what its `getMore` waits on ([`AwaitData`]).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -43,7 +44,15 @@ pub struct OpenCursor {
     pub ns: String,
     pub source: Source,
     pub owner: Owner,
+    /// A tailable cursor's awaitData wait, if it has one.
+    pub await_data: Option<AwaitData>,
     last_used: Instant,
+}
+
+/// What a tailable awaitData cursor's `getMore` waits on when it finds
+/// nothing new: its collection's committed inserts.
+pub struct AwaitData {
+    pub inserted: tokio::sync::watch::Receiver<u64>,
 }
 
 impl OpenCursor {
@@ -52,6 +61,7 @@ impl OpenCursor {
             ns,
             source,
             owner,
+            await_data: None,
             last_used: Instant::now(),
         }
     }

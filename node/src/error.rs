@@ -61,6 +61,7 @@ code_table! {
     CANNOT_BACKFILL_ARRAY = 34, "CannotBackfillArray";
     CONFLICTING_UPDATE_OPERATORS = 40, "ConflictingUpdateOperators";
     CURSOR_NOT_FOUND = 43, "CursorNotFound";
+    CAPPED_POSITION_LOST = 136, "CappedPositionLost";
     MAX_TIME_MS_EXPIRED = 50, "MaxTimeMSExpired";
     CLIENT_DISCONNECT = 279, "ClientDisconnect";
     OUT_OF_DISK_SPACE = 14031, "OutOfDiskSpace";
@@ -158,6 +159,7 @@ code_table! {
     PROJECTION_POSITIONAL_WITHOUT_QUERY = 51050, "Location51050";
     USER_ALREADY_EXISTS = 51003, "Location51003";
     MIN_MAX_WITHOUT_HINT = 51173, "Location51173";
+    VALUE_BELOW_MINIMUM = 51024, "Location51024";
     MIN_MAX_INCOMPATIBLE_INDEX = 51174, "Location51174";
     MIN_MAX_OUT_OF_ORDER = 51175, "Location51175";
     MIN_MAX_FIELDS_DIFFER = 51176, "Location51176";
@@ -624,6 +626,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         FindProjection(fault) => projection_fault_code(fault),
         MaxTimeMsExpired => MAX_TIME_MS_EXPIRED,
         Interrupted => INTERRUPTED,
+        CappedPositionLost => CAPPED_POSITION_LOST,
         ClientDisconnect => CLIENT_DISCONNECT,
         MinMaxWithoutHint => MIN_MAX_WITHOUT_HINT,
         MinMaxIncompatibleIndex => MIN_MAX_INCOMPATIBLE_INDEX,

@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bson::{Document, RawDocumentBuf, doc};
@@ -21,6 +21,27 @@ use ebb_storage::query::interrupt::{Interrupt, Why};
 
 tokio::task_local! {
     static CURRENT: Interrupt;
+    static STATS: Arc<OpStats>;
+}
+
+/// What a command's reads examined and how, for its profiler entry:
+/// noted by the commands that run queries ([`note_examined`]).
+#[derive(Debug, Default)]
+pub struct OpStats {
+    pub keys_examined: AtomicU64,
+    pub docs_examined: AtomicU64,
+    pub plan_summary: Mutex<Option<String>>,
+}
+
+/// Adds to the running command's examined keys and documents.
+pub fn note_examined(keys: u64, docs: u64, plan_summary: Option<&str>) {
+    let _ = STATS.try_with(|s| {
+        s.keys_examined.fetch_add(keys, Ordering::Relaxed);
+        s.docs_examined.fetch_add(docs, Ordering::Relaxed);
+        if let Some(p) = plan_summary {
+            *s.plan_summary.lock().unwrap_or_else(|e| e.into_inner()) = Some(p.to_owned());
+        }
+    });
 }
 
 /// One running operation.
@@ -44,12 +65,20 @@ pub struct Running<'a> {
     ops: &'a Operations,
     opid: u32,
     interrupt: Interrupt,
+    stats: Arc<OpStats>,
 }
 
 impl Running<'_> {
-    /// Runs `command` with this operation's interrupt as [`current`].
+    /// Runs `command` with this operation's interrupt as [`current`] and
+    /// its [`OpStats`] collecting what [`note_examined`] reports.
     pub async fn scope<F: Future>(&self, command: F) -> F::Output {
-        CURRENT.scope(self.interrupt.clone(), command).await
+        let stats = STATS.scope(self.stats.clone(), command);
+        CURRENT.scope(self.interrupt.clone(), stats).await
+    }
+
+    /// What the command's reads examined.
+    pub fn stats(&self) -> &OpStats {
+        &self.stats
     }
 }
 
@@ -90,6 +119,7 @@ impl Operations {
             ops: self,
             opid,
             interrupt,
+            stats: Arc::default(),
         }
     }
 

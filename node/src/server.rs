@@ -37,6 +37,7 @@ use crate::auth;
 use crate::command::{self, ConnInfo, Request};
 use crate::context::NodeContext;
 use crate::error::{CommandError, codes};
+use crate::profile;
 use crate::tls::{Established, TlsSetup};
 use crate::wire::{self, Body, Message, OpMsg, OpQuery};
 
@@ -129,7 +130,10 @@ impl Node {
             })?;
         let (stop, stop_rx) = watch::channel(false);
         let accept = tokio::spawn(accept_loop(listener, tls, ctx.clone(), stop_rx.clone()));
-        let mut background = vec![tokio::spawn(reap_cursors(ctx.clone(), stop_rx.clone()))];
+        let mut background = vec![
+            tokio::spawn(reap_cursors(ctx.clone(), stop_rx.clone())),
+            tokio::spawn(profile::record_ttl_deletes(ctx.clone(), stop_rx.clone())),
+        ];
         let http_addr = http.map(|(listener, addr)| {
             background.push(tokio::spawn(crate::http::serve(
                 listener,
@@ -557,6 +561,9 @@ async fn dispatch(
     }
     let touches_users = auth::privileges::touches_users(name, &db, &body);
     let running = ctx.ops.start(conn.id, conn.peer, &db, &body);
+    // The command as sent, kept only when its database is profiled.
+    let profiled = ctx.profiler.active(&db).then(|| (db.clone(), body.clone()));
+    let started = std::time::Instant::now();
     let reply = running
         .scope(handler(Request {
             db,
@@ -568,7 +575,101 @@ async fn dispatch(
     if touches_users {
         ctx.users.changed();
     }
+    if let Some((db, body)) = profiled {
+        let elapsed = started.elapsed();
+        profile_command(
+            ctx,
+            conn,
+            &db,
+            name,
+            &body,
+            &reply,
+            elapsed,
+            running.stats(),
+        )
+        .await;
+    }
     reply
+}
+
+/// Records one command in `<db>.system.profile` if the profiler wants it.
+#[allow(clippy::too_many_arguments)]
+async fn profile_command(
+    ctx: &Arc<NodeContext>,
+    conn: &Arc<ConnInfo>,
+    db: &str,
+    name: &str,
+    body: &RawDocumentBuf,
+    reply: &Result<RawDocumentBuf, CommandError>,
+    elapsed: Duration,
+    stats: &crate::ops::OpStats,
+) {
+    let target = match name {
+        "getMore" => body.get_str("collection").ok(),
+        _ => body.get_str(name).ok(),
+    };
+    // mongod does not profile operations on the profile collection.
+    if target == Some(profile::PROFILE_COLLECTION) {
+        return;
+    }
+    let ns = match target {
+        Some(coll) => format!("{db}.{coll}"),
+        None => format!("{db}.$cmd"),
+    };
+    let op = profile::op_name(name);
+    let millis = elapsed.as_millis() as i64;
+    let command = bson::Document::try_from(body.as_ref()).unwrap_or_default();
+    let mut entry = profile::entry(op, &ns, command, millis, ctx.shared.clock.now());
+    let keys = stats
+        .keys_examined
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let docs = stats
+        .docs_examined
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let plan = stats
+        .plan_summary
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if plan.is_some() || keys > 0 || docs > 0 {
+        entry.insert("keysExamined", profile::settings::number(keys as i64));
+        entry.insert("docsExamined", profile::settings::number(docs as i64));
+    }
+    match reply {
+        Ok(reply) => {
+            profile::reply_counts(op, reply, &mut entry);
+            entry.insert("responseLength", reply.as_bytes().len() as i32);
+        }
+        Err(e) => {
+            entry.insert("ok", 0.0);
+            entry.insert("errMsg", e.errmsg.clone());
+            entry.insert("errName", crate::error::code_name(e.code));
+            entry.insert("errCode", e.code);
+        }
+    }
+    if let Some(plan) = plan {
+        entry.insert("planSummary", plan);
+    }
+    entry.insert("numYield", 0);
+    entry.insert("protocol", "op_msg");
+    entry.insert("client", conn.peer.ip().to_string());
+    // mongod's `allUsers` and `user` ("name@db", or "" without one).
+    let user = conn.auth.user();
+    let all_users: Vec<bson::Document> = user
+        .iter()
+        .map(|u| bson::doc! { "user": u.name.user.clone(), "db": u.name.db.clone() })
+        .collect();
+    entry.insert("allUsers", all_users);
+    entry.insert(
+        "user",
+        user.map_or_else(String::new, |u| format!("{}@{}", u.name.user, u.name.db)),
+    );
+    let Ok(raw) = RawDocumentBuf::try_from(&entry) else {
+        return;
+    };
+    if ctx.profiler.wants(db, &raw, millis) {
+        profile::write(ctx, db, raw).await;
+    }
 }
 
 async fn reap_cursors(ctx: Arc<NodeContext>, mut stop: watch::Receiver<bool>) {

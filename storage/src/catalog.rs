@@ -221,6 +221,9 @@ pub struct CollectionMeta {
     pub options: bson::Document,
     /// Every index, `_id_` first.
     pub indexes: Vec<IndexMeta>,
+    /// A capped collection's insertion-order family (`crate::capped::order`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub natural: Option<u64>,
 }
 
 impl CollectionMeta {
@@ -270,6 +273,7 @@ impl CollectionMeta {
     pub fn column_families(&self) -> Vec<u64> {
         let mut ids: Vec<u64> = self.indexes.iter().map(|i| i.id).collect();
         ids.push(self.id);
+        ids.extend(self.natural);
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -363,6 +367,7 @@ mod tests {
             },
             options: bson::doc! {},
             indexes: vec![CollectionMeta::id_index(id)],
+            natural: None,
         }
     }
 

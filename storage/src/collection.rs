@@ -63,6 +63,17 @@ pub fn sizes(engine: &dyn Engine, set: &IndexSet) -> Sizes {
             (i.name.clone(), size)
         })
         .collect();
+    // A capped collection counts its documents and their bytes exactly,
+    // as its bounds count them (`capped::order`).
+    if let Some(cf) = set.natural()
+        && let Ok(totals) = crate::capped::Totals::read(engine, cf)
+    {
+        return Sizes {
+            documents: totals.count,
+            data_bytes: totals.bytes,
+            indexes,
+        };
+    }
     Sizes {
         documents: records.estimated_keys,
         data_bytes: bytes(records),

@@ -190,6 +190,8 @@ pub enum ErrorKind {
     Interrupted,
     /// The client of the operation disconnected.
     ClientDisconnect,
+    /// Capping removed the document a tailable cursor stood on.
+    CappedPositionLost,
     /// The data on disk is not what this version wrote.
     Corrupt,
     /// A write failed for lack of disk space, or was refused because the

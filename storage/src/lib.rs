@@ -7,6 +7,7 @@
 //! - `encoding`: type brackets, MongoDB's comparison order, exact numbers,
 //!   the order-preserving key encoding.
 //! - `catalog`: collection and index records.
+//! - `capped`: capped collections' bounds and insertion order.
 //! - `query`: the query language (paths, filters, projection, sort), the
 //!   planner and the executor.
 //! - `schema`: `$jsonSchema` (parse, match, explain a failure).
@@ -25,6 +26,7 @@
 //!
 //! It knows nothing about actors, sockets or MongoDB's numeric error codes.
 
+pub mod capped;
 pub mod catalog;
 pub mod collection;
 pub mod encoding;

@@ -1,5 +1,5 @@
 // mongosh against ebbd: connect, insertOne, find, createIndex, getIndexes (issue 2);
-// the TTL page's schema-validation example (issue 11).
+// the TTL page's schema-validation example (issue 11); the profiler (issue 12).
 const name = 'mongosh_' + Math.floor(Math.random() * 1e9);
 const d = db.getSiblingDB(name);
 const check = (cond, what) => { if (!cond) { throw new Error('check failed: ' + what); } };
@@ -99,5 +99,24 @@ d.orders.aggregate([{ $group: { _id: '$day', n: { $sum: 1 } } }, { $project: { o
                     { $merge: { into: 'daily', whenMatched: 'merge' } }]);
 check(d.daily.findOne({ _id: 'tue' }).orders === 1 && d.daily.findOne({ _id: 'tue' }).n === 4,
       '$merge folded counts into the report');
+
+// The profiler (issue 12): db.setProfilingLevel(2), then db.system.profile.find().
+const was = d.setProfilingLevel(2);
+check(was.was === 0 && was.ok === 1, 'setProfilingLevel answers the previous level');
+check(d.getProfilingStatus().was === 2, 'getProfilingStatus shows level 2');
+d.things.find({ kind: 'gadget' }).toArray();
+const profiled = d.system.profile.find({ op: 'query', ns: name + '.things' }).toArray();
+check(profiled.length === 1 && profiled[0].nreturned === 1 && profiled[0].planSummary === 'IXSCAN { kind: 1 }',
+      'system.profile shows the find');
+// The manual's TTL page: TTL deletes show in the profiler's data.
+d.expiring.createIndex({ at: 1 }, { expireAfterSeconds: 0 });
+d.expiring.insertOne({ at: new Date(Date.now() - 60000) });
+const profileDeadline = Date.now() + 30000;
+let ttlDeletes = [];
+while (ttlDeletes.length === 0 && Date.now() < profileDeadline) {
+  ttlDeletes = d.system.profile.find({ op: 'remove', ns: name + '.expiring' }).toArray();
+}
+check(ttlDeletes.length === 1 && ttlDeletes[0].ndeleted === 1, 'system.profile shows the TTL delete');
+d.setProfilingLevel(0);
 d.dropDatabase();
 print('mongosh checks passed');

@@ -22,11 +22,11 @@ use ebb_storage::IndexSet;
 use ebb_storage::catalog::{self, CollectionMeta, IndexMeta};
 use ebb_storage::encoding::display::shell;
 use ebb_storage::engine::Cf;
-use ebb_storage::timeseries;
 use ebb_storage::validator::{
     ValidationAction, ValidationLevel, Validator, order_validation_options,
 };
 use ebb_storage::{Error, ErrorKind, Result};
+use ebb_storage::{capped, timeseries};
 
 use super::view::{CatalogState, CatalogView};
 use crate::collection::{BuildIndexes, CollectionActor, CollectionHandle, Retire, SwitchIndexSet};
@@ -87,10 +87,16 @@ impl CatalogActor {
                     tracing::warn!(ns = %set.ns(), "time-series collection holds measurements before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
                 }
             }
-            let addr = CollectionActor::new(shared.clone(), set.clone()).start();
+            let actor = CollectionActor::new(shared.clone(), set.clone());
+            let inserted = actor.inserts();
+            let addr = actor.start();
             state.collections.insert(
                 (set.meta.db.clone(), set.meta.name.clone()),
-                CollectionHandle { set, addr },
+                CollectionHandle {
+                    set,
+                    addr,
+                    inserted,
+                },
             );
         }
         view.publish(state.clone());
@@ -243,11 +249,17 @@ impl CatalogCore {
         // Time-series and clustered collections carry internal indexes
         // (`timeseries::internal_indexes`), created with the collection.
         let mut internal = timeseries::internal_indexes(&options);
-        let ids = self.create_cfs(1 + internal.len() as u64).await?;
+        // A capped collection keeps its insertion order in a family of its
+        // own (`capped::order`), allocated last.
+        let capped = capped::is_capped(&options);
+        let ids = self
+            .create_cfs(1 + internal.len() as u64 + u64::from(capped))
+            .await?;
         let id = ids[0];
         for (index, cf) in internal.iter_mut().zip(&ids[1..]) {
             index.id = *cf;
         }
+        let natural = capped.then(|| ids[ids.len() - 1]);
         let mut id_index = CollectionMeta::id_index(id);
         id_index.settle_collation(options.get_document("collation").ok());
         let mut indexes = vec![id_index];
@@ -259,11 +271,18 @@ impl CatalogCore {
             uuid,
             options,
             indexes,
+            natural,
         };
         self.persist(vec![meta.clone()], vec![]).await?;
         let set = IndexSet::open(meta, self.shared.visibility.clone())?;
-        let addr = CollectionActor::new(self.shared.clone(), set.clone()).start();
-        let entry = CollectionHandle { set, addr };
+        let actor = CollectionActor::new(self.shared.clone(), set.clone());
+        let inserted = actor.inserts();
+        let addr = actor.start();
+        let entry = CollectionHandle {
+            set,
+            addr,
+            inserted,
+        };
         self.state
             .collections
             .insert(Self::key(db, name), entry.clone());
@@ -380,6 +399,7 @@ impl CatalogCore {
             CollectionHandle {
                 set,
                 addr: entry.addr,
+                inserted: entry.inserted,
             },
         );
         self.publish();
@@ -419,6 +439,7 @@ impl CatalogCore {
         let entry = CollectionHandle {
             set: set.clone(),
             addr: old.addr.clone(),
+            inserted: old.inserted.clone(),
         };
         self.state.collections.insert(new_key, entry.clone());
         self.publish();

@@ -80,6 +80,9 @@ pub struct CollectionActor {
     set: Arc<IndexSet>,
     schedule: WriterSchedule,
     retired: bool,
+    /// Counts the write jobs that stored new documents, once they are
+    /// committed: awaitData cursors wait on it for their next batch.
+    inserted: tokio::sync::watch::Sender<u64>,
 }
 
 impl CollectionActor {
@@ -90,7 +93,19 @@ impl CollectionActor {
             set,
             schedule,
             retired: false,
+            inserted: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// A receiver that changes after each committed write that stored new
+    /// documents (`CollectionHandle::inserted`); take it before `start`.
+    pub fn inserts(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inserted.subscribe()
+    }
+
+    /// Wakes the cursors waiting for new documents.
+    fn note_inserted(&self) {
+        self.inserted.send_modify(|n| *n += 1);
     }
 
     /// Runs whatever the schedule says is ready, until it says nothing is.
@@ -362,6 +377,9 @@ impl Handler<InsertDocs> for CollectionActor {
         self.answer(rx, |act, out| {
             act.note_due(out.earliest_due);
             act.shared.writes.inserted.fetch_add(out.n, Relaxed);
+            if out.n > 0 {
+                act.note_inserted();
+            }
         })
     }
 }
@@ -377,6 +395,9 @@ impl Handler<UpdateDocs> for CollectionActor {
         self.answer(rx, |act, out| {
             act.note_due(out.earliest_due);
             act.shared.writes.updated.fetch_add(out.n_modified, Relaxed);
+            if !out.upserted.is_empty() {
+                act.note_inserted();
+            }
         })
     }
 }
@@ -402,7 +423,12 @@ impl Handler<ModifyOne> for CollectionActor {
         let rx = self.write(ctx, msg.sync, move |engine, set| {
             ops::find_and_modify(engine, set, msg.request, now)
         });
-        self.answer(rx, |act, out| act.note_due(out.earliest_due))
+        self.answer(rx, |act, out| {
+            act.note_due(out.earliest_due);
+            if out.upserted.is_some() {
+                act.note_inserted();
+            }
+        })
     }
 }
 

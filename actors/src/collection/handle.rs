@@ -18,6 +18,9 @@ use super::actor::CollectionActor;
 pub struct CollectionHandle {
     pub set: Arc<IndexSet>,
     pub addr: Addr<CollectionActor>,
+    /// Changes after each committed write that stored new documents (its
+    /// writer's `inserts`); closed when the writer stops.
+    pub inserted: tokio::sync::watch::Receiver<u64>,
 }
 
 impl CollectionHandle {

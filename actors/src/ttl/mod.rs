@@ -10,5 +10,5 @@ mod visibility;
 pub mod wake;
 
 pub use monitor::{StopMonitor, TtlError, TtlMonitor};
-pub use state::{TtlOp, TtlState};
+pub use state::{TtlOp, TtlState, TtlVisit};
 pub use visibility::MonitorVisibility;

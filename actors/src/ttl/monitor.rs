@@ -39,7 +39,7 @@ use ebb_storage::ttl::{cutoff_millis, due_millis, earliest_date};
 use tokio::sync::watch;
 
 use super::pacer::Pacer;
-use super::state::TtlOp;
+use super::state::{TtlOp, TtlVisit};
 use super::wake::{Backoff, WakeInputs, next_wake};
 use crate::catalog::{CatalogState, CatalogView};
 use crate::collection::{CollectionActor, ExpireChunk};
@@ -419,6 +419,17 @@ async fn visit(
     };
     set_current(shared, None);
     tracing::trace!(db = %t.db, collection = %t.collection, index = %t.index, deleted = visit.deleted, "TTL visit");
+    if visit.deleted > 0 {
+        // Nobody listening (no profiler) is not an error.
+        let _ = shared.ttl.visits.send(TtlVisit {
+            db: t.db.clone(),
+            collection: t.collection.clone(),
+            index: t.index.clone(),
+            deleted: visit.deleted,
+            cutoff_millis: cutoff,
+            millis: started.elapsed().as_millis() as u64,
+        });
+    }
     result.map(|()| visit)
 }
 

@@ -49,6 +49,21 @@ pub struct TtlState {
     /// monitor between passes: tests use it to look at due documents that
     /// are still stored (`TtlState::hold`).
     pass_gate: Arc<tokio::sync::Mutex<()>>,
+    /// Announces every visit that deleted documents, for the database
+    /// profiler (the manual: TTL deletes show in its data).
+    pub visits: tokio::sync::broadcast::Sender<TtlVisit>,
+}
+
+/// What one visit of the monitor to one TTL index deleted.
+#[derive(Debug, Clone)]
+pub struct TtlVisit {
+    pub db: String,
+    pub collection: String,
+    pub index: String,
+    pub deleted: u64,
+    /// Documents whose date was at or before this were due (millis).
+    pub cutoff_millis: i64,
+    pub millis: u64,
 }
 
 impl Default for TtlState {
@@ -67,6 +82,7 @@ impl Default for TtlState {
             hidden_by_reads: AtomicU64::new(0),
             replaced_by_writes: AtomicU64::new(0),
             pass_gate: Arc::new(tokio::sync::Mutex::new(())),
+            visits: tokio::sync::broadcast::Sender::new(256),
         }
     }
 }

@@ -168,12 +168,17 @@ pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
             }
         }
         "create" => on_db(&[CreateCollection]),
+        // Both read the source and create (convert: replace) a collection.
+        "cloneCollectionAsCapped" => on_db(&[Find, Insert, CreateCollection]),
+        "convertToCapped" => on_db(&[Find, Insert, CreateCollection, DropCollection]),
         "createIndexes" => on_db(&[CreateIndex]),
         "dropIndexes" | "deleteIndexes" => on_db(&[DropIndex]),
         "drop" => on_db(&[DropCollection]),
         "dropDatabase" => on_db(&[DropDatabase]),
         "collMod" => on_db(&[CollMod]),
         "compact" => on_db(&[Compact]),
+        // mongod's enableProfiler, held by dbAdmin as collMod is.
+        "profile" => on_db(&[CollMod]),
         "listCollections" => on_db(&[ListCollections]),
         "listIndexes" => on_db(&[ListIndexes]),
         "collStats" => on_db(&[CollStats]),

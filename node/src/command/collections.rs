@@ -3,6 +3,7 @@
 
 use bson::{Bson, Document, RawBsonRef, RawDocumentBuf, doc};
 use ebb_actors::catalog::{CreateCollection, DropCollection, DropDatabase, RenameCollection};
+use ebb_storage::capped::CappedOptions;
 use ebb_storage::catalog::CollectionMeta;
 use ebb_storage::encoding::collation::Choice;
 use ebb_storage::query::filter::Filter;
@@ -52,6 +53,16 @@ pub async fn create(req: Request) -> CommandResult {
         Some(options) => options,
         None => plain_options(&req, &args)?,
     };
+    create_collection(&req, name, options).await?;
+    ok(doc! {})
+}
+
+/// Creates `name` in the request's database with stored `options`.
+pub(super) async fn create_collection(
+    req: &Request,
+    name: &str,
+    options: Document,
+) -> CommandResult<()> {
     req.node
         .catalog
         .send(CreateCollection {
@@ -60,7 +71,36 @@ pub async fn create(req: Request) -> CommandResult {
             options,
         })
         .await??;
-    ok(doc! {})
+    Ok(())
+}
+
+/// A capped collection's bounds from `create`'s `capped`, `size` and
+/// `max`, checked in mongod's order (`create.cpp`, then
+/// `CollectionOptions`); None when not capped.
+fn capped_options(args: &Args<'_>) -> CommandResult<Option<CappedOptions>> {
+    let capped = args.bool("capped")?.unwrap_or(false);
+    let size = args.i64("size")?;
+    let max = args.i64("max")?;
+    if !capped {
+        if size.is_some() || max.is_some() {
+            return Err(CommandError::invalid_options(
+                "the 'capped' field needs to be true when either the 'size' or 'max' fields are present",
+            ));
+        }
+        return Ok(None);
+    }
+    let Some(size) = size else {
+        return Err(CommandError::invalid_options(
+            "the 'size' field is required when 'capped' is true",
+        ));
+    };
+    if size < 1 {
+        return Err(CommandError::new(
+            codes::VALUE_BELOW_MINIMUM,
+            format!("BSON field 'size' value must be >= 1, actual value '{size}'"),
+        ));
+    }
+    Ok(Some(CappedOptions::new(size, max)?))
 }
 
 /// The stored options of an ordinary collection.
@@ -68,8 +108,8 @@ fn plain_options(req: &Request, args: &Args<'_>) -> CommandResult<Document> {
     // Options whose behaviour ebb does not implement are refused rather
     // than stored and silently ignored.
     let collation = query::collation(args.get("collation"))?;
+    let capped = capped_options(args)?;
     for field in [
-        "capped",
         "viewOn",
         "pipeline",
         "encryptedFields",
@@ -85,9 +125,13 @@ fn plain_options(req: &Request, args: &Args<'_>) -> CommandResult<Document> {
         }
     }
     validation::parse(args)?;
-    let mut options = Document::new();
+    // A capped collection's bounds come first, as mongod lists them.
+    let mut options = capped.map_or_else(Document::new, |c| c.to_document());
     for el in req.body.iter().skip(1) {
         let (k, v) = el?;
+        if matches!(k.as_str(), "capped" | "size" | "max") {
+            continue;
+        }
         // An empty validator is no validator.
         let empty = matches!(v, RawBsonRef::Document(d) if d.is_empty());
         if CREATE_ARGS.contains(&k.as_str()) && !(k.as_str() == "validator" && empty) {

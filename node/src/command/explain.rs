@@ -401,7 +401,7 @@ pub fn access_stage(plan: &Plan) -> Document {
         .map(|(f, b)| (f.clone(), Bson::from(b.clone())))
         .collect();
     match (&plan.access, plan.stage) {
-        (Access::Records { dir, .. }, "COLLSCAN") => {
+        (Access::Natural { dir }, _) | (Access::Records { dir, .. }, "COLLSCAN") => {
             doc! { "stage": "COLLSCAN", "direction": direction(*dir) }
         }
         (Access::Records { .. }, "IDHACK") => doc! { "stage": "IDHACK" },

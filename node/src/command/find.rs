@@ -7,16 +7,17 @@
 use bson::{RawBsonRef, RawDocumentBuf, doc};
 use ebb_config::limits::MAX_BATCH_BYTES;
 use ebb_storage::Error as StorageError;
+use ebb_storage::engine::Direction;
 use ebb_storage::pipeline::Env;
 use ebb_storage::query::exec::{BatchLimits, QueryCursor};
 use ebb_storage::query::find_projection::FindProjection;
 use ebb_storage::query::min_max;
-use ebb_storage::query::plan::{self, QuerySpec};
+use ebb_storage::query::plan::{self, Hint, QuerySpec};
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query};
 use crate::args::Args;
 use crate::context::NodeContext;
-use crate::cursor::{OpenCursor, Owner, Source};
+use crate::cursor::{AwaitData, OpenCursor, Owner, Source};
 use crate::error::{CommandError, CommandResult, codes};
 
 /// mongod's first batch when the client gives no `batchSize`.
@@ -66,6 +67,11 @@ pub struct FindCommand {
     /// `allowDiskUse`: a sort past 100 MiB spills to disk instead of
     /// failing with 292.
     pub allow_disk_use: bool,
+    /// `tailable`: the cursor stays open at the end of a capped
+    /// collection and returns later inserts.
+    pub tailable: bool,
+    /// `awaitData`: a tailable cursor's `getMore` waits for inserts.
+    pub await_data: bool,
 }
 
 impl FindCommand {
@@ -106,14 +112,12 @@ pub fn parse_find(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindCom
     if args.bool("showRecordId")? == Some(true) {
         return Err(StorageError::not_implemented("showRecordId (ebb has no record ids)").into());
     }
-    for unsupported in ["tailable", "awaitData"] {
-        if matches!(args.get(unsupported), Some(v) if !matches!(v, RawBsonRef::Boolean(false) | RawBsonRef::Document(_)) || matches!(args.get(unsupported), Some(RawBsonRef::Document(d)) if !d.is_empty()))
-        {
-            return Err(CommandError::new(
-                codes::ILLEGAL_OPERATION,
-                format!("find option '{unsupported}' is not supported by ebb"),
-            ));
-        }
+    let tailable = args.bool("tailable")?.unwrap_or(false);
+    let await_data = args.bool("awaitData")?.unwrap_or(false);
+    if await_data && !tailable {
+        return Err(CommandError::failed_to_parse(
+            "Cannot set 'awaitData' without also setting 'tailable'",
+        ));
     }
     let limit = args.i64("limit")?;
     let mut single_batch = args.bool("singleBatch")?.unwrap_or(false);
@@ -126,14 +130,43 @@ pub fn parse_find(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindCom
         Some(0) | None => None,
         Some(l) => Some(l as u64),
     };
+    if tailable && single_batch {
+        return Err(CommandError::bad_value(
+            "cannot use tailable option with the 'singleBatch' option",
+        ));
+    }
     let collation = query::collation(args.get("collation"))?;
+    // A `$natural` sort is a collection scan in that direction.
+    let mut hint = query::hint(args.get("hint"))?;
+    let sort = match query::natural_sort(args.doc("sort")?)? {
+        Some(dir) => {
+            match &hint {
+                None => hint = Some(Hint::Natural(dir)),
+                Some(Hint::Natural(d)) if *d == dir => {}
+                Some(_) => {
+                    return Err(CommandError::bad_value(
+                        "a $natural sort cannot be combined with a hint of an index",
+                    ));
+                }
+            }
+            None
+        }
+        None => query::sort(args.doc("sort")?)?,
+    };
+    if tailable && (sort.is_some() || matches!(hint, Some(Hint::Natural(Direction::Reverse)))) {
+        return Err(CommandError::bad_value(
+            "cannot use tailable option with a sort other than {$natural: 1}",
+        ));
+    }
     Ok(FindCommand {
         name: name.to_owned(),
         spec: QuerySpec {
             filter: query::filter(args.doc("filter")?, env)?,
-            sort: query::sort(args.doc("sort")?)?,
-            hint: query::hint(args.get("hint"))?,
+            sort,
+            hint,
         },
+        tailable,
+        await_data,
         projection: query::find_projection(args.doc("projection")?, args.doc("filter")?, env)?,
         skip: args.non_negative("skip")?.unwrap_or(0) as u64,
         limit,
@@ -179,12 +212,26 @@ pub async fn find(req: Request) -> CommandResult {
     )?
     .with_time_limit(cmd.max_time)
     .with_disk_use(req.node.disk_use(cmd.allow_disk_use));
+    let query = match cmd.tailable {
+        true if entry.set.capped.is_none() => {
+            return Err(CommandError::bad_value(
+                "error processing query: tailable cursor requested on non capped collection",
+            ));
+        }
+        true => query.tailable()?,
+        false => query,
+    };
     let first = cmd.batch_size.unwrap_or(DEFAULT_FIRST_BATCH);
     let source = Source::Query {
         query: Box::new(query),
         projection,
     };
-    let cursor = OpenCursor::new(ns.clone(), source, cursor_owner(&req));
+    let mut cursor = OpenCursor::new(ns.clone(), source, cursor_owner(&req));
+    if cmd.await_data {
+        cursor.await_data = Some(AwaitData {
+            inserted: entry.inserted.clone(),
+        });
+    }
     respond(&req.node, cursor, first, true, cmd.single_batch).await
 }
 
@@ -236,16 +283,20 @@ pub async fn respond(
     first: bool,
     single_batch: bool,
 ) -> CommandResult {
-    respond_as(node, None, cursor, max_docs, first, single_batch).await
+    respond_as(node, None, cursor, max_docs, first, single_batch, None).await
 }
 
+/// [`respond`] for a cursor `id` already registered (a `getMore`);
+/// `await_for` is how long an awaitData cursor waits for inserts when it
+/// finds nothing new.
 async fn respond_as(
     node: &std::sync::Arc<NodeContext>,
     id: Option<i64>,
-    mut cursor: OpenCursor,
+    cursor: OpenCursor,
     max_docs: usize,
     first: bool,
     single_batch: bool,
+    await_for: Option<std::time::Duration>,
 ) -> CommandResult {
     if first && max_docs == 0 {
         let ns = cursor.ns.clone();
@@ -260,7 +311,59 @@ async fn respond_as(
         max_docs: if max_docs == 0 { usize::MAX } else { max_docs },
         max_bytes: MAX_BATCH_BYTES,
     };
-    let (batch, exhausted, cursor) = match cursor.source {
+    // An awaitData getMore notes the inserts committed so far before it
+    // reads, so one committed while it reads still wakes it.
+    let mut inserted = match (&cursor.await_data, await_for) {
+        (Some(a), Some(_)) => {
+            let mut rx = a.inserted.clone();
+            rx.borrow_and_update();
+            Some(rx)
+        }
+        _ => None,
+    };
+    let (mut batch, mut exhausted, mut cursor) = next_batch(node, cursor, limits).await?;
+    if let (Some(rx), Some(wait)) = (&mut inserted, await_for) {
+        let deadline = tokio::time::Instant::now() + wait;
+        while batch.is_empty() && !exhausted {
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => {
+                    rx.borrow_and_update();
+                    (batch, exhausted, cursor) = next_batch(node, cursor, limits).await?;
+                }
+                // Out of time, or the writer is gone (collection dropped).
+                Ok(Err(_)) | Err(_) => break,
+            }
+        }
+    }
+    let positioned = match &cursor.source {
+        Source::Query { query, .. } => !query.is_tailable() || query.positioned(),
+        Source::Buffered(_) => true,
+    };
+    let ns = cursor.ns.clone();
+    // A tailable cursor on an empty collection is not kept, as mongod
+    // keeps one only when the collection has records.
+    let id = if exhausted || single_batch || !positioned {
+        0
+    } else {
+        match id {
+            Some(id) => {
+                node.cursors.put_back(id, cursor);
+                id
+            }
+            None => node.cursors.register(cursor),
+        }
+    };
+    cursor_reply(id, &ns, batch, first)
+}
+
+/// Runs one batch of `cursor`: (documents, whether it is exhausted, the
+/// cursor).
+async fn next_batch(
+    node: &std::sync::Arc<NodeContext>,
+    mut cursor: OpenCursor,
+    limits: BatchLimits,
+) -> CommandResult<(Vec<RawDocumentBuf>, bool, OpenCursor)> {
+    Ok(match cursor.source {
         Source::Buffered(mut queue) => {
             let mut batch = Vec::new();
             let mut bytes = 0;
@@ -278,6 +381,7 @@ async fn respond_as(
             projection,
         } => {
             let point = query.is_point_lookup();
+            let before = query.stats;
             let read = move |snap: &dyn ebb_storage::engine::Snapshot| {
                 let found = query.next_batch(snap, limits)?;
                 let batch: Vec<RawDocumentBuf> = match &projection {
@@ -294,24 +398,16 @@ async fn respond_as(
             } else {
                 node.scan(read).await?
             };
+            crate::ops::note_examined(
+                query.stats.keys_examined - before.keys_examined,
+                query.stats.docs_examined - before.docs_examined,
+                Some(query.plan_summary()),
+            );
             let exhausted = query.exhausted();
             cursor.source = Source::Query { query, projection };
             (batch, exhausted, cursor)
         }
-    };
-    let ns = cursor.ns.clone();
-    let id = if exhausted || single_batch {
-        0
-    } else {
-        match id {
-            Some(id) => {
-                node.cursors.put_back(id, cursor);
-                id
-            }
-            None => node.cursors.register(cursor),
-        }
-    };
-    cursor_reply(id, &ns, batch, first)
+    })
 }
 
 const GET_MORE_ARGS: &[&str] = &[
@@ -331,13 +427,7 @@ pub async fn get_more(req: Request) -> CommandResult {
         return Err(args.missing("collection"));
     };
     let batch_size = args.non_negative("batchSize")?.unwrap_or(0) as usize;
-    // The find's maxTimeMS carries over; a getMore's own is for awaitData
-    // cursors only, which ebb has none of.
-    if query::max_time(&args)?.is_some() {
-        return Err(CommandError::bad_value(
-            "cannot set maxTimeMS on getMore command for a non-awaitData cursor",
-        ));
-    }
+    let max_time = query::max_time(&args)?;
     NodeContext::count(&req.node.opcounters.getmore, 1);
     let ns = format!("{}.{coll}", req.db);
     let Some(cursor) = req.node.cursors.take(id) else {
@@ -354,8 +444,32 @@ pub async fn get_more(req: Request) -> CommandResult {
         req.node.cursors.put_back(id, cursor);
         return Err(CommandError::new(codes::UNAUTHORIZED, msg));
     }
-    respond_as(&req.node, Some(id), cursor, batch_size, false, false).await
+    // The find's maxTimeMS carries over; a getMore's own is how long an
+    // awaitData cursor waits for inserts (1 s by default, as in mongod).
+    let await_for = match (&cursor.await_data, max_time) {
+        (Some(_), wait) => Some(wait.unwrap_or(DEFAULT_AWAIT)),
+        (None, Some(_)) => {
+            req.node.cursors.put_back(id, cursor);
+            return Err(CommandError::bad_value(
+                "cannot set maxTimeMS on getMore command for a non-awaitData cursor",
+            ));
+        }
+        (None, None) => None,
+    };
+    respond_as(
+        &req.node,
+        Some(id),
+        cursor,
+        batch_size,
+        false,
+        false,
+        await_for,
+    )
+    .await
 }
+
+/// How long an awaitData `getMore` without `maxTimeMS` waits.
+const DEFAULT_AWAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub async fn kill_cursors(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, &["cursors"])?;

@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod aggregate;
+pub mod capped;
 pub mod checks;
 pub mod collections;
 pub mod common;
@@ -22,6 +23,7 @@ pub mod indexes;
 pub mod insert;
 pub mod output;
 pub mod params;
+pub mod profile;
 pub mod query;
 pub mod report;
 pub mod sasl;

@@ -94,7 +94,7 @@ fn stage_error(e: StageError, message: String) -> CommandError {
 }
 
 fn is_capped(e: &CollectionHandle) -> bool {
-    matches!(e.set.meta.options.get("capped"), Some(Bson::Boolean(true)))
+    e.set.capped.is_some()
 }
 
 /// `$merge` on fields other than `_id` needs a unique index on exactly

@@ -57,6 +57,25 @@ pub fn filter(doc: Option<&RawDocument>, env: &Env) -> CommandResult<Filter> {
     }
 }
 
+/// `sort: {$natural: ±1}`: the collection's natural order (insertion
+/// order on a capped collection), which is a collection scan in that
+/// direction rather than a sort; None for any other sort.
+pub fn natural_sort(doc: Option<&RawDocument>) -> CommandResult<Option<Direction>> {
+    let Some(d) = doc else { return Ok(None) };
+    let mut fields = d.iter();
+    let (Some(first), None) = (fields.next().transpose()?, fields.next()) else {
+        return Ok(None);
+    };
+    if first.0.as_str() != "$natural" {
+        return Ok(None);
+    }
+    Ok(Some(if as_f64(first.1).is_some_and(|f| f < 0.0) {
+        Direction::Reverse
+    } else {
+        Direction::Forward
+    }))
+}
+
 pub fn sort(doc: Option<&RawDocument>) -> CommandResult<Option<SortSpec>> {
     match doc {
         Some(d) if !d.is_empty() => Ok(Some(SortSpec::parse(d)?)),

@@ -4,6 +4,7 @@ use std::sync::atomic::Ordering;
 
 use bson::{Document, RawDocumentBuf, doc};
 use ebb_actors::collection::CollectionHandle;
+use ebb_storage::encoding::display::number;
 
 use super::admin::{VERSION, hostname};
 use super::{Request, ok};
@@ -267,15 +268,13 @@ pub fn storage_stats(
     for (name, v) in index_sizes {
         scaled_indexes.insert(name, v.as_i64().unwrap_or(0) / scale);
     }
-    let options = &entry.set.meta.options;
-    let capped = matches!(options.get("capped"), Some(bson::Bson::Boolean(true)));
     let mut stats = doc! {
         "size": size / scale,
         "count": count,
         "avgObjSize": if count > 0 { size / count } else { 0 },
         "storageSize": size / scale,
         "freeStorageSize": 0i64,
-        "capped": capped,
+        "capped": entry.set.capped.is_some(),
         "nindexes": entry.set.meta.indexes.iter().filter(|i| !i.is_internal()).count() as i32,
         "indexBuilds": [],
         "totalIndexSize": total_index / scale,
@@ -283,13 +282,10 @@ pub fn storage_stats(
         "indexSizes": scaled_indexes,
         "scaleFactor": scale,
     };
-    if capped {
-        if let Some(max) = options.get("max") {
-            stats.insert("max", max.clone());
-        }
-        if let Some(size) = options.get("size") {
-            stats.insert("maxSize", size.clone());
-        }
+    // mongod shows a capped collection's bounds (`max` 0 when not given).
+    if let Some(capped) = entry.set.capped {
+        stats.insert("max", number(capped.max.unwrap_or(0)));
+        stats.insert("maxSize", number(capped.size / scale));
     }
     stats
 }

@@ -6,8 +6,8 @@ use bson::doc;
 
 use super::common::{Handler, Reply, Request, ok};
 use super::{
-    admin, aggregate, checks, collections, count, delete, explain, find, find_and_modify,
-    handshake, indexes, insert, params, sasl, status, update, users,
+    admin, aggregate, capped, checks, collections, count, delete, explain, find, find_and_modify,
+    handshake, indexes, insert, params, profile, sasl, status, update, users,
 };
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -24,9 +24,11 @@ pub fn lookup(name: &str) -> Option<Handler> {
         "aggregate" => handler!(aggregate::aggregate),
         "authenticate" => handler!(sasl::authenticate),
         "buildInfo" | "buildinfo" => handler!(admin::build_info),
+        "cloneCollectionAsCapped" => handler!(capped::clone_collection_as_capped),
         "collMod" => handler!(indexes::coll_mod),
         "compact" => handler!(collections::compact),
         "connectionStatus" => handler!(sasl::connection_status),
+        "convertToCapped" => handler!(capped::convert_to_capped),
         "count" => handler!(count::count),
         "create" => handler!(collections::create),
         "createIndexes" => handler!(indexes::create_indexes),
@@ -64,6 +66,7 @@ pub fn lookup(name: &str) -> Option<Handler> {
         "listIndexes" => handler!(indexes::list_indexes),
         "logout" => handler!(sasl::logout),
         "ping" => handler!(admin::ping),
+        "profile" => handler!(profile::profile),
         "renameCollection" => handler!(collections::rename_collection),
         "revokeRolesFromUser" => handler!(users::revoke_roles_from_user),
         "saslContinue" => handler!(sasl::sasl_continue),
@@ -86,10 +89,12 @@ pub const COMMAND_NAMES: &[&str] = &[
     "aggregate",
     "authenticate",
     "buildInfo",
+    "cloneCollectionAsCapped",
     "collMod",
     "collStats",
     "compact",
     "connectionStatus",
+    "convertToCapped",
     "count",
     "create",
     "createIndexes",
@@ -126,6 +131,7 @@ pub const COMMAND_NAMES: &[&str] = &[
     "listIndexes",
     "logout",
     "ping",
+    "profile",
     "refreshSessions",
     "renameCollection",
     "revokeRolesFromUser",

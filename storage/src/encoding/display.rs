@@ -1,9 +1,18 @@
 //! Values and type names as MongoDB prints them in error messages
 //! (`{ a: "x" }`, `ObjectId('…')`, `objectId`), so messages read the same
-//! as the server's.
+//! as the server's, and counts as its replies carry them.
 
 use bson::spec::ElementType;
 use bson::{Bson, RawBsonRef};
+
+/// A count as mongod's `appendNumber` writes it in replies and
+/// catalog options: an int when it fits, else a long.
+pub fn number(n: i64) -> Bson {
+    match i32::try_from(n) {
+        Ok(n) => Bson::Int32(n),
+        Err(_) => Bson::Int64(n),
+    }
+}
 
 /// MongoDB's name for a BSON type, as in `$type` and error messages.
 pub fn type_name_of(t: ElementType) -> &'static str {

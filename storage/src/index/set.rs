@@ -17,6 +17,7 @@ use std::time::SystemTime;
 use bson::{RawBsonRef, RawDocument};
 
 use super::keygen::KeyGen;
+use crate::capped::CappedOptions;
 use crate::catalog::CollectionMeta;
 use crate::encoding::collation::Collation;
 use crate::encoding::keycode;
@@ -49,6 +50,8 @@ pub struct IndexSet {
     extended_range: AtomicBool,
     /// A time-series collection's open buckets, decoded (its writer's).
     pub open_buckets: OpenBuckets,
+    /// A capped collection's bounds (its insertion order is `natural()`).
+    pub capped: Option<CappedOptions>,
     visibility: Arc<dyn Visibility>,
     /// Queries that used each index (`meta.indexes` order) since
     /// `accesses_since` (this set's creation): `$indexStats`' `accesses`.
@@ -79,7 +82,11 @@ impl IndexSet {
             .collect();
         let timeseries = TimeseriesOptions::from_stored(&meta.options);
         let meta_len = meta.indexes.len();
+        let capped = meta
+            .natural
+            .and_then(|_| CappedOptions::from_stored(&meta.options));
         Ok(Arc::new(IndexSet {
+            capped,
             extended_range: AtomicBool::new(false),
             open_buckets: OpenBuckets::default(),
             timeseries,
@@ -145,6 +152,11 @@ impl IndexSet {
 
     pub fn records(&self) -> Cf {
         Cf::Id(self.meta.id)
+    }
+
+    /// A capped collection's insertion-order family (`capped::order`).
+    pub fn natural(&self) -> Option<Cf> {
+        self.meta.natural.map(Cf::Id)
     }
 
     pub fn keygen(&self, index_name: &str) -> Option<&KeyGen> {

@@ -39,6 +39,8 @@ use super::interrupt;
 use super::plan::{Access, Plan};
 use super::sort::SortSpec;
 use super::spill::{DiskUse, Sorted, Sorter};
+use crate::capped::order;
+use crate::encoding::display::shell;
 use crate::engine::{Cf, Cursor, Direction, KeyRange, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen};
@@ -104,6 +106,13 @@ pub struct QueryCursor {
     unpack: Option<TimeseriesOptions>,
     /// Measurements of the last bucket read that are not yet offered.
     pending: VecDeque<Found>,
+    /// A tailable cursor (`tailable: true` on a capped collection): at the
+    /// end of the insertion order it stays where it is, and the next batch
+    /// returns what was inserted since.
+    tailable: bool,
+    /// The plan as mongod's profiler and logs name it (`COLLSCAN`,
+    /// `IDHACK`, `IXSCAN { a: 1 }`).
+    plan_summary: String,
     pub stats: ExecStats,
 }
 
@@ -166,10 +175,18 @@ impl QueryCursor {
                 set.count_access(crate::catalog::ID_INDEX_NAME);
                 None
             }
-            Access::Records { .. } => None,
+            Access::Records { .. } | Access::Natural { .. } => None,
         };
         let sort = if plan.sorted_by_access { None } else { sort };
+        let plan_summary = match (&plan.access, plan.stage) {
+            (Access::Index { index, .. }, _) => {
+                format!("IXSCAN {}", shell(&bson::Bson::Document(index.key.clone())))
+            }
+            (Access::Records { .. }, "IXSCAN") => "IXSCAN { _id: 1 }".to_owned(),
+            (_, stage) => stage.to_owned(),
+        };
         Ok(QueryCursor {
+            plan_summary,
             set: set.clone(),
             due: Due::Nothing,
             access: plan.access,
@@ -190,8 +207,43 @@ impl QueryCursor {
             deadline: None,
             unpack,
             pending: VecDeque::new(),
+            tailable: false,
             stats: ExecStats::default(),
         })
+    }
+
+    /// The same cursor made tailable: only a forward scan of a capped
+    /// collection's insertion order can be (the caller checks the query).
+    pub fn tailable(mut self) -> Result<Self> {
+        if !matches!(
+            self.access,
+            Access::Natural {
+                dir: Direction::Forward
+            }
+        ) || self.sort.is_some()
+        {
+            return Err(Error::bad_value(
+                "tailable cursor requested on non capped collection",
+            ));
+        }
+        self.tailable = true;
+        Ok(self)
+    }
+
+    /// The plan as mongod's profiler names it.
+    pub fn plan_summary(&self) -> &str {
+        &self.plan_summary
+    }
+
+    /// Whether the cursor is tailable.
+    pub fn is_tailable(&self) -> bool {
+        self.tailable
+    }
+
+    /// Whether the cursor has read any key yet: a tailable cursor that has
+    /// not (its collection was empty) has nothing to resume after.
+    pub fn positioned(&self) -> bool {
+        self.resume_after.is_some()
     }
 
     /// The same cursor limited to `limit` of execution time over all its
@@ -233,7 +285,9 @@ impl QueryCursor {
     /// equalities on `_id` or on an index's leading field) rather than
     /// walking ranges: such reads need no scan slot.
     pub fn is_point_lookup(&self) -> bool {
-        let (Access::Records { ranges, .. } | Access::Index { ranges, .. }) = &self.access;
+        let (Access::Records { ranges, .. } | Access::Index { ranges, .. }) = &self.access else {
+            return false;
+        };
         ranges.len() <= POINT_LOOKUP_MAX && ranges.iter().all(|r| r.is_point())
     }
 
@@ -396,19 +450,41 @@ impl QueryCursor {
         snap: &dyn Snapshot,
         take: &mut dyn FnMut(Found) -> bool,
     ) -> Result<()> {
+        let natural_ranges;
         let (ranges, dir, cf, records) = match access {
-            Access::Records { ranges, dir } => (ranges, *dir, self.set.meta.id, true),
-            Access::Index { index, ranges, dir } => (ranges, *dir, index.id, false),
+            Access::Records { ranges, dir } => (&ranges[..], *dir, Cf::Id(self.set.meta.id), true),
+            Access::Index { index, ranges, dir } => (&ranges[..], *dir, Cf::Id(index.id), false),
+            Access::Natural { dir } => {
+                let cf = self.set.natural().ok_or_else(|| {
+                    Error::corrupt("insertion-order scan of a collection without one")
+                })?;
+                natural_ranges = [order::natural_range()];
+                (&natural_ranges[..], *dir, cf, false)
+            }
         };
+        let natural = matches!(access, Access::Natural { .. });
+        if self.tailable
+            && let Some(after) = &self.resume_after
+            && !order::holds(snap, cf, order::seq_of(after)?)?
+        {
+            return Err(Error::new(
+                ErrorKind::CappedPositionLost,
+                format!(
+                    "CollectionScan died due to position in capped collection being deleted. \
+                     Last seen record id: RecordId({})",
+                    order::seq_of(after)?
+                ),
+            ));
+        }
         while self.range_idx < ranges.len() {
             let range = &ranges[self.range_idx];
             // A records key is a whole `_id`: a point range holds at most
             // that one key, read with a get instead of a new iterator.
             let mut cursor: Box<dyn Cursor + '_> = if records && range.is_point() {
-                Box::new(PointCursor::read(snap, Cf::Id(cf), &range.lower)?)
+                Box::new(PointCursor::read(snap, cf, &range.lower)?)
             } else {
                 let range = resume_range(range, self.resume_after.as_deref(), dir);
-                snap.cursor(Cf::Id(cf), range, dir)?
+                snap.cursor(cf, range, dir)?
             };
             if let Some(after) = &self.resume_after {
                 seek_past(cursor.as_mut(), after);
@@ -424,6 +500,13 @@ impl QueryCursor {
                     self.check_deadline()?;
                 }
                 let found = match &self.keygen {
+                    // An order entry's value is its record's key.
+                    None if natural => {
+                        let id_key = cursor.value().to_vec();
+                        snap.get(Cf::Id(self.set.meta.id), &id_key)?
+                            .map(|v| raw_doc(&v).map(|doc| Found { id_key, doc }))
+                            .transpose()?
+                    }
                     None => Some(Found {
                         id_key: key.clone(),
                         doc: raw_doc(cursor.value())?,
@@ -468,6 +551,10 @@ impl QueryCursor {
                 }
             }
             cursor.status()?;
+            if self.tailable {
+                // The end of the insertion order for now: stay here.
+                return Ok(());
+            }
             self.range_idx += 1;
             self.resume_after = None;
         }
@@ -633,6 +720,7 @@ mod tests {
                 bytes: vec![0; 16],
             },
             options: doc! {},
+            natural: None,
             indexes: vec![CollectionMeta::id_index(10)],
         };
         engine.create_cf(Cf::Id(10)).unwrap();

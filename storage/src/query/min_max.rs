@@ -149,6 +149,7 @@ mod tests {
                 bytes: vec![0; 16],
             },
             options: doc! {},
+            natural: None,
             indexes: vec![CollectionMeta::id_index(10), ab],
         }
     }

@@ -72,6 +72,9 @@ pub enum Access {
         ranges: Vec<KeyRange>,
         dir: Direction,
     },
+    /// A capped collection's insertion order (`capped::order`): its
+    /// collection scan; each entry's record is fetched.
+    Natural { dir: Direction },
 }
 
 /// A chosen plan.
@@ -93,7 +96,7 @@ impl Plan {
             Access::Records { .. } if self.stage != "COLLSCAN" => {
                 Some(crate::catalog::ID_INDEX_NAME)
             }
-            Access::Records { .. } => None,
+            Access::Records { .. } | Access::Natural { .. } => None,
         }
     }
 }
@@ -163,7 +166,7 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
             }
         }
     }
-    Ok(collscan(Direction::Forward))
+    Ok(collscan(meta, Direction::Forward))
 }
 
 /// The collation an index's keys are ordered by (for `_id_`, the records
@@ -205,10 +208,10 @@ pub(crate) fn hinted_index<'m>(
 
 fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan> {
     if let Hint::Natural(dir) = hint {
-        return Ok(collscan(*dir));
+        return Ok(collscan(meta, *dir));
     }
     let Some(index) = hinted_index(meta, hint)? else {
-        return Ok(collscan(Direction::Forward));
+        return Ok(collscan(meta, Direction::Forward));
     };
     let preds = q.filter.top_level_predicates();
     let field = leading_field(index);
@@ -243,12 +246,18 @@ fn leading_field(index: &IndexMeta) -> String {
     index.key.keys().next().cloned().unwrap_or_default()
 }
 
-fn collscan(dir: Direction) -> Plan {
-    Plan {
-        access: Access::Records {
+/// A collection scan: in `_id` order, or in insertion order on a capped
+/// collection (its natural order, as mongod's).
+fn collscan(meta: &CollectionMeta, dir: Direction) -> Plan {
+    let access = match meta.natural {
+        Some(_) => Access::Natural { dir },
+        None => Access::Records {
             ranges: vec![KeyRange::all()],
             dir,
         },
+    };
+    Plan {
+        access,
         sorted_by_access: false,
         bounds: Vec::new(),
         stage: "COLLSCAN",

@@ -42,6 +42,7 @@ use bson::RawDocument;
 use super::carry;
 use super::floor::lowest_possible;
 use super::policy::ExpiryPolicy;
+use crate::capped::order;
 use crate::encoding::keycode;
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, key_after};
 use crate::error::Result;
@@ -123,6 +124,7 @@ pub fn apply(engine: &dyn Engine, set: &IndexSet, plan: Plan) -> Result<ExpireOu
         match d {
             Delete::Key(cf, key) => batch.delete(*cf, key)?,
             Delete::Range(cf, from, to) => batch.delete_range(*cf, from, to)?,
+            Delete::Put(cf, key, value) => batch.put(*cf, key, value)?,
         }
     }
     if !batch.is_empty() {
@@ -136,12 +138,15 @@ pub fn apply(engine: &dyn Engine, set: &IndexSet, plan: Plan) -> Result<ExpireOu
 enum Delete {
     Key(Cf, Vec<u8>),
     Range(Cf, Vec<u8>, Vec<u8>),
+    /// A capped collection's new totals (`capped::order`).
+    Put(Cf, Vec<u8>, Vec<u8>),
 }
 
 /// Where a chunk puts its deletions: a batch committed at once, or a plan.
 trait Sink {
     fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()>;
     fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()>;
+    fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<()>;
 }
 
 impl Sink for Box<dyn Batch + '_> {
@@ -150,6 +155,9 @@ impl Sink for Box<dyn Batch + '_> {
     }
     fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
         Batch::delete_range(self.as_mut(), cf, from, to)
+    }
+    fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<()> {
+        Batch::put(self.as_mut(), cf, key, value)
     }
 }
 
@@ -160,6 +168,10 @@ impl Sink for Vec<Delete> {
     }
     fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
         self.push(Delete::Range(cf, from.to_vec(), to.to_vec()));
+        Ok(())
+    }
+    fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<()> {
+        self.push(Delete::Put(cf, key.to_vec(), value.to_vec()));
         Ok(())
     }
 }
@@ -237,7 +249,12 @@ fn collect(
         // A multikey document appears once per date in the range.
         if !seen.contains(id) {
             seen.insert(id.to_vec());
-            match carry::decode(cursor.value(), set) {
+            // A capped collection's removals need each document's size.
+            let carried_entries = match set.natural() {
+                Some(_) => None,
+                None => carry::decode(cursor.value(), set),
+            };
+            match carried_entries {
                 Some(entries) => {
                     carried_ids.push(id.to_vec());
                     carried.extend(entries.into_iter().map(|(cf, e)| (cf, e.to_vec())));
@@ -259,9 +276,14 @@ fn collect(
         });
     };
 
-    let ranged = seen.len() >= policy.range_delete_min_docs;
+    // A capped collection's order entries go with each document, point by
+    // point: its records are deleted point by point too.
+    let ranged = seen.len() >= policy.range_delete_min_docs && set.natural().is_none();
     delete_records(engine, set, &carried_ids, ranged, out)?;
     let docs = read_and_delete_records(engine, set, &read_ids, ranged, out)?;
+    if let Some(cf) = set.natural() {
+        forget_capped(engine, cf, &docs, out)?;
+    }
     let ttl_upper = key_after(&last);
     if ranged {
         out.delete_range(Cf::Id(ttl.cf), &lower, &ttl_upper)?;
@@ -294,6 +316,25 @@ fn collect(
         last: Some(last),
         more,
     })
+}
+
+/// Removes the order and position entries of expired documents of a
+/// capped collection and writes its new totals (`capped::order`).
+fn forget_capped(
+    engine: &dyn Engine,
+    cf: Cf,
+    docs: &[(Vec<u8>, Vec<u8>)],
+    out: &mut dyn Sink,
+) -> Result<()> {
+    let mut totals = order::Totals::read(engine, cf)?;
+    for (id, doc) in docs {
+        if let Some(seq) = order::position(engine, cf, id)? {
+            out.delete(cf, &order::order_key(seq))?;
+            out.delete(cf, &order::position_key(id))?;
+            totals.forget(doc.len());
+        }
+    }
+    out.put(cf, order::TOTALS_KEY, &totals.encode())
 }
 
 /// Deletes the records of `ids` without reading them: one range tombstone

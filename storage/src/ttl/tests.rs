@@ -111,6 +111,7 @@ fn setup_with(ttl: impl FnOnce(&mut IndexMeta)) -> (tempfile::TempDir, RocksEngi
             bytes: vec![0; 16],
         },
         options: doc! {},
+        natural: None,
         indexes: vec![
             CollectionMeta::id_index(10),
             ttl_index,
@@ -199,7 +200,7 @@ fn the_floor_skips_what_was_deleted_but_never_what_a_write_puts_below_it() {
     );
     assert_eq!(ids(&engine), vec![9]);
     // An update that moves a date below the floor counts too.
-    let mut w = crate::write::Writer::new(&engine, &set);
+    let mut w = crate::write::Writer::new(&engine, &set).unwrap();
     let id_key = keycode::encode_key(bson::RawBsonRef::Int32(9));
     w.replace(&id_key, &dated(9, 900), &dated(9, 300)).unwrap();
     w.commit(false).unwrap();
@@ -540,7 +541,7 @@ fn a_ttl_entry_carries_the_entries_an_update_gives_its_document() {
     // Only `k` changes: the TTL entry stays but must list the new k entry.
     let new = bson::RawDocumentBuf::try_from(&doc! { "_id": 1, "at": at(100), "k": 7 }).unwrap();
     let id_key = set.record_key(bson::RawBsonRef::Int32(1));
-    let mut w = crate::write::writer::Writer::new(&engine, &set);
+    let mut w = crate::write::writer::Writer::new(&engine, &set).unwrap();
     w.replace(&id_key, &old, &new).unwrap();
     w.commit(false).unwrap();
     let mut k7 = keycode::encode_key(bson::RawBsonRef::Int32(7));

@@ -32,7 +32,8 @@ pub fn expire_all(
     let Some(ttl) = set.keygen(index_name) else {
         return Ok(None);
     };
-    if !ttl.indexes_every_document() {
+    // A capped collection's order family and totals are left to chunks.
+    if !ttl.indexes_every_document() || set.natural().is_some() {
         return Ok(None);
     }
     let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());

@@ -65,7 +65,7 @@ pub fn insert_with(
     ordered: bool,
     bypass_validation: bool,
 ) -> Result<InsertOutcome> {
-    let mut w = Writer::new(engine, set);
+    let mut w = Writer::new(engine, set)?;
     w.bypass_validation(bypass_validation);
     let mut out = InsertOutcome::default();
     if let Some(opts) = &set.timeseries {
@@ -141,7 +141,7 @@ pub fn delete(
     ordered: bool,
 ) -> Result<DeleteOutcome> {
     let mut out = DeleteOutcome::default();
-    let mut w = Writer::new(engine, set);
+    let mut w = Writer::new(engine, set)?;
     for (index, st) in statements.into_iter().enumerate() {
         let q = QuerySpec {
             filter: st.filter,
@@ -220,7 +220,7 @@ pub fn update(
 ) -> Result<UpdateOutcome> {
     refuse_timeseries(set, "update")?;
     let mut out = UpdateOutcome::default();
-    let mut w = Writer::new(engine, set);
+    let mut w = Writer::new(engine, set)?;
     for (index, st) in statements.into_iter().enumerate() {
         w.bypass_validation(st.bypass_validation);
         let result = update_one_statement(engine, set, &mut w, &st, now, &mut out);
@@ -361,7 +361,7 @@ pub fn find_and_modify(
 ) -> Result<FindAndModifyOutcome> {
     refuse_timeseries(set, "findAndModify")?;
     let mut out = FindAndModifyOutcome::default();
-    let mut w = Writer::new(engine, set);
+    let mut w = Writer::new(engine, set)?;
     w.bypass_validation(fam.bypass_validation);
     let q = QuerySpec {
         filter: fam.filter.clone(),
@@ -439,7 +439,7 @@ pub fn build_indexes(engine: &dyn Engine, set: &IndexSet, new_names: &[String]) 
     }
     let snap = engine.snapshot();
     let mut cursor = snap.cursor(set.records(), KeyRange::all(), Direction::Forward)?;
-    let mut w = Writer::new(engine, set).keeping_due();
+    let mut w = Writer::new(engine, set)?.keeping_due();
     let mut entries = Vec::new();
     while cursor.valid() {
         let id_key = cursor.key();

@@ -30,6 +30,7 @@ use std::collections::HashMap;
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_STORED_DEPTH};
 
+use crate::capped::tracker::Tracker;
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen, duplicate_key_error};
@@ -52,11 +53,20 @@ pub struct Writer<'e> {
     /// Whether a due document in the way of a write is deleted (false for
     /// index builds).
     replace_due: bool,
+    /// A capped collection's order and totals (`crate::capped`).
+    capped: Option<Tracker>,
 }
 
 impl<'e> Writer<'e> {
-    pub fn new(engine: &'e dyn Engine, set: &'e IndexSet) -> Self {
-        Writer {
+    /// A writer for `set`'s collection; a capped collection's totals are
+    /// read once here (nothing else writes while this writer exists).
+    pub fn new(engine: &'e dyn Engine, set: &'e IndexSet) -> Result<Self> {
+        let capped = match (set.natural(), set.capped) {
+            (Some(cf), Some(options)) => Some(Tracker::open(engine, cf, options)?),
+            _ => None,
+        };
+        Ok(Writer {
+            capped,
             engine,
             set,
             batch: engine.batch(),
@@ -66,7 +76,7 @@ impl<'e> Writer<'e> {
             earliest_due: None,
             bypass_validation: false,
             replace_due: true,
-        }
+        })
     }
 
     /// A writer that never deletes a due document in its way: index
@@ -117,9 +127,15 @@ impl<'e> Writer<'e> {
 
     /// Commits the batch and starts a new one.
     pub fn commit(&mut self, sync: bool) -> Result<()> {
+        if let Some(capped) = &mut self.capped {
+            capped.before_commit(self.batch.as_mut())?;
+        }
         let batch = std::mem::replace(&mut self.batch, self.engine.batch());
         self.records.clear();
         self.unique.clear();
+        if let Some(capped) = &mut self.capped {
+            capped.committed();
+        }
         if batch.is_empty() {
             if sync {
                 self.engine.sync_wal()?;
@@ -142,6 +158,9 @@ impl<'e> Writer<'e> {
 
     /// Inserts a prepared document (see [`prepare_insert`]).
     pub fn insert(&mut self, doc: &RawDocument) -> Result<()> {
+        if let Some(capped) = &self.capped {
+            capped.check_fits(doc.as_bytes().len())?;
+        }
         self.validate(doc, None)?;
         let id = doc
             .get("_id")?
@@ -186,12 +205,41 @@ impl<'e> Writer<'e> {
                 self.put_index_entry(kg, entry, &carried)?;
             }
         }
+        if let Some(capped) = &mut self.capped {
+            capped.inserted(self.batch.as_mut(), &id_key, doc.as_bytes().len())?;
+        }
         self.records.insert(id_key, Some(doc.as_bytes().to_vec()));
+        self.cap()
+    }
+
+    /// Removes the oldest documents of a capped collection while it holds
+    /// more than its bounds, in the batch of the insert that overfilled
+    /// it (mongod removes them in the insert's storage transaction).
+    fn cap(&mut self) -> Result<()> {
+        while let Some(capped) = &mut self.capped
+            && capped.over()
+        {
+            let Some(oldest) = capped.oldest(self.engine)? else {
+                return Ok(());
+            };
+            let Some(doc) = self.get(&oldest)? else {
+                return Err(Error::corrupt("capped order names a missing record"));
+            };
+            self.remove(&oldest, &doc)?;
+        }
         Ok(())
     }
 
     /// Removes a document and all its index entries.
     pub fn remove(&mut self, id_key: &[u8], doc: &RawDocument) -> Result<()> {
+        if let Some(capped) = &mut self.capped {
+            capped.removed(
+                self.engine,
+                self.batch.as_mut(),
+                id_key,
+                doc.as_bytes().len(),
+            )?;
+        }
         let mut entries = Vec::new();
         for kg in &self.set.keygens {
             entries.clear();
@@ -270,6 +318,9 @@ impl<'e> Writer<'e> {
             }
         }
         self.batch.put(self.set.records(), id_key, new.as_bytes())?;
+        if let Some(capped) = &mut self.capped {
+            capped.resized(old.as_bytes().len(), new.as_bytes().len());
+        }
         self.records
             .insert(id_key.to_vec(), Some(new.as_bytes().to_vec()));
         Ok(())

@@ -1,0 +1,17 @@
+//! The database profiler: which operations are recorded (`settings`:
+//! the `profile` command's level per database — 0 off, 1 slow or
+//! filtered, 2 all — with the node-wide `slowms` and `sampleRate` and a
+//! per-database `filter`), the entries in mongod's shape, and writing
+//! them to `<db>.system.profile` (`record`).
+//!
+//! Entries of commands are written through the collection's writer after
+//! the operation, before its reply (`server.rs`), so a client that reads
+//! `system.profile` after an operation finds it. Operations on
+//! `system.profile` itself are not recorded, as in mongod. Nothing here
+//! decides permissions: the `profile` command's own check does.
+
+pub mod record;
+pub mod settings;
+
+pub use record::{record_ttl_deletes, write};
+pub use settings::{Change, PROFILE_COLLECTION, Profiler, Status, entry, op_name, reply_counts};

@@ -1,0 +1,176 @@
+//! The database profiler end to end: the `profile` command and
+//! `system.profile`. Expected results from the MongoDB manual ("Database
+//! Profiler", "Database Profiler Output", the `profile` command reference,
+//! "TTL Indexes": TTL deletes show in the profiler's data) and
+//! jstests/core/administrative/profile/*.js.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{TestNode, eventually, expect_code, first_batch, ttl_index};
+use ebb_actors::clock::ManualClock;
+use futures::TryStreamExt;
+use mongodb::Database;
+use mongodb::bson::{Bson, DateTime, Document, doc};
+
+async fn profile_entries(db: &Database, filter: Document) -> Vec<Document> {
+    db.collection::<Document>("system.profile")
+        .find(filter)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+fn number(d: &Document, field: &str) -> i64 {
+    match d.get(field) {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        other => panic!("{field}: {other:?} in {d}"),
+    }
+}
+
+// The `profile` command reference: the reply holds the settings as they
+// were (`was`, `slowms`, `sampleRate`); -1 only reads; bad values are
+// BadValue (2).
+#[tokio::test]
+async fn profile_answers_the_previous_settings() {
+    let node = TestNode::start();
+    let db = node.db("app").await;
+    let r = db.run_command(doc! { "profile": -1 }).await.unwrap();
+    assert_eq!(number(&r, "was"), 0);
+    assert_eq!(number(&r, "slowms"), 100);
+    assert_eq!(r.get_f64("sampleRate").unwrap(), 1.0);
+    db.run_command(doc! { "profile": 1, "slowms": 20, "sampleRate": 0.5 })
+        .await
+        .unwrap();
+    let r = db.run_command(doc! { "profile": 2 }).await.unwrap();
+    assert_eq!(number(&r, "was"), 1);
+    assert_eq!(number(&r, "slowms"), 20);
+    assert_eq!(r.get_f64("sampleRate").unwrap(), 0.5);
+    let r = db.run_command(doc! { "profile": -1 }).await.unwrap();
+    assert_eq!(number(&r, "was"), 2);
+    let other = node.db("other").await;
+    let r = other.run_command(doc! { "profile": -1 }).await.unwrap();
+    assert_eq!(number(&r, "was"), 0, "the level is per database");
+    expect_code(db.run_command(doc! { "profile": 5 }).await, 2);
+    expect_code(
+        db.run_command(doc! { "profile": 1, "sampleRate": 2.0 })
+            .await,
+        2,
+    );
+}
+
+// "Database Profiler Output": at level 2 every operation is recorded in
+// system.profile, a capped collection of 1 MiB, with op, ns, command,
+// keysExamined, docsExamined, nreturned, planSummary, millis, ts
+// (jstests/core/administrative/profile/profile_find.js, profile_insert.js).
+#[tokio::test]
+async fn level_two_records_operations_in_mongods_shape() {
+    let node = TestNode::start();
+    let db = node.db("app").await;
+    let c = db.collection::<Document>("things");
+    c.insert_many((0..5).map(|i| doc! { "_id": i, "a": i % 2 }))
+        .await
+        .unwrap();
+    db.run_command(doc! { "profile": 2 }).await.unwrap();
+    c.insert_one(doc! { "_id": 10, "a": 1 }).await.unwrap();
+    let found: Vec<Document> = c
+        .find(doc! { "a": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 3);
+    let finds = profile_entries(&db, doc! { "op": "query" }).await;
+    assert_eq!(finds.len(), 1, "{finds:?}");
+    let f = &finds[0];
+    assert_eq!(f.get_str("ns").unwrap(), "app.things");
+    assert_eq!(
+        f.get_document("command").unwrap().get_str("find").unwrap(),
+        "things"
+    );
+    assert_eq!(number(f, "nreturned"), 3);
+    assert_eq!(number(f, "docsExamined"), 6);
+    assert_eq!(number(f, "keysExamined"), 6);
+    assert_eq!(f.get_str("planSummary").unwrap(), "COLLSCAN");
+    assert!(number(f, "millis") >= 0);
+    assert!(f.get_datetime("ts").is_ok());
+    let inserts = profile_entries(&db, doc! { "op": "insert" }).await;
+    assert_eq!(number(&inserts[0], "ninserted"), 1);
+    let listed = first_batch(
+        &db,
+        doc! { "listCollections": 1, "filter": { "name": "system.profile" } },
+    )
+    .await;
+    let options = listed[0].get_document("options").unwrap();
+    assert!(options.get_bool("capped").unwrap());
+    assert_eq!(number(options, "size"), 1024 * 1024);
+}
+
+// The manual: at level 1 only operations slower than slowms are recorded;
+// a filter replaces that rule ("filter" in the profile command reference).
+#[tokio::test]
+async fn level_one_records_slow_or_filtered_operations_only() {
+    let node = TestNode::start();
+    let db = node.db("app").await;
+    let c = db.collection::<Document>("t");
+    db.run_command(doc! { "profile": 1, "slowms": 1_000_000 })
+        .await
+        .unwrap();
+    c.insert_one(doc! { "_id": 1 }).await.unwrap();
+    c.find_one(doc! {}).await.unwrap();
+    assert!(profile_entries(&db, doc! {}).await.is_empty());
+    db.run_command(doc! { "profile": 1, "filter": { "op": "insert" } })
+        .await
+        .unwrap();
+    c.insert_one(doc! { "_id": 2 }).await.unwrap();
+    c.find_one(doc! {}).await.unwrap();
+    let all = profile_entries(&db, doc! {}).await;
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0].get_str("op").unwrap(), "insert");
+    let r = db
+        .run_command(doc! { "profile": 0, "filter": "unset" })
+        .await
+        .unwrap();
+    assert_eq!(r.get_document("filter").unwrap(), &doc! { "op": "insert" });
+}
+
+const T0: i64 = 1_700_000_000_000;
+
+// "TTL Indexes": the monitor's deletes appear "in the data collected by
+// the database profiler": a `remove` entry with `ndeleted`.
+#[tokio::test]
+async fn ttl_deletes_appear_in_the_profile() {
+    let node = TestNode::start_with_clock(Arc::new(ManualClock::new(T0)));
+    let db = node.db("app").await;
+    let c = db.collection::<Document>("sessions");
+    ttl_index(&c, doc! { "at": 1 }, 60, None).await;
+    db.run_command(doc! { "profile": 2 }).await.unwrap();
+    let old = DateTime::from_millis(T0 - 3_600_000);
+    c.insert_many([doc! { "_id": 1, "at": old }, doc! { "_id": 2, "at": old }])
+        .await
+        .unwrap();
+    node.ttl_pass().await;
+    let recorded = eventually(Duration::from_secs(10), || async {
+        !profile_entries(&db, doc! { "op": "remove", "ns": "app.sessions" })
+            .await
+            .is_empty()
+    })
+    .await;
+    assert!(recorded, "no TTL delete in system.profile");
+    let removes = profile_entries(&db, doc! { "op": "remove", "ns": "app.sessions" }).await;
+    assert_eq!(number(&removes[0], "ndeleted"), 2);
+    assert_eq!(
+        removes[0]
+            .get_document("command")
+            .unwrap()
+            .get_str("ttlIndex")
+            .unwrap(),
+        "at_1"
+    );
+}
