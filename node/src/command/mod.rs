@@ -38,4 +38,4 @@ pub use common::{
     ConnInfo, Handler, Reply, Request, check_collection_name, check_db_name, check_write_concern,
     cursor_reply, ok,
 };
-pub use table::{COMMAND_NAMES, lookup, not_found};
+pub use table::{command_names, lookup, not_found};
