@@ -8,27 +8,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{TestNode, create_index, expect_code, first_batch};
+use common::{TestNode, agg, agg_err, create_index, expect_code, first_batch};
 use futures::TryStreamExt;
 use mongodb::bson::{Document, doc};
 use mongodb::{Collection, Database};
-
-async fn agg(c: &Collection<Document>, pipeline: Vec<Document>) -> Vec<Document> {
-    c.aggregate(pipeline)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
-}
-
-async fn agg_err(c: &Collection<Document>, pipeline: Vec<Document>, code: i32) -> String {
-    let r = match c.aggregate(pipeline).await {
-        Ok(cursor) => cursor.try_collect::<Vec<Document>>().await,
-        Err(e) => Err(e),
-    };
-    expect_code(r, code)
-}
 
 /// The database-level `aggregate: 1`.
 async fn db_agg(db: &Database, pipeline: Vec<Document>) -> mongodb::error::Result<Vec<Document>> {

@@ -4,27 +4,10 @@
 
 mod common;
 
-use common::{TestNode, expect_code};
+use common::{TestNode, agg, agg_err, expect_code};
 use futures::TryStreamExt;
 use mongodb::Collection;
 use mongodb::bson::{Bson, DateTime, Document, doc};
-
-async fn agg(c: &Collection<Document>, pipeline: Vec<Document>) -> Vec<Document> {
-    c.aggregate(pipeline)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
-}
-
-async fn agg_err(c: &Collection<Document>, pipeline: Vec<Document>, code: i32) -> String {
-    let r = match c.aggregate(pipeline).await {
-        Ok(cursor) => cursor.try_collect::<Vec<Document>>().await,
-        Err(e) => Err(e),
-    };
-    expect_code(r, code)
-}
 
 fn date(s: &str) -> DateTime {
     DateTime::parse_rfc3339_str(s).unwrap()

@@ -346,3 +346,25 @@ pub async fn str_ids(c: &Collection<Document>, filter: Document) -> Vec<String> 
         .map(|d| d.get_str("_id").unwrap().to_owned())
         .collect()
 }
+
+/// The documents `pipeline` returns on `c`.
+pub async fn agg(c: &Collection<Document>, pipeline: Vec<Document>) -> Vec<Document> {
+    use futures::TryStreamExt;
+    c.aggregate(pipeline)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// Runs `pipeline` on `c`, expecting it to fail with `code`; returns the
+/// error message.
+pub async fn agg_err(c: &Collection<Document>, pipeline: Vec<Document>, code: i32) -> String {
+    use futures::TryStreamExt;
+    let r = match c.aggregate(pipeline).await {
+        Ok(cursor) => cursor.try_collect::<Vec<Document>>().await,
+        Err(e) => Err(e),
+    };
+    expect_code(r, code)
+}
