@@ -497,3 +497,21 @@ async fn temporary_collections_do_not_survive_a_restart() {
     node.restart();
     assert_eq!(collection_names(&node, "w").await, vec!["kept"]);
 }
+
+/// mongod's `$merge` gives an output document without `_id` a new
+/// ObjectId when merging on `_id` (the default): a `$project` that drops
+/// `_id` appends new documents each run.
+#[tokio::test]
+async fn merge_of_documents_without_id_inserts_new_ones() {
+    let node = TestNode::start();
+    let src = source(&node).await;
+    let pipeline = vec![
+        doc! { "$project": { "_id": 0, "a": 1 } },
+        doc! { "$merge": "appended" },
+    ];
+    run(&src, pipeline.clone()).await.unwrap();
+    run(&src, pipeline).await.unwrap();
+    let docs = all(&node.coll("w", "appended").await).await;
+    assert_eq!(docs.len(), 6);
+    assert!(docs.iter().all(|d| d.get_object_id("_id").is_ok()));
+}

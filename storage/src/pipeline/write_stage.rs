@@ -319,6 +319,21 @@ impl Merge {
     /// How the output document `doc` is written, in `env` (the command's
     /// variables).
     pub fn write_for(&self, doc: &RawDocument, env: &Env) -> Result<MergeWrite> {
+        // mongod gives a document without `_id` a new ObjectId when `_id`
+        // is among the `on` fields (a `$project` that dropped it, say).
+        let with_id;
+        let doc = if self.on.iter().any(|f| f == "_id") && doc.get("_id")?.is_none() {
+            let mut d = RawDocumentBuf::new();
+            d.append(cstr("_id"), bson::oid::ObjectId::new());
+            for el in doc {
+                let (k, v) = el?;
+                d.append(k, v);
+            }
+            with_id = d;
+            &*with_id
+        } else {
+            doc
+        };
         let filter = self.on_filter(doc)?;
         let upsert = self.when_not_matched == WhenNotMatched::Insert;
         let update = match &self.when_matched {
@@ -683,6 +698,27 @@ mod tests {
             m.write_for(&rawdoc! { "song": { "artist": "Illenium" } }, &env())
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn a_document_without_id_gets_one_when_merging_on_id() {
+        let m = merge(rawdoc! { "into": "t", "whenMatched": "replace" }).unwrap();
+        let MergeWrite::Update { filter, update, .. } =
+            m.write_for(&rawdoc! { "a": 1 }, &env()).unwrap()
+        else {
+            panic!("a replace merge updates");
+        };
+        assert!(
+            filter
+                .get_document("_id")
+                .unwrap()
+                .get_object_id("$eq")
+                .is_ok()
+        );
+        let UpdateSpec::Replacement(d) = update else {
+            panic!("a replacement");
+        };
+        assert!(d.get_object_id("_id").is_ok() && d.get_i32("a").unwrap() == 1);
     }
 
     #[test]
