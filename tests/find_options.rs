@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{TestNode, create_index, expect_code};
+use common::{TestNode, big_padded_collection, create_index, expect_code};
 use futures::TryStreamExt;
 use mongodb::bson::{Document, doc};
 use mongodb::{Collection, Database};
@@ -443,15 +443,7 @@ async fn min_and_max_bound_the_hinted_index() {
 async fn sort_past_the_memory_limit_spills_with_allow_disk_use() {
     let node = TestNode::start();
     let db = node.db("t").await;
-    let c = db.collection::<Document>("big");
-    let pad = "x".repeat(100 * 1024);
-    // 1,100 documents of ~100 KiB: ~107 MiB, keys in a scrambled order.
-    let docs: Vec<Document> = (0..1100)
-        .map(|i: i32| doc! { "_id": i, "k": (i * 7919) % 1100, "pad": &pad })
-        .collect();
-    for chunk in docs.chunks(200) {
-        c.insert_many(chunk.to_vec()).await.unwrap();
-    }
+    let c = big_padded_collection(&db).await;
     let r = db
         .run_command(
             doc! { "find": "big", "filter": {}, "sort": { "k": 1 }, "projection": { "pad": 0 } },

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{TestNode, agg, agg_err, expect_code};
+use common::{TestNode, agg, agg_err, big_padded_collection, expect_code};
 use futures::TryStreamExt;
 use mongodb::Collection;
 use mongodb::bson::{Bson, DateTime, Document, doc};
@@ -308,14 +308,7 @@ async fn fill_with_values_linear_interpolation_and_locf() {
 async fn sort_stage_past_the_memory_limit_spills_with_allow_disk_use() {
     let node = TestNode::start();
     let db = node.db("t").await;
-    let c = db.collection::<Document>("big");
-    let pad = "x".repeat(100 * 1024);
-    let docs: Vec<Document> = (0..1100)
-        .map(|i: i32| doc! { "_id": i, "k": (i * 7919) % 1100, "pad": &pad })
-        .collect();
-    for chunk in docs.chunks(200) {
-        c.insert_many(chunk.to_vec()).await.unwrap();
-    }
+    let c = big_padded_collection(&db).await;
     // Every field is needed after the sort (mongod would otherwise sort
     // only the fields used), and no $limit bounds it (a top-k sort would
     // hold only those).

@@ -368,3 +368,18 @@ pub async fn agg_err(c: &Collection<Document>, pipeline: Vec<Document>, code: i3
     };
     expect_code(r, code)
 }
+
+/// `db.big`: 1,100 documents of about 100 KiB (about 107 MiB, past the
+/// 100 MiB blocking-stage limit), `_id` 0..1100 and `k` a scrambled
+/// permutation of the same range.
+pub async fn big_padded_collection(db: &Database) -> Collection<Document> {
+    let c = db.collection::<Document>("big");
+    let pad = "x".repeat(100 * 1024);
+    let docs: Vec<Document> = (0..1100)
+        .map(|i: i32| mongodb::bson::doc! { "_id": i, "k": (i * 7919) % 1100, "pad": &pad })
+        .collect();
+    for chunk in docs.chunks(200) {
+        c.insert_many(chunk.to_vec()).await.unwrap();
+    }
+    c
+}
