@@ -6,7 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use mongodb::bson::{DateTime, Document, doc};
+use mongodb::bson::{Bson, DateTime, Document, doc};
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, Database, IndexModel};
 use support::spawn;
@@ -44,6 +44,12 @@ async fn kill_mid_pass(d: &mut support::Daemon, admin: &Database, started: i64) 
     d.child.kill().unwrap();
     d.child.wait().unwrap();
     at_kill
+}
+
+/// The node restarted on `dir` with the TTL monitor off, to look at
+/// exactly what a crash or stop left.
+fn restart_without_monitor(dir: &std::path::Path) -> support::Daemon {
+    spawn(dir, &[("EBB_SETPARAMETER__TTLMONITORENABLED", "false")])
 }
 
 /// Entries of one index as a full hinted scan sees them: (keys, documents).
@@ -99,10 +105,7 @@ async fn kill_during_a_ttl_pass_loses_nothing_unexpired_and_keeps_indexes_consis
     drop(client);
 
     // Restart with the monitor off to look at exactly what the crash left.
-    let d = spawn(
-        dir.path(),
-        &[("EBB_SETPARAMETER__TTLMONITORENABLED", "false")],
-    );
+    let d = restart_without_monitor(dir.path());
     let client = d.client().await;
     let db = client.database("crash");
     let c: Collection<Document> = db.collection("events");
@@ -195,10 +198,7 @@ async fn sigterm_during_a_ttl_pass_stops_cleanly() {
         "shutdown waited for the whole pass"
     );
 
-    let d = spawn(
-        dir.path(),
-        &[("EBB_SETPARAMETER__TTLMONITORENABLED", "false")],
-    );
+    let d = restart_without_monitor(dir.path());
     let client = d.client().await;
     let db = client.database("stop");
     let c: Collection<Document> = db.collection("events");
@@ -214,7 +214,8 @@ async fn sigterm_during_a_ttl_pass_stops_cleanly() {
     }
 }
 
-async fn scan_counts_in(db: &Database, coll: &str, hint: Document) -> (i64, i64) {
+async fn scan_counts_in(db: &Database, coll: &str, hint: impl Into<Bson>) -> (i64, i64) {
+    let hint = hint.into();
     let e = db
         .run_command(doc! { "explain": { "find": coll, "filter": {}, "hint": hint }, "verbosity": "executionStats" })
         .await
@@ -263,10 +264,7 @@ async fn kill_during_a_bucket_expiry_pass_loses_no_live_measurement() {
     );
     drop(client);
 
-    let d = spawn(
-        dir.path(),
-        &[("EBB_SETPARAMETER__TTLMONITORENABLED", "false")],
-    );
+    let d = restart_without_monitor(dir.path());
     let client = d.client().await;
     let db = client.database("crash");
     let c: Collection<Document> = db.collection("w");
@@ -316,13 +314,5 @@ async fn kill_during_a_bucket_expiry_pass_loses_no_live_measurement() {
 
 /// A full scan of the buckets through the index named `hint`: (keys, buckets).
 async fn bucket_scan(db: &Database, hint: &str) -> (i64, i64) {
-    let e = db
-        .run_command(doc! { "explain": { "find": "system.buckets.w", "filter": {}, "hint": hint }, "verbosity": "executionStats" })
-        .await
-        .unwrap();
-    let s = e.get_document("executionStats").unwrap();
-    (
-        s.get_i64("totalKeysExamined").unwrap(),
-        s.get_i64("nReturned").unwrap(),
-    )
+    scan_counts_in(db, "system.buckets.w", hint).await
 }
