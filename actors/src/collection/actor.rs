@@ -40,8 +40,10 @@ use crate::shared::{Durability, Shared};
 /// A write job: runs on a blocking thread, returns the acknowledgement to
 /// send once the group is durable.
 type WriteJob = Box<dyn FnOnce(&dyn Engine, &Arc<IndexSet>) -> Ack + Send>;
-/// Sends a job's reply.
-type Ack = Box<dyn FnOnce() + Send>;
+/// Sends a job's reply; given the error of the group's WAL sync, if it
+/// failed, which then replaces a successful result (the write is not
+/// known to be durable, so it must not be acknowledged).
+type Ack = Box<dyn FnOnce(Option<&Error>) + Send>;
 
 /// A queued write with its durability request (`j: true`).
 struct Write {
@@ -145,11 +147,12 @@ impl CollectionActor {
                 .into_iter()
                 .map(|w| (w.run)(engine.as_ref(), &set))
                 .collect();
-            if sync && let Err(e) = engine.sync_wal() {
+            let synced = if sync { engine.sync_wal().err() } else { None };
+            if let Some(e) = &synced {
                 tracing::error!(error = %e, "WAL sync failed");
             }
             for ack in acks {
-                ack();
+                ack(synced.as_ref());
             }
         });
         ctx.spawn(
@@ -306,7 +309,11 @@ impl CollectionActor {
         }
         let run: WriteJob = Box::new(move |engine, set| {
             let result = f(engine, set);
-            Box::new(move || {
+            Box::new(move |sync_failed: Option<&Error>| {
+                let result = match sync_failed {
+                    Some(e) if result.is_ok() => Err(e.clone()),
+                    _ => result,
+                };
                 let _ = tx.send(result);
             })
         });

@@ -42,24 +42,39 @@ pub struct RocksEngine {
 /// RocksDB's error as ebb's: a full disk gets its own kind (the client
 /// learns why its write failed), anything else stays an engine error whose
 /// text only the log sees.
+///
+/// After a write fails for lack of space RocksDB stops taking writes (they
+/// fail with the same error) and its space manager retries every few
+/// seconds; once space is freed it flushes the memtables, starts a new
+/// write-ahead log and takes writes again, so no restart is needed.
 fn engine_err(e: rocksdb::Error) -> Error {
     let text = e.into_string();
     if text.contains("No space left on device") {
         tracing::error!(error = %text, "write failed: the disk is full");
         return Error::new(
             ErrorKind::OutOfDiskSpace,
-            "No space left on device: the write was not applied. Free disk space, then restart \
-             ebbd (its write-ahead log stays failed until then)",
+            "No space left on device: the write was not applied. Writes resume by themselves \
+             within seconds of disk space being freed",
         );
     }
     if text.contains("Writer has previous error") {
         return Error::new(
             ErrorKind::OutOfDiskSpace,
             "Writes are failing since an earlier storage error (the server log says which, \
-             often a full disk); the write was not applied. Free disk space, then restart ebbd",
+             often a full disk); the write was not applied",
         );
     }
     Error::engine(text)
+}
+
+/// Makes the write-ahead log durable with an empty write batch synced:
+/// RocksDB refuses it up front while a write error stands, where a direct
+/// WAL sync would touch the failed log file and turn a full disk, which
+/// RocksDB recovers from by itself, into a fatal error only a restart clears.
+fn sync_wal(db: &Db) -> Result<()> {
+    let mut wo = WriteOptions::default();
+    wo.set_sync(true);
+    db.write_opt(WriteBatch::default(), &wo).map_err(engine_err)
 }
 
 fn cf_name(cf: Cf) -> String {
@@ -227,7 +242,7 @@ impl Engine for RocksEngine {
     }
 
     fn sync_wal(&self) -> Result<()> {
-        self.db.flush_wal(true).map_err(engine_err)
+        sync_wal(&self.db)
     }
 
     fn flush(&self) -> Result<()> {
@@ -238,7 +253,7 @@ impl Engine for RocksEngine {
                 self.db.flush_cf(&h).map_err(engine_err)?;
             }
         }
-        self.db.flush_wal(true).map_err(engine_err)
+        sync_wal(&self.db)
     }
 
     fn compact(&self, cf: Cf, range: Option<KeyRange>) -> Result<()> {
