@@ -13,11 +13,11 @@ use ebb_actors::catalog::{
     CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyExpiry, ModifyIndex,
     ValidationChange,
 };
-use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta};
+use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta, same_key_pattern};
 use ebb_storage::encoding::collation::Collation;
 use ebb_storage::encoding::display::shell;
 use ebb_storage::query::filter::Filter;
-use ebb_storage::timeseries::{TimeseriesOptions, options};
+use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, validation};
 use crate::args::{Args, as_f64, is_number, type_name};
@@ -354,7 +354,7 @@ pub async fn create_indexes(req: Request) -> CommandResult {
                         "the partialFilterExpression of a time-series index cannot have a collation",
                     ));
                 }
-                Ok(options::bucket_ttl_index(i, &ts)?)
+                Ok(ts_index::bucket_index(i, &ts)?)
             })
             .collect::<CommandResult<_>>()?;
     }
@@ -413,13 +413,7 @@ fn shown_indexes(meta: &CollectionMeta) -> Vec<Document> {
                 "name": format!("{m}_1_{}_1", ts.time_field),
             });
         }
-        for i in &meta.indexes {
-            if let Ok(user) = i.extra.get_document(options::USER_SPEC) {
-                let mut spec = doc! { "v": 2, "name": i.name.clone() };
-                spec.extend(user.clone());
-                shown.push(spec);
-            }
-        }
+        shown.extend(meta.indexes.iter().filter_map(ts_index::shown_spec));
         return shown;
     }
     let clustered = meta.options.contains_key("clusteredIndex");
@@ -477,16 +471,48 @@ async fn modify_expiry(req: &Request, name: &str, v: RawBsonRef<'_>) -> CommandR
     Ok(())
 }
 
-/// Refuses dropping a time-series collection's index by key pattern: its
-/// stored key is the bucket-level one, not the pattern the user gave.
-fn refuse_key_on_timeseries(req: &Request, name: &str, target: &DropTarget) -> CommandResult<()> {
-    match req.node.collection(&req.db, name) {
-        Some(e) if e.set.timeseries.is_some() && matches!(target, DropTarget::Key(_)) => {
-            Err(CommandError::from(ebb_storage::Error::not_implemented(
-                "dropping a time-series index by key pattern (drop it by name)",
-            )))
-        }
-        _ => Ok(()),
+/// A time-series collection's index named by the user's key pattern is
+/// dropped by its name: its stored key is the bucket-level one (mongod
+/// translates the pattern; one no index has is IndexNotFound).
+fn timeseries_drop_target(
+    req: &Request,
+    name: &str,
+    target: DropTarget,
+) -> CommandResult<DropTarget> {
+    let DropTarget::Key(key) = &target else {
+        return Ok(target);
+    };
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return Ok(target);
+    };
+    if entry.set.timeseries.is_none() {
+        return Ok(target);
+    }
+    let names: Vec<String> = entry
+        .set
+        .meta
+        .indexes
+        .iter()
+        .filter(|i| ts_index::user_key(i).is_some_and(|k| same_key_pattern(k, key)))
+        .map(|i| i.name.clone())
+        .collect();
+    match names.len() {
+        0 => Err(CommandError::new(
+            codes::INDEX_NOT_FOUND,
+            format!(
+                "can't find index with key: {}",
+                shell(&Bson::Document(key.clone()))
+            ),
+        )),
+        1 => Ok(DropTarget::Names(names)),
+        _ => Err(CommandError::from(ebb_storage::Error::new(
+            ebb_storage::ErrorKind::AmbiguousIndexKeyPattern,
+            format!(
+                "{} indexes found for key: {}, identify by name instead",
+                names.len(),
+                shell(&Bson::Document(key.clone()))
+            ),
+        ))),
     }
 }
 
@@ -518,7 +544,7 @@ pub async fn drop_indexes(req: Request) -> CommandResult {
         }
         None => return Err(args.missing("index")),
     };
-    refuse_key_on_timeseries(&req, name, &target)?;
+    let target = timeseries_drop_target(&req, name, target)?;
     let was = req
         .node
         .catalog

@@ -31,6 +31,7 @@ use crate::encoding::collation::{self, Collation};
 use crate::encoding::{bracket, keycode};
 use crate::engine::{Direction, KeyRange};
 use crate::error::{Error, ErrorKind, Result};
+use crate::timeseries::index as ts_index;
 
 /// What the client asked for, already parsed.
 #[derive(Debug, Clone)]
@@ -195,7 +196,11 @@ pub(crate) fn hinted_index<'m>(
     let index = match hint {
         Hint::Natural(_) => return Ok(None),
         Hint::Name(name) => meta.indexes.iter().find(|i| &i.name == name),
-        Hint::KeyPattern(key) => meta.indexes.iter().find(|i| &i.key == key),
+        // A time-series index is also named by the user's key pattern.
+        Hint::KeyPattern(key) => meta
+            .indexes
+            .iter()
+            .find(|i| &i.key == key || ts_index::user_key(i) == Some(key)),
     };
     match index {
         Some(index) => Ok(Some(index)),
@@ -213,6 +218,12 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
     let Some(index) = hinted_index(meta, hint)? else {
         return Ok(collscan(meta, Direction::Forward));
     };
+    // A time-series index holds buckets: the filter's bounds are on
+    // measurements, so the hinted index is read whole
+    // (`timeseries::prune` keeps this plan).
+    if ts_index::user_key(index).is_some() {
+        return Ok(whole_index_plan(index, Direction::Forward, false));
+    }
     let preds = q.filter.top_level_predicates();
     let field = leading_field(index);
     let coll = q.filter.collation().map(|c| &**c);
@@ -238,8 +249,11 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
     }
 }
 
+/// An index the planner may choose by itself: not hidden, holding every
+/// document, and over documents (a time-series index is over buckets:
+/// `timeseries::prune` chooses those).
 fn general_purpose(i: &IndexMeta) -> bool {
-    !i.hidden && !i.sparse && i.partial_filter.is_none()
+    !i.hidden && !i.sparse && i.partial_filter.is_none() && ts_index::user_key(i).is_none()
 }
 
 fn leading_field(index: &IndexMeta) -> String {
