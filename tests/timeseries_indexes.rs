@@ -410,3 +410,68 @@ async fn a_restart_keeps_a_secondary_index() {
         "tag_time"
     );
 }
+
+/// timeseries_index.js (hide/unhide): collMod hides and unhides a
+/// time-series index by name or by the user's key pattern, an index may
+/// be created hidden, and a hidden index cannot be hinted (BadValue).
+#[tokio::test]
+async fn a_time_series_index_is_hidden_and_unhidden_by_name_or_key_pattern() {
+    let node = node();
+    let (db, c) = collection(&node, None).await;
+    c.insert_many(readings(&["a"], 1)).await.unwrap();
+    let hide = |index: Document, hidden: bool| {
+        let db = db.clone();
+        async move {
+            let mut target = index;
+            target.insert("hidden", hidden);
+            db.run_command(doc! { "collMod": "w", "index": target })
+                .await
+        }
+    };
+    create_index(&db, doc! { "key": { "x": 1 }, "name": "hide1" })
+        .await
+        .unwrap();
+    for target in [doc! { "name": "hide1" }, doc! { "keyPattern": { "x": 1 } }] {
+        hide(target.clone(), true).await.unwrap();
+        let shown = listed(&db).await;
+        let spec = shown
+            .iter()
+            .find(|s| s.get_str("name").ok() == Some("hide1"))
+            .unwrap();
+        assert_eq!(spec.get_bool("hidden").ok(), Some(true), "{spec:?}");
+        expect_code(
+            find(&c, doc! {}, Some(Bson::String("hide1".into()))).await,
+            2,
+        );
+        expect_code(
+            find(&c, doc! {}, Some(Bson::Document(doc! { "x": 1 }))).await,
+            2,
+        );
+        hide(target, false).await.unwrap();
+        assert_eq!(
+            find(&c, doc! {}, Some(Bson::Document(doc! { "x": 1 })))
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+    expect_code(hide(doc! { "keyPattern": { "y": 1 } }, true).await, 27);
+    create_index(
+        &db,
+        doc! { "key": { "mm.tag": 1 }, "name": "hide3", "hidden": true },
+    )
+    .await
+    .unwrap();
+    expect_code(
+        find(&c, doc! {}, Some(Bson::String("hide3".into()))).await,
+        2,
+    );
+    // A hidden index is not used for the meta filter either.
+    let (plan, _, n) = explain(&db, doc! { "find": "w", "filter": { "mm.tag": "a" } }).await;
+    assert_eq!(n, 1);
+    assert!(
+        ixscan(&plan).is_none_or(|s| s.get_str("indexName").ok() != Some("hide3")),
+        "{plan:?}"
+    );
+}

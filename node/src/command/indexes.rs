@@ -471,46 +471,40 @@ async fn modify_expiry(req: &Request, name: &str, v: RawBsonRef<'_>) -> CommandR
     Ok(())
 }
 
-/// A time-series collection's index named by the user's key pattern is
-/// dropped by its name: its stored key is the bucket-level one (mongod
-/// translates the pattern; one no index has is IndexNotFound).
-fn timeseries_drop_target(
+/// The name of a time-series collection's index given by the user's key
+/// pattern (its stored key is the bucket-level one; mongod translates the
+/// pattern, and one no index has is IndexNotFound). None when `name` is
+/// not a time-series collection.
+fn timeseries_index_named(
     req: &Request,
     name: &str,
-    target: DropTarget,
-) -> CommandResult<DropTarget> {
-    let DropTarget::Key(key) = &target else {
-        return Ok(target);
-    };
+    key: &Document,
+) -> CommandResult<Option<String>> {
     let Some(entry) = req.node.collection(&req.db, name) else {
-        return Ok(target);
+        return Ok(None);
     };
     if entry.set.timeseries.is_none() {
-        return Ok(target);
+        return Ok(None);
     }
-    let names: Vec<String> = entry
+    let mut names = entry
         .set
         .meta
         .indexes
         .iter()
         .filter(|i| ts_index::user_key(i).is_some_and(|k| same_key_pattern(k, key)))
-        .map(|i| i.name.clone())
-        .collect();
-    match names.len() {
-        0 => Err(CommandError::new(
+        .map(|i| i.name.clone());
+    let shown = || shell(&Bson::Document(key.clone()));
+    match (names.next(), names.next()) {
+        (None, _) => Err(CommandError::new(
             codes::INDEX_NOT_FOUND,
-            format!(
-                "can't find index with key: {}",
-                shell(&Bson::Document(key.clone()))
-            ),
+            format!("can't find index with key: {}", shown()),
         )),
-        1 => Ok(DropTarget::Names(names)),
-        _ => Err(CommandError::from(ebb_storage::Error::new(
+        (Some(one), None) => Ok(Some(one)),
+        (Some(_), Some(_)) => Err(CommandError::from(ebb_storage::Error::new(
             ebb_storage::ErrorKind::AmbiguousIndexKeyPattern,
             format!(
-                "{} indexes found for key: {}, identify by name instead",
-                names.len(),
-                shell(&Bson::Document(key.clone()))
+                "more than one index found for key: {}, identify by name instead",
+                shown()
             ),
         ))),
     }
@@ -544,7 +538,13 @@ pub async fn drop_indexes(req: Request) -> CommandResult {
         }
         None => return Err(args.missing("index")),
     };
-    let target = timeseries_drop_target(&req, name, target)?;
+    let target = match &target {
+        DropTarget::Key(key) => match timeseries_index_named(&req, name, key)? {
+            Some(index) => DropTarget::Names(vec![index]),
+            None => target,
+        },
+        _ => target,
+    };
     let was = req
         .node
         .catalog
@@ -631,13 +631,16 @@ pub async fn coll_mod(req: Request) -> CommandResult {
         }
         return ok(doc! {});
     };
-    if req
-        .node
-        .collection(&req.db, name)
-        .is_some_and(|e| e.set.timeseries.is_some())
+    // A time-series index may be hidden or unhidden (timeseries_index.js);
+    // its bucket-level expireAfterSeconds is not the user's.
+    if index.get("expireAfterSeconds")?.is_some()
+        && req
+            .node
+            .collection(&req.db, name)
+            .is_some_and(|e| e.set.timeseries.is_some())
     {
         return Err(CommandError::from(ebb_storage::Error::not_implemented(
-            "collMod of an index on a time-series collection",
+            "collMod of expireAfterSeconds of an index on a time-series collection",
         )));
     }
     for el in index.iter() {
@@ -659,7 +662,13 @@ pub async fn coll_mod(req: Request) -> CommandResult {
             ));
         }
         (Some(RawBsonRef::String(n)), None) => IndexTarget::Name(n.to_owned()),
-        (None, Some(RawBsonRef::Document(k))) => IndexTarget::Key(Document::try_from(k)?),
+        (None, Some(RawBsonRef::Document(k))) => {
+            let key = Document::try_from(k)?;
+            match timeseries_index_named(&req, name, &key)? {
+                Some(index) => IndexTarget::Name(index),
+                None => IndexTarget::Key(key),
+            }
+        }
         (Some(other), None) => {
             return Err(CommandError::new(
                 codes::TYPE_MISMATCH,

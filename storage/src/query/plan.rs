@@ -188,7 +188,8 @@ fn serves(index: Option<&Collation>, query: Option<&Collation>, intervals: &[Int
 }
 
 /// The index a hint names (None for `$natural`); BadHint when there is
-/// no such index.
+/// no such index or it is hidden (a hidden index cannot be hinted, as in
+/// mongod: jstests/core/index/hidden_index.js, timeseries_index.js).
 pub(crate) fn hinted_index<'m>(
     meta: &'m CollectionMeta,
     hint: &Hint,
@@ -202,7 +203,7 @@ pub(crate) fn hinted_index<'m>(
             .iter()
             .find(|i| &i.key == key || ts_index::user_key(i) == Some(key)),
     };
-    match index {
+    match index.filter(|i| !i.hidden) {
         Some(index) => Ok(Some(index)),
         None => Err(Error::new(
             ErrorKind::BadHint,
