@@ -6,28 +6,14 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
+use common::ts::{HOUR, SEC, T0, at, node};
 use common::{TestNode, expect_code};
-use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
-use mongodb::bson::{Bson, DateTime, Document, doc};
+use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
-
-/// 2026-01-01T00:00:00Z: the manual clock's start.
-const T0: i64 = 1_767_225_600_000;
-const SEC: i64 = 1000;
-const HOUR: i64 = 3600 * SEC;
-
-fn at(ms: i64) -> Bson {
-    Bson::DateTime(DateTime::from_millis(ms))
-}
-
-fn node() -> TestNode {
-    TestNode::start_with_clock(Arc::new(ManualClock::new(T0)))
-}
 
 /// `app.w` (timeField `time`, metaField `tag`, as timeseries_writes_util.js)
 /// holding `docs`.

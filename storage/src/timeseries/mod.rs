@@ -19,7 +19,6 @@
 pub mod bucket;
 pub mod column;
 pub mod count;
-pub mod delete;
 pub mod index;
 pub mod insert;
 pub mod open;

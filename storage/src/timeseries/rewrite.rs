@@ -182,3 +182,123 @@ fn place(
     });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bson::{DateTime, doc, rawdoc};
+
+    use super::*;
+    use crate::catalog::CollectionMeta;
+    use crate::engine::rocks::{RocksEngine, RocksOptions};
+    use crate::engine::{Cf, Direction, Engine, KeyRange};
+    use crate::timeseries::internal_indexes;
+
+    /// A time-series collection (time `t`, meta `m`) on a temp-dir RocksDB.
+    fn collection() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = RocksEngine::open(&RocksOptions {
+            path: dir.path().to_path_buf(),
+            block_cache_bytes: 1 << 20,
+            write_buffer_bytes: 4 << 20,
+        })
+        .unwrap();
+        let options = doc! { "timeseries": { "timeField": "t", "metaField": "m", "granularity": "seconds", "bucketMaxSpanSeconds": 3600 } };
+        let mut indexes = vec![CollectionMeta::id_index(10)];
+        for (i, mut index) in internal_indexes(&options).into_iter().enumerate() {
+            index.id = 11 + i as u64;
+            indexes.push(index);
+        }
+        for index in &indexes {
+            engine.create_cf(Cf::Id(index.id)).unwrap();
+        }
+        let meta = CollectionMeta {
+            id: 10,
+            db: "t".into(),
+            name: "w".into(),
+            uuid: bson::Binary {
+                subtype: bson::spec::BinarySubtype::Uuid,
+                bytes: vec![0; 16],
+            },
+            options,
+            natural: None,
+            indexes,
+        };
+        (dir, engine, IndexSet::new(meta).unwrap())
+    }
+
+    /// The stored buckets: (record key, meta, measurement `_id`s).
+    fn stored(engine: &RocksEngine, set: &IndexSet) -> Vec<(Vec<u8>, Bson, Vec<i32>)> {
+        let opts = set.timeseries.as_ref().unwrap();
+        let mut c = engine
+            .cursor(set.records(), KeyRange::all(), Direction::Forward)
+            .unwrap();
+        let mut out = Vec::new();
+        while c.valid() {
+            let raw = RawDocument::from_bytes(c.value()).unwrap();
+            let ids = unpack(raw, opts)
+                .unwrap()
+                .iter()
+                .map(|m| m.get_i32("_id").unwrap())
+                .collect();
+            let meta = raw.get("meta").unwrap().map(|m| Bson::try_from(m).unwrap());
+            out.push((c.key().to_vec(), meta.unwrap_or(Bson::Null), ids));
+            c.advance();
+        }
+        out
+    }
+
+    #[test]
+    fn a_rewrite_keeps_deletes_and_moves_measurements_in_one_batch() {
+        let (_dir, engine, set) = collection();
+        let opts = set.timeseries.clone().unwrap();
+        let t = |s: i64| DateTime::from_millis(1_767_225_600_000 + s * 1000);
+        let docs = (0..3)
+            .map(|i| rawdoc! { "_id": i, "t": t(i64::from(i)), "m": "a" })
+            .collect();
+        let mut w = Writer::new(&engine, &set).unwrap();
+        insert_measurements(&engine, &mut w, &set, &opts, docs, true).unwrap();
+        w.commit(false).unwrap();
+        let [(key, _, ids)] = stored(&engine, &set).try_into().unwrap();
+        assert_eq!(ids, [0, 1, 2]);
+        let at = |pos: u32| [key.as_slice(), &pos.to_be_bytes()].concat();
+        let mut r = Rewrites::default();
+        r.delete(&at(0)).unwrap();
+        r.replace(
+            &at(1),
+            rawdoc! { "_id": 1, "t": t(1), "m": "a", "x": 5 },
+            &opts,
+        )
+        .unwrap();
+        r.replace(&at(2), rawdoc! { "_id": 2, "t": t(2), "m": "b" }, &opts)
+            .unwrap();
+        assert!(
+            r.replace(&at(2), rawdoc! { "_id": 2, "m": "b" }, &opts)
+                .is_err()
+        );
+        let mut w = Writer::new(&engine, &set).unwrap();
+        assert_eq!(r.apply(&mut w, &set, &opts).unwrap(), 1);
+        w.commit(false).unwrap();
+        let after = stored(&engine, &set);
+        assert_eq!(after.len(), 2);
+        let a = after
+            .iter()
+            .find(|b| b.1 == Bson::String("a".into()))
+            .unwrap();
+        assert_eq!((a.0.as_slice(), a.2.as_slice()), (key.as_slice(), &[1][..]));
+        let b = after
+            .iter()
+            .find(|b| b.1 == Bson::String("b".into()))
+            .unwrap();
+        assert_eq!(b.2, [2]);
+        // Emptying a bucket removes it.
+        let mut r = Rewrites::default();
+        r.delete(&[key.as_slice(), &0u32.to_be_bytes()].concat())
+            .unwrap();
+        let mut w = Writer::new(&engine, &set).unwrap();
+        r.apply(&mut w, &set, &opts).unwrap();
+        w.commit(false).unwrap();
+        assert_eq!(stored(&engine, &set).len(), 1);
+    }
+}

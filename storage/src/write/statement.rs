@@ -143,9 +143,9 @@ pub fn delete(
         let result = match &set.timeseries {
             // Measurements go bucket by bucket once all are found.
             Some(opts) => {
-                let mut doomed = crate::timeseries::delete::Doomed::default();
+                let mut doomed = Rewrites::default();
                 for_each_target(engine, set, q, limit, st.deadline, |found| {
-                    doomed.note(&found.id_key)
+                    doomed.delete(&found.id_key)
                 })
                 .and_then(|()| {
                     out.n += doomed.apply(&mut w, set, opts)?;
