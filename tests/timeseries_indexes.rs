@@ -461,3 +461,45 @@ async fn a_time_series_index_is_hidden_and_unhidden_by_name_or_key_pattern() {
         "{plan:?}"
     );
 }
+
+/// timeseries_index.js: every collection with a metaField lists mongod's
+/// `{mm: 1, tm: 1}` index (ebb's bucket lookup index); a hint by its name
+/// or key reads it. ebb needs it to place inserts, so dropping or hiding
+/// it is refused (238) where mongod allows it.
+#[tokio::test]
+async fn the_meta_time_index_is_hinted_but_not_dropped() {
+    let node = node();
+    let (db, c) = collection(&node, None).await;
+    c.insert_many(readings(&["a", "b"], 2)).await.unwrap();
+    for hint in [
+        Bson::String("mm_1_tm_1".into()),
+        Bson::Document(doc! { "mm": 1, "tm": 1 }),
+    ] {
+        assert_eq!(
+            find(&c, doc! { "x": 1 }, Some(hint.clone()))
+                .await
+                .unwrap()
+                .len(),
+            2
+        );
+        let (plan, keys, _) = explain(&db, doc! { "find": "w", "filter": {}, "hint": hint }).await;
+        assert!(ixscan(&plan).is_some(), "{plan:?}");
+        assert_eq!(keys, 2);
+    }
+    expect_code(
+        db.run_command(doc! { "dropIndexes": "w", "index": "mm_1_tm_1" })
+            .await,
+        238,
+    );
+    expect_code(
+        db.run_command(doc! { "dropIndexes": "w", "index": { "mm": 1, "tm": 1 } })
+            .await,
+        238,
+    );
+    expect_code(
+        db.run_command(doc! { "collMod": "w", "index": { "name": "mm_1_tm_1", "hidden": true } })
+            .await,
+        238,
+    );
+    assert_eq!(listed(&db).await.len(), 1);
+}

@@ -406,12 +406,8 @@ pub async fn list_indexes(req: Request) -> CommandResult {
 fn shown_indexes(meta: &CollectionMeta) -> Vec<Document> {
     if let Some(ts) = TimeseriesOptions::from_stored(&meta.options) {
         let mut shown = Vec::new();
-        if let Some(m) = &ts.meta_field {
-            shown.push(doc! {
-                "v": 2,
-                "key": { m.clone(): 1, ts.time_field.clone(): 1 },
-                "name": format!("{m}_1_{}_1", ts.time_field),
-            });
+        if let Some((name, key)) = ts_index::meta_time_index(&ts) {
+            shown.push(doc! { "v": 2, "key": key, "name": name });
         }
         shown.extend(meta.indexes.iter().filter_map(ts_index::shown_spec));
         return shown;
@@ -483,8 +479,13 @@ fn timeseries_index_named(
     let Some(entry) = req.node.collection(&req.db, name) else {
         return Ok(None);
     };
-    if entry.set.timeseries.is_none() {
+    let Some(ts) = &entry.set.timeseries else {
         return Ok(None);
+    };
+    if let Some((index, _)) =
+        ts_index::meta_time_index(ts).filter(|(_, k)| same_key_pattern(k, key))
+    {
+        return Err(meta_time_refused(&index));
     }
     let mut names = entry
         .set
@@ -507,6 +508,28 @@ fn timeseries_index_named(
                 shown()
             ),
         ))),
+    }
+}
+
+/// ebb's inserts find a measurement's bucket through the `{<meta>: 1,
+/// <time>: 1}` index, so it cannot be dropped or changed (mongod can).
+fn meta_time_refused(name: &str) -> CommandError {
+    CommandError::from(ebb_storage::Error::not_implemented(&format!(
+        "dropping or modifying the index {name} of a time-series collection"
+    )))
+}
+
+/// Refuses naming the `{<meta>: 1, <time>: 1}` index of a time-series
+/// collection to `dropIndexes` or `collMod`.
+fn refuse_meta_time_name(req: &Request, name: &str, index: &str) -> CommandResult<()> {
+    let shown = req
+        .node
+        .collection(&req.db, name)
+        .and_then(|e| e.set.timeseries.clone())
+        .and_then(|ts| ts_index::meta_time_index(&ts));
+    match shown {
+        Some((n, _)) if n == index => Err(meta_time_refused(&n)),
+        _ => Ok(()),
     }
 }
 
@@ -538,6 +561,11 @@ pub async fn drop_indexes(req: Request) -> CommandResult {
         }
         None => return Err(args.missing("index")),
     };
+    if let DropTarget::Names(names) = &target {
+        for n in names {
+            refuse_meta_time_name(&req, name, n)?;
+        }
+    }
     let target = match &target {
         DropTarget::Key(key) => match timeseries_index_named(&req, name, key)? {
             Some(index) => DropTarget::Names(vec![index]),
@@ -661,7 +689,10 @@ pub async fn coll_mod(req: Request) -> CommandResult {
                 "Cannot specify both key pattern and name.",
             ));
         }
-        (Some(RawBsonRef::String(n)), None) => IndexTarget::Name(n.to_owned()),
+        (Some(RawBsonRef::String(n)), None) => {
+            refuse_meta_time_name(&req, name, n)?;
+            IndexTarget::Name(n.to_owned())
+        }
         (None, Some(RawBsonRef::Document(k))) => {
             let key = Document::try_from(k)?;
             match timeseries_index_named(&req, name, &key)? {

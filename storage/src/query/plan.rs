@@ -32,6 +32,7 @@ use crate::encoding::{bracket, keycode};
 use crate::engine::{Direction, KeyRange};
 use crate::error::{Error, ErrorKind, Result};
 use crate::timeseries::index as ts_index;
+use crate::timeseries::options::{META_INDEX, TimeseriesOptions};
 
 /// What the client asked for, already parsed.
 #[derive(Debug, Clone)]
@@ -194,6 +195,17 @@ pub(crate) fn hinted_index<'m>(
     meta: &'m CollectionMeta,
     hint: &Hint,
 ) -> Result<Option<&'m IndexMeta>> {
+    // mongod's `{<meta>: 1, <time>: 1}` index is ebb's internal one.
+    let meta_time = TimeseriesOptions::from_stored(&meta.options)
+        .and_then(|ts| ts_index::meta_time_index(&ts))
+        .filter(|(name, key)| match hint {
+            Hint::Name(n) => n == name,
+            Hint::KeyPattern(k) => k == key,
+            Hint::Natural(_) => false,
+        });
+    if meta_time.is_some() {
+        return Ok(meta.index(META_INDEX));
+    }
     let index = match hint {
         Hint::Natural(_) => return Ok(None),
         Hint::Name(name) => meta.indexes.iter().find(|i| &i.name == name),
@@ -222,7 +234,7 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
     // A time-series index holds buckets: the filter's bounds are on
     // measurements, so the hinted index is read whole
     // (`timeseries::prune` keeps this plan).
-    if ts_index::user_key(index).is_some() {
+    if ts_index::user_key(index).is_some() || index.name == META_INDEX {
         return Ok(whole_index_plan(index, Direction::Forward, false));
     }
     let preds = q.filter.top_level_predicates();
@@ -251,10 +263,14 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
 }
 
 /// An index the planner may choose by itself: not hidden, holding every
-/// document, and over documents (a time-series index is over buckets:
-/// `timeseries::prune` chooses those).
+/// document, and over documents (a time-series index and ebb's internal
+/// ones are over buckets: `timeseries::prune` chooses those).
 fn general_purpose(i: &IndexMeta) -> bool {
-    !i.hidden && !i.sparse && i.partial_filter.is_none() && ts_index::user_key(i).is_none()
+    !i.hidden
+        && !i.sparse
+        && i.partial_filter.is_none()
+        && ts_index::user_key(i).is_none()
+        && !i.is_internal()
 }
 
 fn leading_field(index: &IndexMeta) -> String {

@@ -106,6 +106,15 @@ pub fn bucket_index(user: &IndexMeta, opts: &TimeseriesOptions) -> Result<IndexM
     })
 }
 
+/// The `{<meta>: 1, <time>: 1}` index mongod creates with a collection
+/// that has a metaField, as (name, key): ebb's internal bucket lookup
+/// index (`options::META_INDEX`), shown and hinted under these.
+pub fn meta_time_index(opts: &TimeseriesOptions) -> Option<(String, Document)> {
+    let m = opts.meta_field.as_deref()?;
+    let t = &opts.time_field;
+    Some((format!("{m}_1_{t}_1"), doc! { m: 1, t.as_str(): 1 }))
+}
+
 /// The user's key pattern of a time-series index (None for indexes that
 /// are not one: `_id_`, ebb's internal ones).
 pub fn user_key(index: &IndexMeta) -> Option<&Document> {

@@ -13,7 +13,8 @@
 //! planner would serve it on documents (a bucket's `meta` is every one of
 //! its measurements' metaField value); then the time bounds alone.
 //! Anything else scans every bucket. A hinted user index (the planner
-//! reads it whole) is kept as given.
+//! reads it whole) is kept as given, and so is the internal `{meta, time}`
+//! index hinted as mongod's `{<meta>: 1, <time>: 1}`.
 //!
 //! It must not filter measurements (the cursor does).
 
@@ -33,7 +34,7 @@ use crate::query::plan::{self as planner, Access, Plan, QuerySpec};
 /// `given` is the planner's, kept when it reads a hinted user index.
 pub fn plan(set: &Arc<IndexSet>, opts: &TimeseriesOptions, filter: &Filter, given: Plan) -> Plan {
     if let Access::Index { index, .. } = &given.access
-        && user_key(index).is_some()
+        && (user_key(index).is_some() || index.name == META_INDEX)
     {
         return given;
     }
