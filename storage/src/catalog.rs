@@ -177,6 +177,12 @@ fn bson_doc_bytes(d: &bson::Document) -> Vec<u8> {
     bson::serialize_to_vec(d).unwrap_or_default()
 }
 
+/// Whether two key patterns are the same: field names equal in order,
+/// directions equal by value (`1` and `1.0` are one pattern).
+pub fn same_key_pattern(a: &bson::Document, b: &bson::Document) -> bool {
+    same_document(a, b)
+}
+
 /// Field names equal in order and values equal in MongoDB's comparison.
 fn same_document(a: &bson::Document, b: &bson::Document) -> bool {
     a.len() == b.len()

@@ -2,6 +2,8 @@
 //! in a temp dir, driven through the official Rust `mongodb` driver.
 #![allow(dead_code)]
 
+pub mod ts;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -133,3 +133,32 @@ def test_measurement_without_a_date_is_refused(db):
     except pymongo.errors.WriteError as e:
         assert e.code == 2
     assert db.weather24h.count_documents({}) == 0
+
+
+def test_secondary_index_and_update_of_a_measurement(db):
+    # Issue 10 item 7 (jstests/core/timeseries/ddl/timeseries_index.js,
+    # write/timeseries_update_one.js): create_index takes the user's key pattern and
+    # index_information shows it; update_one changes one measurement, moving it to a
+    # bucket of its new meta; the meta index finds it there.
+    create_weather24h(db)
+    coll = db["weather24h"]
+    now = day_start(datetime.datetime.now(datetime.timezone.utc))
+    coll.insert_many([
+        {"_id": i, "timestamp": now + i * HOUR, "sensor": {"site": "MDB_NYC"}, "temp": 10 + i}
+        for i in range(3)
+    ])
+    name = coll.create_index([("sensor.site", 1), ("timestamp", -1)])
+    assert name == "sensor.site_1_timestamp_-1"
+    info = coll.index_information()
+    assert info[name]["key"] == [("sensor.site", 1), ("timestamp", -1)]
+    result = coll.update_one({"_id": 1}, {"$set": {"sensor.site": "MDB_SF", "temp": 99}})
+    assert (result.matched_count, result.modified_count) == (1, 1)
+    moved = list(coll.find({"sensor.site": "MDB_SF"}).hint(name))
+    assert [(m["_id"], m["temp"]) for m in moved] == [(1, 99)]
+    assert sorted(m["_id"] for m in coll.find({"sensor.site": "MDB_NYC"})) == [0, 2]
+    plan = coll.find({"sensor.site": "MDB_SF"}).explain()["queryPlanner"]["winningPlan"]
+    while plan.get("stage") != "IXSCAN":
+        plan = plan["inputStage"]
+    assert plan["indexName"] == name
+    coll.drop_index([("sensor.site", 1), ("timestamp", -1)])
+    assert name not in coll.index_information()

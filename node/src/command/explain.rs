@@ -381,7 +381,7 @@ fn query_stages(set: &IndexSet, plan: &Plan, spec: &QuerySpec) -> Document {
 /// (`timeseries::prune`), whatever the planner would pick for documents.
 fn bucket_plan(set: &Arc<IndexSet>, spec: &QuerySpec, plan: Plan) -> Plan {
     match &set.timeseries {
-        Some(ts) => ebb_storage::timeseries::prune::plan(set, ts, &spec.filter),
+        Some(ts) => ebb_storage::timeseries::prune::plan(set, ts, &spec.filter, plan),
         None => plan,
     }
 }

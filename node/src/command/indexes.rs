@@ -13,11 +13,11 @@ use ebb_actors::catalog::{
     CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyExpiry, ModifyIndex,
     ValidationChange,
 };
-use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta};
+use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta, same_key_pattern};
 use ebb_storage::encoding::collation::Collation;
 use ebb_storage::encoding::display::shell;
 use ebb_storage::query::filter::Filter;
-use ebb_storage::timeseries::{TimeseriesOptions, options};
+use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, validation};
 use crate::args::{Args, as_f64, is_number, type_name};
@@ -354,7 +354,7 @@ pub async fn create_indexes(req: Request) -> CommandResult {
                         "the partialFilterExpression of a time-series index cannot have a collation",
                     ));
                 }
-                Ok(options::bucket_ttl_index(i, &ts)?)
+                Ok(ts_index::bucket_index(i, &ts)?)
             })
             .collect::<CommandResult<_>>()?;
     }
@@ -406,20 +406,10 @@ pub async fn list_indexes(req: Request) -> CommandResult {
 fn shown_indexes(meta: &CollectionMeta) -> Vec<Document> {
     if let Some(ts) = TimeseriesOptions::from_stored(&meta.options) {
         let mut shown = Vec::new();
-        if let Some(m) = &ts.meta_field {
-            shown.push(doc! {
-                "v": 2,
-                "key": { m.clone(): 1, ts.time_field.clone(): 1 },
-                "name": format!("{m}_1_{}_1", ts.time_field),
-            });
+        if let Some((name, key)) = ts_index::meta_time_index(&ts) {
+            shown.push(doc! { "v": 2, "key": key, "name": name });
         }
-        for i in &meta.indexes {
-            if let Ok(user) = i.extra.get_document(options::USER_SPEC) {
-                let mut spec = doc! { "v": 2, "name": i.name.clone() };
-                spec.extend(user.clone());
-                shown.push(spec);
-            }
-        }
+        shown.extend(meta.indexes.iter().filter_map(ts_index::shown_spec));
         return shown;
     }
     let clustered = meta.options.contains_key("clusteredIndex");
@@ -477,15 +467,68 @@ async fn modify_expiry(req: &Request, name: &str, v: RawBsonRef<'_>) -> CommandR
     Ok(())
 }
 
-/// Refuses dropping a time-series collection's index by key pattern: its
-/// stored key is the bucket-level one, not the pattern the user gave.
-fn refuse_key_on_timeseries(req: &Request, name: &str, target: &DropTarget) -> CommandResult<()> {
-    match req.node.collection(&req.db, name) {
-        Some(e) if e.set.timeseries.is_some() && matches!(target, DropTarget::Key(_)) => {
-            Err(CommandError::from(ebb_storage::Error::not_implemented(
-                "dropping a time-series index by key pattern (drop it by name)",
-            )))
-        }
+/// The name of a time-series collection's index given by the user's key
+/// pattern (its stored key is the bucket-level one; mongod translates the
+/// pattern, and one no index has is IndexNotFound). None when `name` is
+/// not a time-series collection.
+fn timeseries_index_named(
+    req: &Request,
+    name: &str,
+    key: &Document,
+) -> CommandResult<Option<String>> {
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return Ok(None);
+    };
+    let Some(ts) = &entry.set.timeseries else {
+        return Ok(None);
+    };
+    if let Some((index, _)) =
+        ts_index::meta_time_index(ts).filter(|(_, k)| same_key_pattern(k, key))
+    {
+        return Err(meta_time_refused(&index));
+    }
+    let mut names = entry
+        .set
+        .meta
+        .indexes
+        .iter()
+        .filter(|i| ts_index::user_key(i).is_some_and(|k| same_key_pattern(k, key)))
+        .map(|i| i.name.clone());
+    let shown = || shell(&Bson::Document(key.clone()));
+    match (names.next(), names.next()) {
+        (None, _) => Err(CommandError::new(
+            codes::INDEX_NOT_FOUND,
+            format!("can't find index with key: {}", shown()),
+        )),
+        (Some(one), None) => Ok(Some(one)),
+        (Some(_), Some(_)) => Err(CommandError::from(ebb_storage::Error::new(
+            ebb_storage::ErrorKind::AmbiguousIndexKeyPattern,
+            format!(
+                "more than one index found for key: {}, identify by name instead",
+                shown()
+            ),
+        ))),
+    }
+}
+
+/// ebb's inserts find a measurement's bucket through the `{<meta>: 1,
+/// <time>: 1}` index, so it cannot be dropped or changed (mongod can).
+fn meta_time_refused(name: &str) -> CommandError {
+    CommandError::from(ebb_storage::Error::not_implemented(&format!(
+        "dropping or modifying the index {name} of a time-series collection"
+    )))
+}
+
+/// Refuses naming the `{<meta>: 1, <time>: 1}` index of a time-series
+/// collection to `dropIndexes` or `collMod`.
+fn refuse_meta_time_name(req: &Request, name: &str, index: &str) -> CommandResult<()> {
+    let shown = req
+        .node
+        .collection(&req.db, name)
+        .and_then(|e| e.set.timeseries.clone())
+        .and_then(|ts| ts_index::meta_time_index(&ts));
+    match shown {
+        Some((n, _)) if n == index => Err(meta_time_refused(&n)),
         _ => Ok(()),
     }
 }
@@ -518,7 +561,18 @@ pub async fn drop_indexes(req: Request) -> CommandResult {
         }
         None => return Err(args.missing("index")),
     };
-    refuse_key_on_timeseries(&req, name, &target)?;
+    if let DropTarget::Names(names) = &target {
+        for n in names {
+            refuse_meta_time_name(&req, name, n)?;
+        }
+    }
+    let target = match &target {
+        DropTarget::Key(key) => match timeseries_index_named(&req, name, key)? {
+            Some(index) => DropTarget::Names(vec![index]),
+            None => target,
+        },
+        _ => target,
+    };
     let was = req
         .node
         .catalog
@@ -605,13 +659,16 @@ pub async fn coll_mod(req: Request) -> CommandResult {
         }
         return ok(doc! {});
     };
-    if req
-        .node
-        .collection(&req.db, name)
-        .is_some_and(|e| e.set.timeseries.is_some())
+    // A time-series index may be hidden or unhidden (timeseries_index.js);
+    // its bucket-level expireAfterSeconds is not the user's.
+    if index.get("expireAfterSeconds")?.is_some()
+        && req
+            .node
+            .collection(&req.db, name)
+            .is_some_and(|e| e.set.timeseries.is_some())
     {
         return Err(CommandError::from(ebb_storage::Error::not_implemented(
-            "collMod of an index on a time-series collection",
+            "collMod of expireAfterSeconds of an index on a time-series collection",
         )));
     }
     for el in index.iter() {
@@ -632,8 +689,17 @@ pub async fn coll_mod(req: Request) -> CommandResult {
                 "Cannot specify both key pattern and name.",
             ));
         }
-        (Some(RawBsonRef::String(n)), None) => IndexTarget::Name(n.to_owned()),
-        (None, Some(RawBsonRef::Document(k))) => IndexTarget::Key(Document::try_from(k)?),
+        (Some(RawBsonRef::String(n)), None) => {
+            refuse_meta_time_name(&req, name, n)?;
+            IndexTarget::Name(n.to_owned())
+        }
+        (None, Some(RawBsonRef::Document(k))) => {
+            let key = Document::try_from(k)?;
+            match timeseries_index_named(&req, name, &key)? {
+                Some(index) => IndexTarget::Name(index),
+                None => IndexTarget::Key(key),
+            }
+        }
         (Some(other), None) => {
             return Err(CommandError::new(
                 codes::TYPE_MISMATCH,

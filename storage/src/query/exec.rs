@@ -162,7 +162,7 @@ impl QueryCursor {
     ) -> Result<Self> {
         let unpack = set.timeseries.clone();
         let plan = match &unpack {
-            Some(opts) => prune::plan(set, opts, &filter),
+            Some(opts) => prune::plan(set, opts, &filter, plan),
             None => plan,
         };
         let keygen = match &plan.access {

@@ -31,6 +31,8 @@ use crate::encoding::collation::{self, Collation};
 use crate::encoding::{bracket, keycode};
 use crate::engine::{Direction, KeyRange};
 use crate::error::{Error, ErrorKind, Result};
+use crate::timeseries::index as ts_index;
+use crate::timeseries::options::{META_INDEX, TimeseriesOptions};
 
 /// What the client asked for, already parsed.
 #[derive(Debug, Clone)]
@@ -187,17 +189,33 @@ fn serves(index: Option<&Collation>, query: Option<&Collation>, intervals: &[Int
 }
 
 /// The index a hint names (None for `$natural`); BadHint when there is
-/// no such index.
+/// no such index or it is hidden (a hidden index cannot be hinted, as in
+/// mongod: jstests/core/index/hidden_index.js, timeseries_index.js).
 pub(crate) fn hinted_index<'m>(
     meta: &'m CollectionMeta,
     hint: &Hint,
 ) -> Result<Option<&'m IndexMeta>> {
+    // mongod's `{<meta>: 1, <time>: 1}` index is ebb's internal one.
+    let meta_time = TimeseriesOptions::from_stored(&meta.options)
+        .and_then(|ts| ts_index::meta_time_index(&ts))
+        .filter(|(name, key)| match hint {
+            Hint::Name(n) => n == name,
+            Hint::KeyPattern(k) => k == key,
+            Hint::Natural(_) => false,
+        });
+    if meta_time.is_some() {
+        return Ok(meta.index(META_INDEX));
+    }
     let index = match hint {
         Hint::Natural(_) => return Ok(None),
         Hint::Name(name) => meta.indexes.iter().find(|i| &i.name == name),
-        Hint::KeyPattern(key) => meta.indexes.iter().find(|i| &i.key == key),
+        // A time-series index is also named by the user's key pattern.
+        Hint::KeyPattern(key) => meta
+            .indexes
+            .iter()
+            .find(|i| &i.key == key || ts_index::user_key(i) == Some(key)),
     };
-    match index {
+    match index.filter(|i| !i.hidden) {
         Some(index) => Ok(Some(index)),
         None => Err(Error::new(
             ErrorKind::BadHint,
@@ -213,6 +231,12 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
     let Some(index) = hinted_index(meta, hint)? else {
         return Ok(collscan(meta, Direction::Forward));
     };
+    // A time-series index holds buckets: the filter's bounds are on
+    // measurements, so the hinted index is read whole
+    // (`timeseries::prune` keeps this plan).
+    if ts_index::user_key(index).is_some() || index.name == META_INDEX {
+        return Ok(whole_index_plan(index, Direction::Forward, false));
+    }
     let preds = q.filter.top_level_predicates();
     let field = leading_field(index);
     let coll = q.filter.collation().map(|c| &**c);
@@ -238,8 +262,15 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
     }
 }
 
+/// An index the planner may choose by itself: not hidden, holding every
+/// document, and over documents (a time-series index and ebb's internal
+/// ones are over buckets: `timeseries::prune` chooses those).
 fn general_purpose(i: &IndexMeta) -> bool {
-    !i.hidden && !i.sparse && i.partial_filter.is_none()
+    !i.hidden
+        && !i.sparse
+        && i.partial_filter.is_none()
+        && ts_index::user_key(i).is_none()
+        && !i.is_internal()
 }
 
 fn leading_field(index: &IndexMeta) -> String {

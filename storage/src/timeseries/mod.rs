@@ -9,6 +9,9 @@
 //! - `open`: open buckets kept decoded between insert statements.
 //! - `insert`: which bucket each measurement goes to, written through the
 //!   collection's writer.
+//! - `index`: the bucket-level index of an index the user creates.
+//! - `rewrite`: deleting and replacing stored measurements (deletes,
+//!   updates, findAndModify).
 //!
 //! Expiry is the ordinary TTL machinery on an internal bucket index
 //! (`options::internal_indexes`): nothing here deletes.
@@ -16,11 +19,12 @@
 pub mod bucket;
 pub mod column;
 pub mod count;
-pub mod delete;
+pub mod index;
 pub mod insert;
 pub mod open;
 pub mod options;
 pub mod prune;
+pub mod rewrite;
 
 pub use bucket::{Bucket, unpack};
 pub use count::count_measurements;

@@ -363,91 +363,6 @@ pub fn internal_indexes(options: &Document) -> Vec<IndexMeta> {
     Vec::new()
 }
 
-/// Where a time-series index keeps the spec the user gave (`listIndexes`
-/// shows it instead of the bucket-level one).
-pub const USER_SPEC: &str = "timeseriesUserSpec";
-
-/// The bucket-level index of a partial TTL index created on a time-series
-/// collection (spec item 61): `{<timeField>: 1}` with `expireAfterSeconds`
-/// and a `partialFilterExpression` on the metaField becomes
-/// `{control.min.<timeField>: 1}` with the filter rewritten onto `meta`
-/// and `expireAfterSeconds + bucketMaxSpanSeconds`, as mongod rewrites it.
-/// `user` carries the spec as given (its `collation` was refused before).
-pub fn bucket_ttl_index(user: &IndexMeta, opts: &TimeseriesOptions) -> Result<IndexMeta> {
-    let Some(eas) = user.expire_after_seconds else {
-        return Err(Error::not_implemented(
-            "an index on a time-series collection other than a partial TTL index on the timeField",
-        ));
-    };
-    if user.key.len() != 1 {
-        return Err(Error::new(
-            ErrorKind::CannotCreateIndex,
-            "TTL indexes are single-field indexes, compound indexes do not support TTL",
-        ));
-    }
-    let filter = match (&opts.meta_field, &user.partial_filter) {
-        (Some(meta), Some(f)) => rewrite_meta_filter(f, meta).ok_or_else(|| {
-            invalid("TTL indexes on time-series collections require a partialFilterExpression on the metaField")
-        })?,
-        _ => {
-            return Err(invalid(
-                "TTL indexes on time-series collections require a partialFilterExpression on the metaField",
-            ));
-        }
-    };
-    let (field, direction) = user.key.iter().next().expect("one field");
-    if *field != opts.time_field {
-        return Err(invalid(
-            "TTL indexes on non-time fields are not supported on time-series collections",
-        ));
-    }
-    if user.unique || user.sparse {
-        return Err(Error::not_implemented(
-            "a unique or sparse index on a time-series collection",
-        ));
-    }
-    let mut spec = doc! { "key": user.key.clone() };
-    if let Some(f) = &user.partial_filter {
-        spec.insert("partialFilterExpression", f.clone());
-    }
-    spec.insert("expireAfterSeconds", eas);
-    let mut extra = Document::new();
-    extra.insert(USER_SPEC, spec);
-    Ok(IndexMeta {
-        key: doc! { opts.min_time_path(): direction.clone() },
-        partial_filter: Some(filter),
-        expire_after_seconds: Some(bucket_expire_after(i64::from(eas), opts.max_span_secs)),
-        extra,
-        ..user.clone()
-    })
-}
-
-/// A filter naming only the metaField (or its subfields), with every path
-/// moved onto the buckets' `meta`; None if it names anything else.
-fn rewrite_meta_filter(filter: &Document, meta: &str) -> Option<Document> {
-    let mut out = Document::new();
-    for (k, v) in filter {
-        if k == "$and" {
-            let Bson::Array(clauses) = v else { return None };
-            let rewritten = clauses
-                .iter()
-                .map(|c| match c {
-                    Bson::Document(d) => rewrite_meta_filter(d, meta).map(Bson::Document),
-                    _ => None,
-                })
-                .collect::<Option<Vec<_>>>()?;
-            out.insert(k.clone(), rewritten);
-        } else if k == meta {
-            out.insert("meta", v.clone());
-        } else if let Some(rest) = k.strip_prefix(meta).and_then(|r| r.strip_prefix('.')) {
-            out.insert(format!("meta.{rest}"), v.clone());
-        } else {
-            return None;
-        }
-    }
-    (!out.is_empty()).then_some(out)
-}
-
 /// The `expireAfterSeconds` of a bucket-level TTL index: a bucket is due
 /// when `min time + span + expireAfterSeconds ≤ now`.
 pub fn bucket_expire_after(eas: i64, span_secs: i64) -> i32 {
@@ -491,7 +406,7 @@ fn wrong_type_of(path: &str, expected: &str) -> Error {
     ))
 }
 
-fn invalid(message: impl Into<String>) -> Error {
+pub(crate) fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOptions, message)
 }
 
@@ -571,42 +486,6 @@ mod tests {
                 .unwrap_err()
                 .kind,
             ErrorKind::TypeMismatch
-        );
-    }
-
-    #[test]
-    fn a_partial_ttl_index_moves_onto_the_buckets() {
-        let o = parse(rawdoc! { "timeField": "t", "metaField": "m" }).unwrap();
-        let user = IndexMeta {
-            name: "t_1".into(),
-            key: doc! { "t": 1 },
-            unique: false,
-            partial_filter: Some(doc! { "m.site": { "$eq": "NYC" } }),
-            expire_after_seconds: Some(60),
-            ..CollectionMeta::id_index(0)
-        };
-        let b = bucket_ttl_index(&user, &o).unwrap();
-        assert_eq!(b.key, doc! { "control.min.t": 1 });
-        assert_eq!(
-            b.partial_filter,
-            Some(doc! { "meta.site": { "$eq": "NYC" } })
-        );
-        assert_eq!(b.expire_after_seconds, Some(3660));
-        let on_data = IndexMeta {
-            partial_filter: Some(doc! { "m": 1, "x": 2 }),
-            ..user.clone()
-        };
-        assert_eq!(
-            bucket_ttl_index(&on_data, &o).unwrap_err().kind,
-            ErrorKind::InvalidOptions
-        );
-        let compound = IndexMeta {
-            key: doc! { "t": 1, "m": 1 },
-            ..user
-        };
-        assert_eq!(
-            bucket_ttl_index(&compound, &o).unwrap_err().kind,
-            ErrorKind::CannotCreateIndex
         );
     }
 

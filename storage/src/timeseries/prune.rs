@@ -8,7 +8,13 @@
 //! `(lo − span, hi]` of the internal `{control.min.<time>}` index; an
 //! equality on the metaField becomes the prefix of the internal
 //! `{meta, control.min.<time>}` index, with the same start range after it.
-//! Anything else scans every bucket.
+//! Otherwise a user's index led by the metaField (or a subfield; bucket
+//! key `meta…`) serves that field's equality, `$in` or range as the
+//! planner would serve it on documents (a bucket's `meta` is every one of
+//! its measurements' metaField value); then the time bounds alone.
+//! Anything else scans every bucket. A hinted user index (the planner
+//! reads it whole) is kept as given, and so is the internal `{meta, time}`
+//! index hinted as mongod's `{<meta>: 1, <time>: 1}`.
 //!
 //! It must not filter measurements (the cursor does).
 
@@ -16,15 +22,22 @@ use std::sync::Arc;
 
 use bson::RawBson;
 
+use super::index::user_key;
 use super::options::{META_INDEX, TIME_INDEX, TimeseriesOptions};
 use crate::encoding::keycode;
 use crate::engine::{Direction, KeyRange};
 use crate::index::IndexSet;
 use crate::query::filter::{Filter, Pred};
-use crate::query::plan::{Access, Plan};
+use crate::query::plan::{self as planner, Access, Plan, QuerySpec};
 
-/// The plan of a query on a time-series collection's measurements.
-pub fn plan(set: &Arc<IndexSet>, opts: &TimeseriesOptions, filter: &Filter) -> Plan {
+/// The plan of a query on a time-series collection's measurements;
+/// `given` is the planner's, kept when it reads a hinted user index.
+pub fn plan(set: &Arc<IndexSet>, opts: &TimeseriesOptions, filter: &Filter, given: Plan) -> Plan {
+    if let Access::Index { index, .. } = &given.access
+        && (user_key(index).is_some() || index.name == META_INDEX)
+    {
+        return given;
+    }
     let preds = filter.top_level_predicates();
     let (mut lo, mut hi) = (i64::MIN, i64::MAX);
     let mut meta: Option<&RawBson> = None;
@@ -51,6 +64,11 @@ pub fn plan(set: &Arc<IndexSet>, opts: &TimeseriesOptions, filter: &Filter) -> P
         }
     }
     let bounded = lo > i64::MIN || hi < i64::MAX;
+    if meta.is_none()
+        && let Some(plan) = meta_index_plan(set, opts, filter)
+    {
+        return plan;
+    }
     let index = match (meta, bounded) {
         (Some(_), _) => set.meta.index(META_INDEX),
         (None, true) => set.meta.index(TIME_INDEX),
@@ -121,4 +139,63 @@ fn show_date(millis: i64) -> String {
         i64::MAX => "MaxKey".to_owned(),
         m => crate::encoding::display::shell(&bson::Bson::DateTime(bson::DateTime::from_millis(m))),
     }
+}
+
+/// A scan of a user's index led by the metaField or one of its
+/// subfields, for the filter's predicates on that field: the planner runs
+/// on stand-ins carrying the user's key patterns (a bucket's `meta` value
+/// is its measurements' metaField value, so the bounds are the same
+/// bytes), then the real bucket index is put back in the plan.
+fn meta_index_plan(set: &IndexSet, opts: &TimeseriesOptions, filter: &Filter) -> Option<Plan> {
+    let meta = opts.meta_field.as_deref()?;
+    let led_by_meta = |k: &bson::Document| {
+        k.keys()
+            .next()
+            .is_some_and(|f| f == meta || f.strip_prefix(meta).is_some_and(|r| r.starts_with('.')))
+    };
+    let candidates: Vec<_> = set
+        .meta
+        .indexes
+        .iter()
+        .filter(|i| user_key(i).is_some_and(led_by_meta))
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    let mut stand_ins = set.meta.clone();
+    stand_ins.indexes = candidates
+        .iter()
+        .map(|i| {
+            let mut s = (*i).clone();
+            s.key = user_key(i).cloned().unwrap_or_default();
+            s.extra.remove(super::index::USER_SPEC);
+            s
+        })
+        .collect();
+    let q = QuerySpec {
+        filter: filter.clone(),
+        sort: None,
+        hint: None,
+    };
+    let plan = planner::plan(&stand_ins, &q).ok()?;
+    let Access::Index { index, ranges, dir } = plan.access else {
+        return None;
+    };
+    let real = candidates.into_iter().find(|i| i.name == index.name)?;
+    let mut fields = real.key.keys();
+    let mut bounds = Vec::new();
+    if let (Some(first), Some((_, shown))) = (fields.next(), plan.bounds.into_iter().next()) {
+        bounds.push((first.clone(), shown));
+    }
+    bounds.extend(fields.map(|f| (f.clone(), vec!["[MinKey, MaxKey]".to_owned()])));
+    Some(Plan {
+        access: Access::Index {
+            index: Box::new(real.clone()),
+            ranges,
+            dir,
+        },
+        sorted_by_access: false,
+        bounds,
+        stage: "IXSCAN",
+    })
 }

@@ -74,7 +74,7 @@ pub(crate) fn apply_plan<'a>(
         let source = take_rename_source(from, doc, &env)?;
         if source.is_some() {
             env.modified = true;
-            if from.part(0).as_str() == "_id" {
+            if from.part(0).as_str() == "_id" && !env.mutable_id {
                 return Err(Error::new(
                     ErrorKind::ImmutableField,
                     format!(
@@ -218,7 +218,7 @@ fn walk_existing<'a>(
             let outcome = leaf.op.existing(v, &site, env)?;
             if outcome != Outcome::Unchanged {
                 env.modified = true;
-                if at.under_id {
+                if at.under_id && !env.mutable_id {
                     return Err(Error::new(
                         ErrorKind::ImmutableField,
                         format!(
@@ -260,7 +260,7 @@ fn walk_missing<'a>(
             let created = leaf.op.create(&site, env)?;
             if created.is_some() {
                 env.modified = true;
-                if at.under_id && env.id_grown.is_none() {
+                if at.under_id && env.id_grown.is_none() && !env.mutable_id {
                     env.id_grown = Some(leaf.path.prefix(at.taken));
                 }
             }

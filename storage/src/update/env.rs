@@ -24,6 +24,9 @@ pub struct UpdateContext {
     /// The statement's collation: `$min`/`$max`, `$addToSet`, `$pull`,
     /// `$pullAll` and `$push`'s `$sort` compare strings with it.
     pub collation: Option<Arc<Collation>>,
+    /// `_id` may change like any field: a time-series measurement's
+    /// (MongoDB 8.0 lets updates change it); a document's never can.
+    pub mutable_id: bool,
 }
 
 /// What applying an operator to an existing element did.
@@ -76,6 +79,8 @@ pub(crate) struct Env<'a> {
     /// The first field created inside an existing `_id`: the part of its
     /// path that existed.
     pub(super) id_grown: Option<String>,
+    /// [`UpdateContext::mutable_id`].
+    pub(super) mutable_id: bool,
     collation: Option<Arc<Collation>>,
 }
 
@@ -99,6 +104,7 @@ impl<'a> Env<'a> {
             modified: false,
             forbid_dollar_fields,
             id_grown: None,
+            mutable_id: ctx.mutable_id,
             collation: ctx.collation.clone(),
         }
     }

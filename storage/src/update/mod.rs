@@ -248,7 +248,9 @@ fn replace(
         };
         fields.push((k, v));
     }
-    if let (Some(old), Some(i)) = (original_id, field_index(&fields, "_id")) {
+    if let (Some(old), Some(i)) = (original_id, field_index(&fields, "_id"))
+        && !ctx.mutable_id
+    {
         let new = &fields[i].1;
         if new.with_ref(|n| compare_values(old, n)) != Ordering::Equal {
             return Err(Error::new(

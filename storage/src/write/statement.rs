@@ -24,6 +24,7 @@ use crate::query::exec::{Found, QueryCursor};
 use crate::query::filter::Filter;
 use crate::query::plan::{self, Hint, QuerySpec};
 use crate::query::sort::SortSpec;
+use crate::timeseries::rewrite::Rewrites;
 use crate::update::{UpdateContext, UpdateSpec};
 
 /// Uncommitted operations after which a long statement commits a chunk.
@@ -104,17 +105,6 @@ pub fn insert_with(
     Ok(out)
 }
 
-/// Refuses a write ebb does not do on a time-series collection's
-/// measurements yet.
-fn refuse_timeseries(set: &IndexSet, what: &str) -> Result<()> {
-    match set.timeseries {
-        Some(_) => Err(Error::not_implemented(&format!(
-            "{what} on a time-series collection"
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// One statement of a `delete` command.
 #[derive(Debug, Clone)]
 pub struct DeleteStatement {
@@ -153,12 +143,12 @@ pub fn delete(
         let result = match &set.timeseries {
             // Measurements go bucket by bucket once all are found.
             Some(opts) => {
-                let mut doomed = crate::timeseries::delete::Doomed::default();
+                let mut doomed = Rewrites::default();
                 for_each_target(engine, set, q, limit, st.deadline, |found| {
-                    doomed.note(&found.id_key)
+                    doomed.delete(&found.id_key)
                 })
                 .and_then(|()| {
-                    out.n += doomed.apply(&mut w, opts)?;
+                    out.n += doomed.apply(&mut w, set, opts)?;
                     Ok(())
                 })
             }
@@ -218,7 +208,6 @@ pub fn update(
     ordered: bool,
     now: bson::DateTime,
 ) -> Result<UpdateOutcome> {
-    refuse_timeseries(set, "update")?;
     let mut out = UpdateOutcome::default();
     let mut w = Writer::new(engine, set)?;
     for (index, st) in statements.into_iter().enumerate() {
@@ -260,6 +249,8 @@ fn update_one_statement(
         is_insert: false,
         now,
         collation: filter.collation().cloned(),
+        // A measurement's `_id` is a field like any other (MongoDB 8.0).
+        mutable_id: set.timeseries.is_some(),
     };
     let q = QuerySpec {
         filter: filter.clone(),
@@ -268,10 +259,15 @@ fn update_one_statement(
     };
     let limit = (!st.multi).then_some(1);
     let mut matched = 0u64;
+    // Measurements change bucket by bucket once all are found.
+    let mut rewrites = Rewrites::default();
     for_each_target(engine, set, q, limit, st.deadline, |found| {
         matched += 1;
         if let Some(new) = st.update.apply(&found.doc, &filter, &ctx)? {
-            w.replace(&found.id_key, &found.doc, &new)?;
+            match &set.timeseries {
+                Some(opts) => rewrites.replace(&found.id_key, new, opts)?,
+                None => w.replace(&found.id_key, &found.doc, &new)?,
+            }
             out.n_modified += 1;
         }
         if w.pending_ops() >= CHUNK_OPS {
@@ -279,6 +275,9 @@ fn update_one_statement(
         }
         Ok(())
     })?;
+    if let Some(opts) = &set.timeseries {
+        rewrites.apply(w, set, opts)?;
+    }
     out.n += matched;
     if matched > 0 || !st.upsert {
         return Ok(None);
@@ -290,13 +289,28 @@ fn update_one_statement(
             ..ctx
         },
     )?;
+    let (_, id) = insert_upserted(engine, set, w, doc)?;
+    out.n += 1;
+    Ok(id)
+}
+
+/// Inserts the document an upsert built (a measurement into its bucket on
+/// a time-series collection); returns it as stored and its `_id`.
+fn insert_upserted(
+    engine: &dyn Engine,
+    set: &Arc<IndexSet>,
+    w: &mut Writer<'_>,
+    doc: RawDocumentBuf,
+) -> Result<(RawDocumentBuf, Option<bson::Bson>)> {
+    if let Some(opts) = &set.timeseries {
+        return crate::timeseries::rewrite::upsert(engine, w, set, opts, doc);
+    }
     let doc = prepare_insert(doc)?;
     w.insert(&doc)?;
-    out.n += 1;
     let id = doc
         .get("_id")?
         .map(|v| bson::Bson::try_from(v).unwrap_or(bson::Bson::Null));
-    Ok(id)
+    Ok((doc, id))
 }
 
 /// Runs a query on a fresh snapshot and calls `each` for every match,
@@ -359,7 +373,6 @@ pub fn find_and_modify(
     fam: FindAndModify,
     now: bson::DateTime,
 ) -> Result<FindAndModifyOutcome> {
-    refuse_timeseries(set, "findAndModify")?;
     let mut out = FindAndModifyOutcome::default();
     let mut w = Writer::new(engine, set)?;
     w.bypass_validation(fam.bypass_validation);
@@ -375,25 +388,31 @@ pub fn find_and_modify(
         target = Some(found);
         Ok(())
     })?;
+    let ctx = UpdateContext {
+        is_insert: false,
+        now,
+        collation: filter.collation().cloned(),
+        mutable_id: set.timeseries.is_some(),
+    };
+    // A measurement changes through its bucket (`timeseries::rewrite`).
+    let mut rewrites = Rewrites::default();
     match (target, &fam.update) {
         (Some(found), None) => {
-            w.remove(&found.id_key, &found.doc)?;
+            match &set.timeseries {
+                Some(_) => rewrites.delete(&found.id_key)?,
+                None => w.remove(&found.id_key, &found.doc)?,
+            }
             out.n = 1;
             out.value = Some(found.doc);
         }
         (Some(found), Some(spec)) => {
-            let new = spec.apply(
-                &found.doc,
-                &filter,
-                &UpdateContext {
-                    is_insert: false,
-                    now,
-                    collation: filter.collation().cloned(),
-                },
-            )?;
+            let new = spec.apply(&found.doc, &filter, &ctx)?;
             let after = match new {
                 Some(new) => {
-                    w.replace(&found.id_key, &found.doc, &new)?;
+                    match &set.timeseries {
+                        Some(opts) => rewrites.replace(&found.id_key, new.clone(), opts)?,
+                        None => w.replace(&found.id_key, &found.doc, &new)?,
+                    }
                     new
                 }
                 None => found.doc.clone(),
@@ -407,19 +426,18 @@ pub fn find_and_modify(
                 &fam.filter_doc,
                 &UpdateContext {
                     is_insert: true,
-                    now,
-                    collation: filter.collation().cloned(),
+                    ..ctx
                 },
             )?;
-            let doc = prepare_insert(doc)?;
-            w.insert(&doc)?;
+            let (doc, id) = insert_upserted(engine, set, &mut w, doc)?;
             out.n = 1;
-            out.upserted = doc
-                .get("_id")?
-                .map(|v| bson::Bson::try_from(v).unwrap_or(bson::Bson::Null));
+            out.upserted = id;
             out.value = fam.return_new.then_some(doc);
         }
         (None, _) => {}
+    }
+    if let Some(opts) = &set.timeseries {
+        rewrites.apply(&mut w, set, opts)?;
     }
     w.commit(false)?;
     out.earliest_due = w.earliest_due();

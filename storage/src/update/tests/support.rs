@@ -14,6 +14,7 @@ pub(super) fn ctx() -> UpdateContext {
         collation: None,
         is_insert: false,
         now: DateTime::from_millis(NOW_MS),
+        mutable_id: false,
     }
 }
 
