@@ -76,7 +76,11 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let batches: Arc<Vec<Vec<RawDocumentBuf>>> = Arc::new(
         (0..n)
             .step_by(1000)
-            .map(|from| (from..(from + 1000).min(n)).map(|i| measurement(start, i)).collect())
+            .map(|from| {
+                (from..(from + 1000).min(n))
+                    .map(|i| measurement(start, i))
+                    .collect()
+            })
             .collect(),
     );
     let batch = {

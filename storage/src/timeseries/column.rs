@@ -99,7 +99,9 @@ impl Column {
         }
         for (pos, v) in values {
             if !col.append(*pos, v.as_raw_bson_ref())? {
-                return Err(Error::corrupt("time-series column: planned kind refused a value"));
+                return Err(Error::corrupt(
+                    "time-series column: planned kind refused a value",
+                ));
             }
         }
         Ok(col)
@@ -459,7 +461,11 @@ mod tests {
         for (pos, v) in &values {
             appended.push(*pos, v.as_raw_bson_ref()).unwrap();
         }
-        assert_eq!(appended.to_bytes(count), bytes, "appending gives the whole encoding");
+        assert_eq!(
+            appended.to_bytes(count),
+            bytes,
+            "appending gives the whole encoding"
+        );
         let reopened = Column::from_bytes(&bytes, count).unwrap();
         assert_eq!(reopened.to_bytes(count), bytes);
         bytes.len()
