@@ -94,23 +94,43 @@ pub fn insert_measurements(
     docs: Vec<RawDocumentBuf>,
     ordered: bool,
 ) -> Result<Inserted> {
-    let mut out = Inserted::default();
+    let mut done = insert_statements(engine, w, set, opts, vec![(docs, ordered)])?;
+    Ok(done.pop().unwrap_or_default())
+}
+
+/// Inserts the measurements of several statements, in order, each
+/// (documents, ordered) stopping at its own first failure when ordered.
+/// The statements share one pass: a bucket they all add to is written
+/// once, so statements that arrive together cost one rewrite of each open
+/// bucket rather than one each.
+pub fn insert_statements(
+    engine: &dyn Engine,
+    w: &mut Writer<'_>,
+    set: &IndexSet,
+    opts: &TimeseriesOptions,
+    statements: Vec<(Vec<RawDocumentBuf>, bool)>,
+) -> Result<Vec<Inserted>> {
     let mut touched = Catalog::default();
-    for (index, doc) in docs.into_iter().enumerate() {
-        match route(engine, set, opts, doc, &mut touched) {
-            Ok(extended) => {
-                out.n += 1;
-                out.extended_range |= extended;
-            }
-            Err(e) => {
-                out.errors.push((index, e));
-                if ordered {
-                    break;
+    let mut outs = Vec::with_capacity(statements.len());
+    for (docs, ordered) in statements {
+        let mut out = Inserted::default();
+        for (index, doc) in docs.into_iter().enumerate() {
+            match route(engine, set, opts, doc, &mut touched) {
+                Ok(extended) => {
+                    out.n += 1;
+                    out.extended_range |= extended;
+                }
+                Err(e) => {
+                    out.errors.push((index, e));
+                    if ordered {
+                        break;
+                    }
                 }
             }
         }
+        outs.push(out);
     }
-    if out.extended_range && set.enter_extended_range() {
+    if outs.iter().any(|o| o.extended_range) && set.enter_extended_range() {
         tracing::warn!(ns = %set.ns(), "time-series collection received a measurement before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
     }
     for t in touched.buckets {
@@ -124,7 +144,7 @@ pub fn insert_measurements(
             set.open_buckets.put(id_key, new.into_bytes(), t.bucket);
         }
     }
-    Ok(out)
+    Ok(outs)
 }
 
 /// The key encoding of a meta value as the `{meta, …}` index holds it

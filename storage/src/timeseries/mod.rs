@@ -25,5 +25,8 @@ pub mod prune;
 
 pub use bucket::{Bucket, unpack};
 pub use count::count_measurements;
-pub use insert::{EXTENDED_RANGE_END_MILLIS, Inserted, holds_extended_range, insert_measurements};
+pub use insert::{
+    EXTENDED_RANGE_END_MILLIS, Inserted, holds_extended_range, insert_measurements,
+    insert_statements,
+};
 pub use options::{TimeseriesOptions, internal_indexes};

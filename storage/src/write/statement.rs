@@ -65,22 +65,18 @@ pub fn insert_with(
     ordered: bool,
     bypass_validation: bool,
 ) -> Result<InsertOutcome> {
+    if set.timeseries.is_some() {
+        let statement = InsertStatement {
+            docs,
+            ordered,
+            bypass_validation,
+        };
+        let mut done = insert_group(engine, set, vec![statement]);
+        return done.pop().unwrap_or_else(|| Ok(InsertOutcome::default()));
+    }
     let mut w = Writer::new(engine, set)?;
     w.bypass_validation(bypass_validation);
     let mut out = InsertOutcome::default();
-    if let Some(opts) = &set.timeseries {
-        let done =
-            crate::timeseries::insert_measurements(engine, &mut w, set, opts, docs, ordered)?;
-        out.n = done.n;
-        out.errors = done
-            .errors
-            .into_iter()
-            .map(|(index, error)| WriteError { index, error })
-            .collect();
-        w.commit(false)?;
-        out.earliest_due = w.earliest_due();
-        return Ok(out);
-    }
     for (index, doc) in docs.into_iter().enumerate() {
         let result = prepare_insert(doc).and_then(|doc| {
             w.insert(&doc)?;
@@ -102,6 +98,63 @@ pub fn insert_with(
     w.commit(false)?;
     out.earliest_due = w.earliest_due();
     Ok(out)
+}
+
+/// One `insert` command's statement, as [`insert_group`] takes it.
+#[derive(Debug)]
+pub struct InsertStatement {
+    pub docs: Vec<RawDocumentBuf>,
+    pub ordered: bool,
+    pub bypass_validation: bool,
+}
+
+/// Insert statements queued together on the writer, run in order. On a
+/// time-series collection they share one pass and one commit
+/// (`timeseries::insert_statements`): each open bucket they add to is
+/// rewritten once for the group instead of once per statement, which is
+/// what an insert statement mostly costs there. A failed commit then fails
+/// every statement of the group. Elsewhere each runs as [`insert_with`].
+pub fn insert_group(
+    engine: &dyn Engine,
+    set: &Arc<IndexSet>,
+    statements: Vec<InsertStatement>,
+) -> Vec<Result<InsertOutcome>> {
+    let Some(opts) = &set.timeseries else {
+        return statements
+            .into_iter()
+            .map(|s| insert_with(engine, set, s.docs, s.ordered, s.bypass_validation))
+            .collect();
+    };
+    let n = statements.len();
+    let run = || -> Result<Vec<InsertOutcome>> {
+        let mut w = Writer::new(engine, set)?;
+        // Time-series collections refuse validators; bypass only what every
+        // statement asked to bypass all the same.
+        w.bypass_validation(statements.iter().all(|s| s.bypass_validation));
+        let batches = statements
+            .into_iter()
+            .map(|s| (s.docs, s.ordered))
+            .collect();
+        let done = crate::timeseries::insert_statements(engine, &mut w, set, opts, batches)?;
+        w.commit(false)?;
+        let earliest_due = w.earliest_due();
+        Ok(done
+            .into_iter()
+            .map(|d| InsertOutcome {
+                n: d.n,
+                errors: d
+                    .errors
+                    .into_iter()
+                    .map(|(index, error)| WriteError { index, error })
+                    .collect(),
+                earliest_due,
+            })
+            .collect())
+    };
+    match run() {
+        Ok(outs) => outs.into_iter().map(Ok).collect(),
+        Err(e) => vec![Err(e); n],
+    }
 }
 
 /// Refuses a write ebb does not do on a time-series collection's
