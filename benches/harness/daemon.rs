@@ -75,14 +75,7 @@ impl Target {
 
     /// ebbd's CPU time so far (user + system), if it is our child.
     pub fn cpu(&self) -> Option<Duration> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()?)).ok()?;
-        // Fields after the parenthesised command name; utime and stime are
-        // the 12th and 13th of them, in clock ticks (100 per second here).
-        let after = stat.rsplit_once(')')?.1;
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let ticks: u64 =
-            fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-        Some(Duration::from_millis(ticks * 10))
+        process_cpu(&self.pid()?.to_string())
     }
 
     /// ebbd's resident memory now, in bytes.
@@ -119,6 +112,23 @@ impl Target {
     pub fn peak_rss(&self) -> Option<u64> {
         self.status_kib("VmHWM:").map(|k| k * 1024)
     }
+}
+
+/// This harness's own CPU time so far (user + system): the client's share
+/// of the machine.
+pub fn own_cpu() -> Option<Duration> {
+    process_cpu("self")
+}
+
+/// A process's CPU time so far (user + system) from /proc/`pid`/stat.
+fn process_cpu(pid: &str) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name; utime and stime are
+    // the 12th and 13th of them, in clock ticks (100 per second here).
+    let after = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
 }
 
 impl Drop for Target {

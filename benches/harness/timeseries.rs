@@ -1,6 +1,8 @@
 //! The `timeseries` scenario (issue 10): 100 sensors, one measurement per
 //! sensor per second of simulated time, loaded by `--clients` clients in
-//! batches of 1,000 (ten seconds of every sensor).
+//! batches of 1,000 (ten seconds of every sensor). The batches are built
+//! as raw BSON before the clock starts, so the clients' share of the two
+//! cores is the driver sending them, not the harness making them.
 //!
 //! Reports the ingest rate, the bytes on disk per measurement after a
 //! compaction against the same documents in an ordinary collection, and
@@ -8,26 +10,28 @@
 //! collection's `expireAfterSeconds`) until the monitor has deleted them
 //! all (`metrics.ttl.deletedDocuments` counts buckets).
 
+use std::ops::Range;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use mongodb::bson::{DateTime, Document, doc, oid::ObjectId};
+use mongodb::bson::{DateTime, Document, RawDocumentBuf, doc, oid::ObjectId, rawdoc};
 use mongodb::{Client, Database};
 
 use crate::args::Args;
-use crate::daemon::Target;
+use crate::daemon::{Target, own_cpu};
 use crate::report::{Outcome, Series};
-use crate::workload::{deleted, load, now_ms};
+use crate::workload::{deleted, load_batches, now_ms};
 
 const SENSORS: usize = 100;
 
 /// Measurement `i`: sensor `i % 100` at second `i / 100` after `start`,
 /// reading its sensor's base temperature plus noise (0.00 to 4.99, from a
 /// hash of `i`), as a sensor reports a two-decimal value.
-fn measurement(start: i64, i: usize) -> Document {
+fn measurement(start: i64, i: usize) -> RawDocumentBuf {
     let sensor = i % SENSORS;
     let noise = (splitmix(i as u64) % 500) as i64;
-    doc! {
+    rawdoc! {
         "_id": ObjectId::new(),
         "t": DateTime::from_millis(start + (i / SENSORS) as i64 * 1000),
         "sensor": format!("sensor-{sensor:03}"),
@@ -68,18 +72,35 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let seconds = n.div_ceil(SENSORS) as i64;
     let start = (now_ms() / 1000 - seconds - 7200) * 1000;
     let last = start + (seconds - 1) * 1000;
-    let ts = db.collection::<Document>("metrics");
-    let cpu_before = target.cpu();
-    let (took, points) = load(&ts, n, args.clients, move |i| measurement(start, i)).await?;
-    let cpu = match (cpu_before, target.cpu()) {
+    let ts = db.collection::<RawDocumentBuf>("metrics");
+    let batches: Arc<Vec<Vec<RawDocumentBuf>>> = Arc::new(
+        (0..n)
+            .step_by(1000)
+            .map(|from| {
+                (from..(from + 1000).min(n))
+                    .map(|i| measurement(start, i))
+                    .collect()
+            })
+            .collect(),
+    );
+    let batch = {
+        let batches = batches.clone();
+        move |range: Range<usize>| batches[range.start / 1000].clone()
+    };
+    let (cpu_before, client_before) = (target.cpu(), own_cpu());
+    let (took, points) = load_batches(&ts, n, args.clients, batch.clone()).await?;
+    let spent = |a: Option<Duration>, b: Option<Duration>| match (a, b) {
         (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
         _ => None,
     };
+    let cpu = spent(cpu_before, target.cpu());
+    let client_cpu = spent(client_before, own_cpu());
     let ingest = n as f64 / took.as_secs_f64();
 
     eprintln!("  loading the same documents into an ordinary collection");
-    let plain = db.collection::<Document>("plain");
-    load(&plain, n, args.clients, move |i| measurement(start, i)).await?;
+    let plain = db.collection::<RawDocumentBuf>("plain");
+    load_batches(&plain, n, args.clients, batch).await?;
+    drop(batches);
     let ts_bytes = disk_bytes(&db, "metrics").await?;
     let plain_bytes = disk_bytes(&db, "plain").await?;
     plain.drop().await?;
@@ -119,6 +140,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     out.add("clients", args.clients, "");
     out.add("ingest_measurements_per_s", ingest.round(), "/s");
     out.add("ebbd_cpu_during_ingest_s", cpu, "s");
+    out.add("client_cpu_during_ingest_s", client_cpu, "s");
     out.add("buckets", buckets, "");
     out.add(
         "timeseries_bytes_per_measurement",

@@ -26,7 +26,19 @@ pub async fn load(
     clients: usize,
     make: impl Fn(usize) -> Document + Send + Sync + 'static,
 ) -> Result<(Duration, Vec<(f64, f64)>)> {
-    let make = Arc::new(make);
+    load_batches(coll, n, clients, move |range| range.map(&make).collect()).await
+}
+
+/// [`load`] with each batch (the documents of a range of indexes) made by
+/// `batch`: a scenario whose client must not be the bottleneck hands over
+/// batches built before the clock starts.
+pub async fn load_batches<T: serde::Serialize + Send + Sync + 'static>(
+    coll: &Collection<T>,
+    n: usize,
+    clients: usize,
+    batch: impl Fn(std::ops::Range<usize>) -> Vec<T> + Send + Sync + 'static,
+) -> Result<(Duration, Vec<(f64, f64)>)> {
+    let make = Arc::new(batch);
     let next = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -56,8 +68,7 @@ pub async fn load(
                 if start >= n {
                     return anyhow::Ok(());
                 }
-                let batch: Vec<Document> =
-                    (start..(start + 1000).min(n)).map(|i| make(i)).collect();
+                let batch = make(start..(start + 1000).min(n));
                 let len = batch.len();
                 coll.insert_many(batch).await?;
                 done.fetch_add(len, Ordering::SeqCst);

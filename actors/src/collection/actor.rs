@@ -25,7 +25,7 @@ use actix::prelude::*;
 use ebb_storage::engine::Engine;
 use ebb_storage::ttl::{self, ExpireOutcome, Plan};
 use ebb_storage::write::statement::{
-    self as ops, DeleteOutcome, FindAndModifyOutcome, InsertOutcome, UpdateOutcome,
+    self as ops, DeleteOutcome, FindAndModifyOutcome, InsertOutcome, InsertStatement, UpdateOutcome,
 };
 use ebb_storage::{Error, ErrorKind, IndexSet, Result};
 use tokio::sync::oneshot;
@@ -47,8 +47,17 @@ type Ack = Box<dyn FnOnce(Option<&Error>) + Send>;
 
 /// A queued write with its durability request (`j: true`).
 struct Write {
-    run: WriteJob,
+    job: Job,
     sync: bool,
+}
+
+/// What a queued write runs.
+enum Job {
+    Run(WriteJob),
+    /// An insert into a time-series collection: consecutive ones in a
+    /// group run as one `insert_group`, so they rewrite each open bucket
+    /// once between them.
+    Measurements(InsertStatement, oneshot::Sender<Result<InsertOutcome>>),
 }
 
 /// Work that runs alone on the writer.
@@ -143,10 +152,18 @@ impl CollectionActor {
         let sync =
             group.iter().any(|w| w.sync) || self.shared.durability == Durability::SyncEachWrite;
         let work = tokio::task::spawn_blocking(move || {
-            let acks: Vec<Ack> = group
-                .into_iter()
-                .map(|w| (w.run)(engine.as_ref(), &set))
-                .collect();
+            let mut acks: Vec<Ack> = Vec::with_capacity(group.len());
+            let mut measurements = Vec::new();
+            for w in group {
+                match w.job {
+                    Job::Measurements(statement, tx) => measurements.push((statement, tx)),
+                    Job::Run(run) => {
+                        insert_measurements(engine.as_ref(), &set, &mut measurements, &mut acks);
+                        acks.push(run(engine.as_ref(), &set));
+                    }
+                }
+            }
+            insert_measurements(engine.as_ref(), &set, &mut measurements, &mut acks);
             let synced = if sync { engine.sync_wal().err() } else { None };
             if let Some(e) = &synced {
                 tracing::error!(error = %e, "WAL sync failed");
@@ -308,20 +325,63 @@ impl CollectionActor {
             return rx;
         }
         let run: WriteJob = Box::new(move |engine, set| {
-            let result = f(engine, set);
-            Box::new(move |sync_failed: Option<&Error>| {
-                let result = match sync_failed {
-                    Some(e) if result.is_ok() => Err(e.clone()),
-                    _ => result,
-                };
-                let _ = tx.send(result);
-            })
+            ack(tx, f(engine, set))
         });
-        self.schedule
-            .push_write(Write { run, sync }, Instant::now());
-        self.pump(ctx);
+        self.queue(ctx, Job::Run(run), sync);
         rx
     }
+
+    /// Queues an insert into a time-series collection (see [`Job`]).
+    fn write_measurements(
+        &mut self,
+        ctx: &mut Context<Self>,
+        sync: bool,
+        statement: InsertStatement,
+    ) -> oneshot::Receiver<Result<InsertOutcome>> {
+        let (tx, rx) = oneshot::channel();
+        if !self.retired {
+            self.queue(ctx, Job::Measurements(statement, tx), sync);
+        }
+        rx
+    }
+
+    fn queue(&mut self, ctx: &mut Context<Self>, job: Job, sync: bool) {
+        self.schedule
+            .push_write(Write { job, sync }, Instant::now());
+        self.pump(ctx);
+    }
+}
+
+/// Runs the time-series inserts gathered so far as one group, adding
+/// their acknowledgements in order.
+fn insert_measurements(
+    engine: &dyn Engine,
+    set: &Arc<IndexSet>,
+    gathered: &mut Vec<(InsertStatement, oneshot::Sender<Result<InsertOutcome>>)>,
+    acks: &mut Vec<Ack>,
+) {
+    if gathered.is_empty() {
+        return;
+    }
+    let (statements, replies): (Vec<_>, Vec<_>) = gathered.drain(..).unzip();
+    for (result, tx) in ops::insert_group(engine, set, statements)
+        .into_iter()
+        .zip(replies)
+    {
+        acks.push(ack(tx, result));
+    }
+}
+
+/// The acknowledgement sending `result`, or the group's WAL sync error
+/// instead of a success.
+fn ack<T: Send + 'static>(tx: oneshot::Sender<Result<T>>, result: Result<T>) -> Ack {
+    Box::new(move |sync_failed: Option<&Error>| {
+        let result = match sync_failed {
+            Some(e) if result.is_ok() => Err(e.clone()),
+            _ => result,
+        };
+        let _ = tx.send(result);
+    })
 }
 
 fn flatten<T>(r: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {
@@ -378,9 +438,19 @@ impl Handler<InsertDocs> for CollectionActor {
     type Result = ResponseActFuture<Self, Result<InsertOutcome>>;
 
     fn handle(&mut self, msg: InsertDocs, ctx: &mut Context<Self>) -> Self::Result {
-        let rx = self.write(ctx, msg.sync, move |engine, set| {
-            ops::insert_with(engine, set, msg.docs, msg.ordered, msg.bypass_validation)
-        });
+        let rx = match self.set.timeseries {
+            Some(_) => {
+                let statement = InsertStatement {
+                    docs: msg.docs,
+                    ordered: msg.ordered,
+                    bypass_validation: msg.bypass_validation,
+                };
+                self.write_measurements(ctx, msg.sync, statement)
+            }
+            None => self.write(ctx, msg.sync, move |engine, set| {
+                ops::insert_with(engine, set, msg.docs, msg.ordered, msg.bypass_validation)
+            }),
+        };
         self.answer(rx, |act, out| {
             act.note_due(out.earliest_due);
             act.shared.writes.inserted.fetch_add(out.n, Relaxed);

@@ -33,9 +33,11 @@
 use std::cmp::Ordering;
 
 use bson::raw::{CStr, cstr};
-use bson::{Bson, DateTime, RawBson, RawBsonRef, RawDocument, RawDocumentBuf, oid::ObjectId};
+use bson::{
+    Bson, DateTime, RawBinaryRef, RawBson, RawBsonRef, RawDocument, RawDocumentBuf, oid::ObjectId,
+};
 
-use super::column;
+use super::column::{self, Column};
 use super::options::TimeseriesOptions;
 use crate::encoding::cmp::compare_values;
 use crate::error::{Error, Result};
@@ -49,9 +51,10 @@ pub const MAX_MEASUREMENTS: u32 = 1000;
 /// MongoDB's cap on a bucket's (uncompressed) size.
 pub const MAX_BUCKET_BYTES: usize = 125 * 1024;
 
-/// A bucket opened for appending. Columns stay raw BSON, so appending a
-/// measurement copies its values' bytes and writing the bucket copies the
-/// columns: no bucket is decoded into values or re-encoded value by value.
+/// A bucket opened for appending. Columns stay encoded (`column::Column`
+/// keeps what the next delta needs), so appending a measurement encodes
+/// its values and writing the bucket copies the columns' bytes: an open
+/// bucket is never re-encoded value by value.
 #[derive(Debug, Clone)]
 pub struct Bucket {
     pub id: ObjectId,
@@ -61,8 +64,8 @@ pub struct Bucket {
     pub count: u32,
     min: Vec<(String, RawBson)>,
     max: Vec<(String, RawBson)>,
-    /// Columns in the order fields first appeared: (position, value).
-    data: Vec<(String, Vec<(usize, RawBson)>)>,
+    /// Columns in the order fields first appeared.
+    data: Vec<(String, Column)>,
     /// Bytes the columns would take uncompressed (MongoDB's size limit).
     raw_bytes: usize,
 }
@@ -126,11 +129,14 @@ impl Bucket {
                 widen(&mut self.min, name, v, Ordering::Less);
             }
             widen(&mut self.max, name, v, Ordering::Greater);
-            let value = RawBson::from(v);
-            self.raw_bytes += value_bytes(&value) + 5;
+            self.raw_bytes += value_bytes(v) + 5;
             match self.data.iter_mut().find(|(f, _)| f == name) {
-                Some((_, col)) => col.push((pos, value)),
-                None => self.data.push((name.to_owned(), vec![(pos, value)])),
+                Some((_, col)) => col.push(pos, v)?,
+                None => {
+                    let mut col = Column::default();
+                    col.push(pos, v)?;
+                    self.data.push((name.to_owned(), col));
+                }
             }
         }
         self.count += 1;
@@ -154,13 +160,13 @@ impl Bucket {
         }
         let mut data = RawDocumentBuf::new();
         for (f, col) in &self.data {
-            let bytes = column::encode(col, self.count as usize)?;
+            let bytes = col.to_bytes(self.count as usize);
             data.append(
                 <&CStr>::try_from(f.as_str())?,
-                RawBson::Binary(bson::Binary {
+                RawBinaryRef {
                     subtype: COLUMN_SUBTYPE,
-                    bytes,
-                }),
+                    bytes: &bytes,
+                },
             );
         }
         d.append(cstr!("data"), &data);
@@ -184,9 +190,12 @@ impl Bucket {
         let mut raw_bytes = 0;
         for el in raw.get_document("data").map_err(|_| corrupt("data"))? {
             let (k, v) = el?;
-            let col = column_values(v, count as usize)?;
-            raw_bytes += col.iter().map(|(_, v)| value_bytes(v) + 5).sum::<usize>();
-            data.push((k.as_str().to_owned(), col));
+            let values = column_values(v, count as usize)?;
+            raw_bytes += values
+                .iter()
+                .map(|(_, v)| value_bytes(v.as_raw_bson_ref()) + 5)
+                .sum::<usize>();
+            data.push((k.as_str().to_owned(), Column::from_values(&values)?));
         }
         Ok(Bucket {
             id,
@@ -202,8 +211,8 @@ impl Bucket {
 }
 
 /// The encoded size of a value (its BSON element without the key).
-fn value_bytes(v: &RawBson) -> usize {
-    match v.as_raw_bson_ref() {
+fn value_bytes(v: RawBsonRef<'_>) -> usize {
+    match v {
         RawBsonRef::String(s) => s.len() + 5,
         RawBsonRef::Document(d) => d.as_bytes().len(),
         RawBsonRef::Array(a) => a.as_bytes().len(),

@@ -1,8 +1,10 @@
-//! Compressed columns: how a full bucket stores each field's values.
+//! Compressed columns: how a bucket stores each field's values.
 //!
 //! Every bucket is written with its columns compressed: an open bucket is
 //! rewritten by each insert statement that adds to it, so what a write
-//! costs is the encoded size. Measurements of one sensor change little
+//! costs is the encoded size. An open bucket keeps each column as a
+//! [`Column`], the encoding so far plus what the next delta needs, so a
+//! statement encodes only the values it adds. Measurements of one sensor change little
 //! from one to the next, so each column is delta-encoded by type and
 //! RocksDB's block compression squeezes the near-constant deltas:
 //!
@@ -38,32 +40,246 @@ const INT32: u8 = 4;
 const INT64: u8 = 5;
 const SPARSE: u8 = 0x80;
 
+/// A column being appended to: its encoding so far and the state the
+/// next value's delta needs. An open bucket is written by every insert
+/// statement that adds to it, so adding a value must cost that value's
+/// bytes, not the column's: the encodings are append-only, and a value
+/// that does not fit the column's kind (another type, or a double needing
+/// a finer scale) re-encodes the column once as a whole.
+///
+/// [`Column::to_bytes`] gives exactly what encoding the same values in
+/// one go gives.
+#[derive(Debug, Clone, Default)]
+pub struct Column {
+    /// The values' positions, ascending.
+    positions: Vec<u32>,
+    /// Whether every position so far is the value's index (no gaps).
+    dense: bool,
+    state: State,
+    /// The typed payload so far (unused by a raw column).
+    payload: Vec<u8>,
+}
+
+/// The kind of a column and what its next delta is taken against.
+#[derive(Debug, Clone, Default)]
+enum State {
+    #[default]
+    Empty,
+    Date {
+        prev: i64,
+        delta: i64,
+    },
+    Oid {
+        prev: i128,
+    },
+    Double {
+        k: u8,
+        scale: f64,
+        prev: i64,
+    },
+    Int {
+        int32: bool,
+        prev: i64,
+    },
+    Raw(RawDocumentBuf),
+}
+
+impl Column {
+    /// A column of (position, value) pairs in position order, encoded as
+    /// a whole: the kind is chosen from every value.
+    pub fn from_values(values: &[(usize, RawBson)]) -> Result<Column> {
+        let refs: Vec<RawBsonRef<'_>> = values.iter().map(|(_, v)| v.as_raw_bson_ref()).collect();
+        let mut col = Column {
+            dense: true,
+            state: plan(&refs),
+            ..Column::default()
+        };
+        if let State::Double { k, .. } = col.state {
+            col.payload.push(k);
+        }
+        for (pos, v) in values {
+            if !col.append(*pos, v.as_raw_bson_ref())? {
+                return Err(Error::corrupt(
+                    "time-series column: planned kind refused a value",
+                ));
+            }
+        }
+        Ok(col)
+    }
+
+    /// A stored column of a bucket holding `count` measurements, ready to
+    /// be appended to.
+    pub fn from_bytes(bytes: &[u8], count: usize) -> Result<Column> {
+        Column::from_values(&decode(bytes, count)?)
+    }
+
+    /// Appends the value of the measurement at `pos` (after every position
+    /// already in the column).
+    pub fn push(&mut self, pos: usize, v: RawBsonRef<'_>) -> Result<()> {
+        if self.positions.is_empty() {
+            *self = Column::from_values(&[(pos, RawBson::from(v))])?;
+            return Ok(());
+        }
+        if self.append(pos, v)? {
+            return Ok(());
+        }
+        let mut all = self.values()?;
+        all.push((pos, RawBson::from(v)));
+        *self = Column::from_values(&all)?;
+        Ok(())
+    }
+
+    /// How many values the column holds.
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Whether the column holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// The encoded column of a bucket holding `count` measurements (the
+    /// layout in the module comment).
+    pub fn to_bytes(&self, count: usize) -> Vec<u8> {
+        let n = self.positions.len();
+        let sparse = !self.dense || n != count;
+        let kind = match self.state {
+            State::Empty | State::Raw(_) => RAW,
+            State::Date { .. } => DATE,
+            State::Oid { .. } => OID,
+            State::Double { .. } => DOUBLE,
+            State::Int { int32: true, .. } => INT32,
+            State::Int { int32: false, .. } => INT64,
+        };
+        let typed = kind != RAW;
+        let mut out = Vec::with_capacity(16 + count.div_ceil(8) + self.payload.len());
+        out.push(if sparse && typed { kind | SPARSE } else { kind });
+        put_varint(&mut out, n as u128);
+        match &self.state {
+            State::Raw(doc) => out.extend_from_slice(doc.as_bytes()),
+            State::Empty => out.extend_from_slice(RawDocumentBuf::new().as_bytes()),
+            _ => {
+                if sparse {
+                    let mut bitmap = vec![0u8; count.div_ceil(8)];
+                    for &p in &self.positions {
+                        if let Some(byte) = bitmap.get_mut(p as usize / 8) {
+                            *byte |= 1 << (p % 8);
+                        }
+                    }
+                    out.extend_from_slice(&bitmap);
+                }
+                out.extend_from_slice(&self.payload);
+            }
+        }
+        out
+    }
+
+    /// The column's (position, value) pairs.
+    pub fn values(&self) -> Result<Vec<(usize, RawBson)>> {
+        let count = self.positions.last().map_or(0, |p| *p as usize + 1);
+        decode(&self.to_bytes(count), count)
+    }
+
+    /// Appends `v` at `pos` when it fits the column's kind; false (and
+    /// nothing changed) when it does not.
+    fn append(&mut self, pos: usize, v: RawBsonRef<'_>) -> Result<bool> {
+        let first = self.positions.is_empty();
+        let out = &mut self.payload;
+        match (&mut self.state, v) {
+            (State::Date { prev, delta }, RawBsonRef::DateTime(d)) => {
+                let m = d.timestamp_millis();
+                if first {
+                    put_varint(out, zigzag(i128::from(m)));
+                } else {
+                    let dd = m.wrapping_sub(*prev).wrapping_sub(*delta);
+                    *delta = m.wrapping_sub(*prev);
+                    put_varint(out, zigzag(i128::from(dd)));
+                }
+                *prev = m;
+            }
+            (State::Oid { prev }, RawBsonRef::ObjectId(o)) => {
+                let bytes = o.bytes();
+                let now = oid_int(&bytes);
+                if first {
+                    out.extend_from_slice(&bytes);
+                } else {
+                    put_varint(out, zigzag(now.wrapping_sub(*prev)));
+                }
+                *prev = now;
+            }
+            (State::Double { scale, prev, .. }, RawBsonRef::Double(f)) => {
+                let Some(n) = scaled(f, *scale) else {
+                    return Ok(false);
+                };
+                put_varint(out, zigzag(i128::from(n.wrapping_sub(*prev))));
+                *prev = n;
+            }
+            (State::Int { int32, prev }, v) => {
+                let n = match (v, *int32) {
+                    (RawBsonRef::Int32(n), true) => i64::from(n),
+                    (RawBsonRef::Int64(n), false) => n,
+                    _ => return Ok(false),
+                };
+                put_varint(out, zigzag(i128::from(n.wrapping_sub(*prev))));
+                *prev = n;
+            }
+            (State::Raw(doc), v) => {
+                let key = pos.to_string();
+                doc.append(<&bson::raw::CStr>::try_from(key.as_str())?, v);
+            }
+            _ => return Ok(false),
+        }
+        self.dense &= pos == self.positions.len();
+        self.positions
+            .push(u32::try_from(pos).map_err(|_| Error::corrupt("time-series column position"))?);
+        Ok(true)
+    }
+}
+
+/// The kind a column of these values is encoded as (a double column's
+/// scale the smallest that holds every value exactly); raw for anything
+/// else.
+fn plan(values: &[RawBsonRef<'_>]) -> State {
+    let Some(first) = values.first() else {
+        return State::Raw(RawDocumentBuf::new());
+    };
+    let same = |f: fn(&RawBsonRef<'_>) -> bool| values.iter().all(f);
+    match first {
+        RawBsonRef::DateTime(_) if same(|v| matches!(v, RawBsonRef::DateTime(_))) => {
+            State::Date { prev: 0, delta: 0 }
+        }
+        RawBsonRef::ObjectId(_) if same(|v| matches!(v, RawBsonRef::ObjectId(_))) => {
+            State::Oid { prev: 0 }
+        }
+        RawBsonRef::Double(_) if same(|v| matches!(v, RawBsonRef::Double(_))) => (0..=6u8)
+            .find(|k| {
+                let scale = 10f64.powi(i32::from(*k));
+                values
+                    .iter()
+                    .all(|v| matches!(v, RawBsonRef::Double(f) if scaled(*f, scale).is_some()))
+            })
+            .map_or(State::Raw(RawDocumentBuf::new()), |k| State::Double {
+                k,
+                scale: 10f64.powi(i32::from(k)),
+                prev: 0,
+            }),
+        RawBsonRef::Int32(_) if same(|v| matches!(v, RawBsonRef::Int32(_))) => State::Int {
+            int32: true,
+            prev: 0,
+        },
+        RawBsonRef::Int64(_) if same(|v| matches!(v, RawBsonRef::Int64(_))) => State::Int {
+            int32: false,
+            prev: 0,
+        },
+        _ => State::Raw(RawDocumentBuf::new()),
+    }
+}
+
 /// Encodes a column, (position, value) pairs in position order, of a
 /// bucket holding `count` measurements.
 pub fn encode(col: &[(usize, RawBson)], count: usize) -> Result<Vec<u8>> {
-    let values: Vec<RawBsonRef<'_>> = col.iter().map(|(_, v)| v.as_raw_bson_ref()).collect();
-    let (kind, payload) = match payload(&values) {
-        Some(typed) => typed,
-        None => (RAW, to_document(col)?.into_bytes()),
-    };
-    let sparse = values.len() != count || col.iter().enumerate().any(|(i, (p, _))| i != *p);
-    let mut out = vec![if sparse && kind != RAW {
-        kind | SPARSE
-    } else {
-        kind
-    }];
-    put_varint(&mut out, values.len() as u128);
-    if sparse && kind != RAW {
-        let mut bitmap = vec![0u8; count.div_ceil(8)];
-        for (p, _) in col {
-            if let Some(byte) = bitmap.get_mut(p / 8) {
-                *byte |= 1 << (p % 8);
-            }
-        }
-        out.extend_from_slice(&bitmap);
-    }
-    out.extend_from_slice(&payload);
-    Ok(out)
+    Ok(Column::from_values(col)?.to_bytes(count))
 }
 
 /// Decodes a column of a bucket holding `count` measurements into
@@ -150,86 +366,6 @@ pub fn decode(bytes: &[u8], count: usize) -> Result<Vec<(usize, RawBson)>> {
         return Err(corrupt());
     }
     Ok(positions.into_iter().zip(values).collect())
-}
-
-/// The typed payload of a column whose values all have one encodable
-/// type; None for anything else (stored raw).
-fn payload(values: &[RawBsonRef<'_>]) -> Option<(u8, Vec<u8>)> {
-    let first = values.first()?;
-    let mut out = Vec::new();
-    match first {
-        RawBsonRef::DateTime(_) => {
-            let (mut prev, mut delta) = (0i64, 0i64);
-            for (i, v) in values.iter().enumerate() {
-                let RawBsonRef::DateTime(d) = v else {
-                    return None;
-                };
-                let m = d.timestamp_millis();
-                if i == 0 {
-                    put_varint(&mut out, zigzag(i128::from(m)));
-                } else {
-                    let dd = m.wrapping_sub(prev).wrapping_sub(delta);
-                    delta = m.wrapping_sub(prev);
-                    put_varint(&mut out, zigzag(i128::from(dd)));
-                }
-                prev = m;
-            }
-            Some((DATE, out))
-        }
-        RawBsonRef::ObjectId(_) => {
-            let mut prev = 0i128;
-            for (i, v) in values.iter().enumerate() {
-                let RawBsonRef::ObjectId(o) = v else {
-                    return None;
-                };
-                let now = oid_int(&o.bytes());
-                if i == 0 {
-                    out.extend_from_slice(&o.bytes());
-                } else {
-                    put_varint(&mut out, zigzag(now.wrapping_sub(prev)));
-                }
-                prev = now;
-            }
-            Some((OID, out))
-        }
-        RawBsonRef::Double(_) => {
-            let doubles: Vec<f64> = values
-                .iter()
-                .map(|v| match v {
-                    RawBsonRef::Double(f) => Some(*f),
-                    _ => None,
-                })
-                .collect::<Option<_>>()?;
-            let k = (0..=6u8).find(|k| {
-                let scale = 10f64.powi(i32::from(*k));
-                doubles.iter().all(|f| scaled(*f, scale).is_some())
-            })?;
-            let scale = 10f64.powi(i32::from(k));
-            out.push(k);
-            let mut prev = 0i64;
-            for f in doubles {
-                let n = scaled(f, scale)?;
-                put_varint(&mut out, zigzag(i128::from(n.wrapping_sub(prev))));
-                prev = n;
-            }
-            Some((DOUBLE, out))
-        }
-        RawBsonRef::Int32(_) | RawBsonRef::Int64(_) => {
-            let int32 = matches!(first, RawBsonRef::Int32(_));
-            let mut prev = 0i64;
-            for v in values {
-                let n = match (v, int32) {
-                    (RawBsonRef::Int32(n), true) => i64::from(*n),
-                    (RawBsonRef::Int64(n), false) => *n,
-                    _ => return None,
-                };
-                put_varint(&mut out, zigzag(i128::from(n.wrapping_sub(prev))));
-                prev = n;
-            }
-            Some((if int32 { INT32 } else { INT64 }, out))
-        }
-        _ => None,
-    }
 }
 
 /// `f · scale` as an integer when dividing it back gives exactly `f`.
@@ -321,6 +457,17 @@ mod tests {
         let bytes = encode(&values, count).unwrap();
         let back = to_document(&decode(&bytes, count).unwrap()).unwrap();
         assert_eq!(back, col);
+        let mut appended = Column::default();
+        for (pos, v) in &values {
+            appended.push(*pos, v.as_raw_bson_ref()).unwrap();
+        }
+        assert_eq!(
+            appended.to_bytes(count),
+            bytes,
+            "appending gives the whole encoding"
+        );
+        let reopened = Column::from_bytes(&bytes, count).unwrap();
+        assert_eq!(reopened.to_bytes(count), bytes);
         bytes.len()
     }
 
@@ -348,6 +495,24 @@ mod tests {
         assert!(round_trip(oids, 1000) < 2100);
         assert!(round_trip(temps, 1000) < 2100);
         round_trip(ints, 1000);
+    }
+
+    #[test]
+    fn a_value_the_kind_cannot_take_re_encodes_the_column() {
+        // A finer scale, then another type, then more of the same.
+        round_trip(rawdoc! { "0": 1.0, "1": 2.5, "2": 2.25, "3": 0.125 }, 4);
+        round_trip(rawdoc! { "0": 1.5, "1": 3, "2": 2.0 }, 3);
+        round_trip(rawdoc! { "0": 1, "1": 2, "2": 3_i64, "3": 4 }, 4);
+        round_trip(rawdoc! { "1": 1.5, "2": f64::NAN, "4": 2.0 }, 6);
+        // A column's count grows past its values: the bitmap appears.
+        let mut c = Column::default();
+        c.push(0, RawBsonRef::Int32(7)).unwrap();
+        assert_eq!(c.to_bytes(1)[0], INT32);
+        assert_eq!(c.to_bytes(3)[0], INT32 | SPARSE);
+        assert_eq!(
+            decode(&c.to_bytes(3), 3).unwrap(),
+            vec![(0, RawBson::Int32(7))]
+        );
     }
 
     #[test]

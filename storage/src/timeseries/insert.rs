@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 
 use bson::{Bson, RawBsonRef, RawDocumentBuf};
 
-use super::bucket::{Bucket, measurement_time};
+use super::bucket::{Bucket, MAX_MEASUREMENTS, bucket_count, measurement_time};
 use super::options::{META_INDEX, TIME_INDEX, TimeseriesOptions};
 use crate::encoding::keycode;
 use crate::engine::{Cf, Direction, Engine, KeyRange};
@@ -94,23 +94,43 @@ pub fn insert_measurements(
     docs: Vec<RawDocumentBuf>,
     ordered: bool,
 ) -> Result<Inserted> {
-    let mut out = Inserted::default();
+    let mut done = insert_statements(engine, w, set, opts, vec![(docs, ordered)])?;
+    Ok(done.pop().unwrap_or_default())
+}
+
+/// Inserts the measurements of several statements, in order, each
+/// (documents, ordered) stopping at its own first failure when ordered.
+/// The statements share one pass: a bucket they all add to is written
+/// once, so statements that arrive together cost one rewrite of each open
+/// bucket rather than one each.
+pub fn insert_statements(
+    engine: &dyn Engine,
+    w: &mut Writer<'_>,
+    set: &IndexSet,
+    opts: &TimeseriesOptions,
+    statements: Vec<(Vec<RawDocumentBuf>, bool)>,
+) -> Result<Vec<Inserted>> {
     let mut touched = Catalog::default();
-    for (index, doc) in docs.into_iter().enumerate() {
-        match route(engine, set, opts, doc, &mut touched) {
-            Ok(extended) => {
-                out.n += 1;
-                out.extended_range |= extended;
-            }
-            Err(e) => {
-                out.errors.push((index, e));
-                if ordered {
-                    break;
+    let mut outs = Vec::with_capacity(statements.len());
+    for (docs, ordered) in statements {
+        let mut out = Inserted::default();
+        for (index, doc) in docs.into_iter().enumerate() {
+            match route(engine, set, opts, doc, &mut touched) {
+                Ok(extended) => {
+                    out.n += 1;
+                    out.extended_range |= extended;
+                }
+                Err(e) => {
+                    out.errors.push((index, e));
+                    if ordered {
+                        break;
+                    }
                 }
             }
         }
+        outs.push(out);
     }
-    if out.extended_range && set.enter_extended_range() {
+    if outs.iter().any(|o| o.extended_range) && set.enter_extended_range() {
         tracing::warn!(ns = %set.ns(), "time-series collection received a measurement before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
     }
     for t in touched.buckets {
@@ -124,7 +144,7 @@ pub fn insert_measurements(
             set.open_buckets.put(id_key, new.into_bytes(), t.bucket);
         }
     }
-    Ok(out)
+    Ok(outs)
 }
 
 /// The key encoding of a meta value as the `{meta, …}` index holds it
@@ -262,6 +282,12 @@ fn find_stored(
             && let Some(bytes) = engine.get(set.records(), &id_key)?
         {
             let stored = RawDocumentBuf::from_bytes(bytes)?;
+            // A bucket full by count is passed over undecoded: every
+            // rollover meets the span's full buckets first.
+            if bucket_count(&stored)? >= u64::from(MAX_MEASUREMENTS) {
+                cursor.advance();
+                continue;
+            }
             let bucket = match set.open_buckets.take(&id_key, stored.as_bytes()) {
                 Some(open) => open,
                 None => Bucket::from_raw(&stored, opts)?,

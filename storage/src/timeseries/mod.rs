@@ -5,8 +5,9 @@
 //!   options, validated, stored, read back; the internal indexes they imply.
 //! - `bucket`: a bucket's document (control block, meta, columns), built,
 //!   appended to and unpacked into measurements.
-//! - `column`: the compressed encoding of a full bucket's columns.
-//! - `open`: open buckets kept decoded between insert statements.
+//! - `column`: the compressed encoding of a bucket's columns, appended to
+//!   value by value.
+//! - `open`: open buckets kept in memory between insert statements.
 //! - `insert`: which bucket each measurement goes to, written through the
 //!   collection's writer.
 //! - `index`: the bucket-level index of an index the user creates.
@@ -28,5 +29,8 @@ pub mod rewrite;
 
 pub use bucket::{Bucket, unpack};
 pub use count::count_measurements;
-pub use insert::{EXTENDED_RANGE_END_MILLIS, Inserted, holds_extended_range, insert_measurements};
+pub use insert::{
+    EXTENDED_RANGE_END_MILLIS, Inserted, holds_extended_range, insert_measurements,
+    insert_statements,
+};
 pub use options::{TimeseriesOptions, internal_indexes};

@@ -1,5 +1,6 @@
-//! The open buckets of a time-series collection, kept decoded between
-//! insert statements so that adding to a bucket does not decode it again.
+//! The open buckets of a time-series collection, kept in memory between
+//! insert statements (each column with its encoder state) so that adding
+//! to a bucket neither decodes nor re-encodes what it holds.
 //!
 //! An entry holds the bytes the bucket was last written as; it is used
 //! only when the stored record still has exactly those bytes, so a bucket

@@ -66,22 +66,18 @@ pub fn insert_with(
     ordered: bool,
     bypass_validation: bool,
 ) -> Result<InsertOutcome> {
+    if set.timeseries.is_some() {
+        let statement = InsertStatement {
+            docs,
+            ordered,
+            bypass_validation,
+        };
+        let mut done = insert_group(engine, set, vec![statement]);
+        return done.pop().unwrap_or_else(|| Ok(InsertOutcome::default()));
+    }
     let mut w = Writer::new(engine, set)?;
     w.bypass_validation(bypass_validation);
     let mut out = InsertOutcome::default();
-    if let Some(opts) = &set.timeseries {
-        let done =
-            crate::timeseries::insert_measurements(engine, &mut w, set, opts, docs, ordered)?;
-        out.n = done.n;
-        out.errors = done
-            .errors
-            .into_iter()
-            .map(|(index, error)| WriteError { index, error })
-            .collect();
-        w.commit(false)?;
-        out.earliest_due = w.earliest_due();
-        return Ok(out);
-    }
     for (index, doc) in docs.into_iter().enumerate() {
         let result = prepare_insert(doc).and_then(|doc| {
             w.insert(&doc)?;
@@ -103,6 +99,63 @@ pub fn insert_with(
     w.commit(false)?;
     out.earliest_due = w.earliest_due();
     Ok(out)
+}
+
+/// One `insert` command's statement, as [`insert_group`] takes it.
+#[derive(Debug)]
+pub struct InsertStatement {
+    pub docs: Vec<RawDocumentBuf>,
+    pub ordered: bool,
+    pub bypass_validation: bool,
+}
+
+/// Insert statements queued together on the writer, run in order. On a
+/// time-series collection they share one pass and one commit
+/// (`timeseries::insert_statements`): each open bucket they add to is
+/// rewritten once for the group instead of once per statement, which is
+/// what an insert statement mostly costs there. A failed commit then fails
+/// every statement of the group. Elsewhere each runs as [`insert_with`].
+pub fn insert_group(
+    engine: &dyn Engine,
+    set: &Arc<IndexSet>,
+    statements: Vec<InsertStatement>,
+) -> Vec<Result<InsertOutcome>> {
+    let Some(opts) = &set.timeseries else {
+        return statements
+            .into_iter()
+            .map(|s| insert_with(engine, set, s.docs, s.ordered, s.bypass_validation))
+            .collect();
+    };
+    let n = statements.len();
+    let run = || -> Result<Vec<InsertOutcome>> {
+        let mut w = Writer::new(engine, set)?;
+        // Time-series collections refuse validators; bypass only what every
+        // statement asked to bypass all the same.
+        w.bypass_validation(statements.iter().all(|s| s.bypass_validation));
+        let batches = statements
+            .into_iter()
+            .map(|s| (s.docs, s.ordered))
+            .collect();
+        let done = crate::timeseries::insert_statements(engine, &mut w, set, opts, batches)?;
+        w.commit(false)?;
+        let earliest_due = w.earliest_due();
+        Ok(done
+            .into_iter()
+            .map(|d| InsertOutcome {
+                n: d.n,
+                errors: d
+                    .errors
+                    .into_iter()
+                    .map(|(index, error)| WriteError { index, error })
+                    .collect(),
+                earliest_due,
+            })
+            .collect())
+    };
+    match run() {
+        Ok(outs) => outs.into_iter().map(Ok).collect(),
+        Err(e) => vec![Err(e); n],
+    }
 }
 
 /// One statement of a `delete` command.
@@ -495,4 +548,150 @@ pub fn get_by_id(
         .get(set.records(), &set.record_key(id))?
         .map(|b| RawDocumentBuf::from_bytes(b).map_err(Error::from))
         .transpose()
+}
+
+#[cfg(test)]
+mod timeseries_group_tests {
+    use std::sync::Arc;
+
+    use bson::{DateTime, RawBsonRef, doc, rawdoc};
+
+    use super::{InsertStatement, insert_group};
+    use crate::catalog::CollectionMeta;
+    use crate::engine::rocks::{RocksEngine, RocksOptions};
+    use crate::engine::{Cf, Direction, Engine, KeyRange};
+    use crate::index::IndexSet;
+    use crate::timeseries::bucket::{bucket_count, unpack};
+    use crate::timeseries::options::{TimeseriesOptions, internal_indexes};
+
+    /// A time-series collection `{timeField: "t", metaField: "m"}`:
+    /// buckets in family 10, its internal indexes from 11.
+    fn collection() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = RocksEngine::open(&RocksOptions {
+            path: dir.path().to_path_buf(),
+            block_cache_bytes: 1 << 20,
+            write_buffer_bytes: 4 << 20,
+        })
+        .unwrap();
+        let opts = TimeseriesOptions::parse(RawBsonRef::Document(
+            &rawdoc! { "timeField": "t", "metaField": "m" },
+        ))
+        .unwrap();
+        let options = doc! { "timeseries": opts.to_document() };
+        let mut indexes = vec![CollectionMeta::id_index(10)];
+        for (i, mut index) in internal_indexes(&options).into_iter().enumerate() {
+            index.id = 11 + i as u64;
+            indexes.push(index);
+        }
+        for index in &indexes {
+            engine.create_cf(Cf::Id(index.id)).unwrap();
+        }
+        let meta = CollectionMeta {
+            id: 10,
+            db: "t".into(),
+            name: "c".into(),
+            uuid: bson::Binary {
+                subtype: bson::spec::BinarySubtype::Uuid,
+                bytes: vec![0; 16],
+            },
+            options,
+            natural: None,
+            indexes,
+        };
+        (dir, engine, IndexSet::new(meta).unwrap())
+    }
+
+    fn statement(sensor: &str, seconds: std::ops::Range<i64>, ordered: bool) -> InsertStatement {
+        InsertStatement {
+            docs: seconds
+                .map(|s| {
+                    if s < 0 {
+                        rawdoc! { "m": sensor, "x": s }
+                    } else {
+                        rawdoc! { "t": DateTime::from_millis(s * 1000), "m": sensor, "x": s }
+                    }
+                })
+                .collect(),
+            ordered,
+            bypass_validation: false,
+        }
+    }
+
+    /// Every stored measurement's `x`, bucket by bucket.
+    fn stored(engine: &RocksEngine, set: &IndexSet) -> Vec<Vec<i64>> {
+        let opts = set.timeseries.as_ref().unwrap();
+        let mut cursor = engine
+            .cursor(
+                set.records(),
+                KeyRange::new(Vec::new(), None),
+                Direction::Forward,
+            )
+            .unwrap();
+        let mut out = Vec::new();
+        while cursor.valid() {
+            let bucket = bson::RawDocumentBuf::from_bytes(cursor.value().to_vec()).unwrap();
+            let xs: Vec<i64> = unpack(&bucket, opts)
+                .unwrap()
+                .iter()
+                .map(|m| m.get_i64("x").unwrap())
+                .collect();
+            assert_eq!(bucket_count(&bucket).unwrap(), xs.len() as u64);
+            out.push(xs);
+            cursor.advance();
+        }
+        out
+    }
+
+    #[test]
+    fn statements_grouped_on_the_writer_keep_their_own_outcomes() {
+        let (_dir, engine, set) = collection();
+        // The second statement's third document has no time: ordered, it
+        // stops there; the third statement, unordered, skips its bad one.
+        let mut bad = statement("a", 10..13, true);
+        bad.docs.insert(2, rawdoc! { "m": "a", "x": 99_i64 });
+        let mut skipping = statement("b", 0..3, false);
+        skipping.docs.insert(1, rawdoc! { "m": "b", "x": 98_i64 });
+        let outs = insert_group(
+            &engine,
+            &set,
+            vec![statement("a", 0..10, true), bad, skipping],
+        );
+        let outs: Vec<_> = outs.into_iter().map(Result::unwrap).collect();
+        assert_eq!(outs.iter().map(|o| o.n).collect::<Vec<_>>(), vec![10, 2, 3]);
+        assert_eq!(outs[1].errors.len(), 1);
+        assert_eq!(outs[1].errors[0].index, 2);
+        assert_eq!(outs[2].errors.len(), 1);
+        assert_eq!(outs[2].errors[0].index, 1);
+        let mut buckets = stored(&engine, &set);
+        buckets.sort();
+        assert_eq!(buckets, vec![vec![0, 1, 2], (0..12).collect::<Vec<i64>>()]);
+    }
+
+    #[test]
+    fn grouped_statements_roll_over_and_take_late_measurements_as_single_ones_do() {
+        let (_dir, engine, set) = collection();
+        // 1,500 seconds of one sensor in three statements, the middle one
+        // late: the first bucket fills at 1,000, the rest opens another.
+        let outs = insert_group(
+            &engine,
+            &set,
+            vec![
+                statement("a", 0..500, true),
+                statement("a", 1000..1500, true),
+                statement("a", 500..1000, true),
+            ],
+        );
+        assert!(outs.iter().all(|o| o.as_ref().unwrap().errors.is_empty()));
+        let buckets = stored(&engine, &set);
+        let mut all: Vec<i64> = buckets.iter().flatten().copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..1500).collect::<Vec<i64>>());
+        assert!(buckets.iter().all(|b| b.len() <= 1000));
+        assert_eq!(buckets.len(), 2);
+        // A later group appends to the open bucket.
+        let more = insert_group(&engine, &set, vec![statement("a", 1500..1510, true)]);
+        assert_eq!(more[0].as_ref().unwrap().n, 10);
+        assert_eq!(stored(&engine, &set).iter().flatten().count(), 1510);
+    }
 }
