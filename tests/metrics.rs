@@ -6,8 +6,12 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::TestNode;
-use mongodb::bson::doc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{TestNode, ttl_index};
+use ebb_actors::clock::ManualClock;
+use mongodb::bson::{DateTime, doc};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -24,12 +28,16 @@ async fn http(addr: std::net::SocketAddr, method: &str, path: &str) -> (u16, Str
 }
 
 fn node_with_http() -> TestNode {
+    node_with_http_and(None)
+}
+
+fn node_with_http_and(clock: Option<Arc<ManualClock>>) -> TestNode {
     TestNode::start_with(
         |c| {
             c.net.http.enabled = true;
             c.net.http.port = 0;
         },
-        None,
+        clock,
     )
 }
 
@@ -111,4 +119,63 @@ async fn health_and_readiness_answer_and_other_requests_are_refused() {
 async fn the_endpoint_is_off_by_default() {
     let node = TestNode::start();
     assert_eq!(node.node().http_addr(), None);
+}
+
+/// The due backlog per TTL index and the expiry-lag histogram (issue 13,
+/// operability: "expiry lag histogram, per-collection backlog of due
+/// documents"). The manual clock stands still, so the lag is exact.
+#[tokio::test]
+async fn metrics_show_the_due_backlog_and_how_late_expiry_ran() {
+    const T0: i64 = 1_700_000_000_000;
+    let node = node_with_http_and(Some(Arc::new(ManualClock::new(T0))));
+    let addr = node.node().http_addr().unwrap();
+    let c = node.coll("m", "sessions").await;
+    ttl_index(&c, doc! { "at": 1 }, 10, None).await;
+
+    let held = node.hold_monitor().await;
+    // Five documents due 10 s ago (dated 20 s ago), three not due yet.
+    let docs = (0..8).map(|i| {
+        let age = if i < 5 { 20_000 } else { 0 };
+        doc! { "_id": i, "at": DateTime::from_millis(T0 - age) }
+    });
+    c.insert_many(docs).await.unwrap();
+    let backlog = |text: &str| {
+        samples(text)[&(
+            "ebb_ttl_due_backlog".to_owned(),
+            vec![
+                ("index".to_owned(), "at_1".to_owned()),
+                ("ns".to_owned(), "m.sessions".to_owned()),
+            ],
+        )]
+    };
+    let (_, text) = http(addr, "GET", "/metrics").await;
+    assert_eq!(backlog(&text), 5.0, "{text}");
+    assert!(
+        text.contains("ebb_ttl_expiry_lag_seconds_count 0"),
+        "{text}"
+    );
+
+    drop(held);
+    node.ttl_pass().await;
+    let (_, text) = http(addr, "GET", "/metrics").await;
+    assert_eq!(backlog(&text), 0.0, "{text}");
+    // One chunk took the five; its oldest was 10 s overdue.
+    assert!(
+        text.contains("ebb_ttl_expiry_lag_seconds_count 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ebb_ttl_expiry_lag_seconds_sum 10.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ebb_ttl_expiry_lag_seconds_bucket{le=\"16.384\"} 1"),
+        "{text}"
+    );
+    // Once the others' due time passes they make the backlog.
+    let held = node.hold_monitor().await;
+    node.advance(Duration::from_secs(11));
+    let (_, text) = http(addr, "GET", "/metrics").await;
+    assert_eq!(backlog(&text), 3.0, "{text}");
+    drop(held);
 }

@@ -232,14 +232,10 @@ impl CollectionActor {
                 .background
                 .run(&shared.engine, move |engine| {
                     if whole
-                        && let Some(deleted) =
+                        && let Some(out) =
                             ttl::expire_all(engine, &set, &msg.index, msg.cutoff_millis, &policy)?
                     {
-                        return Ok(ExpireOutcome {
-                            deleted,
-                            resume_after: None,
-                            more: false,
-                        });
+                        return Ok(out);
                     }
                     ttl::expire(engine, &set, msg.chunk(limit), &policy)
                 })
@@ -324,9 +320,7 @@ impl CollectionActor {
         if self.retired {
             return rx;
         }
-        let run: WriteJob = Box::new(move |engine, set| {
-            ack(tx, f(engine, set))
-        });
+        let run: WriteJob = Box::new(move |engine, set| ack(tx, f(engine, set)));
         self.queue(ctx, Job::Run(run), sync);
         rx
     }

@@ -398,6 +398,11 @@ async fn visit(
             Err(_) => break Ok(()),
         };
         pacer.spent(out.deleted);
+        if let Some(oldest) = out.oldest_millis {
+            let due = due_millis(oldest, t.expire_after_secs);
+            let late = shared.clock.now_millis().saturating_sub(due).max(0);
+            shared.ttl.expiry_lag.observe(late as f64 / 1000.0);
+        }
         visit.deleted += out.deleted;
         shared
             .ttl

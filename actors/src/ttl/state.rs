@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use tokio::sync::Notify;
 
 /// A TTL delete in progress, for `currentOp`.
@@ -45,6 +46,9 @@ pub struct TtlState {
     /// Due documents writes deleted because they held the `_id` or unique
     /// key being written (also counted in `deleted_documents`).
     pub replaced_by_writes: AtomicU64,
+    /// Per TTL chunk, seconds from the due time of the oldest document it
+    /// deleted to the chunk's answer: how late expiry runs (`/metrics`).
+    pub expiry_lag: Histogram,
     /// Taken by the monitor for each pass. Whoever holds it keeps the
     /// monitor between passes: tests use it to look at due documents that
     /// are still stored (`TtlState::hold`).
@@ -70,6 +74,8 @@ impl Default for TtlState {
     fn default() -> Self {
         TtlState {
             deleted_documents: AtomicU64::new(0),
+            // 1 ms to about a minute, doubling.
+            expiry_lag: Histogram::new(exponential_buckets(0.001, 2.0, 17)),
             passes: AtomicU64::new(0),
             sub_passes: AtomicU64::new(0),
             chunks: AtomicU64::new(0),

@@ -57,6 +57,9 @@ pub struct ExpireOutcome {
     pub resume_after: Option<Vec<u8>>,
     /// Whether expired entries remain beyond this chunk.
     pub more: bool,
+    /// The indexed Date of the oldest document deleted, from which the
+    /// monitor tells how late expiry runs (`/metrics`).
+    pub oldest_millis: Option<i64>,
 }
 
 /// One chunk of a TTL visit: up to `limit` documents whose entry in TTL
@@ -184,6 +187,7 @@ struct Found {
     more: bool,
     /// Where the index's floor goes once the deletions are applied.
     raise: Option<Vec<u8>>,
+    oldest_millis: Option<i64>,
 }
 
 impl Found {
@@ -198,6 +202,7 @@ impl Found {
             deleted: self.deleted,
             resume_after: self.last,
             more: self.more,
+            oldest_millis: self.oldest_millis,
         }
     }
 }
@@ -244,11 +249,16 @@ fn collect(
     let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
     let mut read_ids: Vec<Vec<u8>> = Vec::new();
     let mut last = None;
+    let mut oldest_millis: Option<i64> = None;
+    let descending = ttl.leading_descending();
     while cursor.valid() && seen.len() < limit.max(1) {
         let id = ttl.id_suffix(cursor.key())?;
         // A multikey document appears once per date in the range.
         if !seen.contains(id) {
             seen.insert(id.to_vec());
+            if let Some(date) = keycode::leading_date(cursor.key(), descending) {
+                oldest_millis = Some(oldest_millis.map_or(date, |o| o.min(date)));
+            }
             // A capped collection's removals need each document's size.
             let carried_entries = match set.natural() {
                 Some(_) => None,
@@ -315,6 +325,7 @@ fn collect(
         raise: has_floor.then_some(if more { ttl_upper } else { end }),
         last: Some(last),
         more,
+        oldest_millis,
     })
 }
 

@@ -1,6 +1,8 @@
-//! The earliest Date a TTL index holds: what the monitor reads after a
-//! pass to know when the next entry falls due (prompt expiry). It starts at
-//! the index's floor, so it does not walk the tombstones of earlier passes.
+//! What a TTL index holds ahead of the monitor: its earliest Date, which
+//! the monitor reads after a pass to know when the next entry falls due
+//! (prompt expiry), and how many entries are due and not yet deleted (the
+//! backlog `/metrics` shows). Both start at the index's floor, so they do
+//! not walk the tombstones of earlier passes.
 
 use super::floor::lowest_possible;
 use crate::encoding::keycode;
@@ -28,4 +30,25 @@ pub fn earliest_date(engine: &dyn Engine, set: &IndexSet, index_name: &str) -> R
     };
     let first = first_key(engine, Cf::Id(kg.cf), KeyRange::new(start, Some(end)), dir)?;
     Ok(first.and_then(|key| keycode::leading_date(&key, descending)))
+}
+
+/// How many entries of a TTL index hold a Date at or before
+/// `cutoff_millis`: the due documents the monitor has not deleted yet (a
+/// document with several due Dates counts once per Date). Counts them, so
+/// it costs in proportion to the backlog.
+pub fn count_due(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    index_name: &str,
+    cutoff_millis: i64,
+) -> Result<u64> {
+    let Some(kg) = set.keygen(index_name) else {
+        return Ok(0);
+    };
+    let (start, end) = keycode::date_range_up_to(cutoff_millis, kg.leading_descending());
+    let start = lowest_possible(kg.floor(), start);
+    if start >= end {
+        return Ok(0);
+    }
+    engine.count(Cf::Id(kg.cf), KeyRange::new(start, Some(end)))
 }

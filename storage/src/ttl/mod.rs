@@ -29,7 +29,7 @@ mod whole;
 pub(crate) mod tests;
 
 pub use chunk::{Chunk, ExpireOutcome, Plan, apply, expire, plan};
-pub use earliest::earliest_date;
+pub use earliest::{count_due, earliest_date};
 pub use floor::Floor;
 pub use policy::ExpiryPolicy;
 pub use rule::{cutoff_millis, due_millis};

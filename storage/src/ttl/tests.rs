@@ -75,7 +75,10 @@ fn expire_all(
     index: &str,
     cutoff_millis: i64,
 ) -> Result<Option<u64>> {
-    super::expire_all(engine, set, index, cutoff_millis, &ExpiryPolicy::default())
+    Ok(
+        super::expire_all(engine, set, index, cutoff_millis, &ExpiryPolicy::default())?
+            .map(|out| out.deleted),
+    )
 }
 
 pub(crate) fn setup() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
@@ -626,5 +629,48 @@ fn a_reader_checks_dates_instead_of_walking_the_tombstones_of_earlier_expiry() {
     assert!(
         matches!(&due, super::Due::Ids(ids) if ids.len() == 1),
         "{due:?}"
+    );
+}
+
+#[test]
+fn a_chunk_and_the_whole_collection_step_report_the_oldest_date_they_deleted() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        (0..6)
+            .map(|i| doc! { "_id": i, "at": at(60 - 10 * i64::from(i)), "k": i })
+            .collect(),
+    );
+    // Dates 10..=60; the chunk takes the two oldest.
+    let out = expire(&engine, &set, "at_1", 100, 2, None).unwrap();
+    assert_eq!((out.deleted, out.oldest_millis), (2, Some(10)));
+    let none = expire(&engine, &set, "at_1", 5, 10, None).unwrap();
+    assert_eq!((none.deleted, none.oldest_millis), (0, None));
+    let whole = super::expire_all(&engine, &set, "at_1", 100, &ExpiryPolicy::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!((whole.deleted, whole.oldest_millis), (4, Some(30)));
+}
+
+#[test]
+fn the_backlog_counts_the_entries_due_and_not_yet_deleted() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        (0..6)
+            .map(|i| doc! { "_id": i, "at": at(10 * (1 + i64::from(i))), "k": i })
+            .collect(),
+    );
+    // Dates 10..=60.
+    assert_eq!(super::count_due(&engine, &set, "at_1", 35).unwrap(), 3);
+    assert_eq!(super::count_due(&engine, &set, "at_1", 5).unwrap(), 0);
+    expire(&engine, &set, "at_1", 35, 2, None).unwrap();
+    assert_eq!(super::count_due(&engine, &set, "at_1", 35).unwrap(), 1);
+    assert_eq!(super::count_due(&engine, &set, "at_1", 100).unwrap(), 4);
+    assert_eq!(
+        super::count_due(&engine, &set, "no_such_index", 100).unwrap(),
+        0
     );
 }

@@ -12,6 +12,7 @@
 //! [`ExpiryPolicy::whole_collection_max_docs`], since counting them holds
 //! the writer.
 
+use super::ExpireOutcome;
 use super::policy::ExpiryPolicy;
 use crate::encoding::keycode;
 use crate::engine::{Cf, Direction, Engine, KeyRange, first_key, key_after};
@@ -20,15 +21,15 @@ use crate::index::IndexSet;
 
 /// Deletes every document of the collection when every one of them is due
 /// by TTL index `index_name` at `cutoff_millis` (see the module doc);
-/// returns how many went, or `None` (and deletes nothing) when that cannot
-/// be proven from the index's first and last entries.
+/// returns what went, or `None` (and deletes nothing) when that cannot be
+/// proven from the index's first and last entries.
 pub fn expire_all(
     engine: &dyn Engine,
     set: &IndexSet,
     index_name: &str,
     cutoff_millis: i64,
     policy: &ExpiryPolicy,
-) -> Result<Option<u64>> {
+) -> Result<Option<ExpireOutcome>> {
     let Some(ttl) = set.keygen(index_name) else {
         return Ok(None);
     };
@@ -36,16 +37,24 @@ pub fn expire_all(
     if !ttl.indexes_every_document() || set.natural().is_some() {
         return Ok(None);
     }
-    let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
+    let descending = ttl.leading_descending();
+    let (start, end) = keycode::date_range_up_to(cutoff_millis, descending);
     let cf = Cf::Id(ttl.cf);
     let below = KeyRange::new(Vec::new(), Some(start));
     if first_key(engine, cf, below, Direction::Forward)?.is_some() {
         return Ok(None);
     }
-    match first_key(engine, cf, KeyRange::all(), Direction::Reverse)? {
-        Some(last) if last < end => {}
+    let last = match first_key(engine, cf, KeyRange::all(), Direction::Reverse)? {
+        Some(last) if last < end => last,
         _ => return Ok(None),
-    }
+    };
+    // Descending keys hold the newest date first.
+    let oldest = if descending {
+        Some(last)
+    } else {
+        first_key(engine, cf, KeyRange::all(), Direction::Forward)?
+    };
+    let oldest_millis = oldest.and_then(|k| keycode::leading_date(&k, descending));
 
     // Counting holds the writer (about 0.2 s per million documents here):
     // beyond this size chunks keep a foreground write from waiting long.
@@ -65,5 +74,10 @@ pub fn expire_all(
     if let Some(floor) = ttl.floor() {
         floor.raise(end);
     }
-    Ok(Some(count))
+    Ok(Some(ExpireOutcome {
+        deleted: count,
+        resume_after: None,
+        more: false,
+        oldest_millis,
+    }))
 }
