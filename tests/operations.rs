@@ -4,12 +4,16 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use common::tls::tls_node;
 use common::{TestNode, eventually, expect_code};
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::{Collection, Database};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -143,6 +147,54 @@ async fn a_disconnect_cancels_the_running_query() {
     })
     .await;
     assert!(listed, "the find never showed in currentOp");
+    drop(socket);
+    let started = std::time::Instant::now();
+    let gone = eventually(Duration::from_secs(5), || async {
+        running_finds(&admin).await.is_empty()
+    })
+    .await;
+    assert!(gone, "the find outlived its client");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+/// The same over TLS, where records cannot be peeked: the client sends its
+/// `close_notify` and closes, and the server still sees the hang-up while
+/// that alert sits unread.
+#[tokio::test]
+async fn a_tls_disconnect_cancels_the_running_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = tls_node(ebb_config::TlsMode::AllowTls, dir.path(), false);
+    big_collection(&node).await;
+    let admin = node.db("admin").await;
+
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(dir.path().join("ca.pem")).unwrap() {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = TcpStream::connect(node.node().addr()).await.unwrap();
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let mut socket = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    let find = doc! { "find": "big", "filter": slow_filter(), "$db": "ops" };
+    socket.write_all(&op_msg(&find)).await.unwrap();
+    let listed = eventually(Duration::from_secs(10), || async {
+        !running_finds(&admin).await.is_empty()
+    })
+    .await;
+    assert!(listed, "the find never showed in currentOp");
+    socket.shutdown().await.unwrap();
     drop(socket);
     let started = std::time::Instant::now();
     let gone = eventually(Duration::from_secs(5), || async {

@@ -4,58 +4,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use common::TestNode;
+use common::tls::tls_node;
 use ebb_config::TlsMode;
 use mongodb::Client;
 use mongodb::bson::doc;
 use mongodb::options::{ClientOptions, Tls, TlsOptions};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-
-/// A CA, a server certificate for 127.0.0.1 and a client certificate, as
-/// PEM files in `dir`: (ca.pem, server.pem with its key, client.pem with its key).
-fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-    let leaf = |names: Vec<String>| {
-        let key = KeyPair::generate().unwrap();
-        let cert = CertificateParams::new(names)
-            .unwrap()
-            .signed_by(&key, &ca)
-            .unwrap();
-        format!("{}{}", cert.pem(), key.serialize_pem())
-    };
-    let write = |name: &str, text: String| {
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    };
-    (
-        write("ca.pem", ca.pem()),
-        write(
-            "server.pem",
-            leaf(vec!["127.0.0.1".into(), "localhost".into()]),
-        ),
-        write("client.pem", leaf(vec!["client".into()])),
-    )
-}
-
-fn tls_node(mode: TlsMode, dir: &Path, with_ca: bool) -> TestNode {
-    let (ca, server, _) = certificates(dir);
-    TestNode::start_with(
-        |c| {
-            c.net.tls.mode = mode;
-            c.net.tls.certificate_key_file = server;
-            if with_ca {
-                c.net.tls.ca_file = ca;
-            }
-        },
-        None,
-    )
-}
 
 async fn client(node: &TestNode, tls: Option<TlsOptions>) -> Client {
     let mut opts = ClientOptions::parse(node.uri()).await.unwrap();

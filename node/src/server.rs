@@ -269,7 +269,7 @@ async fn connect(
             serve(rd, wr, conn, ctx, stop).await;
         }
         Ok(Established::Tls(stream)) => {
-            let (rd, wr) = tokio::io::split(*stream);
+            let (rd, wr) = crate::tls::split(*stream);
             serve(rd, wr, conn, ctx, stop).await;
         }
         Err(e) => tracing::debug!(error = %e, "connection closed before it was established"),
@@ -295,10 +295,10 @@ impl Watched for tokio::net::tcp::OwnedReadHalf {
 }
 
 /// TLS records cannot be peeked without decrypting them, so a TLS
-/// connection's disconnect is seen when the next read fails.
-impl<S: AsyncRead + Unpin> Watched for tokio::io::ReadHalf<S> {
+/// connection watches its socket's hang-up flag instead.
+impl Watched for crate::tls::TlsReadHalf {
     async fn closed(&mut self) {
-        std::future::pending().await
+        crate::tls::TlsReadHalf::closed(self).await
     }
 }
 

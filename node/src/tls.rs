@@ -8,8 +8,11 @@
 //! This module knows nothing of messages or commands: it hands the server a
 //! byte stream.
 
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ebb_config::{Tls, TlsMode};
@@ -17,6 +20,7 @@ use rustls::RootCertStore;
 use rustls::server::{ServerConfig, WebPkiClientVerifier};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::io::{AsyncRead, ReadBuf, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
@@ -171,5 +175,59 @@ mod tests {
         };
         let e = TlsSetup::from_config(&tls).err().expect("no such file");
         assert!(e.contains("net.tls.certificate_key_file"), "{e}");
+    }
+}
+
+/// The read half of a TLS connection with the socket under it, so the
+/// connection loop can tell when the peer has gone (`server::Watched`)
+/// without reading records it cannot peek at.
+pub struct TlsReadHalf {
+    inner: ReadHalf<TlsStream<TcpStream>>,
+    fd: RawFd,
+}
+
+/// Splits an established TLS connection; the socket stays open as long as
+/// either half does.
+pub fn split(stream: TlsStream<TcpStream>) -> (TlsReadHalf, WriteHalf<TlsStream<TcpStream>>) {
+    let fd = stream.get_ref().0.as_raw_fd();
+    let (inner, wr) = tokio::io::split(stream);
+    (TlsReadHalf { inner, fd }, wr)
+}
+
+impl TlsReadHalf {
+    /// Resolves once the peer has shut down its side (FIN, or a reset),
+    /// whether or not records it sent before (a `close_notify`) are still
+    /// unread. Polled every 50 ms: it only runs while a command does.
+    pub async fn closed(&self) {
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if peer_hung_up(self.fd) {
+                return;
+            }
+        }
+    }
+}
+
+/// Whether the peer of socket `fd` has closed its side or the socket
+/// failed (`POLLRDHUP` is set even while unread data is waiting).
+fn peer_hung_up(fd: RawFd) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, a zero timeout; `fd` is the socket of the
+    // connection this half belongs to, open while the half exists.
+    let ready = unsafe { libc::poll(&mut pfd, 1, 0) };
+    ready > 0 && pfd.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
+}
+
+impl AsyncRead for TlsReadHalf {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
