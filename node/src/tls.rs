@@ -148,36 +148,6 @@ fn looks_like_client_hello(head: &[u8; 6]) -> bool {
     head[0] == 0x16 && head[1] == 0x03 && head[2] <= 0x04 && head[5] == 0x01
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn client_hello_is_told_from_a_wire_message() {
-        assert!(looks_like_client_hello(&[
-            0x16, 0x03, 0x01, 0x02, 0x00, 0x01
-        ]));
-        // An OP_MSG of 0x116 bytes: length 22 in its first byte, request id after.
-        assert!(!looks_like_client_hello(&[
-            0x16, 0x01, 0x00, 0x00, 0x07, 0x00
-        ]));
-        assert!(!looks_like_client_hello(&[
-            0x16, 0x03, 0x00, 0x00, 0x05, 0x00
-        ]));
-    }
-
-    #[test]
-    fn missing_files_are_reported_with_their_key() {
-        let tls = Tls {
-            mode: TlsMode::RequireTls,
-            certificate_key_file: "/nonexistent/server.pem".into(),
-            ..Tls::default()
-        };
-        let e = TlsSetup::from_config(&tls).err().expect("no such file");
-        assert!(e.contains("net.tls.certificate_key_file"), "{e}");
-    }
-}
-
 /// The read half of a TLS connection with the socket under it, so the
 /// connection loop can tell when the peer has gone (`server::Watched`)
 /// without reading records it cannot peek at.
@@ -229,5 +199,35 @@ impl AsyncRead for TlsReadHalf {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_hello_is_told_from_a_wire_message() {
+        assert!(looks_like_client_hello(&[
+            0x16, 0x03, 0x01, 0x02, 0x00, 0x01
+        ]));
+        // An OP_MSG of 0x116 bytes: length 22 in its first byte, request id after.
+        assert!(!looks_like_client_hello(&[
+            0x16, 0x01, 0x00, 0x00, 0x07, 0x00
+        ]));
+        assert!(!looks_like_client_hello(&[
+            0x16, 0x03, 0x00, 0x00, 0x05, 0x00
+        ]));
+    }
+
+    #[test]
+    fn missing_files_are_reported_with_their_key() {
+        let tls = Tls {
+            mode: TlsMode::RequireTls,
+            certificate_key_file: "/nonexistent/server.pem".into(),
+            ..Tls::default()
+        };
+        let e = TlsSetup::from_config(&tls).err().expect("no such file");
+        assert!(e.contains("net.tls.certificate_key_file"), "{e}");
     }
 }
