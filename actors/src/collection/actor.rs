@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use actix::prelude::*;
 use ebb_storage::engine::Engine;
-use ebb_storage::ttl::{self, ExpireOutcome, Plan};
+use ebb_storage::ttl::{self, ExpireOutcome, ForegroundChunks, Plan};
 use ebb_storage::write::statement::{
     self as ops, DeleteOutcome, FindAndModifyOutcome, InsertOutcome, InsertStatement, UpdateOutcome,
 };
@@ -90,6 +90,8 @@ pub struct CollectionActor {
     shared: Arc<Shared>,
     set: Arc<IndexSet>,
     schedule: WriterSchedule,
+    /// How large TTL chunks may be while foreground writes are active.
+    foreground_chunks: ForegroundChunks,
     retired: bool,
     /// Counts the write jobs that stored new documents, once they are
     /// committed: awaitData cursors wait on it for their next batch.
@@ -99,10 +101,12 @@ pub struct CollectionActor {
 impl CollectionActor {
     pub fn new(shared: Arc<Shared>, set: Arc<IndexSet>) -> Self {
         let schedule = Schedule::new(shared.policy);
+        let foreground_chunks = ForegroundChunks::new(&shared.policy);
         CollectionActor {
             shared,
             set,
             schedule,
+            foreground_chunks,
             retired: false,
             inserted: tokio::sync::watch::Sender::new(0),
         }
@@ -225,9 +229,10 @@ impl CollectionActor {
         let set = self.set.clone();
         let Expiry { msg, reply } = chunk;
         let policy = shared.policy;
-        let limit = policy.chunk_limit(msg.limit, foreground_active);
+        let limit = self.foreground_chunks.limit(msg.limit, foreground_active);
         let whole = msg.whole && !foreground_active;
         let work = async move {
+            let started = Instant::now();
             let result = shared
                 .background
                 .run(&shared.engine, move |engine| {
@@ -240,11 +245,19 @@ impl CollectionActor {
                     ttl::expire(engine, &set, msg.chunk(limit), &policy)
                 })
                 .await;
+            let held = started.elapsed();
+            let more = matches!(&result, Some(Ok(out)) if out.more);
             if let Some(result) = result {
                 let _ = reply.send(result);
             }
+            (more, held)
         };
-        ctx.spawn(work.into_actor(self).map(|_, act, ctx| act.done(ctx)));
+        ctx.spawn(work.into_actor(self).map(move |(more, held), act, ctx| {
+            if foreground_active {
+                act.foreground_chunks.record(&policy, more, held);
+            }
+            act.done(ctx)
+        }));
     }
 
     /// Plans chunk `id` on the idle-priority thread while the writer stays
@@ -255,7 +268,7 @@ impl CollectionActor {
             return;
         };
         let policy = self.shared.policy;
-        let limit = policy.chunk_limit(chunk.msg.limit, true);
+        let limit = self.foreground_chunks.limit(chunk.msg.limit, true);
         let msg = ExpireChunk {
             index: chunk.msg.index.clone(),
             resume_after: chunk.msg.resume_after.clone(),
@@ -290,13 +303,23 @@ impl CollectionActor {
     fn apply(&mut self, chunk: Expiry, plan: Plan, ctx: &mut Context<Self>) {
         let engine = self.shared.engine.clone();
         let set = self.set.clone();
-        let work = tokio::task::spawn_blocking(move || ttl::apply(engine.as_ref(), &set, plan));
-        ctx.spawn(async move { flatten(work.await) }.into_actor(self).map(
-            move |result, act, ctx| {
-                let _ = chunk.reply.send(result);
-                act.done(ctx);
-            },
-        ));
+        let work = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            (ttl::apply(engine.as_ref(), &set, plan), started.elapsed())
+        });
+        ctx.spawn(work.into_actor(self).map(move |joined, act, ctx| {
+            let result = match joined {
+                Ok((result, held)) => {
+                    let more = matches!(&result, Ok(out) if out.more);
+                    let policy = act.shared.policy;
+                    act.foreground_chunks.record(&policy, more, held);
+                    result
+                }
+                Err(e) => flatten(Err(e)),
+            };
+            let _ = chunk.reply.send(result);
+            act.done(ctx);
+        }));
     }
 
     /// Queues a control job unless the collection is retired (then dropping

@@ -31,7 +31,7 @@ pub(crate) mod tests;
 pub use chunk::{Chunk, ExpireOutcome, Plan, apply, expire, plan};
 pub use earliest::{count_due, earliest_date};
 pub use floor::Floor;
-pub use policy::ExpiryPolicy;
+pub use policy::{ExpiryPolicy, ForegroundChunks};
 pub use rule::{cutoff_millis, due_millis};
 pub use visibility::{ShowAll, Visibility};
 pub use visible::{Due, count_visible};

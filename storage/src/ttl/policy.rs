@@ -13,11 +13,24 @@ pub struct ExpiryPolicy {
     /// a foreground write that arrives waits at most about a millisecond
     /// behind one.
     pub chunk_docs: usize,
-    /// Documents per chunk while foreground writes are active. A write
-    /// queued behind a chunk waits for its commit (or, for a chunk run on
-    /// the writer, all of it), so chunks stay small (`foreground` scenario:
-    /// 128 and 32 cost insert p99 6x and 3.5x idle, 16 2.1x).
+    /// Documents per chunk while foreground writes are active, at first
+    /// and whenever a chunk holds the writer too long. A write queued
+    /// behind a chunk waits for its commit (or, for a chunk run on the
+    /// writer, all of it), so chunks start small (`foreground` scenario,
+    /// fixed sizes: 128 and 32 cost insert p99 6x and 3.5x idle, 16 2.1x).
     pub foreground_chunk_docs: usize,
+    /// The most documents a chunk may grow to while foreground writes are
+    /// active and expiry is behind (see [`ForegroundChunks`]); below
+    /// `range_delete_min_docs`, so such chunks delete point by point.
+    /// Chunks never grow under a deletion-rate limit: an operator who set
+    /// one chose foreground latency over expiry speed.
+    pub foreground_chunk_max_docs: usize,
+    /// How long a chunk may hold the writer while foreground writes are
+    /// active: chunks grow while they take less than half of it and
+    /// shrink when they take more (`foreground` and `churn` scenarios:
+    /// 250 µs let chunks reach ~130 documents and cost insert p99 about
+    /// 1.9x idle; 100 µs, ~30 documents, 1.5x; BENCHMARKS.md).
+    pub foreground_hold_budget: Duration,
     /// How recent a foreground write must be to count as activity.
     pub foreground_window: Duration,
     /// Chunks of at least this many documents delete with range tombstones;
@@ -40,6 +53,8 @@ impl Default for ExpiryPolicy {
         ExpiryPolicy {
             chunk_docs: 1024,
             foreground_chunk_docs: 16,
+            foreground_chunk_max_docs: 256,
+            foreground_hold_budget: Duration::from_micros(100),
             foreground_window: Duration::from_millis(100),
             range_delete_min_docs: 512,
             whole_collection_max_docs: 2_000_000,
@@ -63,13 +78,113 @@ impl ExpiryPolicy {
     pub fn allows_whole_collection(&self) -> bool {
         self.max_deletes_per_sec == 0
     }
+}
+
+/// The size of chunks while foreground writes are active, one per
+/// collection writer. Fixed small chunks cap expiry under a steady stream
+/// of writes at a few tens of thousands of documents a second (each chunk
+/// is a round trip through the monitor, the planning thread and the
+/// writer); a writer that is behind lets them grow, as long as applying one
+/// holds the writer for less than the policy's budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForegroundChunks {
+    docs: usize,
+}
+
+impl ForegroundChunks {
+    pub fn new(policy: &ExpiryPolicy) -> Self {
+        ForegroundChunks {
+            docs: policy.foreground_chunk_docs,
+        }
+    }
 
     /// Documents one chunk may delete, given the visit's own `limit`.
-    pub fn chunk_limit(&self, limit: usize, foreground_active: bool) -> usize {
+    pub fn limit(&self, limit: usize, foreground_active: bool) -> usize {
         if foreground_active {
-            limit.min(self.foreground_chunk_docs)
+            limit.min(self.docs)
         } else {
             limit
         }
+    }
+
+    /// Learns from a chunk that held the writer for `held` while
+    /// foreground writes were active: `more` says it stopped at its limit
+    /// with due documents left, i.e. expiry is behind.
+    pub fn record(&mut self, policy: &ExpiryPolicy, more: bool, held: Duration) {
+        if held > policy.foreground_hold_budget {
+            self.docs = (self.docs / 2).max(policy.foreground_chunk_docs);
+        } else if more
+            && held <= policy.foreground_hold_budget / 2
+            && policy.max_deletes_per_sec == 0
+        {
+            self.docs = (self.docs * 2).min(policy.foreground_chunk_max_docs);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAST: Duration = Duration::from_micros(20);
+    const SLOW: Duration = Duration::from_millis(2);
+
+    #[test]
+    fn chunks_grow_while_behind_and_cheap_up_to_the_cap() {
+        let policy = ExpiryPolicy::default();
+        let mut c = ForegroundChunks::new(&policy);
+        assert_eq!(c.limit(1024, true), 16);
+        assert_eq!(
+            c.limit(1024, false),
+            1024,
+            "no foreground: the visit's limit"
+        );
+        c.record(&policy, true, FAST);
+        assert_eq!(c.limit(1024, true), 32);
+        for _ in 0..10 {
+            c.record(&policy, true, FAST);
+        }
+        assert_eq!(c.limit(1024, true), 256);
+        assert_eq!(c.limit(100, true), 100, "never past the visit's own limit");
+    }
+
+    #[test]
+    fn chunks_keep_their_size_when_caught_up_or_halfway_to_the_budget() {
+        let policy = ExpiryPolicy::default();
+        let mut c = ForegroundChunks::new(&policy);
+        c.record(&policy, true, FAST);
+        c.record(&policy, false, FAST);
+        assert_eq!(c.limit(1024, true), 32, "caught up: no reason to grow");
+        c.record(&policy, true, policy.foreground_hold_budget);
+        assert_eq!(c.limit(1024, true), 32, "within budget but not well within");
+    }
+
+    #[test]
+    fn chunks_stay_small_under_a_deletion_rate_limit() {
+        let policy = ExpiryPolicy {
+            max_deletes_per_sec: 200_000,
+            ..ExpiryPolicy::default()
+        };
+        let mut c = ForegroundChunks::new(&policy);
+        for _ in 0..4 {
+            c.record(&policy, true, FAST);
+        }
+        assert_eq!(c.limit(1024, true), 16);
+    }
+
+    #[test]
+    fn a_chunk_that_holds_the_writer_too_long_halves_the_size_down_to_the_floor() {
+        let policy = ExpiryPolicy::default();
+        let mut c = ForegroundChunks::new(&policy);
+        for _ in 0..4 {
+            c.record(&policy, true, FAST);
+        }
+        assert_eq!(c.limit(1024, true), 256);
+        c.record(&policy, true, SLOW);
+        assert_eq!(c.limit(1024, true), 128);
+        for _ in 0..10 {
+            c.record(&policy, false, SLOW);
+        }
+        assert_eq!(c.limit(1024, true), 16);
     }
 }
