@@ -128,6 +128,13 @@ pub fn first_key(
 pub trait Snapshot: Send {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>>;
     fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>>;
+    /// A cursor for a scan of a whole family (a collection scan): the
+    /// blocks it reads are not kept in the block cache, so one scan
+    /// neither evicts what point reads use nor grows the heap by the
+    /// cache's size.
+    fn bulk_cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>> {
+        self.cursor(cf, range, dir)
+    }
     /// A cursor that gives up (its `status()` is an error) once it has
     /// stepped over `max_skipped` deleted entries: for callers with a
     /// cheaper way to the same answer than walking tombstones.

@@ -409,6 +409,14 @@ impl Snapshot for RocksSnapshot<'_> {
         Ok(Box::new(RocksCursor::start(iter, range, dir)))
     }
 
+    fn bulk_cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>> {
+        let h = self.engine.handle(cf)?;
+        let mut ro = read_options(&range);
+        ro.fill_cache(false);
+        let iter = self.snap.raw_iterator_cf_opt(&h, ro);
+        Ok(Box::new(RocksCursor::start(iter, range, dir)))
+    }
+
     fn cursor_skipping_at_most(
         &self,
         cf: Cf,

@@ -486,8 +486,15 @@ impl QueryCursor {
             let mut cursor: Box<dyn Cursor + '_> = if records && range.is_point() {
                 Box::new(PointCursor::read(snap, cf, &range.lower)?)
             } else {
+                // A collection scan reads every block once: it leaves the
+                // block cache to what point reads use.
+                let whole = records && range.lower.is_empty() && range.upper.is_none();
                 let range = resume_range(range, self.resume_after.as_deref(), dir);
-                snap.cursor(cf, range, dir)?
+                if whole {
+                    snap.bulk_cursor(cf, range, dir)?
+                } else {
+                    snap.cursor(cf, range, dir)?
+                }
             };
             if let Some(after) = &self.resume_after {
                 seek_past(cursor.as_mut(), after);

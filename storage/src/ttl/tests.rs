@@ -597,7 +597,10 @@ fn a_reader_checks_dates_instead_of_walking_the_tombstones_of_earlier_expiry() {
             .collect(),
     );
     // Small chunks delete point by point: 20,000 tombstones in the TTL
-    // index's due range, below any entry written later.
+    // index's due range, below any entry written later. An older reader
+    // pins them: without it a background compaction may drop them all
+    // before the reader below looks.
+    let pin = engine.snapshot();
     let mut resume = None;
     loop {
         let out = expire(&engine, &set, "at_1", 100, 256, resume.as_deref()).unwrap();
@@ -617,6 +620,8 @@ fn a_reader_checks_dates_instead_of_walking_the_tombstones_of_earlier_expiry() {
     let id_key = set.record_key(bson::RawBsonRef::Int32(20_000));
     let doc = rawdoc! { "_id": 20_000, "at": DateTime::from_millis(100), "k": 0 };
     assert!(due.holds(&set, &id_key, &doc), "still hidden");
+    drop(snap);
+    drop(pin);
     // Fewer tombstones: the due document is listed.
     let (_d, engine, set) = setup();
     insert(
