@@ -17,6 +17,7 @@ trap 'rm -rf "$out"' EXIT
 "$bin/ebb-bench" timeseries --docs 3000 --ebbd "$bin/ebbd" --json "$out/timeseries.json" --plot "$out/timeseries.svg"
 "$bin/ebb-bench" interleaved --docs 3000 --ebbd "$bin/ebbd" --json "$out/interleaved.json" --plot "$out/interleaved.svg"
 "$bin/ebb-bench" churn --rate 2000 --duration 4 --ttl 1 --ebbd "$bin/ebbd" --json "$out/churn.json" --plot "$out/churn.svg"
+"$bin/ebb-bench" timeseries-churn --rate 20000 --duration 4 --ttl 1 --ebbd "$bin/ebbd" --json "$out/tschurn.json" --plot "$out/tschurn.svg"
 "$bin/ebb-bench" aggregation --docs 3000 --runs 1 --ebbd "$bin/ebbd" --json "$out/aggregation.json"
 # Peers whose servers are not installed are skipped, and the run says so
 # (benches/install-peers.sh installs them; CI does not).
@@ -33,5 +34,12 @@ PY
 for f in purge purge-keep lag lag-shown insert foreground scans access timeseries interleaved churn aggregation peers; do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-*}', d" "$out/$f.json"
 done
-for f in purge lag insert foreground timeseries interleaved churn; do grep -q "<polyline" "$out/$f.svg"; done
+python3 - "$out/tschurn.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["scenario"] == "timeseries-churn", d
+# The harness's bucket model must match what the node deleted.
+assert d["buckets_deleted"] == d["buckets_expected"] and d["buckets_left"] == 0, d
+PY
+for f in purge lag insert foreground timeseries interleaved churn tschurn; do grep -q "<polyline" "$out/$f.svg"; done
 echo "bench smoke passed"

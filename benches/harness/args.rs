@@ -16,6 +16,7 @@ pub enum Scenario {
     Scans,
     Access,
     Timeseries,
+    TimeseriesChurn,
     Aggregation,
 }
 
@@ -35,16 +36,18 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     pub keep: usize,
     /// Insert rate in documents per second (lag: 10,000; churn, peers:
-    /// 100,000).
+    /// 100,000; timeseries-churn: 500,000 measurements).
     #[arg(long)]
     pub rate: Option<usize>,
-    /// Duration in seconds (lag: 60; churn, peers: 600).
+    /// Duration in seconds (lag: 60; churn, peers, timeseries-churn: 600).
     #[arg(long)]
     pub duration: Option<u64>,
-    /// Time to live of each document in seconds (churn, peers).
+    /// Time to live of each document in seconds (churn, peers,
+    /// timeseries-churn: the collection's `expireAfterSeconds`).
     #[arg(long, default_value_t = 10)]
     pub ttl: u64,
-    /// Concurrent clients (insert, churn, peers; scans: the scanning clients).
+    /// Concurrent clients (insert, churn, peers, timeseries; scans: the
+    /// scanning clients).
     #[arg(long, default_value_t = 4)]
     pub clients: usize,
     /// Run ebbd with `ttl.hide_expired = false` (lag, churn): readers see due

@@ -68,7 +68,36 @@ async fn status(client: &Client) -> Result<Document> {
 
 /// Once a second: (seconds, RSS bytes, SST bytes, TTL chunks, their µs,
 /// documents deleted), cumulative counters as read.
-type Gauge = (f64, u64, u64, i64, i64, i64);
+pub type Gauge = (f64, u64, u64, i64, i64, i64);
+
+/// Reads the gauges once a second from `started` until `end` after it.
+pub fn spawn_gauges(
+    target: Arc<Target>,
+    client: Client,
+    started: Instant,
+    end: Duration,
+) -> tokio::task::JoinHandle<Result<Vec<Gauge>>> {
+    tokio::spawn(async move {
+        let mut out = Vec::new();
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        while started.elapsed() < end {
+            tick.tick().await;
+            out.push(gauges(&target, &client, started).await?);
+        }
+        Ok(out)
+    })
+}
+
+/// TTL chunks between `from` and `to` seconds: (µs per chunk, documents
+/// per chunk), if any ran.
+pub fn chunk_stats(gauges: &[Gauge], from: f64, to: f64) -> Option<(f64, f64)> {
+    let a = gauges.iter().find(|g| g.0 >= from)?;
+    let b = gauges.iter().rev().find(|g| g.0 <= to)?;
+    (b.3 > a.3).then(|| {
+        let chunks = (b.3 - a.3) as f64;
+        ((b.4 - a.4) as f64 / chunks, (b.5 - a.5) as f64 / chunks)
+    })
+}
 
 async fn gauges(target: &Target, client: &Client, started: Instant) -> Result<Gauge> {
     let s = status(client).await?;
@@ -109,19 +138,12 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     )?);
     let store = Arc::new(Ebb::new(&target, "churn", stream.ttl).await?);
     let started = Instant::now();
-    let gauge_task = {
-        let (target, client) = (target.clone(), store.client.clone());
-        let end = stream.duration + stream.ttl + Duration::from_secs(1);
-        tokio::spawn(async move {
-            let mut out = Vec::new();
-            let mut tick = tokio::time::interval(Duration::from_secs(1));
-            while started.elapsed() < end {
-                tick.tick().await;
-                out.push(gauges(&target, &client, started).await?);
-            }
-            anyhow::Ok(out)
-        })
-    };
+    let gauge_task = spawn_gauges(
+        target.clone(),
+        store.client.clone(),
+        started,
+        stream.duration + stream.ttl + Duration::from_secs(1),
+    );
     // Full scans at a quarter, half and three quarters of the run, and the
     // moment inserts stop (while the last documents are still expiring).
     let scan_task = {
@@ -161,17 +183,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     // Chunk time in the first and the last stretch of the steady part.
     let steady_from = stream.ttl.as_secs_f64() + 2.0;
     let stretch = ((run.stopped_at_s - steady_from) / 4.0).clamp(1.0, 60.0);
-    let chunk_us = |from: f64, to: f64| {
-        let a = gauges.iter().find(|g| g.0 >= from);
-        let b = gauges.iter().rev().find(|g| g.0 <= to);
-        match (a, b) {
-            (Some(a), Some(b)) if b.3 > a.3 => {
-                let chunks = (b.3 - a.3) as f64;
-                Some(((b.4 - a.4) as f64 / chunks, (b.5 - a.5) as f64 / chunks))
-            }
-            _ => None,
-        }
-    };
+    let chunk_us = |from: f64, to: f64| chunk_stats(&gauges, from, to);
     let first = chunk_us(steady_from, steady_from + stretch);
     let last = chunk_us(run.stopped_at_s - stretch, run.stopped_at_s);
     let rss: Vec<f64> = gauges.iter().map(|g| g.1 as f64).collect();

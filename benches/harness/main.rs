@@ -30,7 +30,8 @@
 //! - `timeseries`: 100 sensors' measurements into a time-series collection:
 //!   ingest rate, bytes per measurement against an ordinary collection,
 //!   and how long after every bucket falls due they are all gone.
-//!
+//! - `timeseries-churn`: `churn`'s stream of measurements into a
+//!   time-series collection with a collection-level `expireAfterSeconds`.
 //! - `aggregation`: `$group` over N documents and a `$lookup` of 100,000
 //!   into 1,000 users, medians of several runs, against the same queries
 //!   in PostgreSQL on the same rows.
@@ -51,6 +52,7 @@ mod scans;
 mod scenarios;
 mod steady;
 mod timeseries;
+mod ts_churn;
 mod workload;
 
 use anyhow::Result;
@@ -74,6 +76,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Scans => scans::run(args).await,
         Scenario::Access => access::run(args).await,
         Scenario::Timeseries => timeseries::run(args).await,
+        Scenario::TimeseriesChurn => ts_churn::run(args).await,
         Scenario::Aggregation => aggregation::run(args).await,
     }
 }

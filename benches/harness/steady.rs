@@ -36,6 +36,11 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = Result<()>> + Send;
     /// Documents stored now, due or not.
     fn stored(&self) -> impl Future<Output = Result<u64>> + Send;
+    /// When documents issued due at `due_ms` are due for this store: later
+    /// where the store expires them in groups (time-series buckets).
+    fn due(&self, due_ms: i64) -> i64 {
+        due_ms
+    }
 }
 
 /// The stream's shape.
@@ -199,7 +204,7 @@ pub async fn drive<S: Store>(store: Arc<S>, stream: Stream) -> Result<Run> {
         }));
     }
     let producer = {
-        let (timeline, stop) = (timeline.clone(), stop.clone());
+        let (timeline, stop, store) = (timeline.clone(), stop.clone(), store.clone());
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(10));
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
@@ -207,7 +212,7 @@ pub async fn drive<S: Store>(store: Arc<S>, stream: Stream) -> Result<Run> {
             while started.elapsed() < stream.duration {
                 tick.tick().await;
                 let due = now_ms() + ttl_ms;
-                timeline.push(due, per_tick as u64);
+                timeline.push(store.due(due), per_tick as u64);
                 if tx.send((next, per_tick, due)).await.is_err() {
                     break;
                 }

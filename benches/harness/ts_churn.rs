@@ -1,0 +1,289 @@
+//! `timeseries-churn`: the `churn` stream into a time-series collection.
+//! R measurements/s from 100 sensors, each dated when issued, into a
+//! collection with `bucketMaxSpanSeconds: 1` and a collection-level
+//! `expireAfterSeconds` of T, for a duration; the same lag, live-set, SST,
+//! RSS and TTL-chunk figures as `churn`, driven and measured by `steady`.
+//!
+//! Expiry is per bucket (issue 10): every bucket of second s is due at
+//! s + 1 s + T, so the measurements issued in second s are due then, and
+//! that is the due time the stream's timeline records. The node counts
+//! deleted buckets, not measurements; the harness turns the count into
+//! measurements from what it issued: buckets fill to 1,000 measurements
+//! and roll over, so a sensor's c measurements in one second make
+//! ⌈c / 1000⌉ buckets, and the monitor deletes the buckets of one second
+//! before those of the next. The report checks that model: the buckets
+//! deleted once everything fell due against the buckets it predicts.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use mongodb::bson::{DateTime, RawDocumentBuf, doc, oid::ObjectId, rawdoc};
+use mongodb::{Client, Collection};
+use serde_json::json;
+
+use crate::args::Args;
+use crate::churn::{Gauge, spawn_gauges};
+use crate::daemon::{Target, own_cpu};
+use crate::report::{Outcome, Series};
+use crate::steady::{self, Store, Stream};
+use crate::workload::deleted;
+
+const SENSORS: usize = 100;
+/// Measurements a bucket holds before the next one opens.
+const BUCKET_MEASUREMENTS: u64 = 1000;
+
+/// The time-series collection under the stream.
+pub struct TsEbb {
+    client: Client,
+    coll: Collection<RawDocumentBuf>,
+    ttl_ms: i64,
+    sensors: Vec<String>,
+    /// Buckets the node had deleted before the stream.
+    deleted_before: i64,
+    acked: AtomicU64,
+    /// Measurements issued per second of their time, per sensor.
+    issued: Mutex<BTreeMap<i64, [u64; SENSORS]>>,
+}
+
+impl TsEbb {
+    async fn new(target: &Target, ttl: Duration) -> Result<TsEbb> {
+        let client = Client::with_uri_str(&target.uri).await?;
+        let db = client.database("bench");
+        db.collection::<RawDocumentBuf>("churn_ts").drop().await?;
+        db.run_command(doc! {
+            "create": "churn_ts",
+            "timeseries": {
+                "timeField": "t",
+                "metaField": "sensor",
+                "bucketMaxSpanSeconds": 1,
+                "bucketRoundingSeconds": 1,
+            },
+            "expireAfterSeconds": ttl.as_secs() as i64,
+        })
+        .await?;
+        Ok(TsEbb {
+            coll: db.collection("churn_ts"),
+            deleted_before: deleted(&client).await?,
+            client,
+            ttl_ms: ttl.as_millis() as i64,
+            sensors: (0..SENSORS).map(|s| format!("sensor-{s:03}")).collect(),
+            acked: AtomicU64::new(0),
+            issued: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// Buckets the node has deleted since the stream began.
+    async fn buckets_deleted(&self) -> Result<u64> {
+        Ok((deleted(&self.client).await? - self.deleted_before).max(0) as u64)
+    }
+
+    /// Buckets the measurements issued so far make.
+    fn buckets_issued(&self) -> u64 {
+        let issued = self.issued.lock().expect("issued lock");
+        issued.values().map(buckets_of).sum()
+    }
+
+    /// Measurements in the first `buckets` buckets to fall due.
+    fn measurements_in(&self, mut buckets: u64) -> u64 {
+        let issued = self.issued.lock().expect("issued lock");
+        let mut gone = 0;
+        for counts in issued.values() {
+            let (b, m) = (buckets_of(counts), counts.iter().sum::<u64>());
+            if buckets < b {
+                // Part of a second: its buckets hold about the same.
+                return gone + m * buckets / b.max(1);
+            }
+            gone += m;
+            buckets -= b;
+        }
+        gone
+    }
+}
+
+/// Buckets one second's measurements make: ⌈c / 1000⌉ per sensor.
+fn buckets_of(counts: &[u64; SENSORS]) -> u64 {
+    counts.iter().map(|c| c.div_ceil(BUCKET_MEASUREMENTS)).sum()
+}
+
+impl Store for TsEbb {
+    async fn insert(&self, _worker: usize, first: u64, n: usize, due_ms: i64) -> Result<()> {
+        let at = due_ms - self.ttl_ms;
+        {
+            let mut issued = self.issued.lock().expect("issued lock");
+            let counts = issued.entry(at.div_euclid(1000)).or_insert([0; SENSORS]);
+            for i in first..first + n as u64 {
+                counts[i as usize % SENSORS] += 1;
+            }
+        }
+        let t = DateTime::from_millis(at);
+        let docs: Vec<RawDocumentBuf> = (first..first + n as u64)
+            .map(|i| {
+                let sensor = i as usize % SENSORS;
+                rawdoc! {
+                    "_id": ObjectId::new(),
+                    "t": t,
+                    "sensor": self.sensors[sensor].as_str(),
+                    "temp": (1500 + 10 * sensor as i64 + (i % 500) as i64) as f64 / 100.0,
+                }
+            })
+            .collect();
+        self.coll.insert_many(docs).await?;
+        self.acked.fetch_add(n as u64, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// A measurement dated t is due with its bucket: ⌊t⌋ + 1 s + T.
+    fn due(&self, due_ms: i64) -> i64 {
+        (due_ms - self.ttl_ms).div_euclid(1000) * 1000 + 1000 + self.ttl_ms
+    }
+
+    async fn stored(&self) -> Result<u64> {
+        let gone = self.measurements_in(self.buckets_deleted().await?);
+        Ok(self.acked.load(Ordering::SeqCst).saturating_sub(gone))
+    }
+}
+
+pub async fn run(args: &Args) -> Result<Outcome> {
+    let stream = Stream {
+        rate: args.rate.unwrap_or(500_000),
+        duration: Duration::from_secs(args.duration.unwrap_or(600)),
+        ttl: Duration::from_secs(args.ttl),
+        workers: args.clients,
+    };
+    let target = Arc::new(Target::start(args.uri.as_deref(), args.ebbd.as_ref(), &[])?);
+    let store = Arc::new(TsEbb::new(&target, stream.ttl).await?);
+    let started = Instant::now();
+    let gauge_task = spawn_gauges(
+        target.clone(),
+        store.client.clone(),
+        started,
+        stream.duration + stream.ttl + Duration::from_secs(2),
+    );
+    let (cpu_before, client_before) = (target.cpu(), own_cpu());
+    let run = steady::drive(store.clone(), stream).await?;
+    let spent = |before: Option<Duration>, after: Option<Duration>| {
+        after.zip(before).map(|(b, a)| (b - a).as_secs_f64())
+    };
+    let cpu = spent(cpu_before, target.cpu());
+    let client_cpu = spent(client_before, own_cpu());
+    let gauges: Vec<Gauge> = gauge_task.await??;
+
+    // Every bucket is due by now or within a second; wait for the last.
+    let expected = store.buckets_issued();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let gone_s = loop {
+        let gone = store.buckets_deleted().await?;
+        if gone >= expected {
+            break started.elapsed().as_secs_f64() - run.stopped_at_s;
+        }
+        if Instant::now() > deadline {
+            bail!("expiry did not finish: {gone}/{expected} buckets deleted");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let buckets_deleted = store.buckets_deleted().await?;
+    let left = store
+        .client
+        .database("bench")
+        .collection::<RawDocumentBuf>("system.buckets.churn_ts")
+        .estimated_document_count()
+        .await?;
+
+    let (p50, p99, max) = run.lag(stream.ttl);
+    let (live_min, live_median, live_max) =
+        run.live_set(stream.ttl + Duration::from_secs(1), Duration::from_secs(2));
+    // A measurement stays from its issue until the end of its second plus
+    // T: T + 0.5 s on average.
+    let expected_live = run.achieved_rate * (stream.ttl.as_secs_f64() + 0.5);
+    let at_stop = gauges
+        .iter()
+        .rev()
+        .find(|g| g.0 <= run.stopped_at_s)
+        .copied()
+        .unwrap_or_default();
+    let steady_from = stream.ttl.as_secs_f64() + 3.0;
+    let stretch = ((run.stopped_at_s - steady_from) / 4.0).clamp(1.0, 60.0);
+    let chunks = |from: f64, to: f64| crate::churn::chunk_stats(&gauges, from, to);
+    let first = chunks(steady_from, steady_from + stretch);
+    let last = chunks(run.stopped_at_s - stretch, run.stopped_at_s);
+    let rss: Vec<f64> = gauges.iter().map(|g| g.1 as f64).collect();
+
+    let mut out = Outcome::new("timeseries-churn");
+    out.add("target_rate_per_s", stream.rate, "/s");
+    out.add("achieved_rate_per_s", run.achieved_rate.round(), "/s");
+    out.add("duration_s", stream.duration.as_secs(), "s");
+    out.add("ttl_s", stream.ttl.as_secs(), "s");
+    out.add("inserted", run.inserted, "");
+    out.add("ebbd_cpu_s", cpu, "s");
+    out.add("client_cpu_s", client_cpu, "s");
+    out.add("lag_p50_ms", p50, "ms");
+    out.add("lag_p99_ms", p99, "ms");
+    out.add("lag_max_ms", max, "ms");
+    out.add("stored_due_max", run.backlog_max(), "");
+    out.add("live_set_expected", expected_live.round(), "");
+    out.add("live_set_min", live_min, "");
+    out.add("live_set_median", live_median, "");
+    out.add("live_set_max", live_max, "");
+    out.add(
+        "live_set_max_over_expected",
+        live_max / expected_live.max(1.0),
+        "x",
+    );
+    out.add("buckets_expected", expected, "");
+    out.add("buckets_deleted", buckets_deleted, "");
+    out.add(
+        "measurements_per_bucket",
+        run.inserted as f64 / buckets_deleted.max(1) as f64,
+        "",
+    );
+    out.add("buckets_left", left, "");
+    out.add("all_gone_after_stop_s", gone_s, "s");
+    out.add("sst_bytes_at_stop_mib", at_stop.2 as f64 / 1048576.0, "MiB");
+    out.add(
+        "sst_bytes_per_live_measurement",
+        at_stop.2 as f64 / live_median.max(1.0),
+        "B",
+    );
+    out.add(
+        "rss_first_mib",
+        rss.first().copied().unwrap_or(0.0) / 1048576.0,
+        "MiB",
+    );
+    out.add(
+        "rss_last_mib",
+        rss.last().copied().unwrap_or(0.0) / 1048576.0,
+        "MiB",
+    );
+    out.add(
+        "rss_max_mib",
+        rss.iter().copied().fold(0.0, f64::max) / 1048576.0,
+        "MiB",
+    );
+    out.add("chunk_us_first", first.map(|c| c.0), "us");
+    out.add("chunk_us_last", last.map(|c| c.0), "us");
+    out.add("chunk_buckets_first", first.map(|c| c.1), "");
+    out.add("chunk_buckets_last", last.map(|c| c.1), "");
+    let windows = run.windows(Duration::from_secs(1));
+    out.timeline = Some(json!({
+        "lag_per_second": windows.iter().map(|w| json!({
+            "t": w.0, "p50_ms": w.1, "p99_ms": w.2, "max_ms": w.3, "stored": w.4,
+        })).collect::<Vec<_>>(),
+        "gauges_per_second": gauges.iter().map(|g| json!({
+            "t": g.0, "rss": g.1, "sst_bytes": g.2, "chunks": g.3, "chunk_us": g.4, "deleted": g.5,
+        })).collect::<Vec<_>>(),
+    }));
+    out.series = Some(Series {
+        title: format!(
+            "timeseries-churn: {} measurements/s, TTL {} s: expiry lag p99 per second",
+            stream.rate,
+            stream.ttl.as_secs()
+        ),
+        x_label: "seconds".into(),
+        y_label: "lag p99 (ms)".into(),
+        points: windows.iter().map(|w| (w.0, w.2)).collect(),
+    });
+    Ok(out)
+}
