@@ -44,8 +44,17 @@ pub struct TsEbb {
     /// Buckets the node had deleted before the stream.
     deleted_before: i64,
     acked: AtomicU64,
-    /// Measurements issued per second of their time, per sensor.
-    issued: Mutex<BTreeMap<i64, [u64; SENSORS]>>,
+    issued: Mutex<Issued>,
+}
+
+/// Measurements issued per second of their time, per sensor; seconds whose
+/// buckets are all deleted leave the map for two sums, so the sampler's
+/// walk (every 10 ms) stays a few seconds long however long the run.
+#[derive(Default)]
+struct Issued {
+    seconds: BTreeMap<i64, [u64; SENSORS]>,
+    gone_buckets: u64,
+    gone_measurements: u64,
 }
 
 impl TsEbb {
@@ -71,7 +80,7 @@ impl TsEbb {
             ttl_ms: ttl.as_millis() as i64,
             sensors: (0..SENSORS).map(|s| format!("sensor-{s:03}")).collect(),
             acked: AtomicU64::new(0),
-            issued: Mutex::new(BTreeMap::new()),
+            issued: Mutex::new(Issued::default()),
         })
     }
 
@@ -83,23 +92,27 @@ impl TsEbb {
     /// Buckets the measurements issued so far make.
     fn buckets_issued(&self) -> u64 {
         let issued = self.issued.lock().expect("issued lock");
-        issued.values().map(buckets_of).sum()
+        issued.gone_buckets + issued.seconds.values().map(buckets_of).sum::<u64>()
     }
 
-    /// Measurements in the first `buckets` buckets to fall due.
-    fn measurements_in(&self, mut buckets: u64) -> u64 {
-        let issued = self.issued.lock().expect("issued lock");
-        let mut gone = 0;
-        for counts in issued.values() {
-            let (b, m) = (buckets_of(counts), counts.iter().sum::<u64>());
-            if buckets < b {
+    /// Measurements in the first `buckets` buckets to fall due (a count
+    /// that only grows: a second wholly inside it is never issued to
+    /// again, since it fell due long after it was issued).
+    fn measurements_in(&self, buckets: u64) -> u64 {
+        let mut issued = self.issued.lock().expect("issued lock");
+        let mut left = buckets.saturating_sub(issued.gone_buckets);
+        while let Some(entry) = issued.seconds.first_entry() {
+            let (b, m) = (buckets_of(entry.get()), entry.get().iter().sum::<u64>());
+            if left < b {
                 // Part of a second: its buckets hold about the same.
-                return gone + m * buckets / b.max(1);
+                return issued.gone_measurements + m * left / b.max(1);
             }
-            gone += m;
-            buckets -= b;
+            entry.remove();
+            issued.gone_buckets += b;
+            issued.gone_measurements += m;
+            left -= b;
         }
-        gone
+        issued.gone_measurements
     }
 }
 
@@ -113,7 +126,10 @@ impl Store for TsEbb {
         let at = due_ms - self.ttl_ms;
         {
             let mut issued = self.issued.lock().expect("issued lock");
-            let counts = issued.entry(at.div_euclid(1000)).or_insert([0; SENSORS]);
+            let counts = issued
+                .seconds
+                .entry(at.div_euclid(1000))
+                .or_insert([0; SENSORS]);
             for i in first..first + n as u64 {
                 counts[i as usize % SENSORS] += 1;
             }
