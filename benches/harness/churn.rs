@@ -112,6 +112,35 @@ async fn gauges(target: &Target, client: &Client, started: Instant) -> Result<Ga
     ))
 }
 
+/// RSS at the first and last gauge and its maximum, in MiB.
+pub fn add_rss(out: &mut Outcome, gauges: &[Gauge]) {
+    let mib = |b: u64| b as f64 / 1048576.0;
+    out.add(
+        "rss_first_mib",
+        gauges.first().map_or(0.0, |g| mib(g.1)),
+        "MiB",
+    );
+    out.add(
+        "rss_last_mib",
+        gauges.last().map_or(0.0, |g| mib(g.1)),
+        "MiB",
+    );
+    let max = gauges.iter().map(|g| g.1).max().unwrap_or(0);
+    out.add("rss_max_mib", mib(max), "MiB");
+}
+
+/// The per-second lag windows and gauges, for the JSON report.
+pub fn timeline(windows: &[(f64, f64, f64, f64, f64)], gauges: &[Gauge]) -> serde_json::Value {
+    json!({
+        "lag_per_second": windows.iter().map(|w| json!({
+            "t": w.0, "p50_ms": w.1, "p99_ms": w.2, "max_ms": w.3, "stored": w.4,
+        })).collect::<Vec<_>>(),
+        "gauges_per_second": gauges.iter().map(|g| json!({
+            "t": g.0, "rss": g.1, "sst_bytes": g.2, "chunks": g.3, "chunk_us": g.4, "deleted": g.5,
+        })).collect::<Vec<_>>(),
+    })
+}
+
 /// Times `count_documents({})` on `coll`: (documents, seconds).
 async fn scan(coll: &Collection<Document>) -> Result<(u64, f64)> {
     let t = Instant::now();
@@ -186,7 +215,6 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let chunk_us = |from: f64, to: f64| chunk_stats(&gauges, from, to);
     let first = chunk_us(steady_from, steady_from + stretch);
     let last = chunk_us(run.stopped_at_s - stretch, run.stopped_at_s);
-    let rss: Vec<f64> = gauges.iter().map(|g| g.1 as f64).collect();
 
     // The same count on an idle collection of the live set's size.
     eprintln!("  loading an idle collection of {live_median} documents");
@@ -243,21 +271,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         at_stop.2 as f64 / live_bytes.max(1.0),
         "x",
     );
-    out.add(
-        "rss_first_mib",
-        rss.first().copied().unwrap_or(0.0) / 1048576.0,
-        "MiB",
-    );
-    out.add(
-        "rss_last_mib",
-        rss.last().copied().unwrap_or(0.0) / 1048576.0,
-        "MiB",
-    );
-    out.add(
-        "rss_max_mib",
-        rss.iter().copied().fold(0.0, f64::max) / 1048576.0,
-        "MiB",
-    );
+    add_rss(&mut out, &gauges);
     out.add("chunk_stretch_s", stretch, "s");
     out.add("chunk_us_first", first.map(|c| c.0), "us");
     out.add("chunk_us_last", last.map(|c| c.0), "us");
@@ -285,17 +299,13 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         "x",
     );
     let windows = run.windows(Duration::from_secs(1));
-    out.timeline = Some(json!({
-        "lag_per_second": windows.iter().map(|w| json!({
-            "t": w.0, "p50_ms": w.1, "p99_ms": w.2, "max_ms": w.3, "stored": w.4,
-        })).collect::<Vec<_>>(),
-        "gauges_per_second": gauges.iter().map(|g| json!({
-            "t": g.0, "rss": g.1, "sst_bytes": g.2, "chunks": g.3, "chunk_us": g.4, "deleted": g.5,
-        })).collect::<Vec<_>>(),
-        "scans_during": scans.iter().map(|s| json!({ "t": s.0, "docs": s.1, "secs": s.2 }))
-            .collect::<Vec<_>>(),
-        "scans_idle_docs_per_s": idle_rates,
-    }));
+    let mut timeline = timeline(&windows, &gauges);
+    timeline["scans_during"] = scans
+        .iter()
+        .map(|s| json!({ "t": s.0, "docs": s.1, "secs": s.2 }))
+        .collect();
+    timeline["scans_idle_docs_per_s"] = json!(idle_rates);
+    out.timeline = Some(timeline);
     out.series = Some(Series {
         title: format!(
             "churn: {} docs/s, TTL {} s: expiry lag p99 per second",

@@ -22,10 +22,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use mongodb::bson::{DateTime, RawDocumentBuf, doc, oid::ObjectId, rawdoc};
 use mongodb::{Client, Collection};
-use serde_json::json;
 
 use crate::args::Args;
-use crate::churn::{Gauge, spawn_gauges};
+use crate::churn::{Gauge, add_rss, spawn_gauges, timeline};
 use crate::daemon::{Target, own_cpu};
 use crate::report::{Outcome, Series};
 use crate::steady::{self, Store, Stream};
@@ -225,7 +224,6 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let chunks = |from: f64, to: f64| crate::churn::chunk_stats(&gauges, from, to);
     let first = chunks(steady_from, steady_from + stretch);
     let last = chunks(run.stopped_at_s - stretch, run.stopped_at_s);
-    let rss: Vec<f64> = gauges.iter().map(|g| g.1 as f64).collect();
 
     let mut out = Outcome::new("timeseries-churn");
     out.add("target_rate_per_s", stream.rate, "/s");
@@ -263,34 +261,13 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         at_stop.2 as f64 / live_median.max(1.0),
         "B",
     );
-    out.add(
-        "rss_first_mib",
-        rss.first().copied().unwrap_or(0.0) / 1048576.0,
-        "MiB",
-    );
-    out.add(
-        "rss_last_mib",
-        rss.last().copied().unwrap_or(0.0) / 1048576.0,
-        "MiB",
-    );
-    out.add(
-        "rss_max_mib",
-        rss.iter().copied().fold(0.0, f64::max) / 1048576.0,
-        "MiB",
-    );
+    add_rss(&mut out, &gauges);
     out.add("chunk_us_first", first.map(|c| c.0), "us");
     out.add("chunk_us_last", last.map(|c| c.0), "us");
     out.add("chunk_buckets_first", first.map(|c| c.1), "");
     out.add("chunk_buckets_last", last.map(|c| c.1), "");
     let windows = run.windows(Duration::from_secs(1));
-    out.timeline = Some(json!({
-        "lag_per_second": windows.iter().map(|w| json!({
-            "t": w.0, "p50_ms": w.1, "p99_ms": w.2, "max_ms": w.3, "stored": w.4,
-        })).collect::<Vec<_>>(),
-        "gauges_per_second": gauges.iter().map(|g| json!({
-            "t": g.0, "rss": g.1, "sst_bytes": g.2, "chunks": g.3, "chunk_us": g.4, "deleted": g.5,
-        })).collect::<Vec<_>>(),
-    }));
+    out.timeline = Some(timeline(&windows, &gauges));
     out.series = Some(Series {
         title: format!(
             "timeseries-churn: {} measurements/s, TTL {} s: expiry lag p99 per second",
