@@ -112,6 +112,31 @@ async fn gauges(target: &Target, client: &Client, started: Instant) -> Result<Ga
     ))
 }
 
+/// The stream's lag (p50, p99, max), its largest backlog of stored due
+/// items, and its live set (min, median, max) against the expected size.
+pub fn add_lag_and_live(
+    out: &mut Outcome,
+    lag: (f64, f64, f64),
+    backlog_max: u64,
+    live: (f64, f64, f64),
+    expected_live: f64,
+    unit: &str,
+) {
+    out.add("lag_p50_ms", lag.0, "ms");
+    out.add("lag_p99_ms", lag.1, "ms");
+    out.add("lag_max_ms", lag.2, "ms");
+    out.add("stored_due_max", backlog_max, unit);
+    out.add("live_set_expected", expected_live.round(), unit);
+    out.add("live_set_min", live.0, unit);
+    out.add("live_set_median", live.1, unit);
+    out.add("live_set_max", live.2, unit);
+    out.add(
+        "live_set_max_over_expected",
+        live.2 / expected_live.max(1.0),
+        "x",
+    );
+}
+
 /// RSS at the first and last gauge and its maximum, in MiB.
 pub fn add_rss(out: &mut Outcome, gauges: &[Gauge]) {
     let mib = |b: u64| b as f64 / 1048576.0;
@@ -251,18 +276,13 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     out.add("ttl_s", stream.ttl.as_secs(), "s");
     out.add("hide_expired", !args.show_expired, "");
     out.add("inserted", run.inserted, "");
-    out.add("lag_p50_ms", p50, "ms");
-    out.add("lag_p99_ms", p99, "ms");
-    out.add("lag_max_ms", max, "ms");
-    out.add("stored_due_max", run.backlog_max(), "docs");
-    out.add("live_set_expected", expected_live.round(), "docs");
-    out.add("live_set_min", live_min, "docs");
-    out.add("live_set_median", live_median, "docs");
-    out.add("live_set_max", live_max, "docs");
-    out.add(
-        "live_set_max_over_expected",
-        live_max / expected_live.max(1.0),
-        "x",
+    add_lag_and_live(
+        &mut out,
+        (p50, p99, max),
+        run.backlog_max(),
+        (live_min, live_median, live_max),
+        expected_live,
+        "docs",
     );
     out.add("sst_bytes_at_stop_mib", at_stop.2 as f64 / 1048576.0, "MiB");
     out.add("live_data_mib", live_bytes / 1048576.0, "MiB");

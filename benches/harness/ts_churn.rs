@@ -24,7 +24,7 @@ use mongodb::bson::{DateTime, RawDocumentBuf, doc, oid::ObjectId, rawdoc};
 use mongodb::{Client, Collection};
 
 use crate::args::Args;
-use crate::churn::{Gauge, add_rss, spawn_gauges, timeline};
+use crate::churn::{Gauge, add_lag_and_live, add_rss, spawn_gauges, timeline};
 use crate::daemon::{Target, own_cpu};
 use crate::report::{Outcome, Series};
 use crate::steady::{self, Store, Stream};
@@ -233,18 +233,13 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     out.add("inserted", run.inserted, "");
     out.add("ebbd_cpu_s", cpu, "s");
     out.add("client_cpu_s", client_cpu, "s");
-    out.add("lag_p50_ms", p50, "ms");
-    out.add("lag_p99_ms", p99, "ms");
-    out.add("lag_max_ms", max, "ms");
-    out.add("stored_due_max", run.backlog_max(), "");
-    out.add("live_set_expected", expected_live.round(), "");
-    out.add("live_set_min", live_min, "");
-    out.add("live_set_median", live_median, "");
-    out.add("live_set_max", live_max, "");
-    out.add(
-        "live_set_max_over_expected",
-        live_max / expected_live.max(1.0),
-        "x",
+    add_lag_and_live(
+        &mut out,
+        (p50, p99, max),
+        run.backlog_max(),
+        (live_min, live_median, live_max),
+        expected_live,
+        "",
     );
     out.add("buckets_expected", expected, "");
     out.add("buckets_deleted", buckets_deleted, "");
