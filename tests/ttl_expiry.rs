@@ -311,3 +311,37 @@ async fn writes_racing_expiry_chunks_keep_documents_and_indexes_consistent() {
         .unwrap();
     assert_eq!((by_k, by_at), (kept.len() as u64, kept.len() as u64));
 }
+
+#[tokio::test]
+async fn a_visit_of_many_chunks_deletes_each_multikey_document_once() {
+    let node = node();
+    let c = node.coll("t", "multi").await;
+    ttl_index(&c, doc! { "at": 1 }, 0, None).await;
+    // Each document has a date in two chunks of the visit: chunks of 1,024
+    // documents, the next planned while the one before it commits.
+    let n = 3000;
+    let (deleted_before, ..) = node.ttl_metrics().await;
+    node.set_parameter("ttlMonitorEnabled", false).await;
+    c.insert_many((0..n).map(|i| {
+        let first = T0 - HOUR + i64::from(i);
+        doc! { "_id": i, "at": [at(first), at(first + 1500)], "k": i }
+    }))
+    .await
+    .unwrap();
+    // One document not due keeps the collection from going whole.
+    c.insert_one(doc! { "_id": -1, "at": at(T0 + HOUR) })
+        .await
+        .unwrap();
+    // Out of the foreground window (100 ms since the last write), so the
+    // writer plans chunks ahead.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    let (deleted_after, ..) = node.ttl_metrics().await;
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 1);
+    assert_eq!(
+        deleted_after - deleted_before,
+        i64::from(n),
+        "each document counted once"
+    );
+}

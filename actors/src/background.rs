@@ -1,4 +1,4 @@
-//! Two low-priority threads for TTL work.
+//! Three low-priority threads for TTL work.
 //!
 //! Expiry is background work: it must not take CPU from foreground reads
 //! and writes on a small machine. TTL chunks that hold a collection's
@@ -9,7 +9,11 @@
 //! without holding the writer run on `ebb-ttl-plan` at `SCHED_IDLE`: the
 //! kernel runs it only on otherwise idle CPU, which is safe because no
 //! other thread ever waits for it. Only one chunk runs at a time anyway:
-//! the monitor visits indexes one after another.
+//! the monitor visits indexes one after another. While no foreground write
+//! is active, the next chunk of a visit is planned on `ebb-ttl-ahead`
+//! (nice +10, like `ebb-ttl`) while the current one commits: the writer
+//! waits for that plan, so it must not starve behind compaction the way
+//! an idle-priority thread would.
 //!
 //! Work waiting in these queues holds the engine only weakly: a starved
 //! idle-priority thread must not keep a stopped node's RocksDB open (its
@@ -26,6 +30,7 @@ type Task = Box<dyn FnOnce() + Send>;
 pub struct Background {
     tx: mpsc::Sender<Task>,
     idle: mpsc::Sender<Task>,
+    ahead: mpsc::Sender<Task>,
 }
 
 /// How much lower than normal the thread runs (a nice value).
@@ -36,6 +41,7 @@ impl Background {
         Background {
             tx: spawn("ebb-ttl", lower_priority),
             idle: spawn("ebb-ttl-plan", idle_priority),
+            ahead: spawn("ebb-ttl-ahead", lower_priority),
         }
     }
 
@@ -59,12 +65,24 @@ impl Background {
         on(&self.idle, engine, f).await
     }
 
+    /// Queues `f` on the lookahead thread (nice +10, like `ebb-ttl`) and
+    /// returns at once, from any thread; the receiver gets its result (it
+    /// is closed if the engine was dropped first, or `None` comes back if
+    /// the thread is gone).
+    pub fn submit_ahead<T: Send + 'static>(
+        &self,
+        engine: &Arc<dyn Engine>,
+        f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
+    ) -> Option<tokio::sync::oneshot::Receiver<T>> {
+        submit(&self.ahead, engine, f)
+    }
+
     /// Resolves once both threads have finished every task queued before
     /// the call: at shutdown, so that no task still holds the engine (and
     /// its LOCK file) after the node has stopped. A task that is already
     /// running has upgraded its weak engine and would keep it open.
     pub async fn drain(&self) {
-        for tx in [&self.tx, &self.idle] {
+        for tx in [&self.tx, &self.idle, &self.ahead] {
             let (done, finished) = tokio::sync::oneshot::channel::<()>();
             let signal: Task = Box::new(move || {
                 let _ = done.send(());
@@ -81,6 +99,14 @@ async fn on<T: Send + 'static>(
     engine: &Arc<dyn Engine>,
     f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
 ) -> Option<T> {
+    submit(tx, engine, f)?.await.ok()
+}
+
+fn submit<T: Send + 'static>(
+    tx: &mpsc::Sender<Task>,
+    engine: &Arc<dyn Engine>,
+    f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
+) -> Option<tokio::sync::oneshot::Receiver<T>> {
     let (done, result) = tokio::sync::oneshot::channel();
     let engine = Arc::downgrade(engine);
     let task: Task = Box::new(move || {
@@ -89,7 +115,7 @@ async fn on<T: Send + 'static>(
         }
     });
     tx.send(task).ok()?;
-    result.await.ok()
+    Some(result)
 }
 
 fn spawn(name: &str, setup: fn()) -> mpsc::Sender<Task> {

@@ -15,7 +15,9 @@
 //! TTL chunks run on the `ebb-ttl` thread at lowered priority; chunks
 //! planned off the writer run on `ebb-ttl-plan` at idle priority and are
 //! applied on the blocking pool at normal priority (a write may wait behind
-//! the apply, never behind a starved thread).
+//! the apply, never behind a starved thread). While no foreground write is
+//! active, the next chunk of a visit is planned on `ebb-ttl-plan` while the
+//! current one commits (`lookahead`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -30,6 +32,7 @@ use ebb_storage::write::statement::{
 use ebb_storage::{Error, ErrorKind, IndexSet, Result};
 use tokio::sync::oneshot;
 
+use super::lookahead::{self, Ahead, Lookahead};
 use super::messages::{
     BuildIndexes, DeleteDocs, ExpireChunk, InsertDocs, ModifyOne, Retire, SwitchIndexSet,
     UpdateDocs,
@@ -92,6 +95,7 @@ pub struct CollectionActor {
     schedule: WriterSchedule,
     /// How large TTL chunks may be while foreground writes are active.
     foreground_chunks: ForegroundChunks,
+    lookahead: Lookahead,
     retired: bool,
     /// Counts the write jobs that stored new documents, once they are
     /// committed: awaitData cursors wait on it for their next batch.
@@ -107,6 +111,7 @@ impl CollectionActor {
             set,
             schedule,
             foreground_chunks,
+            lookahead: Lookahead::default(),
             retired: false,
             inserted: tokio::sync::watch::Sender::new(0),
         }
@@ -223,7 +228,8 @@ impl CollectionActor {
 
     /// Runs one TTL chunk on the writer, on the low-priority TTL thread.
     /// Without foreground activity it may take the whole collection at
-    /// once (`ttl::expire_all`).
+    /// once (`ttl::expire_all`), and the next chunk is planned while this
+    /// one commits (`lookahead`).
     fn run_expiry(&mut self, chunk: Expiry, foreground_active: bool, ctx: &mut Context<Self>) {
         let shared = self.shared.clone();
         let set = self.set.clone();
@@ -231,33 +237,76 @@ impl CollectionActor {
         let policy = shared.policy;
         let limit = self.foreground_chunks.limit(msg.limit, foreground_active);
         let whole = msg.whole && !foreground_active;
+        let epoch = self.schedule.epoch();
+        let ahead = self.lookahead.take_for(&msg, limit, epoch);
+        let look_ahead = !foreground_active
+            && policy.max_deletes_per_sec == 0
+            && self.lookahead.allowed(Instant::now());
         let work = async move {
             let started = Instant::now();
+            let (planned, late) = match ahead {
+                Some(ahead) => match ahead.wait(lookahead::PATIENCE).await {
+                    Ok(plan) => (plan, false),
+                    Err(()) => (None, true),
+                },
+                None => (None, false),
+            };
+            let on_writer = shared.clone();
             let result = shared
                 .background
                 .run(&shared.engine, move |engine| {
-                    if whole
+                    if planned.is_none()
+                        && whole
                         && let Some(out) =
                             ttl::expire_all(engine, &set, &msg.index, msg.cutoff_millis, &policy)?
                     {
-                        return Ok(out);
+                        return Ok((out, None));
                     }
-                    ttl::expire(engine, &set, msg.chunk(limit), &policy)
+                    if planned.is_none() && !look_ahead {
+                        return Ok((ttl::expire(engine, &set, msg.chunk(limit), &policy)?, None));
+                    }
+                    let mut plan = match planned {
+                        Some(plan) => plan,
+                        None => ttl::plan(engine, &set, msg.chunk(limit), &policy)?,
+                    };
+                    let next = (look_ahead && plan.follows_ok())
+                        .then(|| plan_next(&on_writer, &set, &msg, limit, &mut plan))
+                        .flatten();
+                    Ok((ttl::apply(engine, &set, plan)?, next))
                 })
                 .await;
             let held = started.elapsed();
-            let more = matches!(&result, Some(Ok(out)) if out.more);
-            if let Some(result) = result {
-                let _ = reply.send(result);
-            }
-            (more, held)
+            let more = matches!(&result, Some(Ok((out, _))) if out.more);
+            let next = match result {
+                Some(Ok((out, next))) => {
+                    let _ = reply.send(Ok(out));
+                    next
+                }
+                Some(Err(e)) => {
+                    let _ = reply.send(Err(e));
+                    None
+                }
+                None => None,
+            };
+            (more, held, late, next)
         };
-        ctx.spawn(work.into_actor(self).map(move |(more, held), act, ctx| {
-            if foreground_active {
-                act.foreground_chunks.record(&policy, more, held);
-            }
-            act.done(ctx)
-        }));
+        ctx.spawn(
+            work.into_actor(self)
+                .map(move |(more, held, late, next), act, ctx| {
+                    if foreground_active {
+                        act.foreground_chunks.record(&policy, more, held);
+                    }
+                    if late {
+                        act.lookahead.late(Instant::now());
+                    }
+                    if let Some((chunk, plan)) = next {
+                        // Still the epoch the chunk started at: the writer
+                        // was busy with it until now.
+                        act.lookahead.started(Ahead::new(chunk, limit, epoch, plan));
+                    }
+                    act.done(ctx)
+                }),
+        );
     }
 
     /// Plans chunk `id` on the idle-priority thread while the writer stays
@@ -399,6 +448,30 @@ fn ack<T: Send + 'static>(tx: oneshot::Sender<Result<T>>, result: Result<T>) -> 
         };
         let _ = tx.send(result);
     })
+}
+
+/// Queues the plan of the chunk after `plan` (of `limit` documents) on the
+/// idle-priority thread: the chunk the monitor is expected to send next,
+/// and the plan's receiver. `None` if that thread is gone.
+fn plan_next(
+    shared: &Arc<Shared>,
+    set: &Arc<IndexSet>,
+    msg: &ExpireChunk,
+    limit: usize,
+    plan: &mut Plan,
+) -> Option<(ExpireChunk, oneshot::Receiver<Result<Plan>>)> {
+    let next = ExpireChunk {
+        resume_after: Some(plan.resume_after()?.to_vec()),
+        ..msg.clone()
+    };
+    let gone = plan.take_deleted_ids();
+    let (set, policy, planned) = (set.clone(), shared.policy, next.clone());
+    let rx = shared
+        .background
+        .submit_ahead(&shared.engine, move |engine| {
+            ttl::plan_after(engine, &set, planned.chunk(limit), &policy, gone)
+        })?;
+    Some((next, rx))
 }
 
 fn flatten<T>(r: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {

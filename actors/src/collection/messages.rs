@@ -50,7 +50,7 @@ pub struct ModifyOne {
 }
 
 /// Deletes one chunk of expired documents of a TTL index.
-#[derive(Message)]
+#[derive(Message, Clone)]
 #[rtype(result = "Result<ExpireOutcome>")]
 pub struct ExpireChunk {
     pub index: String,

@@ -189,6 +189,12 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
         }
     }
 
+    /// Foreground jobs started so far: nothing but TTL chunks was written
+    /// between two moments with the same epoch.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
     /// Whether nothing is queued, planned or running.
     pub fn is_idle(&self) -> bool {
         !self.busy

@@ -172,6 +172,11 @@ fn ttl_chunks_remove_order_entries_run_or_planned() {
     };
     let out = ttl::expire(&engine, &set, chunk(1), &policy).unwrap();
     assert_eq!(out.deleted, 1);
+    let first = ttl::plan(&engine, &set, chunk(1), &policy).unwrap();
+    assert!(
+        first.more() && !first.follows_ok(),
+        "every chunk rewrites the totals: none is planned ahead"
+    );
     let planned = ttl::plan(&engine, &set, chunk(10), &policy).unwrap();
     assert_eq!(ttl::apply(&engine, &set, planned).unwrap().deleted, 2);
     assert_eq!(natural(&engine, &set, Direction::Forward), vec![1, 3, 5]);

@@ -52,6 +52,7 @@ macro_rules! for_each_engine_check {
             cursors_merge_new_and_older_keys,
             batch_is_invisible_until_committed,
             empty_batch_commits,
+            sealed_batch_commits_later_on_another_thread,
             batch_applies_writes_in_call_order,
             batches_match_an_in_order_model,
             delete_range_is_half_open,
@@ -943,6 +944,50 @@ pub fn empty_batch_commits(home: &dyn EngineHome) {
         .expect("an empty synced batch commits");
     commit(e, &[W::Del(A, b"zz"), W::DelRange(A, b"x", b"y")]);
     assert_eq!(entries(e.cursor(A, KeyRange::all(), FWD)), ["a=1"]);
+}
+
+/// A sealed batch holds its writes, in call order, invisibly until it is
+/// committed, which may happen on another thread after other commits; a
+/// sealed batch dropped uncommitted changes nothing.
+pub fn sealed_batch_commits_later_on_another_thread(home: &dyn EngineHome) {
+    let e = open_with(home, &[A, B]);
+    let e = e.as_ref();
+    commit(e, &[W::Put(A, b"a", b"1"), W::Put(A, b"c", b"1")]);
+    let seal = |writes: &[W<'_>]| {
+        let mut b = e.batch();
+        for &w in writes {
+            add(b.as_mut(), w).unwrap();
+        }
+        b.seal()
+    };
+    let dropped = seal(&[W::Put(A, b"z", b"1")]);
+    let sealed = seal(&[
+        W::Del(A, b"a"),
+        W::Put(B, b"b", b"1"),
+        W::DelRange(A, b"c", b"d"),
+        W::Put(A, b"c", b"2"),
+    ]);
+    assert_eq!(sealed.len(), 4, "len counts every operation added");
+    assert!(!sealed.is_empty());
+    assert!(e.batch().seal().is_empty());
+    assert_eq!(
+        entries(e.cursor(A, KeyRange::all(), FWD)),
+        ["a=1", "c=1"],
+        "a sealed batch is invisible"
+    );
+    commit(e, &[W::Put(A, b"e", b"1")]);
+    drop(dropped);
+    std::thread::scope(|s| {
+        s.spawn(|| e.commit_sealed(sealed, false).unwrap());
+    });
+    assert_eq!(
+        entries(e.cursor(A, KeyRange::all(), FWD)),
+        ["c=2", "e=1"],
+        "the sealed batch applied in call order, after the commit before it"
+    );
+    assert_eq!(entries(e.cursor(B, KeyRange::all(), FWD)), ["b=1"]);
+    e.commit_sealed(e.batch().seal(), true)
+        .expect("an empty sealed batch commits");
 }
 
 /// Within one batch, writes apply in the order they were added, whatever

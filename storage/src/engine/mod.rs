@@ -165,6 +165,45 @@ pub trait Batch: Send {
     /// Applies the batch atomically. With `sync`, the write-ahead log is
     /// flushed to stable storage before returning.
     fn commit(self: Box<Self>, sync: bool) -> Result<()>;
+    /// Finishes the batch without committing it: the writes are encoded
+    /// and the batch no longer borrows the engine, so one thread can build
+    /// it and another commit it later ([`Engine::commit_sealed`]).
+    fn seal(self: Box<Self>) -> SealedBatch;
+}
+
+/// A [`Batch`] with all its writes added, detached from the engine that
+/// built it. Committed with [`Engine::commit_sealed`] (all or nothing, like
+/// [`Batch::commit`]); dropped uncommitted, it changes nothing.
+pub struct SealedBatch {
+    len: usize,
+    inner: Box<dyn std::any::Any + Send>,
+}
+
+impl SealedBatch {
+    /// Wraps an engine's own finished batch.
+    pub(crate) fn new(len: usize, inner: Box<dyn std::any::Any + Send>) -> Self {
+        SealedBatch { len, inner }
+    }
+
+    /// Number of operations added.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The engine's own batch, if it is of type `T`.
+    pub(crate) fn into_inner<T: 'static>(self) -> Option<Box<T>> {
+        self.inner.downcast().ok()
+    }
+}
+
+impl std::fmt::Debug for SealedBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SealedBatch({} operations)", self.len)
+    }
 }
 
 /// Engine statistics for `serverStatus` / `collStats`: estimates, good for
@@ -200,6 +239,10 @@ pub trait Engine: Send + Sync + 'static {
     fn numbered_cfs(&self) -> Vec<u64>;
 
     fn batch(&self) -> Box<dyn Batch + '_>;
+    /// Commits a batch this engine built and sealed, from any thread; a
+    /// family dropped since the batch was built loses its writes, as if the
+    /// batch had committed just before the drop.
+    fn commit_sealed(&self, batch: SealedBatch, sync: bool) -> Result<()>;
 
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// Point reads of many keys at once: one answer per key, in the order of

@@ -16,7 +16,7 @@ use rocksdb::{
     WriteOptions,
 };
 
-use super::{Batch, Cf, CfStats, Cursor, Direction, Engine, KeyRange, Snapshot};
+use super::{Batch, Cf, CfStats, Cursor, Direction, Engine, KeyRange, SealedBatch, Snapshot};
 use crate::{Error, ErrorKind, Result};
 
 type Db = DBWithThreadMode<MultiThreaded>;
@@ -200,6 +200,21 @@ impl Engine for RocksEngine {
         })
     }
 
+    fn commit_sealed(&self, batch: SealedBatch, sync: bool) -> Result<()> {
+        let batch = batch
+            .into_inner::<WriteBatch>()
+            .ok_or_else(|| Error::engine("a batch sealed by another engine".to_owned()))?;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(sync);
+        // A family can be dropped after a write to it was added (its handle
+        // keeps it alive while the batch is built). RocksDB would then fail
+        // the commit and refuse every later write until the database is
+        // reopened. Skipping the dropped family's writes instead commits the
+        // batch as if just before the drop, which erased them anyway.
+        wo.set_ignore_missing_column_families(true);
+        self.db.write_opt(*batch, &wo).map_err(engine_err)
+    }
+
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let h = self.handle(cf)?;
         self.db.get_cf(&h, key).map_err(engine_err)
@@ -377,18 +392,14 @@ impl Batch for RocksBatch<'_> {
         self.len
     }
 
-    fn commit(mut self: Box<Self>, sync: bool) -> Result<()> {
+    fn commit(self: Box<Self>, sync: bool) -> Result<()> {
+        let engine = self.engine;
+        engine.commit_sealed(self.seal(), sync)
+    }
+
+    fn seal(mut self: Box<Self>) -> SealedBatch {
         self.flush_pending();
-        let mut wo = WriteOptions::default();
-        wo.set_sync(sync);
-        // A family can be dropped after a write to it was added (its handle
-        // keeps it alive in the batch). RocksDB would then fail the commit
-        // and refuse every later write until the database is reopened.
-        // Skipping the dropped family's writes instead commits the batch as
-        // if just before the drop, which erased them anyway.
-        wo.set_ignore_missing_column_families(true);
-        let RocksBatch { engine, inner, .. } = *self;
-        engine.db.write_opt(inner, &wo).map_err(engine_err)
+        SealedBatch::new(self.len, Box::new(self.inner))
     }
 }
 

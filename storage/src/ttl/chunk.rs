@@ -10,6 +10,16 @@
 //! [`apply`] commits its deletions later; the writer applies a plan only if
 //! it wrote nothing in between, which keeps the same guarantee.
 //!
+//! [`plan_after`] plans the next chunk of a visit while the previous plan
+//! is still being applied (the writer's lookahead): the only write in
+//! between is that plan's own, which deletes entries below where the next
+//! chunk starts, and records and entries of the documents it deletes. The
+//! next plan therefore skips the documents the previous one deletes (a
+//! multikey document has entries on both sides), and treats their records
+//! as still present when it looks for a contiguous run (at worst it deletes
+//! point by point). A capped collection's totals are read and rewritten by
+//! every chunk, so its chunks are never planned ahead ([`Plan::follows_ok`]).
+//!
 //! A large chunk writes as few tombstones as the layout allows:
 //!
 //! - the TTL entries it scanned, `[lower, last]`, are one contiguous key
@@ -44,7 +54,7 @@ use super::floor::lowest_possible;
 use super::policy::ExpiryPolicy;
 use crate::capped::order;
 use crate::encoding::keycode;
-use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, key_after};
+use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, SealedBatch, key_after};
 use crate::error::Result;
 use crate::index::{IndexSet, KeyGen};
 
@@ -80,7 +90,16 @@ pub fn expire(
     policy: &ExpiryPolicy,
 ) -> Result<ExpireOutcome> {
     let mut batch = engine.batch();
-    let found = collect(engine, set, chunk, policy, &mut batch)?;
+    let mut ids = HashSet::new();
+    let found = collect(
+        engine,
+        set,
+        chunk,
+        policy,
+        &HashSet::new(),
+        &mut ids,
+        batch.as_mut(),
+    )?;
     if !batch.is_empty() {
         batch.commit(false)?;
     }
@@ -93,8 +112,15 @@ pub fn expire(
 #[derive(Debug)]
 pub struct Plan {
     index_name: String,
-    deletes: Vec<Delete>,
+    /// The deletions, encoded and sorted off the writer: applying the plan
+    /// only commits them.
+    batch: SealedBatch,
     found: Found,
+    /// The documents it deletes, by record key.
+    ids: HashSet<Vec<u8>>,
+    /// Whether a plan of the next chunk may be made before this one is
+    /// applied (see the module doc).
+    follows_ok: bool,
 }
 
 impl Plan {
@@ -102,7 +128,32 @@ impl Plan {
     pub fn docs(&self) -> u64 {
         self.found.deleted
     }
+
+    /// Whether expired entries remain beyond this chunk.
+    pub fn more(&self) -> bool {
+        self.found.more
+    }
+
+    /// The TTL key the next chunk of the visit resumes after.
+    pub fn resume_after(&self) -> Option<&[u8]> {
+        self.found.last.as_deref()
+    }
+
+    /// Whether the next chunk may be planned before this one is applied.
+    pub fn follows_ok(&self) -> bool {
+        self.follows_ok && self.found.more
+    }
+
+    /// What [`plan_after`] needs of this plan; the plan keeps what
+    /// [`apply`] needs.
+    pub fn take_deleted_ids(&mut self) -> DeletedIds {
+        DeletedIds(std::mem::take(&mut self.ids))
+    }
 }
+
+/// The documents an unapplied plan deletes, for [`plan_after`].
+#[derive(Debug, Default)]
+pub struct DeletedIds(HashSet<Vec<u8>>);
 
 /// Reads one chunk like [`expire`] but only records its deletions.
 pub fn plan(
@@ -111,72 +162,44 @@ pub fn plan(
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
 ) -> Result<Plan> {
-    let mut deletes = Vec::new();
-    let found = collect(engine, set, chunk, policy, &mut deletes)?;
+    plan_after(engine, set, chunk, policy, DeletedIds::default())
+}
+
+/// Plans the chunk that follows a plan not yet applied (the writer's
+/// lookahead; see the module doc): documents in `gone` are left to it.
+pub fn plan_after(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    chunk: Chunk<'_>,
+    policy: &ExpiryPolicy,
+    gone: DeletedIds,
+) -> Result<Plan> {
+    let mut batch = engine.batch();
+    let mut ids = HashSet::new();
+    let found = collect(
+        engine,
+        set,
+        chunk,
+        policy,
+        &gone.0,
+        &mut ids,
+        batch.as_mut(),
+    )?;
     Ok(Plan {
         index_name: chunk.index.to_owned(),
-        deletes,
+        batch: batch.seal(),
         found,
+        ids,
+        follows_ok: set.natural().is_none(),
     })
 }
 
 /// Applies a [`Plan`] made against this same `set` with no write since.
 pub fn apply(engine: &dyn Engine, set: &IndexSet, plan: Plan) -> Result<ExpireOutcome> {
-    let mut batch = engine.batch();
-    for d in &plan.deletes {
-        match d {
-            Delete::Key(cf, key) => batch.delete(*cf, key)?,
-            Delete::Range(cf, from, to) => batch.delete_range(*cf, from, to)?,
-            Delete::Put(cf, key, value) => batch.put(*cf, key, value)?,
-        }
-    }
-    if !batch.is_empty() {
-        batch.commit(false)?;
+    if !plan.batch.is_empty() {
+        engine.commit_sealed(plan.batch, false)?;
     }
     Ok(plan.found.finish(set, &plan.index_name))
-}
-
-/// One recorded deletion of a [`Plan`].
-#[derive(Debug)]
-enum Delete {
-    Key(Cf, Vec<u8>),
-    Range(Cf, Vec<u8>, Vec<u8>),
-    /// A capped collection's new totals (`capped::order`).
-    Put(Cf, Vec<u8>, Vec<u8>),
-}
-
-/// Where a chunk puts its deletions: a batch committed at once, or a plan.
-trait Sink {
-    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()>;
-    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()>;
-    fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<()>;
-}
-
-impl Sink for Box<dyn Batch + '_> {
-    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()> {
-        Batch::delete(self.as_mut(), cf, key)
-    }
-    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
-        Batch::delete_range(self.as_mut(), cf, from, to)
-    }
-    fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<()> {
-        Batch::put(self.as_mut(), cf, key, value)
-    }
-}
-
-impl Sink for Vec<Delete> {
-    fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()> {
-        self.push(Delete::Key(cf, key.to_vec()));
-        Ok(())
-    }
-    fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
-        self.push(Delete::Range(cf, from.to_vec(), to.to_vec()));
-        Ok(())
-    }
-    fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<()> {
-        self.push(Delete::Put(cf, key.to_vec(), value.to_vec()));
-        Ok(())
-    }
 }
 
 /// What a chunk found, beyond its deletions.
@@ -186,17 +209,28 @@ struct Found {
     last: Option<Vec<u8>>,
     more: bool,
     /// Where the index's floor goes once the deletions are applied.
-    raise: Option<Vec<u8>>,
+    raise: Option<Raise>,
     oldest_millis: Option<i64>,
+}
+
+/// A chunk leaves nothing below `to` when nothing was left below `from`,
+/// where it started: it scanned from the floor, or the chunk before it,
+/// applied since it was planned, raised the floor to exactly there.
+#[derive(Debug)]
+struct Raise {
+    from: Vec<u8>,
+    to: Vec<u8>,
+    from_floor: bool,
 }
 
 impl Found {
     /// Called once the deletions are committed.
     fn finish(self, set: &IndexSet, index_name: &str) -> ExpireOutcome {
-        if let (Some(key), Some(floor)) =
+        if let (Some(raise), Some(floor)) =
             (self.raise, set.keygen(index_name).and_then(KeyGen::floor))
+            && (raise.from_floor || floor.is_at(&raise.from))
         {
-            floor.raise(key);
+            floor.raise(raise.to);
         }
         ExpireOutcome {
             deleted: self.deleted,
@@ -207,13 +241,16 @@ impl Found {
     }
 }
 
-/// Scans one chunk and puts its deletions into `out`.
+/// Scans one chunk and puts its deletions into `out` and the documents it
+/// deletes into `seen`, leaving out those in `gone`.
 fn collect(
     engine: &dyn Engine,
     set: &IndexSet,
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
-    out: &mut dyn Sink,
+    gone: &HashSet<Vec<u8>>,
+    seen: &mut HashSet<Vec<u8>>,
+    out: &mut dyn Batch,
 ) -> Result<Found> {
     let Chunk {
         index,
@@ -244,7 +281,7 @@ fn collect(
     )?;
     // Documents whose TTL entry carries their other entries go without
     // reading the record (`carry`); the others are read.
-    let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(limit.min(4096));
+    seen.reserve(limit.min(4096));
     let mut carried_ids: Vec<Vec<u8>> = Vec::new();
     let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
     let mut read_ids: Vec<Vec<u8>> = Vec::new();
@@ -254,7 +291,7 @@ fn collect(
     while cursor.valid() && seen.len() < limit.max(1) {
         let id = ttl.id_suffix(cursor.key())?;
         // A multikey document appears once per date in the range.
-        if !seen.contains(id) {
+        if !seen.contains(id) && !gone.contains(id) {
             seen.insert(id.to_vec());
             if let Some(date) = keycode::leading_date(cursor.key(), descending) {
                 oldest_millis = Some(oldest_millis.map_or(date, |o| o.min(date)));
@@ -278,10 +315,16 @@ fn collect(
     let more = cursor.valid();
     cursor.status()?;
     drop(cursor);
-    let has_floor = from_bottom && ttl.floor().is_some();
+    let raise = |to: Vec<u8>| {
+        ttl.floor().is_some().then(|| Raise {
+            from: lower.clone(),
+            to,
+            from_floor: from_bottom,
+        })
+    };
     let Some(last) = last else {
         return Ok(Found {
-            raise: has_floor.then_some(end),
+            raise: raise(end),
             ..Found::default()
         });
     };
@@ -322,7 +365,7 @@ fn collect(
     }
     Ok(Found {
         deleted: (carried_ids.len() + docs.len()) as u64,
-        raise: has_floor.then_some(if more { ttl_upper } else { end }),
+        raise: raise(if more { ttl_upper.clone() } else { end }),
         last: Some(last),
         more,
         oldest_millis,
@@ -335,7 +378,7 @@ fn forget_capped(
     engine: &dyn Engine,
     cf: Cf,
     docs: &[(Vec<u8>, Vec<u8>)],
-    out: &mut dyn Sink,
+    out: &mut dyn Batch,
 ) -> Result<()> {
     let mut totals = order::Totals::read(engine, cf)?;
     for (id, doc) in docs {
@@ -357,7 +400,7 @@ fn delete_records(
     set: &IndexSet,
     ids: &[Vec<u8>],
     ranged: bool,
-    out: &mut dyn Sink,
+    out: &mut dyn Batch,
 ) -> Result<()> {
     let mut sorted: Vec<&Vec<u8>> = ids.iter().collect();
     sorted.sort_unstable();
@@ -400,7 +443,7 @@ fn read_and_delete_records(
     set: &IndexSet,
     ids: &[Vec<u8>],
     ranged: bool,
-    batch: &mut dyn Sink,
+    batch: &mut dyn Batch,
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut sorted: Vec<&Vec<u8>> = ids.iter().collect();
     sorted.sort_unstable();

@@ -36,6 +36,11 @@ impl Floor {
         }
     }
 
+    /// Whether the floor is exactly `key`.
+    pub(crate) fn is_at(&self, key: &[u8]) -> bool {
+        self.0.lock().expect("floor lock").as_deref() == Some(key)
+    }
+
     /// Nothing below `key` is left.
     pub(crate) fn raise(&self, key: Vec<u8>) {
         *self.0.lock().expect("floor lock") = Some(key);

@@ -28,7 +28,7 @@ mod whole;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use chunk::{Chunk, ExpireOutcome, Plan, apply, expire, plan};
+pub use chunk::{Chunk, DeletedIds, ExpireOutcome, Plan, apply, expire, plan, plan_after};
 pub use earliest::{count_due, earliest_date};
 pub use floor::Floor;
 pub use policy::{ExpiryPolicy, ForegroundChunks};

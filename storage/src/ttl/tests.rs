@@ -448,6 +448,42 @@ fn chunks_resume_after_the_last_key() {
     assert_eq!(earliest_date(&engine, &set, "at_1").unwrap(), None);
 }
 
+#[test]
+fn a_chunk_planned_while_the_one_before_it_commits_deletes_each_document_once() {
+    let (_d, engine, set) = setup();
+    // Document 1 has a date in each chunk's range.
+    let docs = (0..6)
+        .map(|i| match i {
+            1 => doc! { "_id": i, "at": [at(10), at(45)], "k": i },
+            _ => doc! { "_id": i, "at": at(i64::from(i) * 10), "k": i },
+        })
+        .collect();
+    insert(&engine, &set, docs);
+    let mut first = plan(&engine, &set, "at_1", 100, 3, None).unwrap();
+    assert!(first.follows_ok());
+    let resume = first.resume_after().unwrap().to_vec();
+    let next = chunk("at_1", 100, 3, Some(&resume));
+    let next = super::plan_after(
+        &engine,
+        &set,
+        next,
+        &ExpiryPolicy::default(),
+        first.take_deleted_ids(),
+    )
+    .unwrap();
+    assert!(!next.follows_ok(), "nothing follows the last chunk");
+    let first = apply(&engine, &set, first).unwrap();
+    let next = apply(&engine, &set, next).unwrap();
+    assert_eq!((first.deleted, first.more), (3, true));
+    assert_eq!((next.deleted, next.more), (3, false));
+    assert_eq!(all_keys(&engine), (0, 0, 0));
+    // The second chunk started where the first raised the floor, so the
+    // floor ends past everything deleted: later scans start there.
+    let (_, end) = keycode::date_range_up_to(100, false);
+    let floor = set.keygen("at_1").and_then(|kg| kg.floor()).unwrap();
+    assert!(floor.is_at(&end));
+}
+
 /// Hides what is due at a fixed time.
 #[derive(Debug)]
 struct HideAt(i64);

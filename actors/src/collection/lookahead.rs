@@ -1,0 +1,175 @@
+//! The writer's TTL lookahead: while one chunk's deletions are committed
+//! on `ebb-ttl`, the next chunk of the same visit is planned on
+//! `ebb-ttl-plan`, so a visit uses both cores of a small machine instead of
+//! scanning and committing in turn (`ttl::plan_after` says why that plan
+//! stays valid across the commit before it).
+//!
+//! Only for chunks run on the writer while no foreground write is active
+//! and no deletion-rate limit applies: a lookahead plan is used when the
+//! monitor's next chunk is exactly the one planned (same index, cutoff,
+//! size, resuming where the last one stopped) and the writer ran nothing
+//! else in between (same epoch). A plan not back within [`PLAN_PATIENCE`]
+//! is dropped, the chunk runs on the writer as usual, and lookahead pauses
+//! for [`PLAN_BACKOFF`]: a CPU that starved one idle-priority plan is likely
+//! still busy.
+
+use std::time::{Duration, Instant};
+
+use ebb_storage::Result;
+use ebb_storage::ttl::Plan;
+use tokio::sync::oneshot;
+
+use super::messages::ExpireChunk;
+use super::schedule::{PLAN_BACKOFF, PLAN_PATIENCE};
+
+/// How long a chunk waits for its lookahead plan.
+pub const PATIENCE: Duration = PLAN_PATIENCE;
+
+/// A plan of the chunk expected next, on its way from the planning thread.
+pub struct Ahead {
+    chunk: ExpireChunk,
+    limit: usize,
+    epoch: u64,
+    plan: oneshot::Receiver<Result<Plan>>,
+}
+
+impl Ahead {
+    /// A plan of `chunk` at `limit` documents, started at writer epoch
+    /// `epoch`.
+    pub fn new(
+        chunk: ExpireChunk,
+        limit: usize,
+        epoch: u64,
+        plan: oneshot::Receiver<Result<Plan>>,
+    ) -> Self {
+        Ahead {
+            chunk,
+            limit,
+            epoch,
+            plan,
+        }
+    }
+
+    /// Whether this is a plan of `chunk` at `limit` documents that nothing
+    /// written since has made stale. The `whole` flag does not matter: a
+    /// chunk with a plan is not offered the whole collection.
+    fn plans(&self, chunk: &ExpireChunk, limit: usize, epoch: u64) -> bool {
+        let planned = &self.chunk;
+        self.epoch == epoch
+            && self.limit == limit
+            && planned.cutoff_millis == chunk.cutoff_millis
+            && planned.index == chunk.index
+            && planned.resume_after == chunk.resume_after
+    }
+
+    /// The plan, if it comes back within `patience` and succeeded;
+    /// `Err(())` when it was late.
+    pub async fn wait(self, patience: Duration) -> std::result::Result<Option<Plan>, ()> {
+        match tokio::time::timeout(patience, self.plan).await {
+            Ok(Ok(Ok(plan))) => Ok(Some(plan)),
+            // Failed, or dropped with its engine: the writer plans again.
+            Ok(_) => Ok(None),
+            Err(_) => Err(()),
+        }
+    }
+}
+
+/// The lookahead state of one writer.
+#[derive(Default)]
+pub struct Lookahead {
+    ahead: Option<Ahead>,
+    not_before: Option<Instant>,
+}
+
+impl Lookahead {
+    /// The plan made ahead for `chunk` of `limit` documents at `epoch`, if
+    /// any; a plan of anything else is dropped.
+    pub fn take_for(&mut self, chunk: &ExpireChunk, limit: usize, epoch: u64) -> Option<Ahead> {
+        self.ahead.take().filter(|a| a.plans(chunk, limit, epoch))
+    }
+
+    /// Whether the next chunk may be planned ahead at `now`.
+    pub fn allowed(&self, now: Instant) -> bool {
+        self.not_before.is_none_or(|t| now >= t)
+    }
+
+    /// A lookahead plan was late at `now`: pause.
+    pub fn late(&mut self, now: Instant) {
+        self.not_before = Some(now + PLAN_BACKOFF);
+    }
+
+    /// A plan of the next chunk is on its way.
+    pub fn started(&mut self, ahead: Ahead) {
+        self.ahead = Some(ahead);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(resume_after: Option<&[u8]>) -> ExpireChunk {
+        ExpireChunk {
+            index: "at_1".into(),
+            cutoff_millis: 1_000,
+            limit: 1024,
+            resume_after: resume_after.map(<[u8]>::to_vec),
+            whole: true,
+        }
+    }
+
+    fn ahead(epoch: u64) -> (Ahead, oneshot::Sender<Result<Plan>>) {
+        let (tx, rx) = oneshot::channel();
+        (Ahead::new(chunk(Some(b"k")), 1024, epoch, rx), tx)
+    }
+
+    #[test]
+    fn a_plan_made_ahead_serves_only_the_chunk_it_planned_at_its_epoch() {
+        let mut l = Lookahead::default();
+        l.started(ahead(3).0);
+        assert!(l.take_for(&chunk(Some(b"k")), 1024, 3).is_some());
+        assert!(
+            l.take_for(&chunk(Some(b"k")), 1024, 3).is_none(),
+            "taken once"
+        );
+
+        for (resume, limit, epoch) in [
+            (Some(&b"j"[..]), 1024, 3),
+            (None, 1024, 3),
+            (Some(&b"k"[..]), 512, 3),
+            (Some(&b"k"[..]), 1024, 4),
+        ] {
+            l.started(ahead(3).0);
+            assert!(l.take_for(&chunk(resume), limit, epoch).is_none());
+        }
+        let mut other = chunk(Some(b"k"));
+        other.cutoff_millis += 1;
+        l.started(ahead(3).0);
+        assert!(l.take_for(&other, 1024, 3).is_none());
+    }
+
+    #[test]
+    fn a_late_plan_pauses_lookahead_for_the_backoff() {
+        let mut l = Lookahead::default();
+        let t = Instant::now();
+        assert!(l.allowed(t));
+        l.late(t);
+        assert!(!l.allowed(t + PLAN_BACKOFF / 2));
+        assert!(l.allowed(t + PLAN_BACKOFF));
+    }
+
+    #[tokio::test]
+    async fn a_plan_that_does_not_come_back_in_time_is_late() {
+        let (a, _tx) = ahead(0);
+        assert_eq!(
+            a.wait(Duration::from_millis(5)).await.map(|p| p.is_some()),
+            Err(())
+        );
+        let (a, tx) = ahead(0);
+        drop(tx);
+        assert_eq!(
+            a.wait(Duration::from_millis(5)).await.map(|p| p.is_some()),
+            Ok(false)
+        );
+    }
+}
