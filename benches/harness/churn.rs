@@ -154,6 +154,25 @@ pub fn add_rss(out: &mut Outcome, gauges: &[Gauge]) {
     out.add("rss_max_mib", mib(max), "MiB");
 }
 
+/// The plot of a steady-stream scenario: expiry lag p99 per second.
+pub fn lag_series(
+    scenario: &str,
+    unit: &str,
+    stream: &Stream,
+    windows: &[(f64, f64, f64, f64, f64)],
+) -> Series {
+    Series {
+        title: format!(
+            "{scenario}: {} {unit}/s, TTL {} s: expiry lag p99 per second",
+            stream.rate,
+            stream.ttl.as_secs()
+        ),
+        x_label: "seconds".into(),
+        y_label: "lag p99 (ms)".into(),
+        points: windows.iter().map(|w| (w.0, w.2)).collect(),
+    }
+}
+
 /// The per-second lag windows and gauges, for the JSON report.
 pub fn timeline(windows: &[(f64, f64, f64, f64, f64)], gauges: &[Gauge]) -> serde_json::Value {
     json!({
@@ -326,15 +345,6 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         .collect();
     timeline["scans_idle_docs_per_s"] = json!(idle_rates);
     out.timeline = Some(timeline);
-    out.series = Some(Series {
-        title: format!(
-            "churn: {} docs/s, TTL {} s: expiry lag p99 per second",
-            stream.rate,
-            stream.ttl.as_secs()
-        ),
-        x_label: "seconds".into(),
-        y_label: "lag p99 (ms)".into(),
-        points: windows.iter().map(|w| (w.0, w.2)).collect(),
-    });
+    out.series = Some(lag_series("churn", "docs", &stream, &windows));
     Ok(out)
 }

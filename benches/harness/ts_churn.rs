@@ -24,9 +24,9 @@ use mongodb::bson::{DateTime, RawDocumentBuf, doc, oid::ObjectId, rawdoc};
 use mongodb::{Client, Collection};
 
 use crate::args::Args;
-use crate::churn::{Gauge, add_lag_and_live, add_rss, spawn_gauges, timeline};
+use crate::churn::{Gauge, add_lag_and_live, add_rss, lag_series, spawn_gauges, timeline};
 use crate::daemon::{Target, own_cpu};
-use crate::report::{Outcome, Series};
+use crate::report::Outcome;
 use crate::steady::{self, Store, Stream};
 use crate::workload::deleted;
 
@@ -263,15 +263,11 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     out.add("chunk_buckets_last", last.map(|c| c.1), "");
     let windows = run.windows(Duration::from_secs(1));
     out.timeline = Some(timeline(&windows, &gauges));
-    out.series = Some(Series {
-        title: format!(
-            "timeseries-churn: {} measurements/s, TTL {} s: expiry lag p99 per second",
-            stream.rate,
-            stream.ttl.as_secs()
-        ),
-        x_label: "seconds".into(),
-        y_label: "lag p99 (ms)".into(),
-        points: windows.iter().map(|w| (w.0, w.2)).collect(),
-    });
+    out.series = Some(lag_series(
+        "timeseries-churn",
+        "measurements",
+        &stream,
+        &windows,
+    ));
     Ok(out)
 }

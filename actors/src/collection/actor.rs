@@ -262,9 +262,6 @@ impl CollectionActor {
                     {
                         return Ok((out, None));
                     }
-                    if planned.is_none() && !look_ahead {
-                        return Ok((ttl::expire(engine, &set, msg.chunk(limit), &policy)?, None));
-                    }
                     let mut plan = match planned {
                         Some(plan) => plan,
                         None => ttl::plan(engine, &set, msg.chunk(limit), &policy)?,

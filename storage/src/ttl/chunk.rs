@@ -89,21 +89,7 @@ pub fn expire(
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
 ) -> Result<ExpireOutcome> {
-    let mut batch = engine.batch();
-    let mut ids = HashSet::new();
-    let found = collect(
-        engine,
-        set,
-        chunk,
-        policy,
-        &HashSet::new(),
-        &mut ids,
-        batch.as_mut(),
-    )?;
-    if !batch.is_empty() {
-        batch.commit(false)?;
-    }
-    Ok(found.finish(set, chunk.index))
+    apply(engine, set, plan(engine, set, chunk, policy)?)
 }
 
 /// A chunk read and decided without holding the writer: the deletions it
@@ -175,16 +161,7 @@ pub fn plan_after(
     gone: DeletedIds,
 ) -> Result<Plan> {
     let mut batch = engine.batch();
-    let mut ids = HashSet::new();
-    let found = collect(
-        engine,
-        set,
-        chunk,
-        policy,
-        &gone.0,
-        &mut ids,
-        batch.as_mut(),
-    )?;
+    let (found, ids) = collect(engine, set, chunk, policy, &gone.0, batch.as_mut())?;
     Ok(Plan {
         index_name: chunk.index.to_owned(),
         batch: batch.seal(),
@@ -241,17 +218,16 @@ impl Found {
     }
 }
 
-/// Scans one chunk and puts its deletions into `out` and the documents it
-/// deletes into `seen`, leaving out those in `gone`.
+/// Scans one chunk and puts its deletions into `out`, leaving out the
+/// documents in `gone`; returns what it found and the documents it deletes.
 fn collect(
     engine: &dyn Engine,
     set: &IndexSet,
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
     gone: &HashSet<Vec<u8>>,
-    seen: &mut HashSet<Vec<u8>>,
     out: &mut dyn Batch,
-) -> Result<Found> {
+) -> Result<(Found, HashSet<Vec<u8>>)> {
     let Chunk {
         index,
         cutoff_millis,
@@ -260,7 +236,7 @@ fn collect(
     } = chunk;
     let Some(ttl) = set.keygen(index) else {
         // Dropped since the monitor looked: nothing to do.
-        return Ok(Found::default());
+        return Ok((Found::default(), HashSet::new()));
     };
     let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
     let base = lowest_possible(ttl.floor(), start);
@@ -270,7 +246,7 @@ fn collect(
     };
     let from_bottom = lower == base;
     if lower >= end {
-        return Ok(Found::default());
+        return Ok((Found::default(), HashSet::new()));
     }
 
     // The chunk: up to `limit` distinct documents from the TTL range.
@@ -281,7 +257,7 @@ fn collect(
     )?;
     // Documents whose TTL entry carries their other entries go without
     // reading the record (`carry`); the others are read.
-    seen.reserve(limit.min(4096));
+    let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(limit.min(4096));
     let mut carried_ids: Vec<Vec<u8>> = Vec::new();
     let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
     let mut read_ids: Vec<Vec<u8>> = Vec::new();
@@ -323,10 +299,11 @@ fn collect(
         })
     };
     let Some(last) = last else {
-        return Ok(Found {
+        let found = Found {
             raise: raise(end),
             ..Found::default()
-        });
+        };
+        return Ok((found, seen));
     };
 
     // A capped collection's order entries go with each document, point by
@@ -363,13 +340,14 @@ fn collect(
             }
         }
     }
-    Ok(Found {
+    let found = Found {
         deleted: (carried_ids.len() + docs.len()) as u64,
-        raise: raise(if more { ttl_upper.clone() } else { end }),
+        raise: raise(if more { ttl_upper } else { end }),
         last: Some(last),
         more,
         oldest_millis,
-    })
+    };
+    Ok((found, seen))
 }
 
 /// Removes the order and position entries of expired documents of a
