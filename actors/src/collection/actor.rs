@@ -525,17 +525,16 @@ impl Handler<InsertDocs> for CollectionActor {
     type Result = ResponseActFuture<Self, Result<InsertOutcome>>;
 
     fn handle(&mut self, msg: InsertDocs, ctx: &mut Context<Self>) -> Self::Result {
+        let statement = InsertStatement {
+            docs: msg.docs,
+            ordered: msg.ordered,
+            bypass_validation: msg.bypass_validation,
+            prepared: msg.prepared,
+        };
         let rx = match self.set.timeseries {
-            Some(_) => {
-                let statement = InsertStatement {
-                    docs: msg.docs,
-                    ordered: msg.ordered,
-                    bypass_validation: msg.bypass_validation,
-                };
-                self.write_measurements(ctx, msg.sync, statement)
-            }
+            Some(_) => self.write_measurements(ctx, msg.sync, statement),
             None => self.write(ctx, msg.sync, move |engine, set| {
-                ops::insert_with(engine, set, msg.docs, msg.ordered, msg.bypass_validation)
+                ops::insert_with(engine, set, statement)
             }),
         };
         self.answer(rx, |act, out| {

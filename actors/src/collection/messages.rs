@@ -15,12 +15,16 @@ use ebb_storage::{IndexSet, Result};
 #[derive(Message)]
 #[rtype(result = "Result<InsertOutcome>")]
 pub struct InsertDocs {
-    pub docs: Vec<RawDocumentBuf>,
+    /// Shared with the sender (see `InsertStatement::docs`).
+    pub docs: Arc<Vec<RawDocumentBuf>>,
     pub ordered: bool,
     /// `j: true`: durable before acknowledged.
     pub sync: bool,
     /// `bypassDocumentValidation: true`.
     pub bypass_validation: bool,
+    /// Every document already went through `prepare_insert`
+    /// (`ebb_storage::write::writer::prepare_statement`).
+    pub prepared: bool,
 }
 
 /// Updates documents.

@@ -10,6 +10,8 @@
 //! takes no lock on the source, so a write to the source while it runs may
 //! or may not be copied (mongod holds an exclusive lock instead).
 
+use std::sync::Arc;
+
 use bson::{RawDocumentBuf, doc};
 use ebb_actors::catalog::RenameCollection;
 use ebb_actors::collection::{CollectionHandle, InsertDocs};
@@ -149,10 +151,12 @@ async fn clone(
         query = q;
         let docs: Vec<RawDocumentBuf> = batch.into_iter().map(|f| f.doc).collect();
         if !docs.is_empty() {
+            let docs = Arc::new(docs);
             let outcome = send_write(req, to, false, || InsertDocs {
-                docs: docs.clone(),
+                docs: Arc::clone(&docs),
                 ordered: true,
                 sync: false,
+                prepared: false,
                 bypass_validation: true,
             })
             .await?

@@ -1,7 +1,10 @@
 //! `insert`: documents to the collection's writer, one atomic batch.
 
+use std::sync::Arc;
+
 use bson::RawDocumentBuf;
 use ebb_actors::collection::InsertDocs;
+use ebb_storage::write::writer::prepare_statement;
 
 use super::write::{documents, map_errors, n_reply, ordered, send_write};
 use super::{Request, ok};
@@ -20,16 +23,22 @@ pub struct InsertCommand {
     pub sync: bool,
     /// `bypassDocumentValidation: true`.
     pub bypass_validation: bool,
+    /// The documents went through `prepare_insert` here, off the writer.
+    pub prepared: bool,
 }
 
 impl InsertCommand {
     pub fn parse(args: &Args<'_>) -> CommandResult<InsertCommand> {
+        let collection = args.collection()?.to_owned();
+        let sent = documents(args, "documents")?;
+        let (documents, prepared) = match prepare_statement(&sent) {
+            Some(documents) => (documents, true),
+            None => (sent.into_iter().map(|d| d.to_owned()).collect(), false),
+        };
         Ok(InsertCommand {
-            collection: args.collection()?.to_owned(),
-            documents: documents(args, "documents")?
-                .into_iter()
-                .map(|d| d.to_owned())
-                .collect(),
+            collection,
+            documents,
+            prepared,
             ordered: ordered(args)?,
             sync: args.journaled(),
             bypass_validation: args.bool("bypassDocumentValidation")?.unwrap_or(false),
@@ -45,13 +54,16 @@ pub async fn insert(req: Request) -> CommandResult {
         ordered,
         sync,
         bypass_validation,
+        prepared,
     } = InsertCommand::parse(&args)?;
     let count = documents.len() as u64;
+    let documents = Arc::new(documents);
     let outcome = send_write(&req, &collection, true, || InsertDocs {
-        docs: documents.clone(),
+        docs: Arc::clone(&documents),
         ordered,
         sync,
         bypass_validation,
+        prepared,
     })
     .await?
     .expect("inserts create their collection");

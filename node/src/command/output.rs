@@ -13,6 +13,8 @@
 //! target's writer, in unordered batches, and reports the first error
 //! after the whole output was written, as mongod does.
 
+use std::sync::Arc;
+
 use bson::{Bson, RawDocumentBuf};
 use ebb_actors::catalog::{CreateCollection, CreateIndexes, DropCollection, RenameCollection};
 use ebb_actors::collection::{CollectionHandle, InsertDocs, UpdateDocs};
@@ -246,10 +248,12 @@ async fn fill_temp(
             .await??;
     }
     for batch in batches(docs, |d| d.as_bytes().len()) {
+        let batch = Arc::new(batch);
         let outcome = send_write_in(cx.node, db, temp, false, || InsertDocs {
-            docs: batch.clone(),
+            docs: Arc::clone(&batch),
             ordered: true,
             sync: false,
+            prepared: false,
             bypass_validation: cx.bypass_validation,
         })
         .await?
@@ -310,10 +314,12 @@ async fn merge(
     let mut first_failure: Option<CommandError> = None;
     let mut unmatched = false;
     for batch in batches(inserts, |d| d.as_bytes().len()) {
+        let batch = Arc::new(batch);
         let outcome = send_write_in(cx.node, db, coll, true, || InsertDocs {
-            docs: batch.clone(),
+            docs: Arc::clone(&batch),
             ordered: false,
             sync: false,
+            prepared: false,
             bypass_validation: cx.bypass_validation,
         })
         .await?

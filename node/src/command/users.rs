@@ -8,6 +8,8 @@
 //! Changes run one at a time under the node's user directory lock and bump
 //! its generation, so connections reload the roles they cached.
 
+use std::sync::Arc;
+
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc, rawdoc};
 use ebb_actors::collection::{DeleteDocs, InsertDocs, UpdateDocs};
 use ebb_storage::ErrorKind;
@@ -150,9 +152,10 @@ fn id_filter(name: &UserName) -> CommandResult<(Filter, RawDocumentBuf)> {
 async fn insert_user(req: &Request, name: &UserName, user: Document) -> CommandResult<()> {
     let doc = RawDocumentBuf::try_from(&user)?;
     let outcome = send_write(&admin_request(req), USERS_COLLECTION, true, || InsertDocs {
-        docs: vec![doc.clone()],
+        docs: Arc::new(vec![doc.clone()]),
         ordered: true,
         sync: true,
+        prepared: false,
         bypass_validation: true,
     })
     .await?

@@ -2,6 +2,8 @@
 //! of 1 MiB created on the first write as mongod creates it, and the task
 //! that records the TTL monitor's deletes there.
 
+use std::sync::Arc;
+
 use bson::{Bson, RawDocumentBuf, doc};
 use ebb_actors::catalog::CreateCollection;
 use ebb_actors::collection::InsertDocs;
@@ -37,9 +39,10 @@ pub async fn write(node: &NodeContext, db: &str, entry: RawDocumentBuf) {
     let sent = handle
         .addr
         .send(InsertDocs {
-            docs: vec![entry],
+            docs: Arc::new(vec![entry]),
             ordered: true,
             sync: false,
+            prepared: false,
             bypass_validation: true,
         })
         .await;

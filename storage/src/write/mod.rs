@@ -1,9 +1,13 @@
 //! The write path: single-document writes through one collection's
 //! [`Writer`] (`writer`), and the statements of the write commands built
 //! on it (`statement`). Everything here runs on the collection's single
-//! writer.
+//! writer, except `writer::prepare_statement`, which a connection runs on
+//! an insert's documents before they reach it.
 
 pub mod statement;
 pub mod writer;
 
 pub use writer::{Writer, check_id, prepare_insert};
+
+#[cfg(test)]
+mod tests;

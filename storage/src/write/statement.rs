@@ -10,12 +10,13 @@
 //! not atomic with one another, as in MongoDB: an ordered command stops at
 //! the first error and keeps what came before it.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
-use super::writer::{Writer, prepare_insert};
+use super::writer::{Writer, prepare, prepare_insert, record_key};
 use crate::encoding::collation::Choice;
 use crate::engine::{Direction, Engine, KeyRange};
 use crate::error::{Error, Result};
@@ -28,7 +29,7 @@ use crate::timeseries::rewrite::Rewrites;
 use crate::update::{UpdateContext, UpdateSpec};
 
 /// Uncommitted operations after which a long statement commits a chunk.
-const CHUNK_OPS: usize = 16 * 1024;
+pub(crate) const CHUNK_OPS: usize = 16 * 1024;
 
 /// A failed statement of a multi-statement command.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +48,10 @@ pub struct InsertOutcome {
     pub earliest_due: Option<i64>,
 }
 
+/// Documents whose records are looked up together before they are
+/// inserted (one batched read instead of one read each).
+const PREFETCH: usize = 256;
+
 /// Inserts documents in order; `ordered` stops at the first failure.
 pub fn insert(
     engine: &dyn Engine,
@@ -54,46 +59,56 @@ pub fn insert(
     docs: Vec<RawDocumentBuf>,
     ordered: bool,
 ) -> Result<InsertOutcome> {
-    insert_with(engine, set, docs, ordered, false)
+    let statement = InsertStatement {
+        docs: Arc::new(docs),
+        ordered,
+        bypass_validation: false,
+        prepared: false,
+    };
+    insert_with(engine, set, statement)
 }
 
-/// [`insert`], storing the documents unchecked by the collection's
-/// validator when `bypass_validation` (`bypassDocumentValidation`).
+/// Runs one insert statement.
 pub fn insert_with(
     engine: &dyn Engine,
     set: &Arc<IndexSet>,
-    docs: Vec<RawDocumentBuf>,
-    ordered: bool,
-    bypass_validation: bool,
+    statement: InsertStatement,
 ) -> Result<InsertOutcome> {
     if set.timeseries.is_some() {
-        let statement = InsertStatement {
-            docs,
-            ordered,
-            bypass_validation,
-        };
         let mut done = insert_group(engine, set, vec![statement]);
         return done.pop().unwrap_or_else(|| Ok(InsertOutcome::default()));
     }
+    let InsertStatement {
+        docs,
+        ordered,
+        bypass_validation,
+        prepared,
+    } = statement;
     let mut w = Writer::new(engine, set)?;
     w.bypass_validation(bypass_validation);
     let mut out = InsertOutcome::default();
-    for (index, doc) in docs.into_iter().enumerate() {
-        let result = prepare_insert(doc).and_then(|doc| {
-            w.insert(&doc)?;
-            Ok(doc)
-        });
-        match result {
-            Ok(_) => out.n += 1,
-            Err(error) => {
-                out.errors.push(WriteError { index, error });
-                if ordered {
-                    break;
+    let mut docs = docs.iter().enumerate().peekable();
+    'statement: while docs.peek().is_some() {
+        let window: Vec<(usize, Result<Keyed>)> = docs
+            .by_ref()
+            .take(PREFETCH)
+            .map(|(index, doc)| (index, keyed(set, doc, prepared)))
+            .collect();
+        let keys = window.iter().filter_map(|(_, d)| d.as_ref().ok());
+        w.prefetch(keys.map(|d| d.key.as_slice()))?;
+        for (index, keyed) in window {
+            match keyed.and_then(|d| w.insert_keyed(&d.doc, d.key)) {
+                Ok(()) => out.n += 1,
+                Err(error) => {
+                    out.errors.push(WriteError { index, error });
+                    if ordered {
+                        break 'statement;
+                    }
                 }
             }
-        }
-        if w.pending_ops() >= CHUNK_OPS {
-            w.commit(false)?;
+            if w.pending_ops() >= CHUNK_OPS {
+                w.commit(false)?;
+            }
         }
     }
     w.commit(false)?;
@@ -101,12 +116,36 @@ pub fn insert_with(
     Ok(out)
 }
 
-/// One `insert` command's statement, as [`insert_group`] takes it.
+/// A document of an insert statement, prepared, with its record key.
+struct Keyed<'d> {
+    doc: Cow<'d, RawDocument>,
+    key: Vec<u8>,
+}
+
+/// Prepares `doc` unless it already is, and makes its record key.
+fn keyed<'d>(set: &IndexSet, doc: &'d RawDocumentBuf, prepared: bool) -> Result<Keyed<'d>> {
+    let doc = match prepared {
+        true => Cow::Borrowed(doc.as_ref()),
+        false => match prepare(doc)? {
+            Some(rebuilt) => Cow::Owned(rebuilt),
+            None => Cow::Borrowed(doc.as_ref()),
+        },
+    };
+    let key = record_key(set, &doc)?;
+    Ok(Keyed { doc, key })
+}
+
+/// One `insert` command's statement.
 #[derive(Debug)]
 pub struct InsertStatement {
-    pub docs: Vec<RawDocumentBuf>,
+    /// Shared with the sender, which keeps them to send again if the
+    /// collection is recreated under it, so sending copies nothing.
+    pub docs: Arc<Vec<RawDocumentBuf>>,
     pub ordered: bool,
     pub bypass_validation: bool,
+    /// Every document already went through [`prepare_insert`]
+    /// (`writer::prepare_statement`, run before the writer).
+    pub prepared: bool,
 }
 
 /// Insert statements queued together on the writer, run in order. On a
@@ -123,7 +162,7 @@ pub fn insert_group(
     let Some(opts) = &set.timeseries else {
         return statements
             .into_iter()
-            .map(|s| insert_with(engine, set, s.docs, s.ordered, s.bypass_validation))
+            .map(|s| insert_with(engine, set, s))
             .collect();
     };
     let n = statements.len();
@@ -134,7 +173,7 @@ pub fn insert_group(
         w.bypass_validation(statements.iter().all(|s| s.bypass_validation));
         let batches = statements
             .into_iter()
-            .map(|s| (s.docs, s.ordered))
+            .map(|s| (Arc::unwrap_or_clone(s.docs), s.ordered))
             .collect();
         let done = crate::timeseries::insert_statements(engine, &mut w, set, opts, batches)?;
         w.commit(false)?;
@@ -612,9 +651,11 @@ mod timeseries_group_tests {
                         rawdoc! { "t": DateTime::from_millis(s * 1000), "m": sensor, "x": s }
                     }
                 })
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
             ordered,
             bypass_validation: false,
+            prepared: false,
         }
     }
 
@@ -649,9 +690,9 @@ mod timeseries_group_tests {
         // The second statement's third document has no time: ordered, it
         // stops there; the third statement, unordered, skips its bad one.
         let mut bad = statement("a", 10..13, true);
-        bad.docs.insert(2, rawdoc! { "m": "a", "x": 99_i64 });
+        Arc::make_mut(&mut bad.docs).insert(2, rawdoc! { "m": "a", "x": 99_i64 });
         let mut skipping = statement("b", 0..3, false);
-        skipping.docs.insert(1, rawdoc! { "m": "b", "x": 98_i64 });
+        Arc::make_mut(&mut skipping.docs).insert(1, rawdoc! { "m": "b", "x": 98_i64 });
         let outs = insert_group(
             &engine,
             &set,

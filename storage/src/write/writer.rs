@@ -25,7 +25,7 @@
 //! in `statement`, TTL expiry in [`crate::ttl`]; this module only knows
 //! single documents.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_STORED_DEPTH};
@@ -45,6 +45,9 @@ pub struct Writer<'e> {
     /// Unique-index value prefixes claimed (Some(owner id)) or released (None)
     /// by the uncommitted batch, per index column family.
     unique: HashMap<(u64, Vec<u8>), Option<Vec<u8>>>,
+    /// Record keys found absent from the engine by [`Writer::prefetch`]
+    /// since the last commit.
+    absent: HashSet<Vec<u8>>,
     ns: String,
     /// The earliest TTL due time among the entries this writer put.
     earliest_due: Option<i64>,
@@ -72,6 +75,7 @@ impl<'e> Writer<'e> {
             batch: engine.batch(),
             records: HashMap::new(),
             unique: HashMap::new(),
+            absent: HashSet::new(),
             ns: set.ns(),
             earliest_due: None,
             bypass_validation: false,
@@ -133,6 +137,7 @@ impl<'e> Writer<'e> {
         let batch = std::mem::replace(&mut self.batch, self.engine.batch());
         self.records.clear();
         self.unique.clear();
+        self.absent.clear();
         if let Some(capped) = &mut self.capped {
             capped.committed();
         }
@@ -156,19 +161,52 @@ impl<'e> Writer<'e> {
             .transpose()
     }
 
+    /// Whether a record is stored at `id_key`, this batch's writes included.
+    fn stored(&self, id_key: &[u8]) -> Result<bool> {
+        if let Some(record) = self.records.get(id_key) {
+            return Ok(record.is_some());
+        }
+        if self.absent.contains(id_key) {
+            return Ok(false);
+        }
+        Ok(self.engine.get(self.set.records(), id_key)?.is_some())
+    }
+
+    /// Looks up many record keys in one batched read and remembers which
+    /// are absent, so that inserting them needs no read of its own. What
+    /// it learns holds until the next commit: only this writer adds
+    /// records.
+    pub fn prefetch<'k>(&mut self, id_keys: impl Iterator<Item = &'k [u8]>) -> Result<()> {
+        let keys: Vec<Vec<u8>> = id_keys
+            .filter(|k| !self.records.contains_key(*k))
+            .map(<[u8]>::to_vec)
+            .collect();
+        let found = self.engine.multi_get(self.set.records(), &keys)?;
+        for (key, value) in keys.into_iter().zip(found) {
+            if value.is_none() {
+                self.absent.insert(key);
+            }
+        }
+        Ok(())
+    }
+
     /// Inserts a prepared document (see [`prepare_insert`]).
     pub fn insert(&mut self, doc: &RawDocument) -> Result<()> {
+        let id_key = record_key(self.set, doc)?;
+        self.insert_keyed(doc, id_key)
+    }
+
+    /// [`Writer::insert`] of a document whose record key is made.
+    pub fn insert_keyed(&mut self, doc: &RawDocument, id_key: Vec<u8>) -> Result<()> {
         if let Some(capped) = &self.capped {
             capped.check_fits(doc.as_bytes().len())?;
         }
         self.validate(doc, None)?;
-        let id = doc
-            .get("_id")?
-            .ok_or_else(|| Error::bad_value("document has no _id"))?;
-        let id_key = self.set.record_key(id);
-        if self.get(&id_key)?.is_some() && !self.remove_if_due(&id_key)? {
-            let key_value =
-                bson::doc! { "_id": bson::Bson::try_from(id).unwrap_or(bson::Bson::Null) };
+        if self.stored(&id_key)? && !self.remove_if_due(&id_key)? {
+            let id = doc.get("_id")?;
+            let key_value = bson::doc! {
+                "_id": id.and_then(|id| bson::Bson::try_from(id).ok()).unwrap_or(bson::Bson::Null)
+            };
             return Err(duplicate_key_error(
                 &self.ns,
                 crate::catalog::ID_INDEX_NAME,
@@ -505,6 +543,12 @@ fn check_size(doc: &RawDocument) -> Result<()> {
 /// the document within the size and nesting limits. Returns the document
 /// unchanged (no copy) when it already has `_id` first.
 pub fn prepare_insert(doc: RawDocumentBuf) -> Result<RawDocumentBuf> {
+    Ok(prepare(&doc)?.unwrap_or(doc))
+}
+
+/// [`prepare_insert`] on a borrowed document: `None` when it is stored as
+/// it is (its `_id` already first), else the document rebuilt.
+pub fn prepare(doc: &RawDocument) -> Result<Option<RawDocumentBuf>> {
     let mut ids = 0;
     for element in doc.iter() {
         ids += usize::from(element?.0.as_str() == "_id");
@@ -515,25 +559,49 @@ pub fn prepare_insert(doc: RawDocumentBuf) -> Result<RawDocumentBuf> {
         ));
     }
     let first_is_id = matches!(doc.iter().next(), Some(Ok((k, _))) if k.as_str() == "_id");
-    let out = if first_is_id {
-        doc
-    } else {
-        let mut out = RawDocumentBuf::new();
-        match doc.get("_id")? {
-            Some(id) => out.append(bson::raw::cstr!("_id"), id),
-            None => out.append(bson::raw::cstr!("_id"), bson::oid::ObjectId::new()),
-        }
-        for el in doc.iter() {
-            let (k, v) = el?;
-            if k.as_str() != "_id" {
-                out.append(k, v);
+    let rebuilt = match first_is_id {
+        true => None,
+        false => {
+            let mut out = RawDocumentBuf::new();
+            match doc.get("_id")? {
+                Some(id) => out.append(bson::raw::cstr!("_id"), id),
+                None => out.append(bson::raw::cstr!("_id"), bson::oid::ObjectId::new()),
             }
+            for el in doc.iter() {
+                let (k, v) = el?;
+                if k.as_str() != "_id" {
+                    out.append(k, v);
+                }
+            }
+            Some(out)
         }
-        out
     };
+    let out = rebuilt.as_deref().unwrap_or(doc);
     check_id(out.get("_id")?.expect("_id was placed first"))?;
-    check_storable(&out, WriteKind::Insert)?;
-    Ok(out)
+    check_storable(out, WriteKind::Insert)?;
+    Ok(rebuilt)
+}
+
+/// The record key of a document that has an `_id` (a prepared one).
+pub fn record_key(set: &IndexSet, doc: &RawDocument) -> Result<Vec<u8>> {
+    let id = doc
+        .get("_id")?
+        .ok_or_else(|| Error::bad_value("document has no _id"))?;
+    Ok(set.record_key(id))
+}
+
+/// [`prepare`] for every document of an insert statement, before it
+/// reaches the writer (a connection's task runs it, so the work is spread
+/// over the cores instead of queued on the collection's one writer).
+/// `None` when any document fails: the writer then prepares them all
+/// itself and meets the failure in its place and order.
+pub fn prepare_statement(docs: &[&RawDocument]) -> Option<Vec<RawDocumentBuf>> {
+    docs.iter()
+        .map(|doc| match prepare(doc) {
+            Ok(rebuilt) => Some(rebuilt.unwrap_or_else(|| (*doc).to_owned())),
+            Err(_) => None,
+        })
+        .collect()
 }
 
 /// MongoDB refuses arrays, regexes and undefined as `_id`, and a
