@@ -321,12 +321,13 @@ impl QueryCursor {
     }
 
     fn run_batch(&mut self, snap: &dyn Snapshot, limits: BatchLimits) -> Result<Vec<Found>> {
-        // What is due in this snapshot, read from the TTL indexes first;
-        // a point lookup checks its few documents' dates instead (while a
-        // mass expiry runs, the due ranges hold thousands of entries).
+        // What is due in this snapshot, read from the TTL indexes first
+        // (unless an earlier batch found too many to list); a point lookup
+        // checks its few documents' dates instead (while a mass expiry
+        // runs, the due ranges hold thousands of entries).
         self.due = match self.set.hide_at() {
             Some(now) if self.is_point_lookup() => Due::Check(now),
-            Some(now) => Due::on(snap, &self.set, now)?,
+            Some(now) => self.due.again(snap, &self.set, now)?,
             None => Due::Nothing,
         };
         if self.sort.is_some() && self.sorted.is_none() {

@@ -671,6 +671,16 @@ fn a_reader_checks_dates_instead_of_walking_the_tombstones_of_earlier_expiry() {
         matches!(&due, super::Due::Ids(ids) if ids.len() == 1),
         "{due:?}"
     );
+    // A reader's next batch lists again after a list, and checks dates at
+    // once, at its own time, after a batch that had to check them.
+    let next = due.again(snap.as_ref(), &set, 300).unwrap();
+    assert!(matches!(&next, super::Due::Ids(ids) if ids.len() == 1));
+    let checked = super::Due::Check(200)
+        .again(snap.as_ref(), &set, 300)
+        .unwrap();
+    assert!(matches!(checked, super::Due::Check(300)), "{checked:?}");
+    let nothing = super::Due::Nothing.again(snap.as_ref(), &set, 50).unwrap();
+    assert!(matches!(nothing, super::Due::Nothing), "{nothing:?}");
 }
 
 #[test]

@@ -141,6 +141,20 @@ impl Due {
         })
     }
 
+    /// What is due for a reader's next batch, given what was due for its
+    /// last: once the due ranges were too long to list, the batches after
+    /// check dates straight away instead of walking them again (under a
+    /// steady stream they stay too long, and walking [`MAX_TOMBSTONES_WALKED`]
+    /// deleted entries before every batch of a scan made it several times
+    /// slower). Checking dates is right at any `now`; listing only saves
+    /// the checks.
+    pub fn again(&self, snap: &dyn Snapshot, set: &IndexSet, now: i64) -> Result<Due> {
+        match self {
+            Due::Check(_) => Ok(Due::Check(now)),
+            Due::Nothing | Due::Ids(_) => Due::on(snap, set, now),
+        }
+    }
+
     /// Whether the document at `id_key` is due: a comparison with the
     /// listed range's ends for most documents.
     pub fn holds(&self, set: &IndexSet, id_key: &[u8], doc: &bson::RawDocument) -> bool {
