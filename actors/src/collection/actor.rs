@@ -16,8 +16,8 @@
 //! planned off the writer run on `ebb-ttl-plan` at idle priority and are
 //! applied on the blocking pool at normal priority (a write may wait behind
 //! the apply, never behind a starved thread). While no foreground write is
-//! active, the next chunk of a visit is planned on `ebb-ttl-plan` while the
-//! current one commits (`lookahead`).
+//! active, the next chunk of a visit is planned on `ebb-ttl-ahead` while
+//! the current one commits (`lookahead`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -448,7 +448,7 @@ fn ack<T: Send + 'static>(tx: oneshot::Sender<Result<T>>, result: Result<T>) -> 
 }
 
 /// Queues the plan of the chunk after `plan` (of `limit` documents) on the
-/// idle-priority thread: the chunk the monitor is expected to send next,
+/// lookahead thread: the chunk the monitor is expected to send next,
 /// and the plan's receiver. `None` if that thread is gone.
 fn plan_next(
     shared: &Arc<Shared>,
