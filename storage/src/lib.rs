@@ -43,5 +43,8 @@ pub mod update;
 pub mod validator;
 pub mod write;
 
+#[cfg(test)]
+mod testing;
+
 pub use error::{Error, ErrorKind, Result};
 pub use index::IndexSet;

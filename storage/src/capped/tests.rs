@@ -8,7 +8,7 @@ use bson::{RawDocumentBuf, doc, rawdoc};
 
 use super::Totals;
 use crate::catalog::{CollectionMeta, IndexMeta};
-use crate::engine::rocks::{RocksEngine, RocksOptions};
+use crate::engine::rocks::RocksEngine;
 use crate::engine::{Cf, Direction, Engine, KeyRange};
 use crate::index::IndexSet;
 use crate::query::exec::{BatchLimits, QueryCursor};
@@ -21,13 +21,7 @@ const NATURAL: u64 = 20;
 
 /// Records in 10, TTL index `at_1` (due at once) in 11, order in 20.
 fn capped(size: i64, max: Option<i64>) -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = RocksEngine::open(&RocksOptions {
-        path: dir.path().to_path_buf(),
-        block_cache_bytes: 1 << 20,
-        write_buffer_bytes: 4 << 20,
-    })
-    .unwrap();
+    let (dir, engine) = crate::testing::temp_engine();
     let mut ttl = IndexMeta {
         id: 11,
         name: "at_1".into(),
@@ -37,18 +31,12 @@ fn capped(size: i64, max: Option<i64>) -> (tempfile::TempDir, RocksEngine, Arc<I
     };
     ttl.expire_after_seconds = Some(0);
     let options = super::CappedOptions::new(size, max).unwrap().to_document();
-    let meta = CollectionMeta {
-        id: 10,
-        db: "t".into(),
-        name: "c".into(),
-        uuid: bson::Binary {
-            subtype: bson::spec::BinarySubtype::Uuid,
-            bytes: vec![0; 16],
-        },
+    let meta = crate::testing::meta(
+        "c",
         options,
-        natural: Some(NATURAL),
-        indexes: vec![CollectionMeta::id_index(10), ttl],
-    };
+        Some(NATURAL),
+        vec![CollectionMeta::id_index(10), ttl],
+    );
     for cf in [10, 11, NATURAL] {
         engine.create_cf(Cf::Id(cf)).unwrap();
     }

@@ -709,31 +709,14 @@ mod tests {
     use super::*;
     use crate::catalog::CollectionMeta;
     use crate::engine::Engine;
-    use crate::engine::rocks::{RocksEngine, RocksOptions};
+    use crate::engine::rocks::RocksEngine;
     use crate::index::IndexSet;
     use crate::query::plan::{self, QuerySpec};
 
     /// A collection (records in family 10) holding `n` documents.
     fn collection(n: i32) -> (tempfile::TempDir, RocksEngine, std::sync::Arc<IndexSet>) {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = RocksEngine::open(&RocksOptions {
-            path: dir.path().to_path_buf(),
-            block_cache_bytes: 1 << 20,
-            write_buffer_bytes: 4 << 20,
-        })
-        .unwrap();
-        let meta = CollectionMeta {
-            id: 10,
-            db: "t".into(),
-            name: "c".into(),
-            uuid: bson::Binary {
-                subtype: bson::spec::BinarySubtype::Uuid,
-                bytes: vec![0; 16],
-            },
-            options: doc! {},
-            natural: None,
-            indexes: vec![CollectionMeta::id_index(10)],
-        };
+        let (dir, engine) = crate::testing::temp_engine();
+        let meta = crate::testing::meta("c", doc! {}, None, vec![CollectionMeta::id_index(10)]);
         engine.create_cf(Cf::Id(10)).unwrap();
         let set = IndexSet::new(meta).unwrap();
         // Records written directly (the writer sits above this module).

@@ -140,18 +140,7 @@ mod tests {
         ab.name = "a_1_b_-1".into();
         ab.key = doc! { "a": 1, "b": -1 };
         ab.unique = false;
-        CollectionMeta {
-            id: 10,
-            db: "t".into(),
-            name: "c".into(),
-            uuid: bson::Binary {
-                subtype: bson::spec::BinarySubtype::Uuid,
-                bytes: vec![0; 16],
-            },
-            options: doc! {},
-            natural: None,
-            indexes: vec![CollectionMeta::id_index(10), ab],
-        }
+        crate::testing::meta("c", doc! {}, None, vec![CollectionMeta::id_index(10), ab])
     }
 
     fn spec(hint: Option<Hint>) -> QuerySpec {

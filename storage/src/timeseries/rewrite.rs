@@ -191,19 +191,13 @@ mod tests {
 
     use super::*;
     use crate::catalog::CollectionMeta;
-    use crate::engine::rocks::{RocksEngine, RocksOptions};
+    use crate::engine::rocks::RocksEngine;
     use crate::engine::{Cf, Direction, Engine, KeyRange};
     use crate::timeseries::internal_indexes;
 
     /// A time-series collection (time `t`, meta `m`) on a temp-dir RocksDB.
     fn collection() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = RocksEngine::open(&RocksOptions {
-            path: dir.path().to_path_buf(),
-            block_cache_bytes: 1 << 20,
-            write_buffer_bytes: 4 << 20,
-        })
-        .unwrap();
+        let (dir, engine) = crate::testing::temp_engine();
         let options = doc! { "timeseries": { "timeField": "t", "metaField": "m", "granularity": "seconds", "bucketMaxSpanSeconds": 3600 } };
         let mut indexes = vec![CollectionMeta::id_index(10)];
         for (i, mut index) in internal_indexes(&options).into_iter().enumerate() {
@@ -213,18 +207,7 @@ mod tests {
         for index in &indexes {
             engine.create_cf(Cf::Id(index.id)).unwrap();
         }
-        let meta = CollectionMeta {
-            id: 10,
-            db: "t".into(),
-            name: "w".into(),
-            uuid: bson::Binary {
-                subtype: bson::spec::BinarySubtype::Uuid,
-                bytes: vec![0; 16],
-            },
-            options,
-            natural: None,
-            indexes,
-        };
+        let meta = crate::testing::meta("w", options, None, indexes);
         (dir, engine, IndexSet::new(meta).unwrap())
     }
 

@@ -10,7 +10,7 @@ use bson::RawDocument;
 use super::{ExpireOutcome, ExpiryPolicy, earliest_date};
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::encoding::keycode;
-use crate::engine::rocks::{RocksEngine, RocksOptions};
+use crate::engine::rocks::RocksEngine;
 use crate::engine::{Cf, Direction, Engine, KeyRange};
 use crate::error::Result;
 use crate::index::IndexSet;
@@ -88,13 +88,7 @@ pub(crate) fn setup() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
 /// Records in family 10, TTL index `at_1` (shaped by `ttl`) in 11,
 /// plain index `k_1` in 12.
 fn setup_with(ttl: impl FnOnce(&mut IndexMeta)) -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = RocksEngine::open(&RocksOptions {
-        path: dir.path().to_path_buf(),
-        block_cache_bytes: 1 << 20,
-        write_buffer_bytes: 4 << 20,
-    })
-    .unwrap();
+    let (dir, engine) = crate::testing::temp_engine();
     let index = |id, name: &str, key| IndexMeta {
         id,
         name: name.into(),
@@ -105,22 +99,12 @@ fn setup_with(ttl: impl FnOnce(&mut IndexMeta)) -> (tempfile::TempDir, RocksEngi
     let mut ttl_index = index(11, "at_1", doc! { "at": 1 });
     ttl_index.expire_after_seconds = Some(0);
     ttl(&mut ttl_index);
-    let meta = CollectionMeta {
-        id: 10,
-        db: "t".into(),
-        name: "c".into(),
-        uuid: bson::Binary {
-            subtype: bson::spec::BinarySubtype::Uuid,
-            bytes: vec![0; 16],
-        },
-        options: doc! {},
-        natural: None,
-        indexes: vec![
-            CollectionMeta::id_index(10),
-            ttl_index,
-            index(12, "k_1", doc! { "k": 1 }),
-        ],
-    };
+    let indexes = vec![
+        CollectionMeta::id_index(10),
+        ttl_index,
+        index(12, "k_1", doc! { "k": 1 }),
+    ];
+    let meta = crate::testing::meta("c", doc! {}, None, indexes);
     for cf in [10, 11, 12] {
         engine.create_cf(Cf::Id(cf)).unwrap();
     }

@@ -597,7 +597,7 @@ mod timeseries_group_tests {
 
     use super::{InsertStatement, insert_group};
     use crate::catalog::CollectionMeta;
-    use crate::engine::rocks::{RocksEngine, RocksOptions};
+    use crate::engine::rocks::RocksEngine;
     use crate::engine::{Cf, Direction, Engine, KeyRange};
     use crate::index::IndexSet;
     use crate::timeseries::bucket::{bucket_count, unpack};
@@ -606,13 +606,7 @@ mod timeseries_group_tests {
     /// A time-series collection `{timeField: "t", metaField: "m"}`:
     /// buckets in family 10, its internal indexes from 11.
     fn collection() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = RocksEngine::open(&RocksOptions {
-            path: dir.path().to_path_buf(),
-            block_cache_bytes: 1 << 20,
-            write_buffer_bytes: 4 << 20,
-        })
-        .unwrap();
+        let (dir, engine) = crate::testing::temp_engine();
         let opts = TimeseriesOptions::parse(RawBsonRef::Document(
             &rawdoc! { "timeField": "t", "metaField": "m" },
         ))
@@ -626,18 +620,7 @@ mod timeseries_group_tests {
         for index in &indexes {
             engine.create_cf(Cf::Id(index.id)).unwrap();
         }
-        let meta = CollectionMeta {
-            id: 10,
-            db: "t".into(),
-            name: "c".into(),
-            uuid: bson::Binary {
-                subtype: bson::spec::BinarySubtype::Uuid,
-                bytes: vec![0; 16],
-            },
-            options,
-            natural: None,
-            indexes,
-        };
+        let meta = crate::testing::meta("c", options, None, indexes);
         (dir, engine, IndexSet::new(meta).unwrap())
     }
 

@@ -11,7 +11,7 @@ use bson::{RawDocumentBuf, doc, rawdoc};
 use super::statement::{self, CHUNK_OPS, InsertStatement};
 use super::writer::prepare_statement;
 use crate::catalog::{CollectionMeta, IndexMeta};
-use crate::engine::rocks::{RocksEngine, RocksOptions};
+use crate::engine::rocks::RocksEngine;
 use crate::engine::{Cf, Engine, KeyRange};
 use crate::error::ErrorKind;
 use crate::index::IndexSet;
@@ -19,13 +19,7 @@ use crate::index::IndexSet;
 /// Records in 10, indexes `a_1` in 11 and `b_1` in 12: three writes per
 /// document.
 fn collection() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = RocksEngine::open(&RocksOptions {
-        path: dir.path().to_path_buf(),
-        block_cache_bytes: 1 << 20,
-        write_buffer_bytes: 4 << 20,
-    })
-    .unwrap();
+    let (dir, engine) = crate::testing::temp_engine();
     let index = |id, field: &str| IndexMeta {
         id,
         name: format!("{field}_1"),
@@ -33,18 +27,12 @@ fn collection() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
         unique: false,
         ..CollectionMeta::id_index(0)
     };
-    let meta = CollectionMeta {
-        id: 10,
-        db: "t".into(),
-        name: "c".into(),
-        uuid: bson::Binary {
-            subtype: bson::spec::BinarySubtype::Uuid,
-            bytes: vec![0; 16],
-        },
-        options: doc! {},
-        natural: None,
-        indexes: vec![CollectionMeta::id_index(10), index(11, "a"), index(12, "b")],
-    };
+    let meta = crate::testing::meta(
+        "c",
+        doc! {},
+        None,
+        vec![CollectionMeta::id_index(10), index(11, "a"), index(12, "b")],
+    );
     for cf in [10, 11, 12] {
         engine.create_cf(Cf::Id(cf)).unwrap();
     }
