@@ -27,6 +27,7 @@ use crate::timeseries::TimeseriesOptions;
 use crate::timeseries::open::OpenBuckets;
 use crate::ttl::{ShowAll, Visibility};
 use crate::validator::Validator;
+use crate::write::bound::RecordBound;
 
 /// A collection's metadata with its index key generators built once.
 #[derive(Debug)]
@@ -52,6 +53,8 @@ pub struct IndexSet {
     pub open_buckets: OpenBuckets,
     /// A capped collection's bounds (its insertion order is `natural()`).
     pub capped: Option<CappedOptions>,
+    /// The largest record key stored, or above (its writer's).
+    pub record_bound: RecordBound,
     visibility: Arc<dyn Visibility>,
     /// Queries that used each index (`meta.indexes` order) since
     /// `accesses_since` (this set's creation): `$indexStats`' `accesses`.
@@ -89,6 +92,7 @@ impl IndexSet {
             capped,
             extended_range: AtomicBool::new(false),
             open_buckets: OpenBuckets::default(),
+            record_bound: RecordBound::default(),
             timeseries,
             meta,
             keygens,

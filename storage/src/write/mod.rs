@@ -4,6 +4,7 @@
 //! writer, except `writer::prepare_statement`, which a connection runs on
 //! an insert's documents before they reach it.
 
+pub mod bound;
 pub mod statement;
 pub mod writer;
 

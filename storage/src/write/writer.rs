@@ -173,14 +173,22 @@ impl<'e> Writer<'e> {
     }
 
     /// Looks up many record keys in one batched read and remembers which
-    /// are absent, so that inserting them needs no read of its own. What
-    /// it learns holds until the next commit: only this writer adds
-    /// records.
+    /// are absent, so that inserting them needs no read of its own; keys
+    /// above the collection's [`RecordBound`](super::bound::RecordBound)
+    /// need no read at all. What it learns holds until the next commit:
+    /// only this writer adds records.
     pub fn prefetch<'k>(&mut self, id_keys: impl Iterator<Item = &'k [u8]>) -> Result<()> {
-        let keys: Vec<Vec<u8>> = id_keys
-            .filter(|k| !self.records.contains_key(*k))
-            .map(<[u8]>::to_vec)
-            .collect();
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        for key in id_keys.filter(|k| !self.records.contains_key(*k)) {
+            match self
+                .set
+                .record_bound
+                .is_above(self.engine, self.set.records(), key)?
+            {
+                true => drop(self.absent.insert(key.to_vec())),
+                false => keys.push(key.to_vec()),
+            }
+        }
         let found = self.engine.multi_get(self.set.records(), &keys)?;
         for (key, value) in keys.into_iter().zip(found) {
             if value.is_none() {
@@ -229,6 +237,7 @@ impl<'e> Writer<'e> {
                 }
             }
         }
+        self.set.record_bound.raise(&id_key);
         self.batch
             .put(self.set.records(), &id_key, doc.as_bytes())?;
         let carried = carried(
