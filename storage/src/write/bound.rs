@@ -19,17 +19,13 @@ use crate::error::Result;
 #[derive(Debug, Default)]
 pub struct RecordBound(Mutex<Bound>);
 
-#[derive(Debug, Default, Clone)]
-enum Bound {
-    /// Not read from the engine yet; the largest key put since, if any
-    /// (not necessarily committed when the engine is read).
-    #[default]
-    Unread,
-    UnreadAbove(Vec<u8>),
-    /// No record key is stored.
-    Empty,
-    /// No record key above this one is stored.
-    Key(Vec<u8>),
+#[derive(Debug, Default)]
+struct Bound {
+    /// Whether the engine's largest record key has been read into `last`.
+    read: bool,
+    /// No record key above this one is stored (None: none is, as far as
+    /// `read` says).
+    last: Option<Vec<u8>>,
 }
 
 impl RecordBound {
@@ -37,39 +33,26 @@ impl RecordBound {
     /// `key` is above the bound.
     pub fn is_above(&self, engine: &dyn Engine, records: Cf, key: &[u8]) -> Result<bool> {
         let mut bound = self.0.lock().expect("record bound lock");
-        if let Bound::Unread | Bound::UnreadAbove(_) = &*bound {
+        if !bound.read {
             let cursor = engine.cursor(records, KeyRange::all(), Direction::Reverse)?;
-            let stored = match cursor.valid() {
-                true => Some(cursor.key().to_vec()),
-                false => {
-                    cursor.status()?;
-                    None
-                }
-            };
-            let put = match std::mem::take(&mut *bound) {
-                Bound::UnreadAbove(put) => Some(put),
-                _ => None,
-            };
-            *bound = match stored.into_iter().chain(put).max() {
-                Some(last) => Bound::Key(last),
-                None => Bound::Empty,
-            };
+            if cursor.valid() {
+                let stored = cursor.key().to_vec();
+                bound.last = bound.last.take().max(Some(stored));
+            } else {
+                cursor.status()?;
+            }
+            bound.read = true;
         }
-        Ok(match &*bound {
-            Bound::Unread | Bound::UnreadAbove(_) => false,
-            Bound::Empty => true,
-            Bound::Key(last) => key > last.as_slice(),
-        })
+        Ok(bound.last.as_deref().is_none_or(|last| key > last))
     }
 
-    /// Notes a record key about to be put. Raising before the commit is
-    /// safe: the bound only claims that nothing lies above it.
+    /// Notes a record key about to be put, read from the engine yet or
+    /// not. Raising before the commit is safe: the bound only claims that
+    /// nothing lies above it.
     pub fn raise(&self, key: &[u8]) {
         let mut bound = self.0.lock().expect("record bound lock");
-        match &*bound {
-            Bound::Key(last) | Bound::UnreadAbove(last) if last.as_slice() >= key => {}
-            Bound::Unread | Bound::UnreadAbove(_) => *bound = Bound::UnreadAbove(key.to_vec()),
-            Bound::Empty | Bound::Key(_) => *bound = Bound::Key(key.to_vec()),
+        if bound.last.as_deref().is_none_or(|last| key > last) {
+            bound.last = Some(key.to_vec());
         }
     }
 }
