@@ -202,6 +202,20 @@ async fn per_visit_targets_split_a_pass_into_sub_passes_round_robin() {
     );
     // 35 documents at 10 per visit, one visit per sub-pass: at least 4.
     assert!(after.get_i64("subPasses").unwrap() - before.get_i64("subPasses").unwrap() >= 4);
+    // Every chunk the monitor sent ran on exactly one of the writer's paths.
+    let runs = |s: &Document| {
+        let r = s.get_document("chunkRuns").unwrap();
+        ["planned", "ahead", "onWriter"]
+            .iter()
+            .map(|k| r.get_i64(k).unwrap())
+            .sum::<i64>()
+    };
+    let chunks = |s: &Document| s.get_i64("chunks").unwrap();
+    assert!(chunks(&after) - chunks(&before) >= 4);
+    assert_eq!(
+        runs(&after) - runs(&before),
+        chunks(&after) - chunks(&before)
+    );
 }
 
 #[tokio::test]

@@ -260,6 +260,15 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let first = chunk_us(steady_from, steady_from + stretch);
     let last = chunk_us(run.stopped_at_s - stretch, run.stopped_at_s);
 
+    // How the writer ran the chunks (ebb's `chunkRuns`; absent elsewhere).
+    let runs = status(&store.client).await?;
+    let runs = runs
+        .get_document("metrics")
+        .and_then(|m| m.get_document("ttl"))
+        .and_then(|t| t.get_document("chunkRuns"))
+        .ok()
+        .cloned();
+
     // The same count on an idle collection of the live set's size.
     eprintln!("  loading an idle collection of {live_median} documents");
     let idle_rates = {
@@ -321,6 +330,16 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         first.zip(last).map(|(f, l)| l.0 / f.0),
         "x",
     );
+    for (key, field) in [
+        ("chunks_planned", "planned"),
+        ("chunks_planned_ahead", "ahead"),
+        ("chunks_on_writer", "onWriter"),
+        ("plans_stale", "stalePlans"),
+        ("plans_overdue", "overduePlans"),
+    ] {
+        let n = runs.as_ref().and_then(|r| r.get_i64(field).ok());
+        out.add(key, n, "chunks");
+    }
     out.add(
         "scan_during_min_docs_per_s",
         during.first().copied(),

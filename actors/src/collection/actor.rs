@@ -132,7 +132,7 @@ impl CollectionActor {
     fn pump(&mut self, ctx: &mut Context<Self>) {
         while !self.retired {
             let Some(action) = self.schedule.next(Instant::now()) else {
-                return;
+                break;
             };
             match action {
                 Action::Writes(group) => self.run_writes(group, ctx),
@@ -145,6 +145,10 @@ impl CollectionActor {
                 Action::Apply { chunk, plan } => self.apply(chunk, plan, ctx),
             }
         }
+        let discarded = self.schedule.take_discarded();
+        let runs = &self.shared.ttl.runs;
+        runs.stale_plans.fetch_add(discarded.stale, Relaxed);
+        runs.overdue_plans.fetch_add(discarded.overdue, Relaxed);
     }
 
     /// Marks the running work done and runs what is next.
@@ -260,11 +264,19 @@ impl CollectionActor {
                         && let Some(out) =
                             ttl::expire_all(engine, &set, &msg.index, msg.cutoff_millis, &policy)?
                     {
+                        on_writer.ttl.runs.on_writer.fetch_add(1, Relaxed);
                         return Ok((out, None));
                     }
+                    let runs = &on_writer.ttl.runs;
                     let mut plan = match planned {
-                        Some(plan) => plan,
-                        None => ttl::plan(engine, &set, msg.chunk(limit), &policy)?,
+                        Some(plan) => {
+                            runs.ahead.fetch_add(1, Relaxed);
+                            plan
+                        }
+                        None => {
+                            runs.on_writer.fetch_add(1, Relaxed);
+                            ttl::plan(engine, &set, msg.chunk(limit), &policy)?
+                        }
                     };
                     let next = (look_ahead && plan.follows_ok())
                         .then(|| plan_next(&on_writer, &set, &msg, limit, &mut plan))
@@ -347,6 +359,7 @@ impl CollectionActor {
     /// Applies a plan made at the current epoch. The commit runs at normal
     /// priority: a foreground write may be waiting behind it.
     fn apply(&mut self, chunk: Expiry, plan: Plan, ctx: &mut Context<Self>) {
+        self.shared.ttl.runs.planned.fetch_add(1, Relaxed);
         let engine = self.shared.engine.clone();
         let set = self.set.clone();
         let work = tokio::task::spawn_blocking(move || {

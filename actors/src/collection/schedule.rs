@@ -35,6 +35,15 @@ pub const PLAN_PATIENCE: Duration = Duration::from_millis(50);
 /// still busy.
 pub const PLAN_BACKOFF: Duration = Duration::from_secs(1);
 
+/// Plans thrown away since the owner last asked ([`Schedule::take_discarded`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Discarded {
+    /// The writer ran a foreground job between the plan's start and its turn.
+    pub stale: u64,
+    /// Not back within [`PLAN_PATIENCE`].
+    pub overdue: u64,
+}
+
 /// A foreground job: writes run in groups, control jobs alone.
 #[derive(Debug)]
 pub enum Job<W, C> {
@@ -100,6 +109,7 @@ pub struct Schedule<W, C, T, P> {
     last_foreground: Option<Instant>,
     /// Work is running on the writer.
     busy: bool,
+    discarded: Discarded,
 }
 
 impl<W, C, T, P> Schedule<W, C, T, P> {
@@ -117,7 +127,13 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
             foreground_ran_last: false,
             last_foreground: None,
             busy: false,
+            discarded: Discarded::default(),
         }
+    }
+
+    /// The plans discarded since the last call.
+    pub fn take_discarded(&mut self) -> Discarded {
+        std::mem::take(&mut self.discarded)
     }
 
     /// Queues a write; it counts as foreground activity from `now`.
@@ -172,6 +188,7 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
             }
             Err(_) if epoch != self.epoch => {
                 pending.stale_plans += 1;
+                self.discarded.stale += 1;
                 self.expiry.push_front(pending);
                 None
             }
@@ -184,6 +201,7 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
     /// pauses for [`PLAN_BACKOFF`].
     pub fn plan_overdue(&mut self, id: u64, now: Instant) {
         if let Some((pending, _)) = self.take_planning(id) {
+            self.discarded.overdue += 1;
             self.plan_not_before = Some(now + PLAN_BACKOFF);
             self.expiry.push_front(pending);
         }
@@ -223,6 +241,7 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
                 }
                 Some(mut p) => {
                     p.pending.stale_plans += 1;
+                    self.discarded.stale += 1;
                     p.pending
                 }
                 None => self.expiry.pop_front().expect("checked non-empty"),
@@ -386,6 +405,9 @@ mod tests {
                 foreground_active: true
             })
         );
+        let stale = u64::from(MAX_STALE_PLANS);
+        assert_eq!(s.take_discarded(), Discarded { stale, overdue: 0 });
+        assert_eq!(s.take_discarded(), Discarded::default(), "counted once");
     }
 
     #[test]
@@ -400,6 +422,13 @@ mod tests {
         };
         let overdue = t + PLAN_PATIENCE;
         s.plan_overdue(id, overdue);
+        assert_eq!(
+            s.take_discarded(),
+            Discarded {
+                stale: 0,
+                overdue: 1
+            }
+        );
         assert_eq!(
             s.next(overdue),
             Some(A::Expire {

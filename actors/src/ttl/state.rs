@@ -29,6 +29,8 @@ pub struct TtlState {
     /// long expiry takes per chunk as tombstones accumulate.
     pub chunks: AtomicU64,
     pub chunk_micros: AtomicU64,
+    /// How writers ran those chunks, and the plans they threw away.
+    pub runs: ChunkRuns,
     /// When the monitor will next wake (millis on the node's clock).
     pub next_wake_millis: AtomicI64,
     /// Wakes the monitor early: an earlier due time, a parameter change,
@@ -58,6 +60,23 @@ pub struct TtlState {
     pub visits: tokio::sync::broadcast::Sender<TtlVisit>,
 }
 
+/// How writers ran TTL chunks (`serverStatus.metrics.ttl.chunkRuns`): the
+/// paths a chunk can take and the plans discarded on the way, so a run
+/// that falls behind shows which path it was on.
+#[derive(Debug, Default)]
+pub struct ChunkRuns {
+    /// Applied from a plan made off the writer while writes were active.
+    pub planned: AtomicU64,
+    /// Applied from the plan made ahead while the chunk before committed.
+    pub ahead: AtomicU64,
+    /// Scanned and applied on the writer.
+    pub on_writer: AtomicU64,
+    /// Plans discarded because the writer ran a foreground job in between.
+    pub stale_plans: AtomicU64,
+    /// Plans not back within the writer's patience.
+    pub overdue_plans: AtomicU64,
+}
+
 /// What one visit of the monitor to one TTL index deleted.
 #[derive(Debug, Clone)]
 pub struct TtlVisit {
@@ -80,6 +99,7 @@ impl Default for TtlState {
             sub_passes: AtomicU64::new(0),
             chunks: AtomicU64::new(0),
             chunk_micros: AtomicU64::new(0),
+            runs: ChunkRuns::default(),
             next_wake_millis: AtomicI64::new(i64::MAX),
             wake: Notify::new(),
             current: Mutex::new(None),
