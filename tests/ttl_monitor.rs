@@ -4,6 +4,7 @@
 mod common;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{TestNode, eventually, expect_code};
@@ -270,6 +271,68 @@ async fn a_collection_entirely_due_is_emptied_at_once_with_its_indexes() {
             .unwrap(),
         5
     );
+}
+
+/// While foreground writes go on, the plan of each chunk's successor is
+/// made while the chunk commits and used when nothing was written in
+/// between: the due documents go with every index entry, and every
+/// document written meanwhile stays with all of its.
+#[tokio::test]
+async fn chunks_planned_ahead_under_foreground_writes_delete_only_due_documents() {
+    let node = manual_node(|c| set(c, "ttlMonitorEnabled", ParamValue::Bool(false)));
+    let c = node.coll("m", "fg").await;
+    ttl_index(&c, "at", 0).await;
+    c.create_index(IndexModel::builder().keys(doc! { "k": 1 }).build())
+        .await
+        .unwrap();
+    let due = 4_000;
+    c.insert_many((0..due).map(|i| doc! { "_id": i, "at": at(T0 - 1), "k": i % 7 }))
+        .await
+        .unwrap();
+    // A client keeps foreground writes active for the whole pass.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (c, stop) = (c.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let live = doc! { "_id": due + n, "at": at(T0 + 3_600_000), "k": n % 7 };
+                c.insert_one(live).await.unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    let before = server_ttl(&node).await;
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    stop.store(true, Ordering::SeqCst);
+    let live = writer.await.unwrap();
+    let after = server_ttl(&node).await;
+    let delta = |k: &str| after.get_i64(k).unwrap() - before.get_i64(k).unwrap();
+    assert_eq!(delta("deletedDocuments"), i64::from(due));
+    let ahead = |s: &Document| {
+        s.get_document("chunkRuns")
+            .unwrap()
+            .get_i64("ahead")
+            .unwrap()
+    };
+    assert!(
+        ahead(&after) > ahead(&before),
+        "no chunk used a plan made ahead"
+    );
+    let r = node
+        .db("m")
+        .await
+        .run_command(doc! { "validate": "fg", "full": true })
+        .await
+        .unwrap();
+    assert!(r.get_bool("valid").unwrap(), "{r}");
+    assert_eq!(r.get_i64("nrecords").unwrap(), i64::from(live));
+    let keys = r.get_document("keysPerIndex").unwrap();
+    for index in ["_id_", "at_1", "k_1"] {
+        assert_eq!(keys.get_i64(index).unwrap(), i64::from(live), "{index}");
+    }
 }
 
 #[tokio::test]

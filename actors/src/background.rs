@@ -13,7 +13,9 @@
 //! is active, the next chunk of a visit is planned on `ebb-ttl-ahead`
 //! (nice +10, like `ebb-ttl`) while the current one commits: the writer
 //! waits for that plan, so it must not starve behind compaction the way
-//! an idle-priority thread would.
+//! an idle-priority thread would. While foreground writes are active, the
+//! next chunk's plan goes to `ebb-ttl-plan` instead: nothing waits on it
+//! beyond the schedule's patience, as for any plan made there.
 //!
 //! Work waiting in these queues holds the engine only weakly: a starved
 //! idle-priority thread must not keep a stopped node's RocksDB open (its
@@ -75,6 +77,16 @@ impl Background {
         f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
     ) -> Option<tokio::sync::oneshot::Receiver<T>> {
         submit(&self.ahead, engine, f)
+    }
+
+    /// Queues `f` on the idle-priority thread and returns at once, like
+    /// [`Background::submit_ahead`].
+    pub fn submit_idle<T: Send + 'static>(
+        &self,
+        engine: &Arc<dyn Engine>,
+        f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
+    ) -> Option<tokio::sync::oneshot::Receiver<T>> {
+        submit(&self.idle, engine, f)
     }
 
     /// Resolves once both threads have finished every task queued before

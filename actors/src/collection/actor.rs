@@ -15,9 +15,9 @@
 //! TTL chunks run on the `ebb-ttl` thread at lowered priority; chunks
 //! planned off the writer run on `ebb-ttl-plan` at idle priority and are
 //! applied on the blocking pool at normal priority (a write may wait behind
-//! the apply, never behind a starved thread). While no foreground write is
-//! active, the next chunk of a visit is planned on `ebb-ttl-ahead` while
-//! the current one commits (`lookahead`).
+//! the apply, never behind a starved thread). While a chunk commits, the
+//! next chunk of the visit is planned (`lookahead`): on `ebb-ttl-ahead`
+//! when no foreground write is active, on `ebb-ttl-plan` when one is.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -87,7 +87,13 @@ struct Expiry {
     reply: oneshot::Sender<Result<ExpireOutcome>>,
 }
 
-type WriterSchedule = Schedule<Write, Control, Expiry, Plan>;
+/// A chunk's plan and whether it was made before the chunk arrived.
+struct Planned {
+    plan: Plan,
+    ahead: bool,
+}
+
+type WriterSchedule = Schedule<Write, Control, Expiry, Planned>;
 
 pub struct CollectionActor {
     shared: Arc<Shared>,
@@ -279,7 +285,7 @@ impl CollectionActor {
                         }
                     };
                     let next = (look_ahead && plan.follows_ok())
-                        .then(|| plan_next(&on_writer, &set, &msg, limit, &mut plan))
+                        .then(|| plan_next(&on_writer, &set, &msg, limit, &mut plan, false))
                         .flatten();
                     Ok((ttl::apply(engine, &set, plan)?, next))
                 })
@@ -319,14 +325,19 @@ impl CollectionActor {
     }
 
     /// Plans chunk `id` on the idle-priority thread while the writer stays
-    /// free; if the plan is not back within [`PLAN_PATIENCE`], the schedule
-    /// sends the chunk to the writer and drops the late plan.
+    /// free, unless the plan made while the chunk before it committed is
+    /// this chunk's, at this epoch (`lookahead`); if the plan is not back
+    /// within [`PLAN_PATIENCE`], the schedule sends the chunk to the writer
+    /// and drops the late plan.
     fn plan(&mut self, id: u64, ctx: &mut Context<Self>) {
         let Some(chunk) = self.schedule.planning(id) else {
             return;
         };
         let policy = self.shared.policy;
         let limit = self.foreground_chunks.limit(chunk.msg.limit, true);
+        let ahead = self
+            .lookahead
+            .take_for(&chunk.msg, limit, self.schedule.epoch());
         let msg = ExpireChunk {
             index: chunk.msg.index.clone(),
             resume_after: chunk.msg.resume_after.clone(),
@@ -334,17 +345,27 @@ impl CollectionActor {
         };
         let (shared, set) = (self.shared.clone(), self.set.clone());
         let work = async move {
-            shared
-                .background
-                .run_idle(&shared.engine, move |engine| {
-                    ttl::plan(engine, &set, msg.chunk(limit), &policy)
-                })
-                .await
+            let made_ahead = ahead.is_some();
+            let result = match ahead {
+                Some(ahead) => ahead.result().await,
+                None => {
+                    shared
+                        .background
+                        .run_idle(&shared.engine, move |engine| {
+                            ttl::plan(engine, &set, msg.chunk(limit), &policy)
+                        })
+                        .await
+                }
+            };
+            (result, made_ahead)
         };
-        ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
-            // None: the planning thread is gone (shutdown): the chunk is
-            // answered as if its collection were gone, which ends the visit.
-            let result = result.unwrap_or_else(|| Err(dropped()));
+        ctx.spawn(work.into_actor(self).map(move |(result, ahead), act, ctx| {
+            // None: the planning thread is gone (shutdown): the chunk
+            // is answered as if its collection were gone, which ends
+            // the visit.
+            let result = result
+                .unwrap_or_else(|| Err(dropped()))
+                .map(|plan| Planned { plan, ahead });
             if let Some((chunk, e)) = act.schedule.plan_returned(id, result) {
                 let _ = chunk.reply.send(Err(e));
             }
@@ -358,8 +379,14 @@ impl CollectionActor {
 
     /// Applies a plan made at the current epoch. The commit runs at normal
     /// priority: a foreground write may be waiting behind it.
-    fn apply(&mut self, chunk: Expiry, plan: Plan, ctx: &mut Context<Self>) {
-        self.shared.ttl.runs.planned.fetch_add(1, Relaxed);
+    fn apply(&mut self, chunk: Expiry, planned: Planned, ctx: &mut Context<Self>) {
+        let Planned { mut plan, ahead } = planned;
+        let runs = &self.shared.ttl.runs;
+        match ahead {
+            true => runs.ahead.fetch_add(1, Relaxed),
+            false => runs.planned.fetch_add(1, Relaxed),
+        };
+        self.plan_ahead_of(&chunk.msg, &mut plan);
         let engine = self.shared.engine.clone();
         let set = self.set.clone();
         let work = tokio::task::spawn_blocking(move || {
@@ -379,6 +406,19 @@ impl CollectionActor {
             let _ = chunk.reply.send(result);
             act.done(ctx);
         }));
+    }
+
+    /// While `plan` (of chunk `msg`) is applied, plans the chunk the monitor
+    /// will send next on the idle-priority thread (`lookahead`).
+    fn plan_ahead_of(&mut self, msg: &ExpireChunk, plan: &mut Plan) {
+        if self.shared.policy.max_deletes_per_sec != 0 || !plan.follows_ok() {
+            return;
+        }
+        let limit = self.foreground_chunks.limit(msg.limit, true);
+        if let Some((chunk, rx)) = plan_next(&self.shared, &self.set, msg, limit, plan, true) {
+            let epoch = self.schedule.epoch();
+            self.lookahead.started(Ahead::new(chunk, limit, epoch, rx));
+        }
     }
 
     /// Queues a control job unless the collection is retired (then dropping
@@ -461,7 +501,8 @@ fn ack<T: Send + 'static>(tx: oneshot::Sender<Result<T>>, result: Result<T>) -> 
 }
 
 /// Queues the plan of the chunk after `plan` (of `limit` documents) on the
-/// lookahead thread: the chunk the monitor is expected to send next,
+/// lookahead thread, or on the idle-priority one while foreground writes
+/// are active (`idle`): the chunk the monitor is expected to send next,
 /// and the plan's receiver. `None` if that thread is gone.
 fn plan_next(
     shared: &Arc<Shared>,
@@ -469,6 +510,7 @@ fn plan_next(
     msg: &ExpireChunk,
     limit: usize,
     plan: &mut Plan,
+    idle: bool,
 ) -> Option<(ExpireChunk, oneshot::Receiver<Result<Plan>>)> {
     let next = ExpireChunk {
         resume_after: Some(plan.resume_after()?.to_vec()),
@@ -476,11 +518,13 @@ fn plan_next(
     };
     let gone = plan.take_deleted_ids();
     let (set, policy, planned) = (set.clone(), shared.policy, next.clone());
-    let rx = shared
-        .background
-        .submit_ahead(&shared.engine, move |engine| {
-            ttl::plan_after(engine, &set, planned.chunk(limit), &policy, gone)
-        })?;
+    let work = move |engine: &dyn ebb_storage::engine::Engine| {
+        ttl::plan_after(engine, &set, planned.chunk(limit), &policy, gone)
+    };
+    let rx = match idle {
+        true => shared.background.submit_idle(&shared.engine, work),
+        false => shared.background.submit_ahead(&shared.engine, work),
+    }?;
     Some((next, rx))
 }
 

@@ -1,17 +1,21 @@
-//! The writer's TTL lookahead: while one chunk's deletions are committed
-//! on `ebb-ttl`, the next chunk of the same visit is planned on
-//! `ebb-ttl-plan`, so a visit uses both cores of a small machine instead of
-//! scanning and committing in turn (`ttl::plan_after` says why that plan
-//! stays valid across the commit before it).
+//! The writer's TTL lookahead: while one chunk's deletions are committed,
+//! the next chunk of the same visit is planned (`ttl::plan_after` says why
+//! that plan stays valid across the commit before it), so a visit uses both
+//! cores of a small machine instead of scanning and committing in turn.
 //!
-//! Only for chunks run on the writer while no foreground write is active
-//! and no deletion-rate limit applies: a lookahead plan is used when the
-//! monitor's next chunk is exactly the one planned (same index, cutoff,
-//! size, resuming where the last one stopped) and the writer ran nothing
-//! else in between (same epoch). A plan not back within [`PLAN_PATIENCE`]
-//! is dropped, the chunk runs on the writer as usual, and lookahead pauses
-//! for [`PLAN_BACKOFF`]: a CPU that starved one idle-priority plan is likely
-//! still busy.
+//! - Chunks run on the writer while no foreground write is active: the next
+//!   one is planned on `ebb-ttl-ahead` and the writer waits for that plan.
+//!   One not back within [`PATIENCE`] is dropped, the chunk runs on the
+//!   writer as usual, and lookahead pauses for [`PLAN_BACKOFF`].
+//! - Chunks planned off the writer while foreground writes are active: while
+//!   a plan is applied, the next one is planned on `ebb-ttl-plan` (idle
+//!   priority), and when the monitor's chunk arrives that plan takes the
+//!   place of the one the writer would start, with the schedule's patience.
+//!
+//! A plan made ahead is used only when the monitor's next chunk is exactly
+//! the one planned (same index, cutoff, size, resuming where the last one
+//! stopped) and the writer ran no foreground job in between (same epoch),
+//! and never under a deletion-rate limit.
 
 use std::time::{Duration, Instant};
 
@@ -60,6 +64,11 @@ impl Ahead {
             && planned.cutoff_millis == chunk.cutoff_millis
             && planned.index == chunk.index
             && planned.resume_after == chunk.resume_after
+    }
+
+    /// The plan once it comes back; `None` if its thread or engine is gone.
+    pub async fn result(self) -> Option<Result<Plan>> {
+        self.plan.await.ok()
     }
 
     /// The plan, if it comes back within `patience` and succeeded;
