@@ -35,6 +35,17 @@ pub struct Background {
     ahead: mpsc::Sender<Task>,
 }
 
+/// Where a plan made ahead of its chunk runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanThread {
+    /// `ebb-ttl-ahead` (nice +10): the writer, free of foreground writes,
+    /// waits for the plan.
+    Ahead,
+    /// `ebb-ttl-plan` (idle priority): foreground writes are active, and
+    /// nothing waits on the plan beyond the schedule's patience.
+    Idle,
+}
+
 /// How much lower than normal the thread runs (a nice value).
 const NICENESS: i32 = 10;
 
@@ -67,26 +78,20 @@ impl Background {
         on(&self.idle, engine, f).await
     }
 
-    /// Queues `f` on the lookahead thread (nice +10, like `ebb-ttl`) and
-    /// returns at once, from any thread; the receiver gets its result (it
-    /// is closed if the engine was dropped first, or `None` comes back if
-    /// the thread is gone).
-    pub fn submit_ahead<T: Send + 'static>(
+    /// Queues a plan made ahead on `thread` and returns at once, from any
+    /// thread; the receiver gets its result (it is closed if the engine was
+    /// dropped first, or `None` comes back if the thread is gone).
+    pub fn submit_plan<T: Send + 'static>(
         &self,
+        thread: PlanThread,
         engine: &Arc<dyn Engine>,
         f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
     ) -> Option<tokio::sync::oneshot::Receiver<T>> {
-        submit(&self.ahead, engine, f)
-    }
-
-    /// Queues `f` on the idle-priority thread and returns at once, like
-    /// [`Background::submit_ahead`].
-    pub fn submit_idle<T: Send + 'static>(
-        &self,
-        engine: &Arc<dyn Engine>,
-        f: impl FnOnce(&dyn Engine) -> T + Send + 'static,
-    ) -> Option<tokio::sync::oneshot::Receiver<T>> {
-        submit(&self.idle, engine, f)
+        let tx = match thread {
+            PlanThread::Ahead => &self.ahead,
+            PlanThread::Idle => &self.idle,
+        };
+        submit(tx, engine, f)
     }
 
     /// Resolves once both threads have finished every task queued before

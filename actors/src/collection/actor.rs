@@ -38,6 +38,7 @@ use super::messages::{
     UpdateDocs,
 };
 use super::schedule::{Action, PLAN_PATIENCE, Schedule};
+use crate::background::PlanThread;
 use crate::shared::{Durability, Shared};
 
 /// A write job: runs on a blocking thread, returns the acknowledgement to
@@ -285,7 +286,9 @@ impl CollectionActor {
                         }
                     };
                     let next = (look_ahead && plan.follows_ok())
-                        .then(|| plan_next(&on_writer, &set, &msg, limit, &mut plan, false))
+                        .then(|| {
+                            plan_next(&on_writer, &set, &msg, limit, &mut plan, PlanThread::Ahead)
+                        })
                         .flatten();
                     Ok((ttl::apply(engine, &set, plan)?, next))
                 })
@@ -415,7 +418,9 @@ impl CollectionActor {
             return;
         }
         let limit = self.foreground_chunks.limit(msg.limit, true);
-        if let Some((chunk, rx)) = plan_next(&self.shared, &self.set, msg, limit, plan, true) {
+        if let Some((chunk, rx)) =
+            plan_next(&self.shared, &self.set, msg, limit, plan, PlanThread::Idle)
+        {
             let epoch = self.schedule.epoch();
             self.lookahead.started(Ahead::new(chunk, limit, epoch, rx));
         }
@@ -500,17 +505,16 @@ fn ack<T: Send + 'static>(tx: oneshot::Sender<Result<T>>, result: Result<T>) -> 
     })
 }
 
-/// Queues the plan of the chunk after `plan` (of `limit` documents) on the
-/// lookahead thread, or on the idle-priority one while foreground writes
-/// are active (`idle`): the chunk the monitor is expected to send next,
-/// and the plan's receiver. `None` if that thread is gone.
+/// Queues the plan of the chunk after `plan` (of `limit` documents) on
+/// `thread`: the chunk the monitor is expected to send next, and the plan's
+/// receiver. `None` if that thread is gone.
 fn plan_next(
     shared: &Arc<Shared>,
     set: &Arc<IndexSet>,
     msg: &ExpireChunk,
     limit: usize,
     plan: &mut Plan,
-    idle: bool,
+    thread: PlanThread,
 ) -> Option<(ExpireChunk, oneshot::Receiver<Result<Plan>>)> {
     let next = ExpireChunk {
         resume_after: Some(plan.resume_after()?.to_vec()),
@@ -518,13 +522,12 @@ fn plan_next(
     };
     let gone = plan.take_deleted_ids();
     let (set, policy, planned) = (set.clone(), shared.policy, next.clone());
-    let work = move |engine: &dyn ebb_storage::engine::Engine| {
+    let work = move |engine: &dyn Engine| {
         ttl::plan_after(engine, &set, planned.chunk(limit), &policy, gone)
     };
-    let rx = match idle {
-        true => shared.background.submit_idle(&shared.engine, work),
-        false => shared.background.submit_ahead(&shared.engine, work),
-    }?;
+    let rx = shared
+        .background
+        .submit_plan(thread, &shared.engine, work)?;
     Some((next, rx))
 }
 
