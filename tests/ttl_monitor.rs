@@ -219,6 +219,53 @@ async fn per_visit_targets_split_a_pass_into_sub_passes_round_robin() {
     );
 }
 
+/// A chunk goes out `prompt` (the writer waits less for its plan) only
+/// while the monitor keeps up with its index: the last chunk deleted
+/// documents that had only just fallen due.
+#[tokio::test]
+async fn chunks_are_prompt_only_while_the_monitor_keeps_up_with_the_index() {
+    let node = manual_node(|c| {
+        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
+        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
+        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+    });
+    let a = node.coll("m", "a").await;
+    ttl_index(&a, "at", 0).await;
+    // One live document: `a` goes in visits of 10, one chunk each.
+    a.insert_one(doc! { "at": at(T0 + 60_000) }).await.unwrap();
+    let counts = |s: &Document| {
+        let prompt = s.get_document("chunkRuns").unwrap().get_i64("prompt");
+        (s.get_i64("chunks").unwrap(), prompt.unwrap())
+    };
+    let pass = |due: i64| {
+        let (node, a) = (&node, &a);
+        async move {
+            node.set_parameter("ttlMonitorEnabled", false).await;
+            a.insert_many((0..35).map(|_| doc! { "at": at(due) }))
+                .await
+                .unwrap();
+            let before = counts(&server_ttl(node).await);
+            node.set_parameter("ttlMonitorEnabled", true).await;
+            node.ttl_pass().await;
+            assert_eq!(count(a).await, 1);
+            let after = counts(&server_ttl(node).await);
+            (after.0 - before.0, after.1 - before.1)
+        }
+    };
+    // Due 1 ms ago: every chunk after the index's first keeps up.
+    let (chunks, prompt) = pass(T0 - 1).await;
+    assert!(chunks >= 4, "{chunks} chunks");
+    assert_eq!(prompt, chunks - 1, "all but the index's first chunk");
+    // A backlog due an hour ago: only the chunk sent before the monitor
+    // saw how late it was.
+    let (chunks, prompt) = pass(T0 - 3_600_000).await;
+    assert!(chunks >= 4, "{chunks} chunks");
+    assert_eq!(prompt, 1);
+    // Back to documents that just fell due: prompt again after one chunk.
+    let (chunks, prompt) = pass(T0 - 1).await;
+    assert_eq!(prompt, chunks - 1);
+}
+
 #[tokio::test]
 async fn a_collection_entirely_due_is_emptied_at_once_with_its_indexes() {
     let mut node = manual_node(|c| {

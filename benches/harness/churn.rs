@@ -18,6 +18,7 @@ use crate::args::Args;
 use crate::daemon::Target;
 use crate::report::{Outcome, Series};
 use crate::scenarios::{DAY_SECS, connect, index};
+use crate::status::{add_chunk_runs, chunk_runs, status};
 use crate::steady::{self, Store, Stream};
 use crate::workload::{load, make_doc, now_ms, percentile};
 
@@ -57,13 +58,6 @@ impl Store for Ebb {
         let deleted = m.get_document("ttl")?.get_i64("deletedDocuments")?;
         Ok((inserted - deleted).max(0) as u64)
     }
-}
-
-async fn status(client: &Client) -> Result<Document> {
-    Ok(client
-        .database("admin")
-        .run_command(doc! { "serverStatus": 1 })
-        .await?)
 }
 
 /// Once a second: (seconds, RSS bytes, SST bytes, TTL chunks, their µs,
@@ -260,14 +254,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let first = chunk_us(steady_from, steady_from + stretch);
     let last = chunk_us(run.stopped_at_s - stretch, run.stopped_at_s);
 
-    // How the writer ran the chunks (ebb's `chunkRuns`; absent elsewhere).
-    let runs = status(&store.client).await?;
-    let runs = runs
-        .get_document("metrics")
-        .and_then(|m| m.get_document("ttl"))
-        .and_then(|t| t.get_document("chunkRuns"))
-        .ok()
-        .cloned();
+    let runs = chunk_runs(&store.client).await?;
 
     // The same count on an idle collection of the live set's size.
     eprintln!("  loading an idle collection of {live_median} documents");
@@ -330,16 +317,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         first.zip(last).map(|(f, l)| l.0 / f.0),
         "x",
     );
-    for (key, field) in [
-        ("chunks_planned", "planned"),
-        ("chunks_planned_ahead", "ahead"),
-        ("chunks_on_writer", "onWriter"),
-        ("plans_stale", "stalePlans"),
-        ("plans_overdue", "overduePlans"),
-    ] {
-        let n = runs.as_ref().and_then(|r| r.get_i64(field).ok());
-        out.add(key, n, "chunks");
-    }
+    add_chunk_runs(&mut out, runs.as_ref());
     out.add(
         "scan_during_min_docs_per_s",
         during.first().copied(),

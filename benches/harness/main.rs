@@ -50,6 +50,7 @@ mod peers;
 mod report;
 mod scans;
 mod scenarios;
+mod status;
 mod steady;
 mod timeseries;
 mod ts_churn;

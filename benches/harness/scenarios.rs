@@ -238,6 +238,7 @@ pub async fn lag(args: &Args) -> Result<Outcome> {
     progress.abort();
     let total = inserted.load(Ordering::SeqCst);
     let achieved = total as f64 / writing.as_secs_f64();
+    let runs = crate::status::chunk_runs(&client).await?;
     drop(client);
     samples.sort_by(f64::total_cmp);
     backlog.sort_by(f64::total_cmp);
@@ -262,6 +263,7 @@ pub async fn lag(args: &Args) -> Result<Outcome> {
         samples.last().copied().unwrap_or_default(),
         "ms",
     );
+    crate::status::add_chunk_runs(&mut out, runs.as_ref());
     out.add(
         "ebbd_peak_rss_mib",
         target.peak_rss().map(|b| b / (1 << 20)),

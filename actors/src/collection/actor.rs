@@ -37,7 +37,7 @@ use super::messages::{
     BuildIndexes, DeleteDocs, ExpireChunk, InsertDocs, ModifyOne, Retire, SwitchIndexSet,
     UpdateDocs,
 };
-use super::schedule::{Action, PLAN_PATIENCE, Schedule};
+use super::schedule::{Action, Schedule, plan_patience};
 use crate::background::PlanThread;
 use crate::shared::{Durability, Shared};
 
@@ -330,7 +330,7 @@ impl CollectionActor {
     /// Plans chunk `id` on the idle-priority thread while the writer stays
     /// free, unless the plan made while the chunk before it committed is
     /// this chunk's, at this epoch (`lookahead`); if the plan is not back
-    /// within [`PLAN_PATIENCE`], the schedule sends the chunk to the writer
+    /// within its patience ([`plan_patience`]), the schedule sends the chunk to the writer
     /// and drops the late plan.
     fn plan(&mut self, id: u64, ctx: &mut Context<Self>) {
         let Some(chunk) = self.schedule.planning(id) else {
@@ -341,6 +341,7 @@ impl CollectionActor {
         let ahead = self
             .lookahead
             .take_for(&chunk.msg, limit, self.schedule.epoch());
+        let patience = plan_patience(chunk.msg.prompt);
         let msg = ExpireChunk {
             index: chunk.msg.index.clone(),
             resume_after: chunk.msg.resume_after.clone(),
@@ -374,7 +375,7 @@ impl CollectionActor {
             }
             act.pump(ctx);
         }));
-        ctx.run_later(PLAN_PATIENCE, move |act, ctx| {
+        ctx.run_later(patience, move |act, ctx| {
             act.schedule.plan_overdue(id, Instant::now());
             act.pump(ctx);
         });

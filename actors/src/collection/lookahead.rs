@@ -124,6 +124,7 @@ mod tests {
             limit: 1024,
             resume_after: resume_after.map(<[u8]>::to_vec),
             whole: true,
+            prompt: false,
         }
     }
 

@@ -65,6 +65,12 @@ pub struct ExpireChunk {
     /// document in it is due (`ttl::expire_all`): set when no rate limit
     /// applies. The writer ignores it while foreground writes are active.
     pub whole: bool,
+    /// The monitor is keeping up with this index: its last chunk deleted
+    /// documents that had fallen due just before. The writer then waits
+    /// less for the chunk's plan ([`plan_patience`](super::schedule::plan_patience)): these documents'
+    /// lag is what prompt expiry promises, and a backlog's chunks (the
+    /// flag unset) give the foreground the longer patience.
+    pub prompt: bool,
 }
 
 impl ExpireChunk {

@@ -12,7 +12,7 @@
 //! epoch counts foreground jobs started), so it never deletes from a state
 //! that has changed; a stale plan is made again, and after
 //! [`MAX_STALE_PLANS`] the chunk runs whole on the writer. A plan not back
-//! within [`PLAN_PATIENCE`] (a busy CPU starves the planning thread) sends
+//! within its patience ([`plan_patience`]: a busy CPU starves the planning thread) sends
 //! its chunk to the writer, and so do later chunks for [`PLAN_BACKOFF`] and
 //! until that plan is back, so expiry always progresses.
 //!
@@ -30,6 +30,21 @@ use ebb_storage::ttl::ExpiryPolicy;
 pub const MAX_STALE_PLANS: u32 = 2;
 /// How long a chunk waits for its plan before it runs on the writer.
 pub const PLAN_PATIENCE: Duration = Duration::from_millis(50);
+/// The same for a chunk of documents that fell due just now (the monitor
+/// is keeping up): a busy CPU that starves planning for longer would make
+/// their lag exceed what prompt expiry promises.
+pub const PROMPT_PLAN_PATIENCE: Duration = Duration::from_millis(10);
+
+/// How long a chunk waits for its plan: [`PROMPT_PLAN_PATIENCE`] when the
+/// monitor is keeping up (`prompt`), else [`PLAN_PATIENCE`], which spares
+/// the foreground the writer's planning while a backlog is expired.
+pub fn plan_patience(prompt: bool) -> Duration {
+    if prompt {
+        PROMPT_PLAN_PATIENCE
+    } else {
+        PLAN_PATIENCE
+    }
+}
 /// After a plan ran out of patience, chunks run on the writer for this long
 /// before planning is tried again: a CPU that starved one plan is likely
 /// still busy.
@@ -40,7 +55,7 @@ pub const PLAN_BACKOFF: Duration = Duration::from_secs(1);
 pub struct Discarded {
     /// The writer ran a foreground job between the plan's start and its turn.
     pub stale: u64,
-    /// Not back within [`PLAN_PATIENCE`].
+    /// Not back within its patience ([`plan_patience`]).
     pub overdue: u64,
 }
 
@@ -64,7 +79,7 @@ pub enum Action<W, C, T, P> {
     Expire { chunk: T, foreground_active: bool },
     /// Plan the chunk [`Schedule::planning`] shows, off the writer (the
     /// writer stays free); report with [`Schedule::plan_returned`], and
-    /// call [`Schedule::plan_overdue`] after [`PLAN_PATIENCE`].
+    /// call [`Schedule::plan_overdue`] after its patience ([`plan_patience`]).
     Plan { id: u64 },
     /// Apply a plan made at the current epoch; then [`Schedule::work_done`].
     Apply { chunk: T, plan: P },
@@ -196,7 +211,7 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
         }
     }
 
-    /// Plan `id` has not come back within [`PLAN_PATIENCE`]: its chunk goes
+    /// Plan `id` has not come back within its patience: its chunk goes
     /// back to the front of the queue and runs on the writer, and planning
     /// pauses for [`PLAN_BACKOFF`].
     pub fn plan_overdue(&mut self, id: u64, now: Instant) {
@@ -408,6 +423,13 @@ mod tests {
         let stale = u64::from(MAX_STALE_PLANS);
         assert_eq!(s.take_discarded(), Discarded { stale, overdue: 0 });
         assert_eq!(s.take_discarded(), Discarded::default(), "counted once");
+    }
+
+    #[test]
+    fn a_prompt_chunk_waits_less_for_its_plan_than_a_backlog_chunk() {
+        assert_eq!(plan_patience(true), PROMPT_PLAN_PATIENCE);
+        assert_eq!(plan_patience(false), PLAN_PATIENCE);
+        assert!(PROMPT_PLAN_PATIENCE < PLAN_PATIENCE);
     }
 
     #[test]

@@ -26,8 +26,13 @@
 //! `ttl.prompt = false` it keeps MongoDB's fixed interval. When to wake,
 //! and how long to back off after a pass with errors, is decided in
 //! `wake`; the deletion rate in `pacer`.
+//!
+//! The monitor remembers, per index, how late its last chunk was (the
+//! oldest document it deleted, from its due time to the answer). Within
+//! [`KEEPING_UP`] the next chunk is sent as `prompt`: its documents have
+//! only just fallen due, and the writer gives its plan a shorter patience.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -44,6 +49,19 @@ use super::wake::{Backoff, WakeInputs, next_wake};
 use crate::catalog::{CatalogState, CatalogView};
 use crate::collection::{CollectionActor, ExpireChunk};
 use crate::shared::Shared;
+
+/// A chunk is `prompt` when the last chunk of its index deleted documents
+/// at most this long after they fell due: the monitor is keeping up.
+pub const KEEPING_UP: Duration = Duration::from_millis(100);
+
+/// How late each index's last chunk was, in millis, by (namespace, index).
+type Lateness = HashMap<(String, String), i64>;
+
+/// Whether a chunk whose index's last chunk was `late` millis late is sent
+/// as `prompt`; an index not yet visited is not.
+fn keeping_up(late: Option<i64>) -> bool {
+    late.is_some_and(|l| l <= KEEPING_UP.as_millis() as i64)
+}
 
 /// Why deleting from one TTL index failed. The pass logs it and goes on
 /// with the next index; the next prompt wake-up backs off.
@@ -161,6 +179,7 @@ struct Worker<'a> {
     pacer: Pacer,
     backoff: Backoff,
     jumps: Option<watch::Receiver<i64>>,
+    lateness: Lateness,
 }
 
 impl Worker<'_> {
@@ -170,9 +189,10 @@ impl Worker<'_> {
 
     /// One pass, when the monitor is enabled.
     async fn work(&mut self) {
-        let _gate = self.shared.ttl.hold().await;
-        if self.shared.params.ttl_monitor_enabled() {
-            let failed = run_pass(self.shared, self.view, self.stopping, &mut self.pacer).await;
+        let shared = self.shared;
+        let _gate = shared.ttl.hold().await;
+        if shared.params.ttl_monitor_enabled() {
+            let failed = run_pass(self).await;
             self.backoff.record(failed);
         }
     }
@@ -231,6 +251,7 @@ async fn run(shared: &Arc<Shared>, view: &CatalogView, stopping: &AtomicBool) {
         pacer: Pacer::new(shared.policy.max_deletes_per_sec),
         backoff: Backoff::default(),
         jumps: shared.clock.jumps(),
+        lateness: Lateness::new(),
     };
     while !worker.stopping() {
         worker.work().await;
@@ -275,12 +296,16 @@ async fn earliest_due(shared: &Arc<Shared>, view: &CatalogView) -> Option<i64> {
 }
 
 /// One pass; returns whether any index failed.
-async fn run_pass(
-    shared: &Arc<Shared>,
-    view: &CatalogView,
-    stopping: &AtomicBool,
-    pacer: &mut Pacer,
-) -> bool {
+async fn run_pass(worker: &mut Worker<'_>) -> bool {
+    let Worker {
+        shared,
+        view,
+        stopping,
+        pacer,
+        lateness,
+        ..
+    } = worker;
+    let (shared, stopping) = (*shared, *stopping);
     let started = Instant::now();
     let mut deleted_total = 0u64;
     let mut sub_passes = 0u64;
@@ -289,12 +314,13 @@ async fn run_pass(
         let sub_started = Instant::now();
         let sub_target = Duration::from_secs(shared.params.ttl_monitor_sub_pass_target_secs());
         let mut queue: VecDeque<Target> = targets(&view.load()).into();
+        lateness.retain(|(ns, index), _| queue.iter().any(|t| t.ns == *ns && t.index == *index));
         let mut work_left = false;
         while let Some(t) = queue.pop_front() {
             if stopping.load(Ordering::SeqCst) {
                 return errors;
             }
-            match visit(shared, &t, stopping, pacer).await {
+            match visit(shared, &t, stopping, pacer, lateness).await {
                 Ok(v) => {
                     deleted_total += v.deleted;
                     if v.hit_target {
@@ -339,7 +365,10 @@ async fn visit(
     t: &Target,
     stopping: &AtomicBool,
     pacer: &mut Pacer,
+    lateness: &mut Lateness,
 ) -> Result<Visit, TtlError> {
+    let key = (t.ns.clone(), t.index.clone());
+    let mut prompt = keeping_up(lateness.get(&key).copied());
     let cutoff = cutoff_millis(shared.clock.now_millis(), t.expire_after_secs);
     let batching = shared.params.ttl_monitor_batch_deletes();
     let target_docs = if batching {
@@ -382,7 +411,11 @@ async fn visit(
             limit: limit as usize,
             resume_after: resume.take(),
             whole: pacer.unlimited() && shared.policy.allows_whole_collection(),
+            prompt,
         };
+        if prompt {
+            shared.ttl.runs.prompt.fetch_add(1, Ordering::Relaxed);
+        }
         let sent = Instant::now();
         let answer = t.addr.send(chunk).await;
         shared.ttl.chunks.fetch_add(1, Ordering::Relaxed);
@@ -402,6 +435,8 @@ async fn visit(
             let due = due_millis(oldest, t.expire_after_secs);
             let late = shared.clock.now_millis().saturating_sub(due).max(0);
             shared.ttl.expiry_lag.observe(late as f64 / 1000.0);
+            lateness.insert(key.clone(), late);
+            prompt = keeping_up(Some(late));
         }
         visit.deleted += out.deleted;
         shared
@@ -440,4 +475,18 @@ async fn visit(
 
 fn set_current(shared: &Shared, op: Option<TtlOp>) {
     *shared.ttl.current.lock().expect("ttl op lock") = op;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_are_prompt_while_the_index_last_kept_up() {
+        let limit = KEEPING_UP.as_millis() as i64;
+        assert!(!keeping_up(None), "an index not yet visited");
+        assert!(keeping_up(Some(0)));
+        assert!(keeping_up(Some(limit)));
+        assert!(!keeping_up(Some(limit + 1)), "a backlog");
+    }
 }

@@ -75,6 +75,9 @@ pub struct ChunkRuns {
     pub stale_plans: AtomicU64,
     /// Plans not back within the writer's patience.
     pub overdue_plans: AtomicU64,
+    /// Chunks the monitor sent as `prompt` (it was keeping up with their
+    /// index, so the writer's patience for their plans was the shorter).
+    pub prompt: AtomicU64,
 }
 
 /// What one visit of the monitor to one TTL index deleted.

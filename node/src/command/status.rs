@@ -53,13 +53,15 @@ pub async fn server_status(req: Request) -> CommandResult {
                 "chunks": load(&ttl.chunks),
                 "chunkMicros": load(&ttl.chunk_micros),
                 // ebb's own: how writers ran them (planned off the writer,
-                // planned ahead, or on the writer) and the plans discarded.
+                // planned ahead, or on the writer), the plans discarded, and
+                // the chunks sent while the monitor kept up (`prompt`).
                 "chunkRuns": {
                     "planned": load(&ttl.runs.planned),
                     "ahead": load(&ttl.runs.ahead),
                     "onWriter": load(&ttl.runs.on_writer),
                     "stalePlans": load(&ttl.runs.stale_plans),
                     "overduePlans": load(&ttl.runs.overdue_plans),
+                    "prompt": load(&ttl.runs.prompt),
                 },
                 // ebb's own: whether the monitor runs, how often it woke,
                 // and when it plans to wake next (millis since the epoch).
