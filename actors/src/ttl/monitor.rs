@@ -54,8 +54,9 @@ use crate::shared::Shared;
 /// at most this long after they fell due: the monitor is keeping up.
 pub const KEEPING_UP: Duration = Duration::from_millis(100);
 
-/// How late each index's last chunk was, in millis, by (namespace, index).
-type Lateness = HashMap<(String, String), i64>;
+/// How late each index's last chunk was, in millis, by (namespace, index);
+/// `None` until a chunk of it deleted something.
+type Lateness = HashMap<(String, String), Option<i64>>;
 
 /// Whether a chunk whose index's last chunk was `late` millis late is sent
 /// as `prompt`; an index not yet visited is not.
@@ -320,7 +321,8 @@ async fn run_pass(worker: &mut Worker<'_>) -> bool {
             if stopping.load(Ordering::SeqCst) {
                 return errors;
             }
-            match visit(shared, &t, stopping, pacer, lateness).await {
+            let last_late = lateness.entry((t.ns.clone(), t.index.clone())).or_default();
+            match visit(shared, &t, stopping, pacer, last_late).await {
                 Ok(v) => {
                     deleted_total += v.deleted;
                     if v.hit_target {
@@ -359,16 +361,15 @@ struct Visit {
 }
 
 /// Deletes expired documents of one index until nothing is left or a
-/// per-visit target is reached.
+/// per-visit target is reached. `last_late` is how late the index's last
+/// chunk was (see [`KEEPING_UP`]); each chunk that deletes updates it.
 async fn visit(
     shared: &Arc<Shared>,
     t: &Target,
     stopping: &AtomicBool,
     pacer: &mut Pacer,
-    lateness: &mut Lateness,
+    last_late: &mut Option<i64>,
 ) -> Result<Visit, TtlError> {
-    let key = (t.ns.clone(), t.index.clone());
-    let mut prompt = keeping_up(lateness.get(&key).copied());
     let cutoff = cutoff_millis(shared.clock.now_millis(), t.expire_after_secs);
     let batching = shared.params.ttl_monitor_batch_deletes();
     let target_docs = if batching {
@@ -411,14 +412,15 @@ async fn visit(
             limit: limit as usize,
             resume_after: resume.take(),
             whole: pacer.unlimited() && shared.policy.allows_whole_collection(),
-            prompt,
+            prompt: keeping_up(*last_late),
         };
-        if prompt {
-            shared.ttl.runs.prompt.fetch_add(1, Ordering::Relaxed);
-        }
+        let prompt = chunk.prompt;
         let sent = Instant::now();
         let answer = t.addr.send(chunk).await;
         shared.ttl.chunks.fetch_add(1, Ordering::Relaxed);
+        if prompt {
+            shared.ttl.runs.prompt.fetch_add(1, Ordering::Relaxed);
+        }
         shared
             .ttl
             .chunk_micros
@@ -435,8 +437,7 @@ async fn visit(
             let due = due_millis(oldest, t.expire_after_secs);
             let late = shared.clock.now_millis().saturating_sub(due).max(0);
             shared.ttl.expiry_lag.observe(late as f64 / 1000.0);
-            lateness.insert(key.clone(), late);
-            prompt = keeping_up(Some(late));
+            *last_late = Some(late);
         }
         visit.deleted += out.deleted;
         shared
