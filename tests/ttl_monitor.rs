@@ -42,6 +42,17 @@ fn manual_node(configure: impl FnOnce(&mut ebb_config::Config)) -> TestNode {
     TestNode::start_with(configure, Some(Arc::new(ManualClock::new(T0))))
 }
 
+/// A node on the manual clock, its monitor off until the test enables it,
+/// whose visits delete at most 10 documents each and whose sub-passes end
+/// after one round of visits.
+fn node_in_visits_of_10() -> TestNode {
+    manual_node(|c| {
+        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
+        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
+        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+    })
+}
+
 fn set(config: &mut ebb_config::Config, name: &str, v: ParamValue) {
     config.set_parameter.set(name, v).unwrap();
 }
@@ -175,11 +186,7 @@ async fn disabled_monitor_runs_no_pass_until_enabled_again() {
 
 #[tokio::test]
 async fn per_visit_targets_split_a_pass_into_sub_passes_round_robin() {
-    let node = manual_node(|c| {
-        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
-        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
-        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
-    });
+    let node = node_in_visits_of_10();
     let a = node.coll("m", "a").await;
     let b = node.coll("m", "b").await;
     ttl_index(&a, "at", 0).await;
@@ -224,11 +231,7 @@ async fn per_visit_targets_split_a_pass_into_sub_passes_round_robin() {
 /// documents that had only just fallen due.
 #[tokio::test]
 async fn chunks_are_prompt_only_while_the_monitor_keeps_up_with_the_index() {
-    let node = manual_node(|c| {
-        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
-        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
-        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
-    });
+    let node = node_in_visits_of_10();
     let a = node.coll("m", "a").await;
     ttl_index(&a, "at", 0).await;
     // One live document: `a` goes in visits of 10, one chunk each.
@@ -272,11 +275,7 @@ async fn chunks_are_prompt_only_while_the_monitor_keeps_up_with_the_index() {
 
 #[tokio::test]
 async fn a_collection_entirely_due_is_emptied_at_once_with_its_indexes() {
-    let mut node = manual_node(|c| {
-        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
-        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
-        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
-    });
+    let mut node = node_in_visits_of_10();
     let a = node.coll("m", "a").await;
     ttl_index(&a, "at", 0).await;
     let unique = IndexOptions::builder().unique(true).build();
