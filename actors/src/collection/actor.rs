@@ -330,8 +330,8 @@ impl CollectionActor {
     /// Plans chunk `id` on the idle-priority thread while the writer stays
     /// free, unless the plan made while the chunk before it committed is
     /// this chunk's, at this epoch (`lookahead`); if the plan is not back
-    /// within its patience ([`plan_patience`]), the schedule sends the chunk to the writer
-    /// and drops the late plan.
+    /// within its patience ([`plan_patience`]), the schedule sends the chunk
+    /// to the writer and drops the late plan.
     fn plan(&mut self, id: u64, ctx: &mut Context<Self>) {
         let Some(chunk) = self.schedule.planning(id) else {
             return;

@@ -67,9 +67,10 @@ pub struct ExpireChunk {
     pub whole: bool,
     /// The monitor is keeping up with this index: its last chunk deleted
     /// documents that had fallen due just before. The writer then waits
-    /// less for the chunk's plan ([`plan_patience`](super::schedule::plan_patience)): these documents'
-    /// lag is what prompt expiry promises, and a backlog's chunks (the
-    /// flag unset) give the foreground the longer patience.
+    /// less for the chunk's plan
+    /// ([`plan_patience`](super::schedule::plan_patience)): these
+    /// documents' lag is what prompt expiry promises, and a backlog's chunks
+    /// (the flag unset) give the foreground the longer patience.
     pub prompt: bool,
 }
 

@@ -12,9 +12,10 @@
 //! epoch counts foreground jobs started), so it never deletes from a state
 //! that has changed; a stale plan is made again, and after
 //! [`MAX_STALE_PLANS`] the chunk runs whole on the writer. A plan not back
-//! within its patience ([`plan_patience`]: a busy CPU starves the planning thread) sends
-//! its chunk to the writer, and so do later chunks for [`PLAN_BACKOFF`] and
-//! until that plan is back, so expiry always progresses.
+//! within its patience ([`plan_patience`]; a busy CPU starves the planning
+//! thread) sends its chunk to the writer, and so do later chunks for
+//! [`PLAN_BACKOFF`] and until that plan is back, so expiry always
+//! progresses.
 //!
 //! The owner feeds events in (`push_*`, `*_done`, `plan_returned`,
 //! `plan_overdue`) and runs the [`Action`]s [`Schedule::next`] hands out,
@@ -35,6 +36,11 @@ pub const PLAN_PATIENCE: Duration = Duration::from_millis(50);
 /// their lag exceed what prompt expiry promises.
 pub const PROMPT_PLAN_PATIENCE: Duration = Duration::from_millis(10);
 
+/// After a plan ran out of patience, chunks run on the writer for this long
+/// before planning is tried again: a CPU that starved one plan is likely
+/// still busy.
+pub const PLAN_BACKOFF: Duration = Duration::from_secs(1);
+
 /// How long a chunk waits for its plan: [`PROMPT_PLAN_PATIENCE`] when the
 /// monitor is keeping up (`prompt`), else [`PLAN_PATIENCE`], which spares
 /// the foreground the writer's planning while a backlog is expired.
@@ -45,10 +51,6 @@ pub fn plan_patience(prompt: bool) -> Duration {
         PLAN_PATIENCE
     }
 }
-/// After a plan ran out of patience, chunks run on the writer for this long
-/// before planning is tried again: a CPU that starved one plan is likely
-/// still busy.
-pub const PLAN_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Plans thrown away since the owner last asked ([`Schedule::take_discarded`]).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
