@@ -21,7 +21,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use ebb_storage::engine::Engine;
@@ -172,6 +172,7 @@ impl CollectionActor {
         let sync =
             group.iter().any(|w| w.sync) || self.shared.durability == Durability::SyncEachWrite;
         let work = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
             let mut acks: Vec<Ack> = Vec::with_capacity(group.len());
             let mut measurements = Vec::new();
             for w in group {
@@ -191,13 +192,17 @@ impl CollectionActor {
             for ack in acks {
                 ack(synced.as_ref());
             }
+            started.elapsed()
         });
         ctx.spawn(
-            async move {
-                let _ = work.await;
-            }
-            .into_actor(self)
-            .map(|_, act, ctx| act.done(ctx)),
+            async move { work.await.ok() }
+                .into_actor(self)
+                .map(|held, act, ctx| {
+                    if let Some(held) = held {
+                        act.foreground_chunks.group_done(held);
+                    }
+                    act.done(ctx)
+                }),
         );
     }
 
@@ -254,7 +259,6 @@ impl CollectionActor {
             && policy.max_deletes_per_sec == 0
             && self.lookahead.allowed(Instant::now());
         let work = async move {
-            let started = Instant::now();
             let (planned, late) = match ahead {
                 Some(ahead) => match ahead.wait(lookahead::PATIENCE).await {
                     Ok(plan) => (plan, false),
@@ -263,37 +267,42 @@ impl CollectionActor {
                 None => (None, false),
             };
             let on_writer = shared.clone();
-            let result = shared
-                .background
-                .run(&shared.engine, move |engine| {
-                    if planned.is_none()
-                        && whole
-                        && let Some(out) =
-                            ttl::expire_all(engine, &set, &msg.index, msg.cutoff_millis, &policy)?
-                    {
-                        on_writer.ttl.runs.on_writer.fetch_add(1, Relaxed);
-                        return Ok((out, None));
+            let job = move |engine: &dyn Engine| {
+                if planned.is_none()
+                    && whole
+                    && let Some(out) =
+                        ttl::expire_all(engine, &set, &msg.index, msg.cutoff_millis, &policy)?
+                {
+                    on_writer.ttl.runs.on_writer.fetch_add(1, Relaxed);
+                    return Ok((out, None));
+                }
+                let runs = &on_writer.ttl.runs;
+                let mut plan = match planned {
+                    Some(plan) => {
+                        runs.ahead.fetch_add(1, Relaxed);
+                        plan
                     }
-                    let runs = &on_writer.ttl.runs;
-                    let mut plan = match planned {
-                        Some(plan) => {
-                            runs.ahead.fetch_add(1, Relaxed);
-                            plan
-                        }
-                        None => {
-                            runs.on_writer.fetch_add(1, Relaxed);
-                            ttl::plan(engine, &set, msg.chunk(limit), &policy)?
-                        }
-                    };
-                    let next = (look_ahead && plan.follows_ok())
-                        .then(|| {
-                            plan_next(&on_writer, &set, &msg, limit, &mut plan, PlanThread::Ahead)
-                        })
-                        .flatten();
-                    Ok((ttl::apply(engine, &set, plan)?, next))
-                })
-                .await;
-            let held = started.elapsed();
+                    None => {
+                        runs.on_writer.fetch_add(1, Relaxed);
+                        ttl::plan(engine, &set, msg.chunk(limit), &policy)?
+                    }
+                };
+                let next = (look_ahead && plan.follows_ok())
+                    .then(|| plan_next(&on_writer, &set, &msg, limit, &mut plan, PlanThread::Ahead))
+                    .flatten();
+                Ok((ttl::apply(engine, &set, plan)?, next))
+            };
+            // The time the chunk's work took, not the wait for a thread
+            // to run it: only the work depends on the chunk's size.
+            let timed = move |engine: &dyn Engine| {
+                let started = Instant::now();
+                let result = job(engine);
+                (result, started.elapsed())
+            };
+            let (result, held) = match shared.background.run(&shared.engine, timed).await {
+                Some((result, held)) => (Some(result), held),
+                None => (None, Duration::ZERO),
+            };
             let more = matches!(&result, Some(Ok((out, _))) if out.more);
             let next = match result {
                 Some(Ok((out, next))) => {

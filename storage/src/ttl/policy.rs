@@ -85,17 +85,41 @@ impl ExpiryPolicy {
 /// of writes at a few tens of thousands of documents a second (each chunk
 /// is a round trip through the monitor, the planning thread and the
 /// writer); a writer that is behind lets them grow, as long as applying one
-/// holds the writer for less than the policy's budget.
+/// holds the writer for less than its budget.
+///
+/// The budget is the policy's, or the time the writer's recent write
+/// groups held it, whichever is longer. Chunks and write groups take turns
+/// on the writer, so a chunk held to the policy's budget while each group
+/// takes longer deletes fewer documents per turn than the group inserts,
+/// and under a heavy stream expiry falls behind for good. A write that
+/// arrives during a chunk so long waits no longer than it would behind
+/// the group before it, while writes that come alone (short groups) keep
+/// the policy's budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ForegroundChunks {
     docs: usize,
+    /// Recent write groups' time on the writer (a moving average).
+    group_held: Duration,
 }
 
 impl ForegroundChunks {
     pub fn new(policy: &ExpiryPolicy) -> Self {
         ForegroundChunks {
             docs: policy.foreground_chunk_docs,
+            group_held: Duration::ZERO,
         }
+    }
+
+    /// Learns how long a group of foreground writes held the writer.
+    pub fn group_done(&mut self, held: Duration) {
+        // Each group counts for a quarter: one long group (a bulk insert)
+        // lifts the budget for a few turns, not for good.
+        self.group_held = (self.group_held * 3 + held) / 4;
+    }
+
+    /// How long the next chunk may hold the writer.
+    pub fn budget(&self, policy: &ExpiryPolicy) -> Duration {
+        policy.foreground_hold_budget.max(self.group_held)
     }
 
     /// Documents one chunk may delete, given the visit's own `limit`.
@@ -111,12 +135,10 @@ impl ForegroundChunks {
     /// foreground writes were active: `more` says it stopped at its limit
     /// with due documents left, i.e. expiry is behind.
     pub fn record(&mut self, policy: &ExpiryPolicy, more: bool, held: Duration) {
-        if held > policy.foreground_hold_budget {
+        let budget = self.budget(policy);
+        if held > budget {
             self.docs = (self.docs / 2).max(policy.foreground_chunk_docs);
-        } else if more
-            && held <= policy.foreground_hold_budget / 2
-            && policy.max_deletes_per_sec == 0
-        {
+        } else if more && held <= budget / 2 && policy.max_deletes_per_sec == 0 {
             self.docs = (self.docs * 2).min(policy.foreground_chunk_max_docs);
         }
     }
@@ -157,6 +179,28 @@ mod tests {
         assert_eq!(c.limit(1024, true), 32, "caught up: no reason to grow");
         c.record(&policy, true, policy.foreground_hold_budget);
         assert_eq!(c.limit(1024, true), 32, "within budget but not well within");
+    }
+
+    #[test]
+    fn long_write_groups_lift_the_budget_and_short_ones_bring_it_back() {
+        let policy = ExpiryPolicy::default();
+        let mut c = ForegroundChunks::new(&policy);
+        let group = Duration::from_millis(1);
+        let chunk = Duration::from_micros(400);
+        c.record(&policy, true, chunk);
+        assert_eq!(c.limit(1024, true), 16, "over the policy's budget alone");
+        for _ in 0..8 {
+            c.group_done(group);
+        }
+        assert!(c.budget(&policy) > Duration::from_micros(800));
+        c.record(&policy, true, chunk);
+        assert_eq!(c.limit(1024, true), 32, "within half of the groups' time");
+        for _ in 0..16 {
+            c.group_done(Duration::from_micros(10));
+        }
+        assert_eq!(c.budget(&policy), policy.foreground_hold_budget);
+        c.record(&policy, true, chunk);
+        assert_eq!(c.limit(1024, true), 16, "short groups: the policy's budget");
     }
 
     #[test]
