@@ -20,10 +20,12 @@ pub struct ExpiryPolicy {
     /// fixed sizes: 128 and 32 cost insert p99 6x and 3.5x idle, 16 2.1x).
     pub foreground_chunk_docs: usize,
     /// The most documents a chunk may grow to while foreground writes are
-    /// active and expiry is behind (see [`ForegroundChunks`]); below
-    /// `range_delete_min_docs`, so such chunks delete point by point.
-    /// Chunks never grow under a deletion-rate limit: an operator who set
-    /// one chose foreground latency over expiry speed.
+    /// active and expiry is behind (see [`ForegroundChunks`]). At 256,
+    /// chunks at `churn` 100k/s stayed at the cap and fell behind (lag p99
+    /// 430 ms against 270 ms at 512; BENCHMARKS.md); a chunk this large
+    /// deletes its TTL entries with a range tombstone. Chunks never grow
+    /// under a deletion-rate limit: an operator who set one chose
+    /// foreground latency over expiry speed.
     pub foreground_chunk_max_docs: usize,
     /// How long a chunk may hold the writer while foreground writes are
     /// active: chunks grow while they take less than half of it and
@@ -53,7 +55,7 @@ impl Default for ExpiryPolicy {
         ExpiryPolicy {
             chunk_docs: 1024,
             foreground_chunk_docs: 16,
-            foreground_chunk_max_docs: 256,
+            foreground_chunk_max_docs: 512,
             foreground_hold_budget: Duration::from_micros(100),
             foreground_window: Duration::from_millis(100),
             range_delete_min_docs: 512,
@@ -166,7 +168,7 @@ mod tests {
         for _ in 0..10 {
             c.record(&policy, true, FAST);
         }
-        assert_eq!(c.limit(1024, true), 256);
+        assert_eq!(c.limit(1024, true), 512);
         assert_eq!(c.limit(100, true), 100, "never past the visit's own limit");
     }
 
