@@ -31,7 +31,8 @@ pub struct ExpiryPolicy {
     /// active: chunks grow while they take less than half of it and
     /// shrink when they take more (`foreground` and `churn` scenarios:
     /// 250 µs let chunks reach ~130 documents and cost insert p99 about
-    /// 1.9x idle; 100 µs, ~30 documents, 1.5x; BENCHMARKS.md).
+    /// 1.9x idle; 100 µs, ~30 documents, 1.5x; BENCHMARKS.md). Longer
+    /// while the writer's write groups take longer ([`ForegroundChunks`]).
     pub foreground_hold_budget: Duration,
     /// How recent a foreground write must be to count as activity.
     pub foreground_window: Duration,
