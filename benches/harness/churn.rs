@@ -60,9 +60,23 @@ impl Store for Ebb {
     }
 }
 
-/// Once a second: (seconds, RSS bytes, SST bytes, TTL chunks, their µs,
-/// documents deleted), cumulative counters as read.
-pub type Gauge = (f64, u64, u64, i64, i64, i64);
+/// What is read once a second; the counters are cumulative, as read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Gauge {
+    /// Seconds since the run started.
+    pub t: f64,
+    pub rss: u64,
+    pub sst_bytes: u64,
+    /// TTL chunks sent, the µs from sending them to their answers, and
+    /// the documents they deleted.
+    pub chunks: i64,
+    pub chunk_us: i64,
+    pub deleted: i64,
+    /// How the writer ran them (`chunkRuns`: planned, planned ahead, on
+    /// the writer, plans stale, plans overdue, sent `behind`), so a second
+    /// that fell behind shows which path its chunks took.
+    pub runs: [i64; 6],
+}
 
 /// Reads the gauges once a second from `started` until `end` after it.
 pub fn spawn_gauges(
@@ -85,25 +99,38 @@ pub fn spawn_gauges(
 /// TTL chunks between `from` and `to` seconds: (µs per chunk, documents
 /// per chunk), if any ran.
 pub fn chunk_stats(gauges: &[Gauge], from: f64, to: f64) -> Option<(f64, f64)> {
-    let a = gauges.iter().find(|g| g.0 >= from)?;
-    let b = gauges.iter().rev().find(|g| g.0 <= to)?;
-    (b.3 > a.3).then(|| {
-        let chunks = (b.3 - a.3) as f64;
-        ((b.4 - a.4) as f64 / chunks, (b.5 - a.5) as f64 / chunks)
+    let a = gauges.iter().find(|g| g.t >= from)?;
+    let b = gauges.iter().rev().find(|g| g.t <= to)?;
+    (b.chunks > a.chunks).then(|| {
+        let chunks = (b.chunks - a.chunks) as f64;
+        (
+            (b.chunk_us - a.chunk_us) as f64 / chunks,
+            (b.deleted - a.deleted) as f64 / chunks,
+        )
     })
 }
 
 async fn gauges(target: &Target, client: &Client, started: Instant) -> Result<Gauge> {
     let s = status(client).await?;
     let ttl = s.get_document("metrics")?.get_document("ttl")?;
-    Ok((
-        started.elapsed().as_secs_f64(),
-        target.rss().unwrap_or(0),
-        target.sst_bytes().unwrap_or(0),
-        ttl.get_i64("chunks").unwrap_or(0),
-        ttl.get_i64("chunkMicros").unwrap_or(0),
-        ttl.get_i64("deletedDocuments")?,
-    ))
+    let runs = ttl.get_document("chunkRuns").ok();
+    let run = |field| runs.and_then(|r| r.get_i64(field).ok()).unwrap_or(0);
+    Ok(Gauge {
+        t: started.elapsed().as_secs_f64(),
+        rss: target.rss().unwrap_or(0),
+        sst_bytes: target.sst_bytes().unwrap_or(0),
+        chunks: ttl.get_i64("chunks").unwrap_or(0),
+        chunk_us: ttl.get_i64("chunkMicros").unwrap_or(0),
+        deleted: ttl.get_i64("deletedDocuments")?,
+        runs: [
+            run("planned"),
+            run("ahead"),
+            run("onWriter"),
+            run("stalePlans"),
+            run("overduePlans"),
+            run("behind"),
+        ],
+    })
 }
 
 /// The stream's lag (p50, p99, max), its largest backlog of stored due
@@ -136,15 +163,15 @@ pub fn add_rss(out: &mut Outcome, gauges: &[Gauge]) {
     let mib = |b: u64| b as f64 / 1048576.0;
     out.add(
         "rss_first_mib",
-        gauges.first().map_or(0.0, |g| mib(g.1)),
+        gauges.first().map_or(0.0, |g| mib(g.rss)),
         "MiB",
     );
     out.add(
         "rss_last_mib",
-        gauges.last().map_or(0.0, |g| mib(g.1)),
+        gauges.last().map_or(0.0, |g| mib(g.rss)),
         "MiB",
     );
-    let max = gauges.iter().map(|g| g.1).max().unwrap_or(0);
+    let max = gauges.iter().map(|g| g.rss).max().unwrap_or(0);
     out.add("rss_max_mib", mib(max), "MiB");
 }
 
@@ -174,7 +201,10 @@ pub fn timeline(windows: &[(f64, f64, f64, f64, f64)], gauges: &[Gauge]) -> serd
             "t": w.0, "p50_ms": w.1, "p99_ms": w.2, "max_ms": w.3, "stored": w.4,
         })).collect::<Vec<_>>(),
         "gauges_per_second": gauges.iter().map(|g| json!({
-            "t": g.0, "rss": g.1, "sst_bytes": g.2, "chunks": g.3, "chunk_us": g.4, "deleted": g.5,
+            "t": g.t, "rss": g.rss, "sst_bytes": g.sst_bytes, "chunks": g.chunks,
+            "chunk_us": g.chunk_us, "deleted": g.deleted, "planned": g.runs[0],
+            "ahead": g.runs[1], "on_writer": g.runs[2], "stale": g.runs[3], "overdue": g.runs[4],
+            "behind": g.runs[5],
         })).collect::<Vec<_>>(),
     })
 }
@@ -238,7 +268,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let at_stop = gauges
         .iter()
         .rev()
-        .find(|g| g.0 <= run.stopped_at_s)
+        .find(|g| g.t <= run.stopped_at_s)
         .copied()
         .unwrap_or_default();
     let doc_bytes = mongodb::bson::RawDocumentBuf::try_from(&make_doc(DateTime::now(), 1))?
@@ -299,11 +329,15 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         expected_live,
         "docs",
     );
-    out.add("sst_bytes_at_stop_mib", at_stop.2 as f64 / 1048576.0, "MiB");
+    out.add(
+        "sst_bytes_at_stop_mib",
+        at_stop.sst_bytes as f64 / 1048576.0,
+        "MiB",
+    );
     out.add("live_data_mib", live_bytes / 1048576.0, "MiB");
     out.add(
         "sst_over_live_data",
-        at_stop.2 as f64 / live_bytes.max(1.0),
+        at_stop.sst_bytes as f64 / live_bytes.max(1.0),
         "x",
     );
     add_rss(&mut out, &gauges);

@@ -216,7 +216,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let at_stop = gauges
         .iter()
         .rev()
-        .find(|g| g.0 <= run.stopped_at_s)
+        .find(|g| g.t <= run.stopped_at_s)
         .copied()
         .unwrap_or_default();
     let steady_from = stream.ttl.as_secs_f64() + 3.0;
@@ -250,10 +250,14 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     );
     out.add("buckets_left", left, "");
     out.add("all_gone_after_stop_s", gone_s, "s");
-    out.add("sst_bytes_at_stop_mib", at_stop.2 as f64 / 1048576.0, "MiB");
+    out.add(
+        "sst_bytes_at_stop_mib",
+        at_stop.sst_bytes as f64 / 1048576.0,
+        "MiB",
+    );
     out.add(
         "sst_bytes_per_live_measurement",
-        at_stop.2 as f64 / live_median.max(1.0),
+        at_stop.sst_bytes as f64 / live_median.max(1.0),
         "B",
     );
     add_rss(&mut out, &gauges);
