@@ -228,17 +228,20 @@ async fn per_visit_targets_split_a_pass_into_sub_passes_round_robin() {
 
 /// A chunk goes out `prompt` (the writer waits less for its plan) only
 /// while the monitor keeps up with its index: the last chunk deleted
-/// documents that had only just fallen due.
+/// documents that had only just fallen due. It goes out `behind` (the
+/// writer runs it itself instead of planning it) while the last chunk was
+/// seconds late, and every chunk is still applied.
 #[tokio::test]
-async fn chunks_are_prompt_only_while_the_monitor_keeps_up_with_the_index() {
+async fn chunks_are_prompt_while_the_monitor_keeps_up_and_behind_while_it_is_seconds_late() {
     let node = node_in_visits_of_10();
     let a = node.coll("m", "a").await;
     ttl_index(&a, "at", 0).await;
     // One live document: `a` goes in visits of 10, one chunk each.
     a.insert_one(doc! { "at": at(T0 + 60_000) }).await.unwrap();
     let counts = |s: &Document| {
-        let prompt = s.get_document("chunkRuns").unwrap().get_i64("prompt");
-        (s.get_i64("chunks").unwrap(), prompt.unwrap())
+        let runs = s.get_document("chunkRuns").unwrap();
+        let get = |k: &str| runs.get_i64(k).unwrap();
+        [s.get_i64("chunks").unwrap(), get("prompt"), get("behind")]
     };
     let pass = |due: i64| {
         let (node, a) = (&node, &a);
@@ -256,21 +259,55 @@ async fn chunks_are_prompt_only_while_the_monitor_keeps_up_with_the_index() {
             assert_eq!(count(a).await, 1);
             let _held = node.hold_monitor().await;
             let after = counts(&server_ttl(node).await);
-            (after.0 - before.0, after.1 - before.1)
+            (
+                after[0] - before[0],
+                after[1] - before[1],
+                after[2] - before[2],
+            )
         }
     };
     // Due 1 ms ago: every chunk after the index's first keeps up.
-    let (chunks, prompt) = pass(T0 - 1).await;
+    let (chunks, prompt, behind) = pass(T0 - 1).await;
     assert!(chunks >= 4, "{chunks} chunks");
     assert_eq!(prompt, chunks - 1, "all but the index's first chunk");
+    assert_eq!(behind, 0);
     // A backlog due an hour ago: only the chunk sent before the monitor
-    // saw how late it was.
-    let (chunks, prompt) = pass(T0 - 3_600_000).await;
+    // saw how late it was is prompt; every later one is behind.
+    let (chunks, prompt, behind) = pass(T0 - 3_600_000).await;
     assert!(chunks >= 4, "{chunks} chunks");
     assert_eq!(prompt, 1);
-    // Back to documents that just fell due: prompt again after one chunk.
-    let (chunks, prompt) = pass(T0 - 1).await;
+    assert_eq!(behind, chunks - 1);
+    // Back to documents that just fell due: prompt again after one chunk,
+    // which is the last one sent behind.
+    let (chunks, prompt, behind) = pass(T0 - 1).await;
     assert_eq!(prompt, chunks - 1);
+    assert_eq!(behind, 1);
+}
+
+/// Under a deletion-rate limit a backlog is the operator's choice: however
+/// late the monitor is, its chunks are never sent `behind`.
+#[tokio::test]
+async fn a_paced_monitor_never_sends_chunks_behind() {
+    let node = manual_node(|c| {
+        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
+        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
+        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+        c.ttl.max_deletes_per_sec = 1_000_000;
+    });
+    let a = node.coll("m", "a").await;
+    ttl_index(&a, "at", 0).await;
+    a.insert_one(doc! { "at": at(T0 + 60_000) }).await.unwrap();
+    a.insert_many((0..35).map(|_| doc! { "at": at(T0 - 3_600_000) }))
+        .await
+        .unwrap();
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    assert_eq!(count(&a).await, 1);
+    let _held = node.hold_monitor().await;
+    let s = server_ttl(&node).await;
+    assert!(s.get_i64("chunks").unwrap() >= 4);
+    let runs = s.get_document("chunkRuns").unwrap();
+    assert_eq!(runs.get_i64("behind").unwrap(), 0);
 }
 
 #[tokio::test]
@@ -336,9 +373,11 @@ async fn chunks_planned_ahead_under_foreground_writes_delete_only_due_documents(
         .await
         .unwrap();
     let due = 4_000;
-    // Due an hour ago: a backlog, whose chunks are not `prompt`, so their
-    // plans get the full patience even on a loaded test machine.
-    c.insert_many((0..due).map(|i| doc! { "_id": i, "at": at(T0 - 3_600_000), "k": i % 7 }))
+    // Due half a second ago (the manual clock stands still): a backlog,
+    // whose chunks are not `prompt`, so their plans get the full patience
+    // even on a loaded test machine, but not one seconds late, whose
+    // chunks would run on the writer unplanned (`behind`).
+    c.insert_many((0..due).map(|i| doc! { "_id": i, "at": at(T0 - 500), "k": i % 7 }))
         .await
         .unwrap();
     // A client keeps foreground writes active for the whole pass.

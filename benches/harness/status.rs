@@ -36,6 +36,7 @@ pub fn add_chunk_runs(out: &mut Outcome, runs: Option<&Document>) {
         ("plans_stale", "stalePlans"),
         ("plans_overdue", "overduePlans"),
         ("chunks_prompt", "prompt"),
+        ("chunks_behind", "behind"),
     ] {
         let n = runs.and_then(|r| r.get_i64(field).ok());
         out.add(key, n, "chunks");

@@ -18,6 +18,8 @@
 //! the apply, never behind a starved thread). While a chunk commits, the
 //! next chunk of the visit is planned (`lookahead`): on `ebb-ttl-ahead`
 //! when no foreground write is active, on `ebb-ttl-plan` when one is.
+//! A chunk the monitor sends `behind` (seconds late) is never planned: it
+//! runs on `ebb-ttl` like a chunk without foreground writes.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -671,7 +673,8 @@ impl Handler<ExpireChunk> for CollectionActor {
     fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
         let (reply, rx) = oneshot::channel();
         if !self.retired {
-            self.schedule.push_chunk(Expiry { msg, reply });
+            let behind = msg.behind;
+            self.schedule.push_chunk(Expiry { msg, reply }, behind);
             self.pump(ctx);
         }
         Box::pin(recv(rx))

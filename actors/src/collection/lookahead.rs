@@ -125,6 +125,7 @@ mod tests {
             resume_after: resume_after.map(<[u8]>::to_vec),
             whole: true,
             prompt: false,
+            behind: false,
         }
     }
 

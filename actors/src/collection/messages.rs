@@ -72,6 +72,12 @@ pub struct ExpireChunk {
     /// documents' lag is what prompt expiry promises, and a backlog's chunks
     /// (the flag unset) give the foreground the longer patience.
     pub prompt: bool,
+    /// The monitor is seconds behind on this index: its last chunk deleted
+    /// documents more than [`BEHIND`](crate::ttl::BEHIND) after
+    /// they fell due. The writer then runs the chunk itself (on its nice
+    /// +10 TTL thread) instead of planning it at idle priority, so a CPU
+    /// kept busy by other work cannot starve expiry for good.
+    pub behind: bool,
 }
 
 impl ExpireChunk {

@@ -15,7 +15,11 @@
 //! within its patience ([`plan_patience`]; a busy CPU starves the planning
 //! thread) sends its chunk to the writer, and so do later chunks for
 //! [`PLAN_BACKOFF`] and until that plan is back, so expiry always
-//! progresses.
+//! progresses. A chunk the monitor sent `behind` (seconds late on its
+//! index) is never planned: the idle-priority planning thread gets no CPU
+//! while anything else wants it, and a plan that comes back slowly but
+//! within its patience would keep each chunk that slow; the writer's own
+//! TTL thread (nice +10) still gets a share.
 //!
 //! The owner feeds events in (`push_*`, `*_done`, `plan_returned`,
 //! `plan_overdue`) and runs the [`Action`]s [`Schedule::next`] hands out,
@@ -92,6 +96,8 @@ pub enum Action<W, C, T, P> {
 struct Pending<T> {
     chunk: T,
     stale_plans: u32,
+    /// Sent `behind`: runs on the writer, never planned.
+    behind: bool,
 }
 
 /// A plan that came back, waiting for its turn on the writer.
@@ -164,11 +170,13 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
         self.foreground.push_back(Job::Control(control));
     }
 
-    /// Queues a TTL chunk.
-    pub fn push_chunk(&mut self, chunk: T) {
+    /// Queues a TTL chunk; `behind`: the monitor is seconds late on its
+    /// index, so it runs on the writer without being planned.
+    pub fn push_chunk(&mut self, chunk: T, behind: bool) {
         self.expiry.push_back(Pending {
             chunk,
             stale_plans: 0,
+            behind,
         });
     }
 
@@ -284,12 +292,12 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
     }
 
     /// Plans a chunk while foreground writes are active (unless planning is
-    /// backing off or this chunk's plans keep going stale), else runs it on
-    /// the writer.
+    /// backing off, this chunk's plans keep going stale or it was sent
+    /// `behind`), else runs it on the writer.
     fn start_chunk(&mut self, pending: Pending<T>, now: Instant) -> Action<W, C, T, P> {
         let active = self.foreground_active(now);
         let may_plan = !self.plan_out && self.plan_not_before.is_none_or(|t| now >= t);
-        if active && pending.stale_plans < MAX_STALE_PLANS && may_plan {
+        if active && !pending.behind && pending.stale_plans < MAX_STALE_PLANS && may_plan {
             self.plans += 1;
             self.plan_out = true;
             self.planning = Some((self.plans, pending, self.epoch));
@@ -333,6 +341,28 @@ mod tests {
     const LATER: Duration = Duration::from_secs(5);
 
     #[test]
+    fn a_chunk_sent_behind_runs_on_the_writer_even_while_writes_are_active() {
+        let (mut s, t) = schedule();
+        s.push_write("w", t);
+        s.next(t);
+        s.work_done();
+        s.push_chunk(1, true);
+        assert_eq!(
+            s.next(t),
+            Some(A::Expire {
+                chunk: 1,
+                foreground_active: true
+            })
+        );
+        s.work_done();
+        s.push_chunk(2, false);
+        assert!(
+            matches!(s.next(t), Some(A::Plan { .. })),
+            "caught up: planned"
+        );
+    }
+
+    #[test]
     fn queued_writes_run_as_one_group_and_a_control_job_alone() {
         let (mut s, t) = schedule();
         s.push_write("w1", t);
@@ -353,8 +383,8 @@ mod tests {
     #[test]
     fn a_ttl_chunk_yields_to_a_waiting_foreground_write() {
         let (mut s, t) = schedule();
-        s.push_chunk(1);
-        s.push_chunk(2);
+        s.push_chunk(1, false);
+        s.push_chunk(2, false);
         let idle = t + LATER;
         // Nothing foreground: the chunk runs on the writer, full size.
         assert_eq!(
@@ -380,7 +410,7 @@ mod tests {
     fn chunks_are_planned_off_the_writer_while_writes_are_active() {
         let (mut s, t) = schedule();
         s.push_write("w", t);
-        s.push_chunk(7);
+        s.push_chunk(7, false);
         assert_eq!(s.next(t), Some(A::Writes(vec!["w"])));
         s.work_done();
         let Some(A::Plan { id }) = s.next(t) else {
@@ -403,7 +433,7 @@ mod tests {
         s.push_write("w0", t);
         s.next(t);
         s.work_done();
-        s.push_chunk(9);
+        s.push_chunk(9, false);
         for round in 0..MAX_STALE_PLANS {
             let Some(A::Plan { id }) = s.next(t) else {
                 panic!("round {round}: expected a plan")
@@ -440,7 +470,7 @@ mod tests {
         s.push_write("w", t);
         s.next(t);
         s.work_done();
-        s.push_chunk(1);
+        s.push_chunk(1, false);
         let Some(A::Plan { id }) = s.next(t) else {
             panic!("expected a plan")
         };
@@ -468,7 +498,7 @@ mod tests {
         s.push_write("w2", soon);
         s.next(soon);
         s.work_done();
-        s.push_chunk(2);
+        s.push_chunk(2, false);
         assert_eq!(
             s.next(soon),
             Some(A::Expire {
@@ -482,7 +512,7 @@ mod tests {
         s.push_write("w3", after);
         s.next(after);
         s.work_done();
-        s.push_chunk(3);
+        s.push_chunk(3, false);
         assert!(matches!(s.next(after), Some(A::Plan { .. })));
     }
 
@@ -492,7 +522,7 @@ mod tests {
         s.push_write("w", t);
         s.next(t);
         s.work_done();
-        s.push_chunk(4);
+        s.push_chunk(4, false);
         let Some(A::Plan { id }) = s.next(t) else {
             panic!("expected a plan")
         };
@@ -506,7 +536,7 @@ mod tests {
         s.push_write("w", t);
         s.next(t);
         s.work_done();
-        s.push_chunk(5);
+        s.push_chunk(5, false);
         let Some(A::Plan { id }) = s.next(t) else {
             panic!("expected a plan")
         };

@@ -31,6 +31,9 @@
 //! oldest document it deleted, from its due time to the answer). Within
 //! [`KEEPING_UP`] the next chunk is sent as `prompt`: its documents have
 //! only just fallen due, and the writer gives its plan a shorter patience.
+//! Beyond [`BEHIND`] the next chunk is sent as `behind`: expiry's promise
+//! is already broken, and the writer runs the chunk on its own TTL thread
+//! instead of planning it at idle priority, until the index is caught up.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -54,6 +57,18 @@ use crate::shared::Shared;
 /// at most this long after they fell due: the monitor is keeping up.
 pub const KEEPING_UP: Duration = Duration::from_millis(100);
 
+/// A chunk is `behind` when the last chunk of its index deleted documents
+/// more than this long after they fell due. While foreground writes are
+/// active, chunks are planned on a thread at idle priority; a CPU kept
+/// busy by other work (another process, say) starves that thread, and a
+/// plan that comes back slowly but within its patience keeps every chunk
+/// that slow, so a backlog, once seconds old, would only grow. From here
+/// on the writer runs the chunks on its nice +10 TTL thread instead, which
+/// still gets a share of a busy CPU (`churn` at 100k/s: lag p99 ~1.1 s
+/// against 3–6 s; BENCHMARKS.md). Never under a deletion-rate limit,
+/// where a backlog is the operator's choice.
+pub const BEHIND: Duration = Duration::from_secs(1);
+
 /// How late each index's last chunk was, in millis, by (namespace, index);
 /// `None` until a chunk of it deleted something.
 type Lateness = HashMap<(String, String), Option<i64>>;
@@ -62,6 +77,12 @@ type Lateness = HashMap<(String, String), Option<i64>>;
 /// as `prompt`; an index not yet visited is not.
 fn keeping_up(late: Option<i64>) -> bool {
     late.is_some_and(|l| l <= KEEPING_UP.as_millis() as i64)
+}
+
+/// Whether a chunk whose index's last chunk was `late` millis late is sent
+/// as `behind`.
+fn falling_behind(late: Option<i64>) -> bool {
+    late.is_some_and(|l| l > BEHIND.as_millis() as i64)
 }
 
 /// Why deleting from one TTL index failed. The pass logs it and goes on
@@ -413,13 +434,19 @@ async fn visit(
             resume_after: resume.take(),
             whole: pacer.unlimited() && shared.policy.allows_whole_collection(),
             prompt: keeping_up(*last_late),
+            // Under a deletion-rate limit a backlog is the operator's
+            // choice: its chunks keep sparing the foreground.
+            behind: pacer.unlimited() && falling_behind(*last_late),
         };
-        let prompt = chunk.prompt;
+        let (prompt, behind) = (chunk.prompt, chunk.behind);
         let sent = Instant::now();
         let answer = t.addr.send(chunk).await;
         shared.ttl.chunks.fetch_add(1, Ordering::Relaxed);
         if prompt {
             shared.ttl.runs.prompt.fetch_add(1, Ordering::Relaxed);
+        }
+        if behind {
+            shared.ttl.runs.behind.fetch_add(1, Ordering::Relaxed);
         }
         shared
             .ttl
@@ -489,5 +516,15 @@ mod tests {
         assert!(keeping_up(Some(0)));
         assert!(keeping_up(Some(limit)));
         assert!(!keeping_up(Some(limit + 1)), "a backlog");
+    }
+
+    #[test]
+    fn chunks_are_behind_only_once_the_index_is_seconds_late() {
+        let limit = BEHIND.as_millis() as i64;
+        assert!(!falling_behind(None), "an index not yet visited");
+        assert!(!falling_behind(Some(KEEPING_UP.as_millis() as i64 + 1)));
+        assert!(!falling_behind(Some(limit)));
+        assert!(falling_behind(Some(limit + 1)));
+        assert!(!keeping_up(Some(limit + 1)), "never both");
     }
 }

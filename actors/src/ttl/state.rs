@@ -78,6 +78,9 @@ pub struct ChunkRuns {
     /// Chunks the monitor sent as `prompt` (it was keeping up with their
     /// index, so the writer's patience for their plans was the shorter).
     pub prompt: AtomicU64,
+    /// Chunks the monitor sent as `behind` (it was seconds late on their
+    /// index, so the writer ran them itself instead of planning them).
+    pub behind: AtomicU64,
 }
 
 /// What one visit of the monitor to one TTL index deleted.

@@ -54,7 +54,8 @@ pub async fn server_status(req: Request) -> CommandResult {
                 "chunkMicros": load(&ttl.chunk_micros),
                 // ebb's own: how writers ran them (planned off the writer,
                 // planned ahead, or on the writer), the plans discarded, and
-                // the chunks sent while the monitor kept up (`prompt`).
+                // the chunks sent while the monitor kept up (`prompt`) or
+                // while it was seconds behind (`behind`).
                 "chunkRuns": {
                     "planned": load(&ttl.runs.planned),
                     "ahead": load(&ttl.runs.ahead),
@@ -62,6 +63,7 @@ pub async fn server_status(req: Request) -> CommandResult {
                     "stalePlans": load(&ttl.runs.stale_plans),
                     "overduePlans": load(&ttl.runs.overdue_plans),
                     "prompt": load(&ttl.runs.prompt),
+                    "behind": load(&ttl.runs.behind),
                 },
                 // ebb's own: whether the monitor runs, how often it woke,
                 // and when it plans to wake next (millis since the epoch).
