@@ -75,8 +75,8 @@ pub struct ExpireChunk {
     /// The monitor is seconds behind on this index: its last chunk deleted
     /// documents more than [`BEHIND`](crate::ttl::BEHIND) after
     /// they fell due. The writer then runs the chunk itself (on its nice
-    /// +10 TTL thread) instead of planning it at idle priority, so a CPU
-    /// kept busy by other work cannot starve expiry for good.
+    /// +10 TTL thread) instead of planning it at idle priority: a busy CPU
+    /// starves that thread less than the planning one.
     pub behind: bool,
 }
 

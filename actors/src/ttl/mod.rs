@@ -9,6 +9,6 @@ mod state;
 mod visibility;
 pub mod wake;
 
-pub use monitor::{BEHIND, KEEPING_UP, StopMonitor, TtlError, TtlMonitor};
+pub use monitor::{BEHIND, StopMonitor, TtlError, TtlMonitor};
 pub use state::{TtlOp, TtlState, TtlVisit};
 pub use visibility::MonitorVisibility;
