@@ -46,10 +46,16 @@ fn manual_node(configure: impl FnOnce(&mut ebb_config::Config)) -> TestNode {
 /// whose visits delete at most 10 documents each and whose sub-passes end
 /// after one round of visits.
 fn node_in_visits_of_10() -> TestNode {
+    node_in_visits_of_10_and(|_| {})
+}
+
+/// The same, with more of the config set by `more`.
+fn node_in_visits_of_10_and(more: impl FnOnce(&mut ebb_config::Config)) -> TestNode {
     manual_node(|c| {
         set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
         set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
         set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+        more(c);
     })
 }
 
@@ -288,12 +294,7 @@ async fn chunks_are_prompt_while_the_monitor_keeps_up_and_behind_while_it_is_sec
 /// late the monitor is, its chunks are never sent `behind`.
 #[tokio::test]
 async fn a_paced_monitor_never_sends_chunks_behind() {
-    let node = manual_node(|c| {
-        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(10));
-        set(c, "ttlMonitorSubPassTargetSecs", ParamValue::Int(0));
-        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
-        c.ttl.max_deletes_per_sec = 1_000_000;
-    });
+    let node = node_in_visits_of_10_and(|c| c.ttl.max_deletes_per_sec = 1_000_000);
     let a = node.coll("m", "a").await;
     ttl_index(&a, "at", 0).await;
     a.insert_one(doc! { "at": at(T0 + 60_000) }).await.unwrap();
