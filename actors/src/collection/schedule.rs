@@ -340,12 +340,19 @@ mod tests {
 
     const LATER: Duration = Duration::from_secs(5);
 
+    /// A schedule whose writer has just run a write: foreground writes are
+    /// active at the returned instant.
+    fn after_a_write() -> (S, Instant) {
+        let (mut s, t) = schedule();
+        s.push_write("w0", t);
+        assert_eq!(s.next(t), Some(A::Writes(vec!["w0"])));
+        s.work_done();
+        (s, t)
+    }
+
     #[test]
     fn a_chunk_sent_behind_runs_on_the_writer_even_while_writes_are_active() {
-        let (mut s, t) = schedule();
-        s.push_write("w", t);
-        s.next(t);
-        s.work_done();
+        let (mut s, t) = after_a_write();
         s.push_chunk(1, true);
         assert_eq!(
             s.next(t),
@@ -429,10 +436,7 @@ mod tests {
 
     #[test]
     fn a_stale_plan_is_discarded_and_made_again_then_run_on_the_writer() {
-        let (mut s, t) = schedule();
-        s.push_write("w0", t);
-        s.next(t);
-        s.work_done();
+        let (mut s, t) = after_a_write();
         s.push_chunk(9, false);
         for round in 0..MAX_STALE_PLANS {
             let Some(A::Plan { id }) = s.next(t) else {
@@ -466,10 +470,7 @@ mod tests {
 
     #[test]
     fn an_overdue_plan_sends_chunks_to_the_writer_and_planning_backs_off() {
-        let (mut s, t) = schedule();
-        s.push_write("w", t);
-        s.next(t);
-        s.work_done();
+        let (mut s, t) = after_a_write();
         s.push_chunk(1, false);
         let Some(A::Plan { id }) = s.next(t) else {
             panic!("expected a plan")
@@ -518,10 +519,7 @@ mod tests {
 
     #[test]
     fn a_failed_plan_hands_its_chunk_back_with_the_error() {
-        let (mut s, t) = schedule();
-        s.push_write("w", t);
-        s.next(t);
-        s.work_done();
+        let (mut s, t) = after_a_write();
         s.push_chunk(4, false);
         let Some(A::Plan { id }) = s.next(t) else {
             panic!("expected a plan")
@@ -532,10 +530,7 @@ mod tests {
 
     #[test]
     fn a_plan_that_failed_while_the_writer_moved_on_is_made_again() {
-        let (mut s, t) = schedule();
-        s.push_write("w", t);
-        s.next(t);
-        s.work_done();
+        let (mut s, t) = after_a_write();
         s.push_chunk(5, false);
         let Some(A::Plan { id }) = s.next(t) else {
             panic!("expected a plan")
