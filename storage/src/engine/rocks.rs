@@ -139,8 +139,12 @@ fn column_family_options(cache: &Cache) -> Options {
     table.set_pin_l0_filter_and_index_blocks_in_cache(true);
     let mut o = Options::default();
     o.set_block_based_table_factory(&table);
+    // LZ4 at every level, the bottom one included. Most of what ebb stores
+    // expires within minutes, and a compaction into the bottom level is where
+    // it meets its tombstones: ZSTD there cost a fifth more compaction CPU
+    // under a steady stream (`ebb-bench churn`, BENCHMARKS.md) for files
+    // about a fifth smaller.
     o.set_compression_type(DBCompressionType::Lz4);
-    o.set_bottommost_compression_type(DBCompressionType::Zstd);
     o
 }
 
