@@ -159,6 +159,19 @@ async fn metrics_show_the_due_backlog_and_how_late_expiry_ran() {
     node.ttl_pass().await;
     let (_, text) = http(addr, "GET", "/metrics").await;
     assert_eq!(backlog(&text), 0.0, "{text}");
+    // Every chunk the monitor counted took one of the three paths (the
+    // writer counts the path before it answers, so a scrape can only see
+    // the path before the chunk).
+    let samples_now = samples(&text);
+    let value = |name: &str, labels| samples_now[&(name.to_owned(), labels)];
+    let runs = |run: &str| value("ebb_ttl_chunk_runs_total", label("run", run));
+    let chunks = value("ebb_ttl_chunks_total", vec![]);
+    assert!(chunks >= 1.0, "{text}");
+    assert!(
+        runs("planned") + runs("ahead") + runs("onWriter") >= chunks,
+        "{text}"
+    );
+    assert_eq!(runs("stalePlans"), 0.0, "{text}");
     // One chunk took the five; its oldest was 10 s overdue.
     assert!(
         text.contains("ebb_ttl_expiry_lag_seconds_count 1"),

@@ -24,6 +24,11 @@ struct OpLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RunLabel {
+    run: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TtlIndexLabel {
     ns: String,
     index: String,
@@ -158,6 +163,32 @@ pub fn render(ctx: &NodeContext) -> String {
         documents.get_or_create(&OpLabel { op }).inc_by(load(value));
     }
     registry.register("documents", "Documents written by clients", documents);
+    registry.register(
+        "ttl_chunks",
+        "TTL chunks writers ran for the monitor",
+        counter(load(&ttl.chunks)),
+    );
+    // The same names as serverStatus.metrics.ttl.chunkRuns.
+    let runs = &ttl.runs;
+    let chunk_runs = Family::<RunLabel, Counter>::default();
+    for (run, value) in [
+        ("planned", &runs.planned),
+        ("ahead", &runs.ahead),
+        ("onWriter", &runs.on_writer),
+        ("stalePlans", &runs.stale_plans),
+        ("overduePlans", &runs.overdue_plans),
+        ("prompt", &runs.prompt),
+        ("behind", &runs.behind),
+    ] {
+        chunk_runs
+            .get_or_create(&RunLabel { run })
+            .inc_by(load(value));
+    }
+    registry.register(
+        "ttl_chunk_runs",
+        "How writers ran TTL chunks and the plans they discarded, as serverStatus.metrics.ttl.chunkRuns",
+        chunk_runs,
+    );
     registry.register(
         "ttl_expiry_lag_seconds",
         "Per TTL chunk, seconds from the due time of the oldest document it deleted to its deletion",
