@@ -40,6 +40,21 @@ fn counter(value: u64) -> Counter {
     counter
 }
 
+/// One counter per label value, each read from its atomic.
+fn counters<L>(
+    values: &[(&'static str, &AtomicU64)],
+    label: impl Fn(&'static str) -> L,
+) -> Family<L, Counter>
+where
+    L: Clone + std::hash::Hash + Eq + std::fmt::Debug + EncodeLabelSet + Send + Sync + 'static,
+{
+    let family = Family::<L, Counter>::default();
+    for (name, value) in values {
+        family.get_or_create(&label(name)).inc_by(load(value));
+    }
+    family
+}
+
 fn gauge(value: u64) -> Gauge {
     let gauge = Gauge::default();
     gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
@@ -117,6 +132,11 @@ pub fn render(ctx: &NodeContext) -> String {
         ("ttl_passes", "TTL monitor passes", &ttl.passes),
         ("ttl_sub_passes", "TTL monitor sub-passes", &ttl.sub_passes),
         (
+            "ttl_chunks",
+            "TTL chunks writers ran for the monitor",
+            &ttl.chunks,
+        ),
+        (
             "ttl_hidden_by_reads",
             "Due documents reads passed over before the monitor deleted them",
             &ttl.hidden_by_reads,
@@ -135,59 +155,52 @@ pub fn render(ctx: &NodeContext) -> String {
         registry.register(name, help, counter(load(value)));
     }
     let ops = &ctx.opcounters;
-    let opcounters = Family::<OpLabel, Counter>::default();
-    for (op, value) in [
-        ("insert", &ops.insert),
-        ("query", &ops.query),
-        ("update", &ops.update),
-        ("delete", &ops.delete),
-        ("getmore", &ops.getmore),
-        ("command", &ops.command),
-    ] {
-        opcounters
-            .get_or_create(&OpLabel { op })
-            .inc_by(load(value));
-    }
+    let op = |op| OpLabel { op };
     registry.register(
         "opcounters",
         "Operations by kind, as serverStatus.opcounters",
-        opcounters,
+        counters(
+            &[
+                ("insert", &ops.insert),
+                ("query", &ops.query),
+                ("update", &ops.update),
+                ("delete", &ops.delete),
+                ("getmore", &ops.getmore),
+                ("command", &ops.command),
+            ],
+            op,
+        ),
     );
     let writes = &ctx.shared.writes;
-    let documents = Family::<OpLabel, Counter>::default();
-    for (op, value) in [
-        ("inserted", &writes.inserted),
-        ("updated", &writes.updated),
-        ("deleted", &writes.deleted),
-    ] {
-        documents.get_or_create(&OpLabel { op }).inc_by(load(value));
-    }
-    registry.register("documents", "Documents written by clients", documents);
     registry.register(
-        "ttl_chunks",
-        "TTL chunks writers ran for the monitor",
-        counter(load(&ttl.chunks)),
+        "documents",
+        "Documents written by clients",
+        counters(
+            &[
+                ("inserted", &writes.inserted),
+                ("updated", &writes.updated),
+                ("deleted", &writes.deleted),
+            ],
+            op,
+        ),
     );
     // The same names as serverStatus.metrics.ttl.chunkRuns.
     let runs = &ttl.runs;
-    let chunk_runs = Family::<RunLabel, Counter>::default();
-    for (run, value) in [
-        ("planned", &runs.planned),
-        ("ahead", &runs.ahead),
-        ("onWriter", &runs.on_writer),
-        ("stalePlans", &runs.stale_plans),
-        ("overduePlans", &runs.overdue_plans),
-        ("prompt", &runs.prompt),
-        ("behind", &runs.behind),
-    ] {
-        chunk_runs
-            .get_or_create(&RunLabel { run })
-            .inc_by(load(value));
-    }
     registry.register(
         "ttl_chunk_runs",
         "How writers ran TTL chunks and the plans they discarded, as serverStatus.metrics.ttl.chunkRuns",
-        chunk_runs,
+        counters(
+            &[
+                ("planned", &runs.planned),
+                ("ahead", &runs.ahead),
+                ("onWriter", &runs.on_writer),
+                ("stalePlans", &runs.stale_plans),
+                ("overduePlans", &runs.overdue_plans),
+                ("prompt", &runs.prompt),
+                ("behind", &runs.behind),
+            ],
+            |run| RunLabel { run },
+        ),
     );
     registry.register(
         "ttl_expiry_lag_seconds",
