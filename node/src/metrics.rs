@@ -184,23 +184,10 @@ pub fn render(ctx: &NodeContext) -> String {
             op,
         ),
     );
-    // The same names as serverStatus.metrics.ttl.chunkRuns.
-    let runs = &ttl.runs;
     registry.register(
         "ttl_chunk_runs",
         "How writers ran TTL chunks and the plans they discarded, as serverStatus.metrics.ttl.chunkRuns",
-        counters(
-            &[
-                ("planned", &runs.planned),
-                ("ahead", &runs.ahead),
-                ("onWriter", &runs.on_writer),
-                ("stalePlans", &runs.stale_plans),
-                ("overduePlans", &runs.overdue_plans),
-                ("prompt", &runs.prompt),
-                ("behind", &runs.behind),
-            ],
-            |run| RunLabel { run },
-        ),
+        counters(&ttl.runs.by_name(), |run| RunLabel { run }),
     );
     registry.register(
         "ttl_expiry_lag_seconds",

@@ -83,6 +83,22 @@ pub struct ChunkRuns {
     pub behind: AtomicU64,
 }
 
+impl ChunkRuns {
+    /// Each counter under its name in `serverStatus.metrics.ttl.chunkRuns`
+    /// (and `/metrics`' `run` label).
+    pub fn by_name(&self) -> [(&'static str, &AtomicU64); 7] {
+        [
+            ("planned", &self.planned),
+            ("ahead", &self.ahead),
+            ("onWriter", &self.on_writer),
+            ("stalePlans", &self.stale_plans),
+            ("overduePlans", &self.overdue_plans),
+            ("prompt", &self.prompt),
+            ("behind", &self.behind),
+        ]
+    }
+}
+
 /// What one visit of the monitor to one TTL index deleted.
 #[derive(Debug, Clone)]
 pub struct TtlVisit {

@@ -56,15 +56,12 @@ pub async fn server_status(req: Request) -> CommandResult {
                 // planned ahead, or on the writer), the plans discarded, and
                 // the chunks sent while the monitor kept up (`prompt`) or
                 // while it was seconds behind (`behind`).
-                "chunkRuns": {
-                    "planned": load(&ttl.runs.planned),
-                    "ahead": load(&ttl.runs.ahead),
-                    "onWriter": load(&ttl.runs.on_writer),
-                    "stalePlans": load(&ttl.runs.stale_plans),
-                    "overduePlans": load(&ttl.runs.overdue_plans),
-                    "prompt": load(&ttl.runs.prompt),
-                    "behind": load(&ttl.runs.behind),
-                },
+                "chunkRuns": ttl
+                    .runs
+                    .by_name()
+                    .into_iter()
+                    .map(|(name, value)| (name.to_owned(), load(value).into()))
+                    .collect::<Document>(),
                 // ebb's own: whether the monitor runs, how often it woke,
                 // and when it plans to wake next (millis since the epoch).
                 "monitorRunning": ttl.running.load(Ordering::Relaxed),
