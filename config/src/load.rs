@@ -305,6 +305,7 @@ mod tests {
                 ("EBB_TTL__MAX_DELETES_PER_SEC", "5000"),
                 ("EBB_TTL__PROMPT", "false"),
                 ("EBB_TTL__HIDE_EXPIRED", "false"),
+                ("EBB_TTL__SWEEP_AFTER", "250ms"),
                 ("PATH", "/usr/bin"),
             ]),
         )
@@ -316,6 +317,10 @@ mod tests {
         assert_eq!(config.ttl.max_deletes_per_sec, 5000);
         assert!(!config.ttl.prompt);
         assert!(!config.ttl.hide_expired);
+        assert_eq!(
+            config.ttl.sweep_after,
+            std::time::Duration::from_millis(250)
+        );
     }
 
     #[test]

@@ -183,6 +183,11 @@ pub struct Ttl {
     /// makes it due, before the monitor deletes it; false keeps MongoDB's
     /// "visible until deleted".
     pub hide_expired: bool,
+    /// The longest the secondary-index entries of expired documents wait
+    /// before their collection's writer deletes them in one sorted batch
+    /// (the sweep); readers never see them meanwhile.
+    #[serde(with = "crate::units::humantime_text")]
+    pub sweep_after: Duration,
 }
 
 impl Default for Ttl {
@@ -191,6 +196,7 @@ impl Default for Ttl {
             prompt: true,
             max_deletes_per_sec: 0,
             hide_expired: true,
+            sweep_after: Duration::from_secs(2),
         }
     }
 }

@@ -147,6 +147,11 @@ pub fn render(ctx: &NodeContext) -> String {
             &ttl.replaced_by_writes,
         ),
         (
+            "ttl_swept_entries",
+            "Index entries of expired documents deleted by sweeps after their chunks",
+            &ttl.swept,
+        ),
+        (
             "connections_created",
             "Connections accepted since start",
             &ctx.connections.total_created,

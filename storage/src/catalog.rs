@@ -7,6 +7,8 @@
 //! key                                        value
 //! "next_id"                                  u64 big-endian: next free column-family id
 //! "coll/" ‖ db ‖ 0x00 ‖ collection name      BSON CollectionMeta (serde)
+//! "sweep/" ‖ records cf ‖ seq (u64 BE each)  index entries of expired documents
+//!                                            left for the sweep (`ttl::sweep`)
 //! ```
 //!
 //! Database and collection names never contain 0x00 (MongoDB forbids it),
@@ -28,6 +30,7 @@ use crate::{Error, Result};
 
 const NEXT_ID_KEY: &[u8] = b"next_id";
 const COLL_PREFIX: &[u8] = b"coll/";
+const SWEEP_PREFIX: &[u8] = b"sweep/";
 
 /// The first id handed out; lower ids are reserved.
 const FIRST_ID: u64 = 16;
@@ -323,6 +326,38 @@ pub fn put_collection(batch: &mut dyn Batch, meta: &CollectionMeta) -> Result<()
 /// Adds the removal of a collection record to `batch`.
 pub fn delete_collection(batch: &mut dyn Batch, db: &str, name: &str) -> Result<()> {
     batch.delete(Cf::Catalog, &coll_key(db, name))
+}
+
+/// The key of one item of a collection's sweep queue (`ttl::sweep`).
+pub fn sweep_key(records_cf: u64, seq: u64) -> Vec<u8> {
+    let mut k = sweep_prefix(records_cf);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// Every item of one collection's sweep queue, in `seq` order.
+pub fn sweep_range(records_cf: u64) -> KeyRange {
+    KeyRange::prefix(&sweep_prefix(records_cf))
+}
+
+/// Every sweep queue of the node, collection by collection.
+pub fn sweep_queues() -> KeyRange {
+    KeyRange::prefix(SWEEP_PREFIX)
+}
+
+/// The collection (records family id) and `seq` of a sweep queue key.
+pub fn parse_sweep_key(key: &[u8]) -> Option<(u64, u64)> {
+    let rest = key.strip_prefix(SWEEP_PREFIX)?;
+    let cf = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
+    let seq = u64::from_be_bytes(rest.get(8..16)?.try_into().ok()?);
+    Some((cf, seq))
+}
+
+fn sweep_prefix(records_cf: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(SWEEP_PREFIX.len() + 16);
+    k.extend_from_slice(SWEEP_PREFIX);
+    k.extend_from_slice(&records_cf.to_be_bytes());
+    k
 }
 
 /// Allocates `n` consecutive column-family ids, recording the new high

@@ -26,7 +26,7 @@ use ebb_storage::validator::{
     ValidationAction, ValidationLevel, Validator, order_validation_options,
 };
 use ebb_storage::{Error, ErrorKind, Result};
-use ebb_storage::{capped, timeseries};
+use ebb_storage::{capped, timeseries, ttl};
 
 use super::view::{CatalogState, CatalogView};
 use crate::collection::{BuildIndexes, CollectionActor, CollectionHandle, Retire, SwitchIndexSet};
@@ -71,6 +71,16 @@ impl CatalogActor {
                     );
                     engine.drop_cf(Cf::Id(id))?;
                 }
+            }
+            // Sweep queues of collections dropped before a crash.
+            let unowned: Vec<u64> = ttl::sweep::queued_collections(engine.as_ref())?
+                .into_iter()
+                .filter(|id| !owned.contains(id))
+                .collect();
+            if !unowned.is_empty() {
+                let mut batch = engine.batch();
+                ttl::sweep::forget(batch.as_mut(), &unowned)?;
+                batch.commit(true)?;
             }
             Ok((metas, next_id))
         })
@@ -216,10 +226,13 @@ impl CatalogCore {
     async fn drop_cfs(&self, ids: Vec<u64>) -> Result<()> {
         let engine = self.shared.engine.clone();
         blocking(move || {
-            for id in ids {
+            for &id in &ids {
                 engine.drop_cf(Cf::Id(id))?;
             }
-            Ok(())
+            // A dropped collection's sweep queue (an index has none).
+            let mut batch = engine.batch();
+            ttl::sweep::forget(batch.as_mut(), &ids)?;
+            batch.commit(false)
         })
         .await
     }

@@ -82,6 +82,9 @@ enum Control {
     },
     /// The collection is being dropped: finish what is queued, refuse the rest.
     Retire { reply: oneshot::Sender<()> },
+    /// Deletes the index entries expired documents left queued
+    /// (`ttl::sweep`).
+    Sweep,
 }
 
 /// A queued TTL chunk with its reply.
@@ -109,6 +112,10 @@ pub struct CollectionActor {
     /// Counts the write jobs that stored new documents, once they are
     /// committed: awaitData cursors wait on it for their next batch.
     inserted: tokio::sync::watch::Sender<u64>,
+    /// A sweep is queued or running.
+    sweep_queued: bool,
+    /// A timer will look at the sweep queue again.
+    sweep_timer: bool,
 }
 
 impl CollectionActor {
@@ -123,6 +130,8 @@ impl CollectionActor {
             lookahead: Lookahead::default(),
             retired: false,
             inserted: tokio::sync::watch::Sender::new(0),
+            sweep_queued: false,
+            sweep_timer: false,
         }
     }
 
@@ -222,11 +231,15 @@ impl CollectionActor {
                 });
                 ctx.spawn(async move { flatten(work.await) }.into_actor(self).map(
                     move |res, act, ctx| {
-                        if res.is_ok() {
+                        let switched = res.is_ok();
+                        if switched {
                             act.set = set;
                         }
                         let _ = reply.send(res);
                         act.done(ctx);
+                        if switched {
+                            act.queue_sweep(ctx);
+                        }
                     },
                 ));
             }
@@ -234,6 +247,8 @@ impl CollectionActor {
                 self.set = set;
                 let _ = reply.send(());
                 self.schedule.work_done();
+                // The new set reads the queue when it sweeps.
+                self.queue_sweep(ctx);
             }
             Control::Retire { reply } => {
                 self.retired = true;
@@ -241,6 +256,48 @@ impl CollectionActor {
                 self.schedule.work_done();
                 ctx.stop();
             }
+            Control::Sweep => {
+                let engine = self.shared.engine.clone();
+                let set = self.set.clone();
+                let work = tokio::task::spawn_blocking(move || ttl::sweep(engine.as_ref(), &set));
+                ctx.spawn(async move { flatten(work.await) }.into_actor(self).map(
+                    |res, act, ctx| {
+                        act.sweep_queued = false;
+                        match res {
+                            Ok(n) => drop(act.shared.ttl.swept.fetch_add(n, Relaxed)),
+                            Err(e) => {
+                                tracing::warn!(ns = %act.set.ns(), error = %e, "sweep failed")
+                            }
+                        }
+                        act.done(ctx);
+                        act.consider_sweep(ctx);
+                    },
+                ));
+            }
+        }
+    }
+
+    /// Queues a sweep unless one is queued already.
+    fn queue_sweep(&mut self, ctx: &mut Context<Self>) {
+        if !self.sweep_queued && !self.retired {
+            self.sweep_queued = true;
+            self.control(Control::Sweep, ctx);
+        }
+    }
+
+    /// Queues a sweep when the queue is due for one (`Sweep::due_in`), or
+    /// looks again when it will be.
+    fn consider_sweep(&mut self, ctx: &mut Context<Self>) {
+        match self.set.sweep.due_in(Instant::now(), &self.shared.policy) {
+            Some(wait) if wait.is_zero() => self.queue_sweep(ctx),
+            Some(wait) if !self.sweep_timer && !self.sweep_queued => {
+                self.sweep_timer = true;
+                ctx.run_later(wait, |act, ctx| {
+                    act.sweep_timer = false;
+                    act.consider_sweep(ctx);
+                });
+            }
+            _ => {}
         }
     }
 
@@ -333,7 +390,8 @@ impl CollectionActor {
                         // was busy with it until now.
                         act.lookahead.started(Ahead::new(chunk, limit, epoch, plan));
                     }
-                    act.done(ctx)
+                    act.done(ctx);
+                    act.consider_sweep(ctx);
                 }),
         );
     }
@@ -420,6 +478,7 @@ impl CollectionActor {
             };
             let _ = chunk.reply.send(result);
             act.done(ctx);
+            act.consider_sweep(ctx);
         }));
     }
 
@@ -562,6 +621,8 @@ impl Actor for CollectionActor {
         // Writers back-pressure through `send().await`; the queue inside the
         // actor is where group commit happens.
         ctx.set_mailbox_capacity(1024);
+        // Entries a chunk queued before a restart are swept now.
+        self.queue_sweep(ctx);
     }
 }
 

@@ -48,6 +48,9 @@ pub struct TtlState {
     /// Due documents writes deleted because they held the `_id` or unique
     /// key being written (also counted in `deleted_documents`).
     pub replaced_by_writes: AtomicU64,
+    /// Index entries of expired documents deleted by sweeps after their
+    /// chunks (`ttl::sweep`).
+    pub swept: AtomicU64,
     /// Per TTL chunk, seconds from the due time of the oldest document it
     /// deleted to the chunk's answer: how late expiry runs (`/metrics`).
     pub expiry_lag: Histogram,
@@ -129,6 +132,7 @@ impl Default for TtlState {
             wakeups: AtomicU64::new(0),
             hidden_by_reads: AtomicU64::new(0),
             replaced_by_writes: AtomicU64::new(0),
+            swept: AtomicU64::new(0),
             pass_gate: Arc::new(tokio::sync::Mutex::new(())),
             visits: tokio::sync::broadcast::Sender::new(256),
         }

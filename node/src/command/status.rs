@@ -72,6 +72,9 @@ pub async fn server_status(req: Request) -> CommandResult {
                 // the `_id` or unique key written (`ttl.hide_expired`).
                 "hiddenByReads": load(&ttl.hidden_by_reads),
                 "replacedByWrites": load(&ttl.replaced_by_writes),
+                // ebb's own: index entries of expired documents the
+                // writers' sweeps deleted after their chunks (`ttl::sweep`).
+                "sweptEntries": load(&ttl.swept),
             },
             "document": {
                 "inserted": load(&writes.inserted),

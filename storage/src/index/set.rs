@@ -25,7 +25,7 @@ use crate::engine::Cf;
 use crate::error::Result;
 use crate::timeseries::TimeseriesOptions;
 use crate::timeseries::open::OpenBuckets;
-use crate::ttl::{ShowAll, Visibility};
+use crate::ttl::{ShowAll, Sweep, Visibility};
 use crate::validator::Validator;
 use crate::write::bound::RecordBound;
 
@@ -55,6 +55,8 @@ pub struct IndexSet {
     pub capped: Option<CappedOptions>,
     /// The largest record key stored, or above (its writer's).
     pub record_bound: RecordBound,
+    /// What its writer knows of the collection's sweep queue.
+    pub sweep: Sweep,
     visibility: Arc<dyn Visibility>,
     /// Queries that used each index (`meta.indexes` order) since
     /// `accesses_since` (this set's creation): `$indexStats`' `accesses`.
@@ -93,6 +95,7 @@ impl IndexSet {
             extended_range: AtomicBool::new(false),
             open_buckets: OpenBuckets::default(),
             record_bound: RecordBound::default(),
+            sweep: Sweep::default(),
             timeseries,
             meta,
             keygens,

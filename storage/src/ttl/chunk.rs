@@ -52,6 +52,8 @@ use bson::RawDocument;
 use super::carry;
 use super::floor::lowest_possible;
 use super::policy::ExpiryPolicy;
+use super::queue::{QueueItem, Queued};
+use super::sweep;
 use crate::capped::order;
 use crate::encoding::keycode;
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, SealedBatch, key_after};
@@ -188,6 +190,8 @@ struct Found {
     /// Where the index's floor goes once the deletions are applied.
     raise: Option<Raise>,
     oldest_millis: Option<i64>,
+    /// The entries the deletions leave to the sweep.
+    queued: Queued,
 }
 
 /// A chunk leaves nothing below `to` when nothing was left below `from`,
@@ -203,6 +207,7 @@ struct Raise {
 impl Found {
     /// Called once the deletions are committed.
     fn finish(self, set: &IndexSet, index_name: &str) -> ExpireOutcome {
+        sweep::note(set, self.queued);
         if let (Some(raise), Some(floor)) =
             (self.raise, set.keygen(index_name).and_then(KeyGen::floor))
             && (raise.from_floor || floor.is_at(&raise.from))
@@ -260,6 +265,13 @@ fn collect(
     let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(limit.min(4096));
     let mut carried_ids: Vec<Vec<u8>> = Vec::new();
     let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
+    // Entries of the indexes that allow it are left to the sweep.
+    let deferred: Vec<u64> = (set.keygens.iter())
+        .filter(|kg| sweep::defers(set, kg))
+        .map(|kg| kg.cf)
+        .collect();
+    let defers = |cf: Cf| matches!(cf, Cf::Id(id) if deferred.contains(&id));
+    let mut queue = QueueItem::default();
     let mut read_ids: Vec<Vec<u8>> = Vec::new();
     let mut last = None;
     let mut oldest_millis: Option<i64> = None;
@@ -280,7 +292,13 @@ fn collect(
             match carried_entries {
                 Some(entries) => {
                     carried_ids.push(id.to_vec());
-                    carried.extend(entries.into_iter().map(|(cf, e)| (cf, e.to_vec())));
+                    let later = entries.iter().filter_map(|&(cf, e)| match cf {
+                        Cf::Id(id) if deferred.contains(&id) => Some((id, e)),
+                        _ => None,
+                    });
+                    queue.push(id, later);
+                    let now = entries.into_iter().filter(|(cf, _)| !defers(*cf));
+                    carried.extend(now.map(|(cf, e)| (cf, e.to_vec())));
                 }
                 None => read_ids.push(id.to_vec()),
             }
@@ -328,19 +346,27 @@ fn collect(
         }
     }
     let mut entries = Vec::new();
+    let mut later: Vec<(u64, Vec<u8>)> = Vec::new();
     for (id, doc) in &docs {
         let doc = RawDocument::from_bytes(doc)?;
+        later.clear();
         for kg in &set.keygens {
             entries.clear();
             kg.keys(doc, id, &mut entries)?;
+            if deferred.contains(&kg.cf) {
+                later.extend(entries.drain(..).map(|e| (kg.cf, e)));
+                continue;
+            }
             for e in &entries {
                 if !covered(Cf::Id(kg.cf), e) {
                     out.delete(Cf::Id(kg.cf), e)?;
                 }
             }
         }
+        queue.push(id, later.iter().map(|(cf, e)| (*cf, e.as_slice())));
     }
     let found = Found {
+        queued: sweep::write(queue, engine, set, out)?,
         deleted: (carried_ids.len() + docs.len()) as u64,
         raise: raise(if more { ttl_upper } else { end }),
         last: Some(last),

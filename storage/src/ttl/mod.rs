@@ -18,7 +18,9 @@ mod chunk;
 mod earliest;
 mod floor;
 mod policy;
+mod queue;
 mod rule;
+pub mod sweep;
 mod visible;
 #[cfg(test)]
 use visible::{count_visible_capped, due_from_keys};
@@ -26,13 +28,17 @@ mod visibility;
 mod whole;
 
 #[cfg(test)]
+mod sweep_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 pub use chunk::{Chunk, DeletedIds, ExpireOutcome, Plan, apply, expire, plan, plan_after};
 pub use earliest::{count_due, earliest_date};
 pub use floor::Floor;
 pub use policy::{ExpiryPolicy, ForegroundChunks};
+pub use queue::Sweep;
 pub use rule::{cutoff_millis, due_millis};
+pub use sweep::sweep;
 pub use visibility::{ShowAll, Visibility};
 pub use visible::{Due, count_visible};
 pub use whole::expire_all;

@@ -49,6 +49,12 @@ pub struct ExpiryPolicy {
     /// Wake the monitor when the earliest entry falls due (false =
     /// MongoDB's fixed `ttlMonitorSleepSecs` interval).
     pub prompt: bool,
+    /// Queued index entries of expired documents that make the writer
+    /// sweep at once (`sweep`): 50,000 per sorted batch kept most of the
+    /// gain of never deleting them at `churn` 100k/s (BENCHMARKS.md).
+    pub sweep_entries: usize,
+    /// The longest a queued entry waits for the sweep (`ttl.sweep_after`).
+    pub sweep_after: Duration,
 }
 
 impl Default for ExpiryPolicy {
@@ -63,6 +69,8 @@ impl Default for ExpiryPolicy {
             whole_collection_max_docs: 2_000_000,
             max_deletes_per_sec: 0,
             prompt: true,
+            sweep_entries: 50_000,
+            sweep_after: Duration::from_secs(2),
         }
     }
 }
@@ -73,6 +81,7 @@ impl ExpiryPolicy {
         ExpiryPolicy {
             max_deletes_per_sec: ttl.max_deletes_per_sec,
             prompt: ttl.prompt,
+            sweep_after: ttl.sweep_after,
             ..ExpiryPolicy::default()
         }
     }

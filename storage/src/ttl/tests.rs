@@ -30,7 +30,8 @@ fn chunk<'a>(
     }
 }
 
-/// One chunk with the default policy.
+/// One chunk with the default policy, then the sweep: every entry of the
+/// documents it deleted is gone (`sweep_tests` looks at what lies between).
 fn expire(
     engine: &dyn Engine,
     set: &IndexSet,
@@ -39,12 +40,14 @@ fn expire(
     limit: usize,
     resume_after: Option<&[u8]>,
 ) -> Result<ExpireOutcome> {
-    super::expire(
+    let out = super::expire(
         engine,
         set,
         chunk(index, cutoff_millis, limit, resume_after),
         &ExpiryPolicy::default(),
-    )
+    )?;
+    super::sweep(engine, set)?;
+    Ok(out)
 }
 
 /// A plan of one chunk with the default policy.
@@ -64,8 +67,11 @@ fn plan(
     )
 }
 
+/// Applies a plan, then the sweep (as [`expire`]).
 fn apply(engine: &dyn Engine, set: &IndexSet, plan: super::Plan) -> Result<ExpireOutcome> {
-    super::apply(engine, set, plan)
+    let out = super::apply(engine, set, plan)?;
+    super::sweep(engine, set)?;
+    Ok(out)
 }
 
 /// Whole-collection expiry with the default policy.
@@ -111,7 +117,7 @@ fn setup_with(ttl: impl FnOnce(&mut IndexMeta)) -> (tempfile::TempDir, RocksEngi
     (dir, engine, IndexSet::new(meta).unwrap())
 }
 
-fn keys(engine: &RocksEngine, cf: u64) -> usize {
+pub(super) fn keys(engine: &RocksEngine, cf: u64) -> usize {
     let mut c = engine
         .cursor(Cf::Id(cf), KeyRange::all(), Direction::Forward)
         .unwrap();
@@ -123,7 +129,7 @@ fn keys(engine: &RocksEngine, cf: u64) -> usize {
     n
 }
 
-fn ids(engine: &RocksEngine) -> Vec<i32> {
+pub(super) fn ids(engine: &RocksEngine) -> Vec<i32> {
     let mut c = engine
         .cursor(Cf::Id(10), KeyRange::all(), Direction::Forward)
         .unwrap();
@@ -140,7 +146,7 @@ fn ids(engine: &RocksEngine) -> Vec<i32> {
     out
 }
 
-fn at(ms: i64) -> Bson {
+pub(super) fn at(ms: i64) -> Bson {
     Bson::DateTime(DateTime::from_millis(ms))
 }
 

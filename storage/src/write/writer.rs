@@ -223,6 +223,11 @@ impl<'e> Writer<'e> {
             ));
         }
         let set = self.set;
+        // Entries of an expired document stored here may wait for the
+        // sweep; one of them could be this document's too (`ttl::sweep`).
+        if set.sweep.holds(self.engine, set.meta.id, &id_key)? {
+            crate::ttl::sweep(self.engine, set)?;
+        }
         let mut entries = Vec::new();
         let mut spans = Vec::with_capacity(set.keygens.len());
         for kg in &self.set.keygens {

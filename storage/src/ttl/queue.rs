@@ -1,0 +1,217 @@
+//! The sweep queue's format and what a collection's writer knows of it
+//! (`sweep` says what the queue is for and who uses it).
+//!
+//! Item layout: `1` (format), then per document `len: u32 LE ‖ record
+//! key ‖ n: u32 LE` and `n` times `cf: u64 LE ‖ len: u32 LE ‖ key`.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::policy::ExpiryPolicy;
+use crate::catalog;
+use crate::engine::{Cf, Direction, Engine};
+use crate::error::{Error, Result};
+
+const FORMAT: u8 = 1;
+
+/// Queue items of every collection take their `seq` from one counter,
+/// raised past the largest stored one whenever a queue is read, so a new
+/// item never overwrites an old one (plans are made off the writer, and
+/// two can be in flight).
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// What a collection's writer knows of its sweep queue: which record keys
+/// have entries queued, how many entries, and since when. Lives in the
+/// `IndexSet`, read from the engine when first needed.
+#[derive(Debug, Default)]
+pub struct Sweep(Mutex<State>);
+
+#[derive(Debug, Default)]
+struct State {
+    loaded: bool,
+    ids: HashSet<Vec<u8>>,
+    entries: usize,
+    since: Option<Instant>,
+}
+
+impl Sweep {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.0.lock().expect("sweep lock")
+    }
+
+    /// The state, read from the queue in `engine` if it was not yet.
+    fn loaded(&self, engine: &dyn Engine, records_cf: u64) -> Result<MutexGuard<'_, State>> {
+        let mut state = self.state();
+        if !state.loaded {
+            let mut cursor = engine.cursor(
+                Cf::Catalog,
+                catalog::sweep_range(records_cf),
+                Direction::Forward,
+            )?;
+            while cursor.valid() {
+                if let Some((_, seq)) = catalog::parse_sweep_key(cursor.key()) {
+                    NEXT_SEQ.fetch_max(seq + 1, Ordering::Relaxed);
+                }
+                for_each_document(cursor.value(), |id, entries| {
+                    state.ids.insert(id.to_vec());
+                    state.entries += entries.len();
+                })?;
+                cursor.advance();
+            }
+            cursor.status()?;
+            if state.entries > 0 {
+                state.since = Some(Instant::now());
+            }
+            state.loaded = true;
+        }
+        Ok(state)
+    }
+
+    /// A `seq` for a new queue item of the collection.
+    pub(super) fn next_seq(&self, engine: &dyn Engine, records_cf: u64) -> Result<u64> {
+        drop(self.loaded(engine, records_cf)?);
+        Ok(NEXT_SEQ.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Whether record key `id` has entries queued: the writer sweeps
+    /// before it stores a record there.
+    pub fn holds(&self, engine: &dyn Engine, records_cf: u64, id: &[u8]) -> Result<bool> {
+        let state = self.loaded(engine, records_cf)?;
+        Ok(!state.ids.is_empty() && state.ids.contains(id))
+    }
+
+    /// How long until the writer should sweep: `None` with nothing queued
+    /// (or nothing known yet), zero when it is due now.
+    pub fn due_in(&self, now: Instant, policy: &ExpiryPolicy) -> Option<Duration> {
+        let state = self.state();
+        let since = state.since?;
+        if state.entries >= policy.sweep_entries {
+            return Some(Duration::ZERO);
+        }
+        Some((since + policy.sweep_after).saturating_duration_since(now))
+    }
+
+    /// Entries queued, as far as this writer knows.
+    pub fn entries(&self) -> usize {
+        self.state().entries
+    }
+
+    /// A chunk's queue item is committed.
+    pub(super) fn queued(&self, queued: Queued) {
+        let mut state = self.state();
+        // Unread: reading the queue will find the item.
+        if !state.loaded || queued.entries == 0 {
+            return;
+        }
+        state.ids.extend(queued.ids);
+        state.entries += queued.entries;
+        state.since.get_or_insert_with(Instant::now);
+    }
+
+    /// Everything queued is deleted.
+    pub(super) fn swept(&self) {
+        *self.state() = State {
+            loaded: true,
+            ..State::default()
+        };
+    }
+}
+
+/// A chunk's queue item under construction.
+#[derive(Debug, Default)]
+pub(super) struct QueueItem {
+    bytes: Vec<u8>,
+    queued: Queued,
+}
+
+/// What a committed queue item adds to the writer's [`Sweep`].
+#[derive(Debug, Default)]
+pub(super) struct Queued {
+    ids: Vec<Vec<u8>>,
+    entries: usize,
+}
+
+impl QueueItem {
+    /// Queues the entries of the document stored at `id`; a document
+    /// without any is not queued.
+    pub fn push<'a>(&mut self, id: &[u8], entries: impl IntoIterator<Item = (u64, &'a [u8])>) {
+        if self.bytes.is_empty() {
+            self.bytes.push(FORMAT);
+        }
+        let start = self.bytes.len();
+        put_bytes(&mut self.bytes, id);
+        let count_at = self.bytes.len();
+        self.bytes.extend_from_slice(&0u32.to_le_bytes());
+        let mut n: u32 = 0;
+        for (cf, key) in entries {
+            self.bytes.extend_from_slice(&cf.to_le_bytes());
+            put_bytes(&mut self.bytes, key);
+            n += 1;
+        }
+        if n == 0 {
+            self.bytes.truncate(start);
+            return;
+        }
+        self.bytes[count_at..count_at + 4].copy_from_slice(&n.to_le_bytes());
+        self.queued.ids.push(id.to_vec());
+        self.queued.entries += n as usize;
+    }
+
+    /// The item's value and what it adds to the writer's [`Sweep`] once
+    /// committed; `None` when no entry was queued.
+    pub fn finish(self) -> Option<(Vec<u8>, Queued)> {
+        (self.queued.entries > 0).then_some((self.bytes, self.queued))
+    }
+}
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Calls `each` with every document of a queue item: its record key and
+/// its queued entries.
+pub(super) fn for_each_document(
+    value: &[u8],
+    mut each: impl FnMut(&[u8], &[(u64, &[u8])]),
+) -> Result<()> {
+    let bad = || Error::corrupt("sweep queue item is malformed");
+    let (&format, mut rest) = value.split_first().ok_or_else(bad)?;
+    if format != FORMAT {
+        return Err(bad());
+    }
+    let mut entries = Vec::new();
+    while !rest.is_empty() {
+        let (id, after) = take_bytes(rest).ok_or_else(bad)?;
+        let n = u32::from_le_bytes(
+            after
+                .get(..4)
+                .ok_or_else(bad)?
+                .try_into()
+                .map_err(|_| bad())?,
+        );
+        rest = &after[4..];
+        entries.clear();
+        for _ in 0..n {
+            let cf = u64::from_le_bytes(
+                rest.get(..8)
+                    .ok_or_else(bad)?
+                    .try_into()
+                    .map_err(|_| bad())?,
+            );
+            let (key, after) = take_bytes(&rest[8..]).ok_or_else(bad)?;
+            entries.push((cf, key));
+            rest = after;
+        }
+        each(id, &entries);
+    }
+    Ok(())
+}
+
+/// A length-prefixed byte string and what follows it.
+fn take_bytes(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let len = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
+    let value = bytes.get(4..4 + len)?;
+    Some((value, &bytes[4 + len..]))
+}

@@ -1,0 +1,186 @@
+//! The sweep: the index entries of expired documents, deleted later and
+//! in bulk instead of inside each chunk.
+//!
+//! A chunk deletes a due document's record and its TTL entries at once.
+//! Its entries in the indexes that allow it ([`defers`]: not unique, not
+//! TTL, not internal, in a collection that is neither capped nor
+//! time-series) are left in place: the chunk writes them, with the
+//! documents' record keys, as one item of the collection's sweep queue
+//! (`catalog::sweep_key`), in the batch that deletes the records. The
+//! sweep deletes every queued entry in one batch sorted by family and key,
+//! and the items with them. Under a steady stream these point deletes,
+//! made chunk by chunk into a random index, were most of a chunk's cost
+//! (BENCHMARKS.md, "The sweep").
+//!
+//! Until the sweep, an entry whose document is gone stays in its index.
+//! Three rules keep it out of every answer:
+//!
+//! - readers answer from records, never from an index entry alone: an
+//!   index scan fetches the record of each entry and passes over an entry
+//!   whose record is missing (`query::exec`);
+//! - the writer sweeps before it stores a record under an id that has
+//!   queued entries (`Writer::insert_keyed` asks [`Sweep::holds`]): the new
+//!   document may share an entry with the old one, which the sweep would
+//!   then delete. So in every snapshot, an entry whose record exists
+//!   belongs to that record;
+//! - `validate` counts queued entries as accounted for (`integrity`).
+//!
+//! The queue lives in the catalog family and commits with the chunk, so a
+//! crash keeps or loses both. After a restart, or in a new index set, the
+//! writer's [`Sweep`] reads the queue back. A dropped collection's queue
+//! goes with it; entries of a dropped index are passed over.
+//!
+//! The collection's writer sweeps once `ExpiryPolicy::sweep_entries` are
+//! queued or the oldest has waited `sweep_after`, when it starts, and
+//! when it takes a new index set; the actor decides when
+//! ([`Sweep::due_in`]). `queue` holds the item format and the writer's
+//! [`Sweep`].
+
+use crate::catalog::{self, INTERNAL_PREFIX};
+use crate::engine::{Batch, Cf, Direction, Engine, Snapshot};
+use crate::error::{Error, Result};
+use crate::index::{IndexSet, KeyGen};
+
+pub use super::queue::Sweep;
+use super::queue::{QueueItem, Queued, for_each_document};
+
+/// Whether a chunk leaves `kg`'s entries to the sweep. A unique index
+/// must drop an expired document's key at once (an insert of another
+/// document would meet it), and a TTL index's entries are what chunks
+/// scan; internal indexes belong to time-series and clustered
+/// collections, whose chunks delete everything themselves.
+pub fn defers(set: &IndexSet, kg: &KeyGen) -> bool {
+    set.natural().is_none()
+        && set.timeseries.is_none()
+        && !kg.unique
+        && kg.expire_after_secs().is_none()
+        && !kg.name.starts_with(INTERNAL_PREFIX)
+}
+
+/// Adds a chunk's queue item to `out`, the batch that deletes its
+/// documents; what [`note`] adds to the writer's [`Sweep`] once `out`
+/// commits.
+pub(super) fn write(
+    item: QueueItem,
+    engine: &dyn Engine,
+    set: &IndexSet,
+    out: &mut dyn Batch,
+) -> Result<Queued> {
+    let Some((bytes, queued)) = item.finish() else {
+        return Ok(Queued::default());
+    };
+    let seq = set.sweep.next_seq(engine, set.meta.id)?;
+    out.put(Cf::Catalog, &catalog::sweep_key(set.meta.id, seq), &bytes)?;
+    Ok(queued)
+}
+
+/// Notes a committed chunk's queue item in the writer's [`Sweep`].
+pub(super) fn note(set: &IndexSet, queued: Queued) {
+    set.sweep.queued(queued);
+}
+
+/// Deletes every queued entry of the collection, and the queue, in one
+/// batch sorted by family and key; returns how many entries went. Runs on
+/// the collection's writer.
+pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
+    let live: Vec<u64> = set.keygens.iter().map(|kg| kg.cf).collect();
+    let mut items = Vec::new();
+    let mut entries: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut cursor = engine.cursor(
+        Cf::Catalog,
+        catalog::sweep_range(set.meta.id),
+        Direction::Forward,
+    )?;
+    while cursor.valid() {
+        items.push(cursor.key().to_vec());
+        for_each_document(cursor.value(), |_, queued| {
+            // An index dropped since has no entries left to delete.
+            entries.extend(
+                queued
+                    .iter()
+                    .filter(|(cf, _)| live.contains(cf))
+                    .map(|(cf, key)| (*cf, key.to_vec())),
+            );
+        })?;
+        cursor.advance();
+    }
+    cursor.status()?;
+    drop(cursor);
+    if items.is_empty() {
+        set.sweep.swept();
+        return Ok(0);
+    }
+    entries.sort_unstable();
+    entries.dedup();
+    let mut batch = engine.batch();
+    for (cf, key) in &entries {
+        batch.delete(Cf::Id(*cf), key)?;
+    }
+    for item in &items {
+        batch.delete(Cf::Catalog, item)?;
+    }
+    batch.commit(false)?;
+    set.sweep.swept();
+    Ok(entries.len() as u64)
+}
+
+/// The queued entries of `set`'s collection still in its indexes on
+/// `snap`, per index in `set.keygens` order (`validate`).
+pub fn pending_on(snap: &dyn Snapshot, set: &IndexSet) -> Result<Vec<u64>> {
+    let mut pending = vec![0u64; set.keygens.len()];
+    let mut cursor = snap.cursor(
+        Cf::Catalog,
+        catalog::sweep_range(set.meta.id),
+        Direction::Forward,
+    )?;
+    let mut queued: Vec<(usize, Vec<u8>)> = Vec::new();
+    while cursor.valid() {
+        for_each_document(cursor.value(), |_, entries| {
+            for (cf, key) in entries {
+                if let Some(i) = set.keygens.iter().position(|kg| kg.cf == *cf) {
+                    queued.push((i, key.to_vec()));
+                }
+            }
+        })?;
+        cursor.advance();
+    }
+    cursor.status()?;
+    drop(cursor);
+    queued.sort_unstable();
+    queued.dedup();
+    for (i, key) in queued {
+        if snap.get(Cf::Id(set.keygens[i].cf), &key)?.is_some() {
+            pending[i] += 1;
+        }
+    }
+    Ok(pending)
+}
+
+/// Adds the removal of the sweep queues of the collections whose records
+/// are `records_cfs` to `batch` (a dropped collection's).
+pub fn forget(batch: &mut dyn Batch, records_cfs: &[u64]) -> Result<()> {
+    for &cf in records_cfs {
+        let range = catalog::sweep_range(cf);
+        let upper = range
+            .upper
+            .ok_or_else(|| Error::corrupt("sweep range without end"))?;
+        batch.delete_range(Cf::Catalog, &range.lower, &upper)?;
+    }
+    Ok(())
+}
+
+/// The collections (records family ids) that have a sweep queue.
+pub fn queued_collections(engine: &dyn Engine) -> Result<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::new();
+    let mut cursor = engine.cursor(Cf::Catalog, catalog::sweep_queues(), Direction::Forward)?;
+    while cursor.valid() {
+        if let Some((cf, _)) = catalog::parse_sweep_key(cursor.key())
+            && out.last() != Some(&cf)
+        {
+            out.push(cf);
+        }
+        cursor.advance();
+    }
+    cursor.status()?;
+    Ok(out)
+}

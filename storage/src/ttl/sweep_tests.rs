@@ -1,0 +1,174 @@
+//! The sweep on a real RocksDB: what a chunk leaves queued, who sees it
+//! (nobody), what deletes it, and the writes that must not lose an entry
+//! to it.
+
+use bson::doc;
+
+use super::tests::{at, ids, insert, keys, setup};
+use super::{Chunk, ExpiryPolicy, sweep};
+use crate::engine::{Cf, Engine};
+use crate::index::IndexSet;
+use crate::integrity;
+
+/// One chunk over every document due by `cutoff`, without the sweep.
+fn chunk_only(engine: &dyn Engine, set: &IndexSet, cutoff: i64) -> u64 {
+    let chunk = Chunk {
+        index: "at_1",
+        cutoff_millis: cutoff,
+        limit: 1000,
+        resume_after: None,
+    };
+    super::expire(engine, set, chunk, &ExpiryPolicy::default())
+        .unwrap()
+        .deleted
+}
+
+fn valid(engine: &dyn Engine, set: &IndexSet) -> integrity::Report {
+    let report = integrity::check(engine.snapshot().as_ref(), set).unwrap();
+    assert!(report.valid(), "{report:?}");
+    report
+}
+
+#[test]
+fn a_chunk_queues_the_plain_index_entries_and_the_sweep_deletes_them() {
+    let (_d, engine, set) = setup();
+    let docs = (0..10).map(|i| doc! { "_id": i, "at": at(100), "k": i % 3 });
+    insert(&engine, &set, docs.collect());
+    assert_eq!(chunk_only(&engine, &set, 100), 10);
+    // Records and TTL entries go with the chunk; the k entries wait.
+    assert_eq!((keys(&engine, 10), keys(&engine, 11)), (0, 0));
+    assert_eq!(keys(&engine, 12), 10);
+    assert_eq!(set.sweep.entries(), 10);
+    assert!(
+        set.sweep
+            .due_in(std::time::Instant::now(), &ExpiryPolicy::default())
+            .is_some()
+    );
+    // `validate` accounts for them and counts none as the index's.
+    let report = valid(&engine, &set);
+    assert_eq!(report.keys_per_index["k_1"], 0);
+
+    assert_eq!(sweep(&engine, &set).unwrap(), 10);
+    assert_eq!(keys(&engine, 12), 0);
+    assert_eq!(
+        super::sweep::queued_collections(&engine).unwrap(),
+        Vec::<u64>::new()
+    );
+    assert_eq!(
+        set.sweep
+            .due_in(std::time::Instant::now(), &ExpiryPolicy::default()),
+        None
+    );
+    assert_eq!(sweep(&engine, &set).unwrap(), 0, "nothing left to sweep");
+}
+
+#[test]
+fn a_document_stored_again_under_an_expired_id_keeps_the_entry_it_shares() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 1, "at": at(100), "k": 5 }],
+    );
+    assert_eq!(chunk_only(&engine, &set, 100), 1);
+    // The same `_id` and the same k: the old entry is the new one's key.
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 1, "at": at(10_000), "k": 5 }],
+    );
+    assert_eq!(keys(&engine, 12), 1);
+    // The insert swept first, so no later sweep can take the entry.
+    assert_eq!(set.sweep.entries(), 0);
+    sweep(&engine, &set).unwrap();
+    assert_eq!(keys(&engine, 12), 1, "the new document's k entry is kept");
+    let report = valid(&engine, &set);
+    assert_eq!(report.keys_per_index["k_1"], 1);
+    assert_eq!(ids(&engine), [1]);
+}
+
+#[test]
+fn a_new_index_set_reads_the_queue_back() {
+    let (_d, engine, set) = setup();
+    let docs = (0..4).map(|i| doc! { "_id": i, "at": at(100), "k": i });
+    insert(&engine, &set, docs.collect());
+    assert_eq!(chunk_only(&engine, &set, 100), 4);
+    // A catalog change, or a restart, starts from what is stored.
+    let fresh = IndexSet::new(set.meta.clone()).unwrap();
+    let id = fresh.record_key(bson::RawBsonRef::Int32(2));
+    assert!(fresh.sweep.holds(&engine, fresh.meta.id, &id).unwrap());
+    assert_eq!(fresh.sweep.entries(), 4);
+    insert(
+        &engine,
+        &fresh,
+        vec![doc! { "_id": 2, "at": at(10_000), "k": 2 }],
+    );
+    assert_eq!(
+        keys(&engine, 12),
+        1,
+        "swept before the insert, then its entry"
+    );
+    valid(&engine, &fresh);
+}
+
+#[test]
+fn entries_of_a_dropped_index_are_passed_over() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 1, "at": at(100), "k": 1 }],
+    );
+    assert_eq!(chunk_only(&engine, &set, 100), 1);
+    let mut meta = set.meta.clone();
+    meta.indexes.retain(|i| i.name != "k_1");
+    engine.drop_cf(Cf::Id(12)).unwrap();
+    let without_k = IndexSet::new(meta).unwrap();
+    assert_eq!(sweep(&engine, &without_k).unwrap(), 0);
+    assert_eq!(
+        super::sweep::queued_collections(&engine).unwrap(),
+        Vec::<u64>::new()
+    );
+}
+
+#[test]
+fn a_unique_index_loses_its_entries_with_the_chunk() {
+    let (_d, engine, set) = setup();
+    let mut meta = set.meta.clone();
+    meta.indexes[2].unique = true;
+    let set = IndexSet::new(meta).unwrap();
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 1, "at": at(100), "k": 1 }],
+    );
+    assert_eq!(chunk_only(&engine, &set, 100), 1);
+    assert_eq!(keys(&engine, 12), 0);
+    assert_eq!(set.sweep.entries(), 0);
+    // Another document may take the key at once.
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 2, "at": at(10_000), "k": 1 }],
+    );
+    assert_eq!(keys(&engine, 12), 1);
+}
+
+#[test]
+fn a_dropped_collection_forgets_its_queue() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 1, "at": at(100), "k": 1 }],
+    );
+    assert_eq!(chunk_only(&engine, &set, 100), 1);
+    assert_eq!(super::sweep::queued_collections(&engine).unwrap(), [10]);
+    let mut batch = engine.batch();
+    super::sweep::forget(batch.as_mut(), &[10]).unwrap();
+    batch.commit(false).unwrap();
+    assert_eq!(
+        super::sweep::queued_collections(&engine).unwrap(),
+        Vec::<u64>::new()
+    );
+}
