@@ -172,6 +172,8 @@ async fn metrics_show_the_due_backlog_and_how_late_expiry_ran() {
         "{text}"
     );
     assert_eq!(runs("stalePlans"), 0.0, "{text}");
+    // No index besides the TTL one: nothing for the sweep.
+    assert_eq!(value("ebb_ttl_swept_entries_total", vec![]), 0.0, "{text}");
     // One chunk took the five; its oldest was 10 s overdue.
     assert!(
         text.contains("ebb_ttl_expiry_lag_seconds_count 1"),

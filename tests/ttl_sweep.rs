@@ -1,8 +1,8 @@
 //! The sweep seen from a driver: the secondary-index entries a TTL chunk
 //! leaves queued (`ttl::sweep`) never reach an answer, a document stored
 //! again under an expired `_id` is found exactly once, `validate` finds
-//! the collection whole, and the sweep deletes the entries (here at
-//! startup: the interval is set beyond the test).
+//! the collection whole, and the sweep deletes the entries: at startup,
+//! and once they have waited `ttl.sweep_after`.
 
 mod common;
 
@@ -20,11 +20,27 @@ const T0: i64 = 1_767_225_600_000;
 const HOUR: i64 = 3_600_000;
 const DOCS: i32 = 200;
 
-fn node() -> TestNode {
+fn node_sweeping_after(after: Duration) -> TestNode {
     TestNode::start_with(
-        |c| c.ttl.sweep_after = Duration::from_secs(3600),
+        |c| c.ttl.sweep_after = after,
         Some(Arc::new(ManualClock::new(T0))),
     )
+}
+
+/// `serverStatus.metrics.ttl.sweptEntries`.
+async fn swept(t: &TestNode) -> i64 {
+    let status = t
+        .db("admin")
+        .await
+        .run_command(doc! { "serverStatus": 1 })
+        .await
+        .unwrap();
+    let ttl = status
+        .get_document("metrics")
+        .unwrap()
+        .get_document("ttl")
+        .unwrap();
+    ttl.get_i64("sweptEntries").unwrap()
 }
 
 /// Keys a full scan of index `hint` examines, and documents it returns.
@@ -67,7 +83,8 @@ async fn validate(db: &Database) -> Document {
 
 #[tokio::test]
 async fn entries_waiting_for_the_sweep_reach_no_reader() {
-    let mut t = node();
+    // Longer than the test: only the startup sweep runs.
+    let mut t = node_sweeping_after(Duration::from_secs(3600));
     let db = t.db("sw").await;
     let c: Collection<Document> = db.collection("s");
     ttl_index(&c, doc! { "at": 1 }, 0, None).await;
@@ -84,6 +101,7 @@ async fn entries_waiting_for_the_sweep_reach_no_reader() {
     t.ttl_pass().await;
     let live = DOCS as i64 / 2;
     assert_eq!(c.count_documents(doc! {}).await.unwrap() as i64, live);
+    assert_eq!(swept(&t).await, 0);
 
     // The expired documents' k entries are still there, passed over.
     assert_eq!(scan(&db, "k_1").await, (DOCS as i64, live));
@@ -134,24 +152,40 @@ async fn entries_waiting_for_the_sweep_reach_no_reader() {
     let per_index = report.get_document("keysPerIndex").unwrap();
     assert_eq!(per_index.get_i64("k_1").unwrap(), live);
 
-    // An expired `_id` stored again, once with its old k and once with a
-    // new one: each is found once, under its own k only.
-    c.insert_many(vec![
-        doc! { "_id": 4, "at": DateTime::from_millis(T0 + HOUR), "k": 4, "n": 4 },
-        doc! { "_id": 6, "at": DateTime::from_millis(T0 + HOUR), "k": 1, "n": 6 },
-    ])
-    .await
-    .unwrap();
+    // A restart sweeps what is queued.
+    t.restart();
+    let db = t.db("sw").await;
+    let c: Collection<Document> = db.collection("s");
+    let startup = eventually(Duration::from_secs(30), || async {
+        scan(&db, "k_1").await == (live, live)
+    })
+    .await;
+    assert!(startup, "the sweep at startup never came");
+    assert_eq!(scan(&db, "k_1_n_-1").await, (live, live));
+    validate(&db).await;
+
+    // Expire documents 0 and 2 again, then store their `_id`s once more,
+    // 0 with its old k and 2 with a new one: each is found once, under
+    // its own k only.
+    let dated = |id: i32, at: i64, k: i32| doc! { "_id": id, "at": DateTime::from_millis(at), "k": k, "n": id };
+    c.insert_many(vec![dated(0, T0 - HOUR, 0), dated(2, T0 - HOUR, 2)])
+        .await
+        .unwrap();
+    t.ttl_pass().await;
+    assert_eq!(scan(&db, "k_1").await, (live + 2, live));
+    c.insert_many(vec![dated(0, T0 + HOUR, 0), dated(2, T0 + HOUR, 1)])
+        .await
+        .unwrap();
     assert_eq!(
-        ids(&c, doc! { "k": 4 }, doc! { "_id": 1 }, "k_1").await,
-        [4]
+        ids(&c, doc! { "k": 0 }, doc! { "_id": 1 }, "k_1").await,
+        [0]
     );
     assert_eq!(
-        ids(&c, doc! { "k": 6 }, doc! { "_id": 1 }, "k_1").await,
+        ids(&c, doc! { "k": 2 }, doc! { "_id": 1 }, "k_1").await,
         Vec::<i32>::new()
     );
     let mut ones = odd_k(1);
-    ones.push(6);
+    ones.push(2);
     ones.sort();
     assert_eq!(
         ids(&c, doc! { "k": 1 }, doc! { "_id": 1 }, "k_1").await,
@@ -159,16 +193,27 @@ async fn entries_waiting_for_the_sweep_reach_no_reader() {
     );
     let sorted = ids(&c, doc! {}, doc! { "k": 1, "n": -1 }, "k_1_n_-1").await;
     assert_eq!(sorted.len() as i64, live + 2, "each document once");
+    // The writer swept before storing them: only their own entries remain.
+    assert_eq!(scan(&db, "k_1").await, (live + 2, live + 2));
     validate(&db).await;
+}
 
-    // A restart sweeps what is queued.
-    t.restart();
+#[tokio::test]
+async fn queued_entries_are_swept_once_they_have_waited() {
+    let t = node_sweeping_after(Duration::from_millis(100));
     let db = t.db("sw").await;
-    let swept = eventually(Duration::from_secs(30), || async {
-        scan(&db, "k_1").await == (live + 2, live + 2)
-    })
-    .await;
-    assert!(swept, "the sweep at startup never came");
-    assert_eq!(scan(&db, "k_1_n_-1").await, (live + 2, live + 2));
+    let c: Collection<Document> = db.collection("s");
+    ttl_index(&c, doc! { "at": 1 }, 0, None).await;
+    create_index(&c, doc! { "k": 1 }).await;
+    create_index(&c, doc! { "u": 1 }).await;
+    let docs =
+        (0..10).map(|i| doc! { "_id": i, "at": DateTime::from_millis(T0 - HOUR), "k": i, "u": i });
+    c.insert_many(docs).await.unwrap();
+    t.ttl_pass().await;
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 0);
+    let done = eventually(Duration::from_secs(30), || async { swept(&t).await == 20 }).await;
+    assert!(done, "swept {} of 20 entries", swept(&t).await);
+    assert_eq!(scan(&db, "k_1").await, (0, 0));
+    assert_eq!(scan(&db, "u_1").await, (0, 0));
     validate(&db).await;
 }
