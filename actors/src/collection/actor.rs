@@ -82,8 +82,9 @@ enum Control {
     },
     /// The collection is being dropped: finish what is queued, refuse the rest.
     Retire { reply: oneshot::Sender<()> },
-    /// Deletes the index entries expired documents left queued
-    /// (`ttl::sweep`).
+    /// Deletes the next slice of the index entries expired documents
+    /// left queued (`ttl::sweep_step`); the next slice is queued after it,
+    /// behind the writes that arrived meanwhile.
     Sweep,
 }
 
@@ -259,7 +260,10 @@ impl CollectionActor {
             Control::Sweep => {
                 let engine = self.shared.engine.clone();
                 let set = self.set.clone();
-                let work = tokio::task::spawn_blocking(move || ttl::sweep(engine.as_ref(), &set));
+                let policy = self.shared.policy;
+                let work = tokio::task::spawn_blocking(move || {
+                    ttl::sweep_step(engine.as_ref(), &set, &policy)
+                });
                 ctx.spawn(async move { flatten(work.await) }.into_actor(self).map(
                     |res, act, ctx| {
                         act.sweep_queued = false;

@@ -38,7 +38,7 @@ pub use floor::Floor;
 pub use policy::{ExpiryPolicy, ForegroundChunks};
 pub use queue::Sweep;
 pub use rule::{cutoff_millis, due_millis};
-pub use sweep::sweep;
+pub use sweep::{sweep, sweep_step};
 pub use visibility::{ShowAll, Visibility};
 pub use visible::{Due, count_visible};
 pub use whole::expire_all;

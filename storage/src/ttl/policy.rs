@@ -55,6 +55,10 @@ pub struct ExpiryPolicy {
     pub sweep_entries: usize,
     /// The longest a queued entry waits for the sweep (`ttl.sweep_after`).
     pub sweep_after: Duration,
+    /// Entries one turn of the sweep deletes (`sweep::sweep_step`): all
+    /// 50,000 at once held the writer long enough to double insert p99
+    /// during a purge (`foreground` scenario, BENCHMARKS.md).
+    pub sweep_slice: usize,
 }
 
 impl Default for ExpiryPolicy {
@@ -71,6 +75,7 @@ impl Default for ExpiryPolicy {
             prompt: true,
             sweep_entries: 50_000,
             sweep_after: Duration::from_secs(2),
+            sweep_slice: 8192,
         }
     }
 }

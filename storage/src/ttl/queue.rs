@@ -34,6 +34,20 @@ struct State {
     ids: HashSet<Vec<u8>>,
     entries: usize,
     since: Option<Instant>,
+    /// A sweep in slices, under way.
+    run: Option<Run>,
+}
+
+/// A sweep taken in slices, one writer turn each (`sweep::sweep_step`):
+/// the queue as it stood when the sweep began, sorted, and the record keys
+/// it holds (the writer still sweeps before storing one of them).
+#[derive(Debug, Default)]
+pub(super) struct Run {
+    pub items: Vec<Vec<u8>>,
+    pub entries: Vec<(u64, Vec<u8>)>,
+    /// Entries before this one are deleted.
+    pub next: usize,
+    pub ids: HashSet<Vec<u8>>,
 }
 
 impl Sweep {
@@ -79,13 +93,17 @@ impl Sweep {
     /// before it stores a record there.
     pub fn holds(&self, engine: &dyn Engine, records_cf: u64, id: &[u8]) -> Result<bool> {
         let state = self.loaded(engine, records_cf)?;
-        Ok(!state.ids.is_empty() && state.ids.contains(id))
+        let in_run = state.run.as_ref().is_some_and(|run| run.ids.contains(id));
+        Ok(in_run || (!state.ids.is_empty() && state.ids.contains(id)))
     }
 
     /// How long until the writer should sweep: `None` with nothing queued
     /// (or nothing known yet), zero when it is due now.
     pub fn due_in(&self, now: Instant, policy: &ExpiryPolicy) -> Option<Duration> {
         let state = self.state();
+        if state.run.is_some() {
+            return Some(Duration::ZERO);
+        }
         let since = state.since?;
         if state.entries >= policy.sweep_entries {
             return Some(Duration::ZERO);
@@ -116,6 +134,35 @@ impl Sweep {
             loaded: true,
             ..State::default()
         };
+    }
+
+    /// A sweep failed half way: what is queued is read again when next
+    /// needed.
+    pub(super) fn forget(&self) {
+        *self.state() = State::default();
+    }
+
+    /// A sweep in slices begins: the record keys queued so far move to
+    /// its run, and what chunks queue from now on waits for the next one.
+    pub(super) fn begin_run(
+        &self,
+        engine: &dyn Engine,
+        records_cf: u64,
+    ) -> Result<HashSet<Vec<u8>>> {
+        let mut state = self.loaded(engine, records_cf)?;
+        state.entries = 0;
+        state.since = None;
+        Ok(std::mem::take(&mut state.ids))
+    }
+
+    /// The run under way, taken out for its next slice.
+    pub(super) fn take_run(&self) -> Option<Run> {
+        self.state().run.take()
+    }
+
+    /// The run goes on after this slice.
+    pub(super) fn keep_run(&self, run: Run) {
+        self.state().run = Some(run);
     }
 }
 

@@ -33,7 +33,7 @@
 //! The collection's writer sweeps once `ExpiryPolicy::sweep_entries` are
 //! queued or the oldest has waited `sweep_after`, when it starts, and
 //! when it takes a new index set; the actor decides when
-//! ([`Sweep::due_in`]). `queue` holds the item format and the writer's
+//! ([`Sweep::due_in`]) and runs the sweep in slices ([`sweep_step`]). `queue` holds the item format and the writer's
 //! [`Sweep`].
 
 use crate::catalog::{self, INTERNAL_PREFIX};
@@ -41,8 +41,9 @@ use crate::engine::{Batch, Cf, Direction, Engine, Snapshot};
 use crate::error::{Error, Result};
 use crate::index::{IndexSet, KeyGen};
 
+use super::policy::ExpiryPolicy;
 pub use super::queue::Sweep;
-use super::queue::{QueueItem, Queued, for_each_document};
+use super::queue::{QueueItem, Queued, Run, for_each_document};
 
 /// Whether a chunk leaves `kg`'s entries to the sweep. A unique index
 /// must drop an expired document's key at once (an insert of another
@@ -81,21 +82,93 @@ pub(super) fn note(set: &IndexSet, queued: Queued) {
 
 /// Deletes every queued entry of the collection, and the queue, in one
 /// batch sorted by family and key; returns how many entries went. Runs on
-/// the collection's writer.
+/// the collection's writer, which calls it before it stores a record
+/// under a queued record key.
 pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
+    let all = read_queue(engine, set).and_then(|run| {
+        let mut batch = engine.batch();
+        for (cf, key) in &run.entries {
+            batch.delete(Cf::Id(*cf), key)?;
+        }
+        for item in &run.items {
+            batch.delete(Cf::Catalog, item)?;
+        }
+        batch.commit(false)?;
+        Ok(run.entries.len() as u64)
+    });
+    match &all {
+        Ok(_) => set.sweep.swept(),
+        Err(_) => set.sweep.forget(),
+    }
+    all
+}
+
+/// One turn of the writer's sweep: the next `policy.sweep_slice` entries
+/// of the queue as it stood when the sweep began, in key order, and with
+/// the last slice the queue items themselves; returns how many entries
+/// went. A slice holds the writer for a few milliseconds where the whole
+/// queue held it for tens, so writes waiting behind it wait no longer than
+/// behind a write group. Entries deleted twice (a crash between slices, or
+/// a full [`sweep`] in between) cost nothing.
+pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) -> Result<u64> {
+    let step = || -> Result<(u64, Option<Run>)> {
+        let mut run = match set.sweep.take_run() {
+            Some(run) => run,
+            None => {
+                let ids = set.sweep.begin_run(engine, set.meta.id)?;
+                Run {
+                    ids,
+                    ..read_queue(engine, set)?
+                }
+            }
+        };
+        let end = (run.next + policy.sweep_slice.max(1)).min(run.entries.len());
+        let mut batch = engine.batch();
+        for (cf, key) in &run.entries[run.next..end] {
+            batch.delete(Cf::Id(*cf), key)?;
+        }
+        let last = end == run.entries.len();
+        if last {
+            for item in &run.items {
+                batch.delete(Cf::Catalog, item)?;
+            }
+        }
+        if !batch.is_empty() {
+            batch.commit(false)?;
+        }
+        let deleted = (end - run.next) as u64;
+        run.next = end;
+        Ok((deleted, (!last).then_some(run)))
+    };
+    match step() {
+        Ok((deleted, run)) => {
+            if let Some(run) = run {
+                set.sweep.keep_run(run);
+            }
+            Ok(deleted)
+        }
+        Err(e) => {
+            set.sweep.forget();
+            Err(e)
+        }
+    }
+}
+
+/// The collection's queue items and their entries in the indexes it
+/// still has, sorted by family and key.
+fn read_queue(engine: &dyn Engine, set: &IndexSet) -> Result<Run> {
     let live: Vec<u64> = set.keygens.iter().map(|kg| kg.cf).collect();
-    let mut items = Vec::new();
-    let mut entries: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut run = Run::default();
     let mut cursor = engine.cursor(
         Cf::Catalog,
         catalog::sweep_range(set.meta.id),
         Direction::Forward,
     )?;
     while cursor.valid() {
-        items.push(cursor.key().to_vec());
+        run.items.push(cursor.key().to_vec());
         for_each_document(cursor.value(), |_, queued| {
             // An index dropped since has no entries left to delete.
-            entries.extend(
+            run.entries.extend(
                 queued
                     .iter()
                     .filter(|(cf, _)| live.contains(cf))
@@ -105,23 +178,9 @@ pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
         cursor.advance();
     }
     cursor.status()?;
-    drop(cursor);
-    if items.is_empty() {
-        set.sweep.swept();
-        return Ok(0);
-    }
-    entries.sort_unstable();
-    entries.dedup();
-    let mut batch = engine.batch();
-    for (cf, key) in &entries {
-        batch.delete(Cf::Id(*cf), key)?;
-    }
-    for item in &items {
-        batch.delete(Cf::Catalog, item)?;
-    }
-    batch.commit(false)?;
-    set.sweep.swept();
-    Ok(entries.len() as u64)
+    run.entries.sort_unstable();
+    run.entries.dedup();
+    Ok(run)
 }
 
 /// The queued entries of `set`'s collection still in its indexes on

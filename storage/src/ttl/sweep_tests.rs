@@ -172,3 +172,68 @@ fn a_dropped_collection_forgets_its_queue() {
         Vec::<u64>::new()
     );
 }
+
+#[test]
+fn a_sweep_in_slices_keeps_its_ids_until_the_last_slice() {
+    let (_d, engine, set) = setup();
+    let docs = (0..10).map(|i| doc! { "_id": i, "at": at(100), "k": i });
+    insert(&engine, &set, docs.collect());
+    assert_eq!(chunk_only(&engine, &set, 100), 10);
+    let policy = ExpiryPolicy {
+        sweep_slice: 4,
+        ..ExpiryPolicy::default()
+    };
+    let now = std::time::Instant::now();
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 4);
+    assert_eq!(keys(&engine, 12), 6);
+    // The run goes on at once, and still guards its record keys.
+    assert_eq!(
+        set.sweep.due_in(now, &policy),
+        Some(std::time::Duration::ZERO)
+    );
+    let id = set.record_key(bson::RawBsonRef::Int32(9));
+    assert!(set.sweep.holds(&engine, set.meta.id, &id).unwrap());
+    // A chunk in between queues for the next sweep, not this run.
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 20, "at": at(200), "k": 20 }],
+    );
+    assert_eq!(chunk_only(&engine, &set, 200), 1);
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 4);
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 2);
+    assert_eq!(keys(&engine, 12), 1, "the later chunk's entry waits");
+    assert!(!set.sweep.holds(&engine, set.meta.id, &id).unwrap());
+    assert_eq!(set.sweep.entries(), 1);
+    valid(&engine, &set);
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 1);
+    assert_eq!(keys(&engine, 12), 0);
+    assert_eq!(set.sweep.due_in(now, &policy), None);
+    assert_eq!(
+        super::sweep::queued_collections(&engine).unwrap(),
+        Vec::<u64>::new()
+    );
+}
+
+#[test]
+fn storing_an_id_of_a_run_half_done_sweeps_everything_first() {
+    let (_d, engine, set) = setup();
+    let docs = (0..10).map(|i| doc! { "_id": i, "at": at(100), "k": 5 });
+    insert(&engine, &set, docs.collect());
+    assert_eq!(chunk_only(&engine, &set, 100), 10);
+    let policy = ExpiryPolicy {
+        sweep_slice: 3,
+        ..ExpiryPolicy::default()
+    };
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 3);
+    // `_id` 9 sorts last under k = 5: its entry is not deleted yet.
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 9, "at": at(10_000), "k": 5 }],
+    );
+    assert_eq!(keys(&engine, 12), 1);
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 0);
+    assert_eq!(keys(&engine, 12), 1, "the new document's entry is kept");
+    valid(&engine, &set);
+}
