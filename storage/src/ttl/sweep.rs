@@ -7,8 +7,8 @@
 //! time-series) are left in place: the chunk writes them, with the
 //! documents' record keys, as one item of the collection's sweep queue
 //! (`catalog::sweep_key`), in the batch that deletes the records. The
-//! sweep deletes every queued entry in one batch sorted by family and key,
-//! and the items with them. Under a steady stream these point deletes,
+//! sweep deletes the queued entries sorted by family and key, and the
+//! items with them. Under a steady stream these point deletes,
 //! made chunk by chunk into a random index, were most of a chunk's cost
 //! (BENCHMARKS.md, "The sweep").
 //!
@@ -33,8 +33,8 @@
 //! The collection's writer sweeps once `ExpiryPolicy::sweep_entries` are
 //! queued or the oldest has waited `sweep_after`, when it starts, and
 //! when it takes a new index set; the actor decides when
-//! ([`Sweep::due_in`]) and runs the sweep in slices ([`sweep_step`]). `queue` holds the item format and the writer's
-//! [`Sweep`].
+//! ([`Sweep::due_in`]) and runs the sweep in slices ([`sweep_step`]).
+//! `queue` holds the item format and the writer's [`Sweep`].
 
 use crate::catalog::{self, INTERNAL_PREFIX};
 use crate::engine::{Batch, Cf, Direction, Engine, Snapshot};
