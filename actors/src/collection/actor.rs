@@ -281,11 +281,13 @@ impl CollectionActor {
         }
     }
 
-    /// Queues a sweep unless one is queued already.
+    /// Queues a sweep unless one is queued already. It deletes only what
+    /// no TTL plan reads, so plans made before it stay current.
     fn queue_sweep(&mut self, ctx: &mut Context<Self>) {
         if !self.sweep_queued && !self.retired {
             self.sweep_queued = true;
-            self.control(Control::Sweep, ctx);
+            self.schedule.push_housekeeping(Control::Sweep);
+            self.pump(ctx);
         }
     }
 

@@ -9,7 +9,8 @@
 //! While foreground writes are active (one arrived within the policy's
 //! window), a chunk is *planned* off the writer and only its batch is
 //! applied on it. A plan is applied only at the epoch it was made at (the
-//! epoch counts foreground jobs started), so it never deletes from a state
+//! epoch counts foreground jobs started, housekeeping such as the TTL
+//! sweep aside), so it never deletes from a state
 //! that has changed; a stale plan is made again, and after
 //! [`MAX_STALE_PLANS`] the chunk runs whole on the writer. A plan not back
 //! within its patience ([`plan_patience`]; a busy CPU starves the planning
@@ -114,7 +115,8 @@ pub struct Schedule<W, C, T, P> {
     policy: ExpiryPolicy,
     foreground: VecDeque<Job<W, C>>,
     expiry: VecDeque<Pending<T>>,
-    /// Foreground jobs started; a plan applies only at its own epoch.
+    /// Foreground jobs started, housekeeping aside; a plan applies only
+    /// at its own epoch.
     epoch: u64,
     /// The chunk being planned, with the plan's number.
     planning: Option<(u64, Pending<T>, u64)>,
@@ -128,6 +130,10 @@ pub struct Schedule<W, C, T, P> {
     planned: Option<Planned<T, P>>,
     /// Whether the last work started came from the foreground queue.
     foreground_ran_last: bool,
+    /// Expiry's housekeeping, which alternates with its chunks.
+    housekeeping: VecDeque<C>,
+    /// Whether the expiry side's last turn went to housekeeping.
+    housekeeping_ran_last: bool,
     /// When the last foreground write was queued.
     last_foreground: Option<Instant>,
     /// Work is running on the writer.
@@ -148,6 +154,8 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
             plan_not_before: None,
             planned: None,
             foreground_ran_last: false,
+            housekeeping: VecDeque::new(),
+            housekeeping_ran_last: false,
             last_foreground: None,
             busy: false,
             discarded: Discarded::default(),
@@ -168,6 +176,14 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
     /// Queues a control job (index build, index-set switch, retire).
     pub fn push_control(&mut self, control: C) {
         self.foreground.push_back(Job::Control(control));
+    }
+
+    /// Queues expiry's own housekeeping (the TTL sweep): it takes turns
+    /// with the chunks on the expiry side, so a foreground write waits for
+    /// at most one chunk or one housekeeping job, and it changes nothing a
+    /// TTL plan reads, so a plan made before it may be applied after it.
+    pub fn push_housekeeping(&mut self, control: C) {
+        self.housekeeping.push_back(control);
     }
 
     /// Queues a TTL chunk; `behind`: the monitor is seconds late on its
@@ -245,6 +261,7 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
             && self.expiry.is_empty()
             && self.planning.is_none()
             && self.planned.is_none()
+            && self.housekeeping.is_empty()
     }
 
     /// The next thing to run, if the writer is free and anything is ready.
@@ -252,10 +269,17 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
         if self.busy {
             return None;
         }
-        let expiry_ready =
+        let chunk_ready =
             self.planned.is_some() || (!self.expiry.is_empty() && self.planning.is_none());
+        let expiry_ready = chunk_ready || !self.housekeeping.is_empty();
         if expiry_ready && (self.foreground.is_empty() || self.foreground_ran_last) {
             self.foreground_ran_last = false;
+            if !self.housekeeping.is_empty() && (!chunk_ready || !self.housekeeping_ran_last) {
+                self.housekeeping_ran_last = true;
+                self.busy = true;
+                return self.housekeeping.pop_front().map(Action::Control);
+            }
+            self.housekeeping_ran_last = false;
             let pending = match self.planned.take() {
                 Some(p) if p.epoch == self.epoch => {
                     self.busy = true;
@@ -459,6 +483,59 @@ mod tests {
         let stale = u64::from(MAX_STALE_PLANS);
         assert_eq!(s.take_discarded(), Discarded { stale, overdue: 0 });
         assert_eq!(s.take_discarded(), Discarded::default(), "counted once");
+    }
+
+    #[test]
+    fn housekeeping_takes_turns_with_chunks_not_with_writes() {
+        let (mut s, t) = schedule();
+        let idle = t + LATER;
+        s.push_housekeeping("h1");
+        s.push_housekeeping("h2");
+        s.push_chunk(1, false);
+        assert_eq!(s.next(idle), Some(A::Control("h1")));
+        s.work_done();
+        s.push_write("w", idle);
+        // A write waits for one turn of the expiry side, not for all of it.
+        assert_eq!(s.next(idle), Some(A::Writes(vec!["w"])));
+        s.work_done();
+        // Housekeeping ran last: the chunk's turn (planned: writes are
+        // active), and the writer is free for housekeeping meanwhile.
+        let Some(A::Plan { id }) = s.next(idle) else {
+            panic!("expected the chunk's plan")
+        };
+        assert_eq!(s.next(idle), Some(A::Control("h2")));
+        s.work_done();
+        s.plan_returned::<()>(id, Ok("plan"));
+        assert_eq!(
+            s.next(idle),
+            Some(A::Apply {
+                chunk: 1,
+                plan: "plan"
+            })
+        );
+        s.work_done();
+        assert!(s.is_idle());
+    }
+
+    #[test]
+    fn housekeeping_between_a_plan_and_its_turn_leaves_the_plan_current() {
+        let (mut s, t) = after_a_write();
+        s.push_chunk(3, false);
+        let Some(A::Plan { id }) = s.next(t) else {
+            panic!("expected a plan")
+        };
+        s.push_housekeeping("sweep");
+        assert_eq!(s.next(t), Some(A::Control("sweep")));
+        s.work_done();
+        s.plan_returned::<()>(id, Ok("plan"));
+        assert_eq!(
+            s.next(t),
+            Some(A::Apply {
+                chunk: 3,
+                plan: "plan"
+            })
+        );
+        assert_eq!(s.take_discarded(), Discarded::default());
     }
 
     #[test]

@@ -75,7 +75,7 @@ impl Default for ExpiryPolicy {
             prompt: true,
             sweep_entries: 50_000,
             sweep_after: Duration::from_secs(2),
-            sweep_slice: 8192,
+            sweep_slice: 1024,
         }
     }
 }
