@@ -185,7 +185,8 @@ pub struct Ttl {
     pub hide_expired: bool,
     /// The longest the secondary-index entries of expired documents wait
     /// before their collection's writer deletes them in one sorted batch
-    /// (the sweep); readers never see them meanwhile.
+    /// (the sweep); readers never see them meanwhile. Under
+    /// `max_deletes_per_sec` they go with their documents instead.
     #[serde(with = "crate::units::humantime_text")]
     pub sweep_after: Duration,
 }

@@ -237,3 +237,31 @@ fn storing_an_id_of_a_run_half_done_sweeps_everything_first() {
     assert_eq!(keys(&engine, 12), 1, "the new document's entry is kept");
     valid(&engine, &set);
 }
+
+#[test]
+fn under_a_deletion_rate_limit_the_chunk_deletes_every_entry_itself() {
+    let (_d, engine, set) = setup();
+    let docs = (0..10).map(|i| doc! { "_id": i, "at": at(100), "k": i % 3 });
+    insert(&engine, &set, docs.collect());
+    let paced = ExpiryPolicy {
+        max_deletes_per_sec: 1000,
+        ..ExpiryPolicy::default()
+    };
+    let chunk = Chunk {
+        index: "at_1",
+        cutoff_millis: 100,
+        limit: 1000,
+        resume_after: None,
+    };
+    assert_eq!(
+        super::expire(&engine, &set, chunk, &paced).unwrap().deleted,
+        10
+    );
+    assert_eq!(keys(&engine, 12), 0, "nothing left for a sweep");
+    assert_eq!(set.sweep.entries(), 0);
+    assert_eq!(
+        super::sweep::queued_collections(&engine).unwrap(),
+        Vec::<u64>::new()
+    );
+    valid(&engine, &set);
+}
