@@ -99,7 +99,7 @@ impl ExpiryPolicy {
     /// Whether chunks leave plain index entries to the sweep. Not under a
     /// deletion-rate limit: a rate is asked for to spare the foreground,
     /// and in the paced `foreground` scenario the sweep's extra work on
-    /// the writer raised insert p99 from 1.57x to 2.3x idle at the median
+    /// the writer raised insert p99 from 1.57x to 2.4x idle at the median
     /// (BENCHMARKS.md, "The sweep"), while a bounded rate gains little from
     /// cheaper chunks.
     pub fn defers_index_deletes(&self) -> bool {
