@@ -374,6 +374,26 @@ mod tests {
         (s, t)
     }
 
+    /// The plan `s` starts next at `now`; panics if it starts anything else.
+    fn plan_started(s: &mut S, now: Instant) -> u64 {
+        let Some(A::Plan { id }) = s.next(now) else {
+            panic!("expected a plan")
+        };
+        id
+    }
+
+    /// Hands plan `id` back and checks that the writer applies it to `chunk`.
+    fn applied_once_back(s: &mut S, id: u64, now: Instant, chunk: u32) {
+        assert_eq!(s.plan_returned::<()>(id, Ok("plan")), None);
+        assert_eq!(
+            s.next(now),
+            Some(A::Apply {
+                chunk,
+                plan: "plan"
+            })
+        );
+    }
+
     #[test]
     fn a_chunk_sent_behind_runs_on_the_writer_even_while_writes_are_active() {
         let (mut s, t) = after_a_write();
@@ -444,18 +464,9 @@ mod tests {
         s.push_chunk(7, false);
         assert_eq!(s.next(t), Some(A::Writes(vec!["w"])));
         s.work_done();
-        let Some(A::Plan { id }) = s.next(t) else {
-            panic!("expected a plan")
-        };
+        let id = plan_started(&mut s, t);
         assert_eq!(s.planning(id), Some(&7));
-        assert_eq!(s.plan_returned::<()>(id, Ok("plan")), None);
-        assert_eq!(
-            s.next(t),
-            Some(A::Apply {
-                chunk: 7,
-                plan: "plan"
-            })
-        );
+        applied_once_back(&mut s, id, t, 7);
     }
 
     #[test]
@@ -500,19 +511,10 @@ mod tests {
         s.work_done();
         // Housekeeping ran last: the chunk's turn (planned: writes are
         // active), and the writer is free for housekeeping meanwhile.
-        let Some(A::Plan { id }) = s.next(idle) else {
-            panic!("expected the chunk's plan")
-        };
+        let id = plan_started(&mut s, idle);
         assert_eq!(s.next(idle), Some(A::Control("h2")));
         s.work_done();
-        s.plan_returned::<()>(id, Ok("plan"));
-        assert_eq!(
-            s.next(idle),
-            Some(A::Apply {
-                chunk: 1,
-                plan: "plan"
-            })
-        );
+        applied_once_back(&mut s, id, idle, 1);
         s.work_done();
         assert!(s.is_idle());
     }
@@ -521,20 +523,11 @@ mod tests {
     fn housekeeping_between_a_plan_and_its_turn_leaves_the_plan_current() {
         let (mut s, t) = after_a_write();
         s.push_chunk(3, false);
-        let Some(A::Plan { id }) = s.next(t) else {
-            panic!("expected a plan")
-        };
+        let id = plan_started(&mut s, t);
         s.push_housekeeping("sweep");
         assert_eq!(s.next(t), Some(A::Control("sweep")));
         s.work_done();
-        s.plan_returned::<()>(id, Ok("plan"));
-        assert_eq!(
-            s.next(t),
-            Some(A::Apply {
-                chunk: 3,
-                plan: "plan"
-            })
-        );
+        applied_once_back(&mut s, id, t, 3);
         assert_eq!(s.take_discarded(), Discarded::default());
     }
 
@@ -549,9 +542,7 @@ mod tests {
     fn an_overdue_plan_sends_chunks_to_the_writer_and_planning_backs_off() {
         let (mut s, t) = after_a_write();
         s.push_chunk(1, false);
-        let Some(A::Plan { id }) = s.next(t) else {
-            panic!("expected a plan")
-        };
+        let id = plan_started(&mut s, t);
         let overdue = t + PLAN_PATIENCE;
         s.plan_overdue(id, overdue);
         assert_eq!(
@@ -598,9 +589,7 @@ mod tests {
     fn a_failed_plan_hands_its_chunk_back_with_the_error() {
         let (mut s, t) = after_a_write();
         s.push_chunk(4, false);
-        let Some(A::Plan { id }) = s.next(t) else {
-            panic!("expected a plan")
-        };
+        let id = plan_started(&mut s, t);
         assert_eq!(s.plan_returned(id, Err("disk")), Some((4, "disk")));
         assert!(s.is_idle());
     }
@@ -609,9 +598,7 @@ mod tests {
     fn a_plan_that_failed_while_the_writer_moved_on_is_made_again() {
         let (mut s, t) = after_a_write();
         s.push_chunk(5, false);
-        let Some(A::Plan { id }) = s.next(t) else {
-            panic!("expected a plan")
-        };
+        let id = plan_started(&mut s, t);
         // An index switch runs while the plan is out; the plan then fails
         // (its index family is gone): the failure is not the chunk's.
         s.push_control("switch");

@@ -267,7 +267,7 @@ fn collect(
     let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
     // Entries of the indexes that allow it are left to the sweep.
     let deferred: Vec<u64> = (set.keygens.iter())
-        .filter(|kg| policy.defers_index_deletes() && sweep::defers(set, kg))
+        .filter(|kg| sweep::defers(policy, set, kg))
         .map(|kg| kg.cf)
         .collect();
     let defers = |cf: Cf| matches!(cf, Cf::Id(id) if deferred.contains(&id));

@@ -45,13 +45,15 @@ use super::policy::ExpiryPolicy;
 pub use super::queue::Sweep;
 use super::queue::{QueueItem, Queued, Run, for_each_document};
 
-/// Whether a chunk leaves `kg`'s entries to the sweep. A unique index
-/// must drop an expired document's key at once (an insert of another
+/// Whether a chunk leaves `kg`'s entries to the sweep. Not under a
+/// deletion-rate limit ([`ExpiryPolicy::defers_index_deletes`]). A unique
+/// index must drop an expired document's key at once (an insert of another
 /// document would meet it), and a TTL index's entries are what chunks
 /// scan; internal indexes belong to time-series and clustered
 /// collections, whose chunks delete everything themselves.
-pub fn defers(set: &IndexSet, kg: &KeyGen) -> bool {
-    set.natural().is_none()
+pub fn defers(policy: &ExpiryPolicy, set: &IndexSet, kg: &KeyGen) -> bool {
+    policy.defers_index_deletes()
+        && set.natural().is_none()
         && set.timeseries.is_none()
         && !kg.unique
         && kg.expire_after_secs().is_none()
