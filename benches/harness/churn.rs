@@ -351,7 +351,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         first.zip(last).map(|(f, l)| l.0 / f.0),
         "x",
     );
-    add_chunk_runs(&mut out, runs.as_ref());
+    add_chunk_runs(&mut out, "", runs.as_ref());
     out.add(
         "scan_during_min_docs_per_s",
         during.first().copied(),

@@ -263,7 +263,7 @@ pub async fn lag(args: &Args) -> Result<Outcome> {
         samples.last().copied().unwrap_or_default(),
         "ms",
     );
-    crate::status::add_chunk_runs(&mut out, runs.as_ref());
+    crate::status::add_chunk_runs(&mut out, "", runs.as_ref());
     out.add(
         "ebbd_peak_rss_mib",
         target.peak_rss().map(|b| b / (1 << 20)),
@@ -452,6 +452,8 @@ pub async fn foreground(args: &Args) -> Result<Outcome> {
         let during = foreground_ops(&c, &ids, || done.load(Ordering::SeqCst)).await?;
         watcher.await??;
         let purge_s = (now_ms() - t) as f64 / 1000.0;
+        let runs = crate::status::chunk_runs(&client).await?;
+        crate::status::add_chunk_runs(&mut out, &format!("{label}_"), runs.as_ref());
         if label == "unpaced" {
             let timeline = idle.insert_timeline.iter().chain(&during.insert_timeline);
             out.series = Some(Series {

@@ -27,8 +27,9 @@ pub async fn chunk_runs(client: &Client) -> Result<Option<Document>> {
         .cloned())
 }
 
-/// Adds the chunk-run counts to a report (`null` where the store has none).
-pub fn add_chunk_runs(out: &mut Outcome, runs: Option<&Document>) {
+/// Adds the chunk-run counts to a report (`null` where the store has none),
+/// each key after `prefix`.
+pub fn add_chunk_runs(out: &mut Outcome, prefix: &str, runs: Option<&Document>) {
     for (key, field) in [
         ("chunks_planned", "planned"),
         ("chunks_planned_ahead", "ahead"),
@@ -39,6 +40,6 @@ pub fn add_chunk_runs(out: &mut Outcome, runs: Option<&Document>) {
         ("chunks_behind", "behind"),
     ] {
         let n = runs.and_then(|r| r.get_i64(field).ok());
-        out.add(key, n, "chunks");
+        out.add(&format!("{prefix}{key}"), n, "chunks");
     }
 }
