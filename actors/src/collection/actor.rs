@@ -82,9 +82,10 @@ enum Control {
     },
     /// The collection is being dropped: finish what is queued, refuse the rest.
     Retire { reply: oneshot::Sender<()> },
-    /// Deletes the next slice of the index entries expired documents
-    /// left queued (`ttl::sweep_step`); the next slice is queued after it,
-    /// behind the writes that arrived meanwhile.
+    /// One turn of the sweep of the index entries expired documents left
+    /// queued (`ttl::sweep_step`: reads a few queue items, or deletes a
+    /// slice); the next turn is queued after it, behind the writes that
+    /// arrived meanwhile.
     Sweep,
 }
 

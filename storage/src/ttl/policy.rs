@@ -55,10 +55,15 @@ pub struct ExpiryPolicy {
     pub sweep_entries: usize,
     /// The longest a queued entry waits for the sweep (`ttl.sweep_after`).
     pub sweep_after: Duration,
-    /// Entries one turn of the sweep deletes (`sweep::sweep_step`): all
-    /// 50,000 at once held the writer long enough to double insert p99
-    /// during a purge (`foreground` scenario, BENCHMARKS.md).
+    /// Entries one turn of the sweep deletes (`sweep::sweep_step`), and
+    /// about how many one turn reads from the queue and sorts before the
+    /// deleting begins: 256 and 512 hold the writer about as long as a
+    /// chunk under foreground writes (~120 µs). The whole queue read in
+    /// one turn held it 6-10 ms and slices of 1,024 entries 250 µs, and the
+    /// writes queued behind them set insert p99 during a purge
+    /// (`foreground` scenario, BENCHMARKS.md, "The sweep").
     pub sweep_slice: usize,
+    pub sweep_read: usize,
 }
 
 impl Default for ExpiryPolicy {
@@ -75,7 +80,8 @@ impl Default for ExpiryPolicy {
             prompt: true,
             sweep_entries: 50_000,
             sweep_after: Duration::from_secs(2),
-            sweep_slice: 1024,
+            sweep_slice: 256,
+            sweep_read: 512,
         }
     }
 }

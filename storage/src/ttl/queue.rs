@@ -4,14 +4,15 @@
 //! Item layout: `1` (format), then per document `len: u32 LE ‖ record
 //! key ‖ n: u32 LE` and `n` times `cf: u64 LE ‖ len: u32 LE ‖ key`.
 
-use std::collections::HashSet;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::policy::ExpiryPolicy;
 use crate::catalog;
-use crate::engine::{Cf, Direction, Engine};
+use crate::engine::{Cf, Direction, Engine, KeyRange};
 use crate::error::{Error, Result};
 
 const FORMAT: u8 = 1;
@@ -34,20 +35,104 @@ struct State {
     ids: HashSet<Vec<u8>>,
     entries: usize,
     since: Option<Instant>,
-    /// A sweep in slices, under way.
+    /// A sweep in turns, under way.
     run: Option<Run>,
 }
 
-/// A sweep taken in slices, one writer turn each (`sweep::sweep_step`):
-/// the queue as it stood when the sweep began, sorted, and the record keys
-/// it holds (the writer still sweeps before storing one of them).
+/// A sweep taken in turns on the writer (`sweep::sweep_step`): the queue
+/// as it stood when the sweep began, read a group of items per turn and
+/// each group sorted, then deleted a slice per turn in key order across
+/// the groups; and the record keys it holds (the writer still sweeps
+/// before storing one of them). No turn reads or sorts the whole queue.
 #[derive(Debug, Default)]
 pub(super) struct Run {
+    /// Keys of the queue items read so far, deleted with the last slice.
     pub items: Vec<Vec<u8>>,
-    pub entries: Vec<(u64, Vec<u8>)>,
-    /// Entries before this one are deleted.
-    pub next: usize,
+    /// The rest of the run's items: reading resumes at `lower`, and items
+    /// from `upper` on were queued after the run began (the next run's).
+    pub unread: Option<KeyRange>,
+    /// The entries read, a sorted group per read turn.
+    pub groups: Vec<Sorted>,
     pub ids: HashSet<Vec<u8>>,
+}
+
+/// Queued index entries in one buffer, sorted by family and key once
+/// [`Sorted::sort`] ran, and consumed from the front.
+#[derive(Debug, Default)]
+pub(super) struct Sorted {
+    bytes: Vec<u8>,
+    /// Family, start in `bytes` and length of each entry.
+    entries: Vec<(u64, usize, usize)>,
+    next: usize,
+}
+
+impl Sorted {
+    pub fn push(&mut self, cf: u64, key: &[u8]) {
+        self.entries.push((cf, self.bytes.len(), key.len()));
+        self.bytes.extend_from_slice(key);
+    }
+
+    fn entry(&self, (cf, start, len): (u64, usize, usize)) -> Entry<'_> {
+        (cf, &self.bytes[start..start + len])
+    }
+
+    /// Sorts the entries and drops repeats (an item written twice, by a
+    /// chunk redone after a crash).
+    pub fn sort(&mut self) {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.sort_unstable_by(|&a, &b| self.entry(a).cmp(&self.entry(b)));
+        entries.dedup_by(|a, b| self.entry(*a) == self.entry(*b));
+        self.entries = entries;
+    }
+
+    /// Entries not yet consumed.
+    pub fn left(&self) -> usize {
+        self.entries.len() - self.next
+    }
+}
+
+/// A queued index entry: its family and key.
+type Entry<'a> = (u64, &'a [u8]);
+
+/// Calls `each` with the next `n` entries of `groups` in key order (an
+/// entry in two groups once), consuming them; returns how many went.
+pub(super) fn take_merged(
+    groups: &mut [Sorted],
+    n: usize,
+    mut each: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<usize> {
+    let mut next: Vec<usize> = groups.iter().map(|g| g.next).collect();
+    let mut taken = 0;
+    {
+        let groups = &*groups;
+        let at = |g: usize, i: usize| groups[g].entries.get(i).map(|&e| groups[g].entry(e));
+        // Each group's first entry not consumed, the smallest on top.
+        let mut heads: BinaryHeap<Reverse<(Entry, usize)>> = (0..groups.len())
+            .filter_map(|g| at(g, next[g]).map(|e| Reverse((e, g))))
+            .collect();
+        let mut last: Option<Entry> = None;
+        while let Some(&Reverse((entry, g))) = heads.peek() {
+            // A repeat of the last entry goes with it, past the `n`th too.
+            let repeat = last == Some(entry);
+            if !repeat && taken == n {
+                break;
+            }
+            heads.pop();
+            next[g] += 1;
+            if let Some(e) = at(g, next[g]) {
+                heads.push(Reverse((e, g)));
+            }
+            if !repeat {
+                each(entry.0, entry.1)?;
+                last = Some(entry);
+                taken += 1;
+            }
+        }
+    }
+    for (group, next) in groups.iter_mut().zip(next) {
+        group.next = next;
+    }
+    Ok(taken)
 }
 
 impl Sweep {
@@ -142,17 +227,26 @@ impl Sweep {
         *self.state() = State::default();
     }
 
-    /// A sweep in slices begins: the record keys queued so far move to
-    /// its run, and what chunks queue from now on waits for the next one.
+    /// A sweep in turns begins: the record keys queued so far move to its
+    /// run, and what chunks queue from now on waits for the next one.
+    /// Returns them and the range of queue items the run deletes.
     pub(super) fn begin_run(
         &self,
         engine: &dyn Engine,
         records_cf: u64,
-    ) -> Result<HashSet<Vec<u8>>> {
+    ) -> Result<(HashSet<Vec<u8>>, KeyRange)> {
         let mut state = self.loaded(engine, records_cf)?;
         state.entries = 0;
         state.since = None;
-        Ok(std::mem::take(&mut state.ids))
+        // Every committed item took its `seq` before this; one a plan in
+        // flight took and commits later is read if the run has not passed
+        // it, else by the next run, which its record keys wait for.
+        let end = NEXT_SEQ.load(Ordering::Relaxed);
+        let range = KeyRange::new(
+            catalog::sweep_range(records_cf).lower,
+            Some(catalog::sweep_key(records_cf, end)),
+        );
+        Ok((std::mem::take(&mut state.ids), range))
     }
 
     /// The run under way, taken out for its next slice.
@@ -261,4 +355,46 @@ fn take_bytes(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
     let len = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
     let value = bytes.get(4..4 + len)?;
     Some((value, &bytes[4 + len..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted(entries: &[(u64, &str)]) -> Sorted {
+        let mut group = Sorted::default();
+        for (cf, key) in entries {
+            group.push(*cf, key.as_bytes());
+        }
+        group.sort();
+        group
+    }
+
+    fn take(groups: &mut [Sorted], n: usize) -> Vec<(u64, String)> {
+        let mut out = Vec::new();
+        take_merged(groups, n, |cf, key| {
+            out.push((cf, String::from_utf8(key.to_vec()).unwrap()));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn merged_slices_come_in_family_and_key_order_with_repeats_once() {
+        let mut groups = [
+            sorted(&[(2, "a"), (1, "c"), (1, "a"), (1, "c")]),
+            sorted(&[(1, "b"), (1, "c"), (2, "a"), (1, "d")]),
+        ];
+        assert_eq!(groups[0].left(), 3, "a repeat within a group is dropped");
+        let first = take(&mut groups, 3);
+        assert_eq!(first, [(1, "a".into()), (1, "b".into()), (1, "c".into())]);
+        assert_eq!(
+            groups.iter().map(Sorted::left).sum::<usize>(),
+            3,
+            "the second group's (1, c) went with the slice that took the first's"
+        );
+        assert_eq!(take(&mut groups, 3), [(1, "d".into()), (2, "a".into())]);
+        assert_eq!(take(&mut groups, 3), []);
+    }
 }

@@ -33,17 +33,19 @@
 //! The collection's writer sweeps once `ExpiryPolicy::sweep_entries` are
 //! queued or the oldest has waited `sweep_after`, when it starts, and
 //! when it takes a new index set; the actor decides when
-//! ([`Sweep::due_in`]) and runs the sweep in slices ([`sweep_step`]).
+//! ([`Sweep::due_in`]) and runs the sweep in turns no longer than a chunk
+//! ([`sweep_step`]): a few queue items read and sorted per turn, then a
+//! slice of entries deleted per turn in key order across them.
 //! `queue` holds the item format and the writer's [`Sweep`].
 
 use crate::catalog::{self, INTERNAL_PREFIX};
-use crate::engine::{Batch, Cf, Direction, Engine, Snapshot};
+use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, Snapshot};
 use crate::error::{Error, Result};
 use crate::index::{IndexSet, KeyGen};
 
 use super::policy::ExpiryPolicy;
 pub use super::queue::Sweep;
-use super::queue::{QueueItem, Queued, Run, for_each_document};
+use super::queue::{QueueItem, Queued, Run, Sorted, for_each_document, take_merged};
 
 /// Whether a chunk leaves `kg`'s entries to the sweep. Not under a
 /// deletion-rate limit ([`ExpiryPolicy::defers_index_deletes`]). A unique
@@ -87,17 +89,23 @@ pub(super) fn note(set: &IndexSet, queued: Queued) {
 /// the collection's writer, which calls it before it stores a record
 /// under a queued record key.
 pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
-    let all = read_queue(engine, set).and_then(|run| {
+    let all = || -> Result<u64> {
+        let mut run = Run {
+            unread: Some(catalog::sweep_range(set.meta.id)),
+            ..Run::default()
+        };
+        read_group(engine, set, &mut run, usize::MAX)?;
         let mut batch = engine.batch();
-        for (cf, key) in &run.entries {
-            batch.delete(Cf::Id(*cf), key)?;
-        }
+        let deleted = take_merged(&mut run.groups, usize::MAX, |cf, key| {
+            batch.delete(Cf::Id(cf), key)
+        })?;
         for item in &run.items {
             batch.delete(Cf::Catalog, item)?;
         }
         batch.commit(false)?;
-        Ok(run.entries.len() as u64)
-    });
+        Ok(deleted as u64)
+    };
+    let all = all();
     match &all {
         Ok(_) => set.sweep.swept(),
         Err(_) => set.sweep.forget(),
@@ -105,31 +113,39 @@ pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
     all
 }
 
-/// One turn of the writer's sweep: the next `policy.sweep_slice` entries
-/// of the queue as it stood when the sweep began, in key order, and with
-/// the last slice the queue items themselves; returns how many entries
-/// went. A slice holds the writer for a few milliseconds where the whole
-/// queue held it for tens, so writes waiting behind it wait no longer than
-/// behind a write group. Entries deleted twice (a crash between slices, or
-/// a full [`sweep`] in between) cost nothing.
+/// One turn of the writer's sweep, which holds the writer no longer than
+/// a TTL chunk does: while the run's queue items are not all read, it
+/// reads the next ones, about `policy.sweep_read` entries, and sorts them;
+/// then it deletes the next `policy.sweep_slice` entries in key order
+/// across what was read, and with the last slice the items themselves.
+/// Returns how many entries went (none in a reading turn). Entries
+/// deleted twice (a crash between turns, or a full [`sweep`] in between)
+/// cost nothing.
 pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) -> Result<u64> {
     let step = || -> Result<(u64, Option<Run>)> {
         let mut run = match set.sweep.take_run() {
             Some(run) => run,
             None => {
-                let ids = set.sweep.begin_run(engine, set.meta.id)?;
+                let (ids, unread) = set.sweep.begin_run(engine, set.meta.id)?;
                 Run {
                     ids,
-                    ..read_queue(engine, set)?
+                    unread: Some(unread),
+                    ..Run::default()
                 }
             }
         };
-        let end = (run.next + policy.sweep_slice.max(1)).min(run.entries.len());
-        let mut batch = engine.batch();
-        for (cf, key) in &run.entries[run.next..end] {
-            batch.delete(Cf::Id(*cf), key)?;
+        if run.unread.is_some() {
+            read_group(engine, set, &mut run, policy.sweep_read.max(1))?;
+            let left: usize = run.groups.iter().map(Sorted::left).sum();
+            if run.unread.is_some() || left > 0 {
+                return Ok((0, Some(run)));
+            }
         }
-        let last = end == run.entries.len();
+        let mut batch = engine.batch();
+        let deleted = take_merged(&mut run.groups, policy.sweep_slice.max(1), |cf, key| {
+            batch.delete(Cf::Id(cf), key)
+        })?;
+        let last = run.groups.iter().all(|g| g.left() == 0);
         if last {
             for item in &run.items {
                 batch.delete(Cf::Catalog, item)?;
@@ -138,9 +154,7 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
         if !batch.is_empty() {
             batch.commit(false)?;
         }
-        let deleted = (end - run.next) as u64;
-        run.next = end;
-        Ok((deleted, (!last).then_some(run)))
+        Ok((deleted as u64, (!last).then_some(run)))
     };
     match step() {
         Ok((deleted, run)) => {
@@ -156,33 +170,41 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
     }
 }
 
-/// The collection's queue items and their entries in the indexes it
-/// still has, sorted by family and key.
-fn read_queue(engine: &dyn Engine, set: &IndexSet) -> Result<Run> {
+/// Reads the run's next queue items, until about `budget` entries, and
+/// adds their entries in the indexes the collection still has to the run
+/// as one sorted group.
+fn read_group(engine: &dyn Engine, set: &IndexSet, run: &mut Run, budget: usize) -> Result<()> {
+    let Some(range) = run.unread.take() else {
+        return Ok(());
+    };
     let live: Vec<u64> = set.keygens.iter().map(|kg| kg.cf).collect();
-    let mut run = Run::default();
-    let mut cursor = engine.cursor(
-        Cf::Catalog,
-        catalog::sweep_range(set.meta.id),
-        Direction::Forward,
-    )?;
-    while cursor.valid() {
+    let upper = range.upper.clone();
+    let mut group = Sorted::default();
+    let mut read = 0usize;
+    let mut cursor = engine.cursor(Cf::Catalog, range, Direction::Forward)?;
+    while cursor.valid() && read < budget {
         run.items.push(cursor.key().to_vec());
         for_each_document(cursor.value(), |_, queued| {
+            read += queued.len();
             // An index dropped since has no entries left to delete.
-            run.entries.extend(
-                queued
-                    .iter()
-                    .filter(|(cf, _)| live.contains(cf))
-                    .map(|(cf, key)| (*cf, key.to_vec())),
-            );
+            for (cf, key) in queued {
+                if live.contains(cf) {
+                    group.push(*cf, key);
+                }
+            }
         })?;
         cursor.advance();
     }
     cursor.status()?;
-    run.entries.sort_unstable();
-    run.entries.dedup();
-    Ok(run)
+    if cursor.valid() {
+        run.unread = Some(KeyRange::new(cursor.key().to_vec(), upper));
+    }
+    drop(cursor);
+    group.sort();
+    if group.left() > 0 {
+        run.groups.push(group);
+    }
+    Ok(())
 }
 
 /// The queued entries of `set`'s collection still in its indexes on

@@ -6,7 +6,7 @@ use bson::doc;
 
 use super::tests::{at, ids, insert, keys, setup};
 use super::{Chunk, ExpiryPolicy, sweep};
-use crate::engine::{Cf, Engine};
+use crate::engine::{Cf, Direction, Engine, KeyRange};
 use crate::index::IndexSet;
 use crate::integrity;
 
@@ -184,6 +184,12 @@ fn a_sweep_in_slices_keeps_its_ids_until_the_last_slice() {
         ..ExpiryPolicy::default()
     };
     let now = std::time::Instant::now();
+    assert_eq!(
+        super::sweep_step(&engine, &set, &policy).unwrap(),
+        0,
+        "the first turn reads and sorts the queue"
+    );
+    assert_eq!(keys(&engine, 12), 10);
     assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 4);
     assert_eq!(keys(&engine, 12), 6);
     // The run goes on at once, and still guards its record keys.
@@ -206,6 +212,7 @@ fn a_sweep_in_slices_keeps_its_ids_until_the_last_slice() {
     assert!(!set.sweep.holds(&engine, set.meta.id, &id).unwrap());
     assert_eq!(set.sweep.entries(), 1);
     valid(&engine, &set);
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 0);
     assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 1);
     assert_eq!(keys(&engine, 12), 0);
     assert_eq!(set.sweep.due_in(now, &policy), None);
@@ -213,6 +220,62 @@ fn a_sweep_in_slices_keeps_its_ids_until_the_last_slice() {
         super::sweep::queued_collections(&engine).unwrap(),
         Vec::<u64>::new()
     );
+}
+
+/// The keys of the plain index `k_1`, in order.
+fn plain_keys(engine: &dyn Engine) -> Vec<Vec<u8>> {
+    let mut c = engine
+        .cursor(Cf::Id(12), KeyRange::all(), Direction::Forward)
+        .unwrap();
+    let mut out = Vec::new();
+    while c.valid() {
+        out.push(c.key().to_vec());
+        c.advance();
+    }
+    out
+}
+
+#[test]
+fn a_run_reads_the_queue_a_few_items_per_turn_and_deletes_in_key_order_across_them() {
+    let (_d, engine, set) = setup();
+    // Three chunks, three queue items, whose k values interleave.
+    let docs = (0..12).map(|i| doc! { "_id": i, "at": at(100 * (1 + i64::from(i % 3))), "k": i });
+    insert(&engine, &set, docs.collect());
+    for cutoff in [100, 200, 300] {
+        assert_eq!(chunk_only(&engine, &set, cutoff), 4);
+    }
+    let all = plain_keys(&engine);
+    assert_eq!(all.len(), 12);
+    let policy = ExpiryPolicy {
+        sweep_read: 1,
+        sweep_slice: 5,
+        ..ExpiryPolicy::default()
+    };
+    for turn in 1..=3 {
+        assert_eq!(
+            super::sweep_step(&engine, &set, &policy).unwrap(),
+            0,
+            "reading turn {turn}: one item"
+        );
+    }
+    assert_eq!(plain_keys(&engine), all, "reading deletes nothing");
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 5);
+    assert_eq!(
+        plain_keys(&engine),
+        all[5..],
+        "the five smallest, from all three items"
+    );
+    valid(&engine, &set);
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 5);
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 2);
+    assert_eq!(keys(&engine, 12), 0);
+    assert_eq!(
+        super::sweep::queued_collections(&engine).unwrap(),
+        Vec::<u64>::new(),
+        "the items go with the last slice"
+    );
+    let id = set.record_key(bson::RawBsonRef::Int32(4));
+    assert!(!set.sweep.holds(&engine, set.meta.id, &id).unwrap());
 }
 
 #[test]
@@ -225,6 +288,7 @@ fn storing_an_id_of_a_run_half_done_sweeps_everything_first() {
         sweep_slice: 3,
         ..ExpiryPolicy::default()
     };
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 0);
     assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 3);
     // `_id` 9 sorts last under k = 5: its entry is not deleted yet.
     insert(
