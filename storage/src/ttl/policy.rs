@@ -63,6 +63,7 @@ pub struct ExpiryPolicy {
     /// writes queued behind them set insert p99 during a purge
     /// (`foreground` scenario, BENCHMARKS.md, "The sweep").
     pub sweep_slice: usize,
+    /// Queued entries one reading turn of the sweep takes (see above).
     pub sweep_read: usize,
 }
 

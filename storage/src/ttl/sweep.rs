@@ -95,15 +95,7 @@ pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
             ..Run::default()
         };
         read_group(engine, set, &mut run, usize::MAX)?;
-        let mut batch = engine.batch();
-        let deleted = take_merged(&mut run.groups, usize::MAX, |cf, key| {
-            batch.delete(Cf::Id(cf), key)
-        })?;
-        for item in &run.items {
-            batch.delete(Cf::Catalog, item)?;
-        }
-        batch.commit(false)?;
-        Ok(deleted as u64)
+        Ok(delete_slice(engine, &mut run, usize::MAX)?.0)
     };
     let all = all();
     match &all {
@@ -141,20 +133,8 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
                 return Ok((0, Some(run)));
             }
         }
-        let mut batch = engine.batch();
-        let deleted = take_merged(&mut run.groups, policy.sweep_slice.max(1), |cf, key| {
-            batch.delete(Cf::Id(cf), key)
-        })?;
-        let last = run.groups.iter().all(|g| g.left() == 0);
-        if last {
-            for item in &run.items {
-                batch.delete(Cf::Catalog, item)?;
-            }
-        }
-        if !batch.is_empty() {
-            batch.commit(false)?;
-        }
-        Ok((deleted as u64, (!last).then_some(run)))
+        let (deleted, last) = delete_slice(engine, &mut run, policy.sweep_slice.max(1))?;
+        Ok((deleted, (!last).then_some(run)))
     };
     match step() {
         Ok((deleted, run)) => {
@@ -168,6 +148,24 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
             Err(e)
         }
     }
+}
+
+/// Deletes the next `n` entries of what `run` read, in key order, and with
+/// the last of them the run's queue items, in one batch; returns how many
+/// entries went and whether the run is done.
+fn delete_slice(engine: &dyn Engine, run: &mut Run, n: usize) -> Result<(u64, bool)> {
+    let mut batch = engine.batch();
+    let deleted = take_merged(&mut run.groups, n, |cf, key| batch.delete(Cf::Id(cf), key))?;
+    let last = run.groups.iter().all(|g| g.left() == 0);
+    if last {
+        for item in &run.items {
+            batch.delete(Cf::Catalog, item)?;
+        }
+    }
+    if !batch.is_empty() {
+        batch.commit(false)?;
+    }
+    Ok((deleted as u64, last))
 }
 
 /// Reads the run's next queue items, until about `budget` entries, and
