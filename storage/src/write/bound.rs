@@ -51,8 +51,14 @@ impl RecordBound {
     /// nothing lies above it.
     pub fn raise(&self, key: &[u8]) {
         let mut bound = self.0.lock().expect("record bound lock");
-        if bound.last.as_deref().is_none_or(|last| key > last) {
-            bound.last = Some(key.to_vec());
+        match &mut bound.last {
+            // Reuses the buffer: ascending inserts raise it once each.
+            Some(last) if key > last.as_slice() => {
+                last.clear();
+                last.extend_from_slice(key);
+            }
+            Some(_) => {}
+            None => bound.last = Some(key.to_vec()),
         }
     }
 }

@@ -27,6 +27,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use ahash::RandomState;
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_STORED_DEPTH};
 
@@ -41,13 +42,13 @@ pub struct Writer<'e> {
     set: &'e IndexSet,
     batch: Box<dyn Batch + 'e>,
     /// Records written by the uncommitted batch: Some(doc) or None (deleted).
-    records: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    records: HashMap<Vec<u8>, Option<Vec<u8>>, RandomState>,
     /// Unique-index value prefixes claimed (Some(owner id)) or released (None)
     /// by the uncommitted batch, per index column family.
-    unique: HashMap<(u64, Vec<u8>), Option<Vec<u8>>>,
+    unique: HashMap<(u64, Vec<u8>), Option<Vec<u8>>, RandomState>,
     /// Record keys found absent from the engine by [`Writer::prefetch`]
     /// since the last commit.
-    absent: HashSet<Vec<u8>>,
+    absent: HashSet<Vec<u8>, RandomState>,
     ns: String,
     /// The earliest TTL due time among the entries this writer put.
     earliest_due: Option<i64>,
@@ -73,9 +74,9 @@ impl<'e> Writer<'e> {
             engine,
             set,
             batch: engine.batch(),
-            records: HashMap::new(),
-            unique: HashMap::new(),
-            absent: HashSet::new(),
+            records: HashMap::default(),
+            unique: HashMap::default(),
+            absent: HashSet::default(),
             ns: set.ns(),
             earliest_due: None,
             bypass_validation: false,
@@ -166,7 +167,10 @@ impl<'e> Writer<'e> {
         if let Some(record) = self.records.get(id_key) {
             return Ok(record.is_some());
         }
-        if self.absent.contains(id_key) {
+        let bound = &self.set.record_bound;
+        if self.absent.contains(id_key)
+            || bound.is_above(self.engine, self.set.records(), id_key)?
+        {
             return Ok(false);
         }
         Ok(self.engine.get(self.set.records(), id_key)?.is_some())
@@ -175,18 +179,15 @@ impl<'e> Writer<'e> {
     /// Looks up many record keys in one batched read and remembers which
     /// are absent, so that inserting them needs no read of its own; keys
     /// above the collection's [`RecordBound`](super::bound::RecordBound)
-    /// need no read at all. What it learns holds until the next commit:
-    /// only this writer adds records.
+    /// need no read at all (and no memory: [`Writer::stored`] asks the
+    /// bound again). What it learns holds until the next commit: only this
+    /// writer adds records.
     pub fn prefetch<'k>(&mut self, id_keys: impl Iterator<Item = &'k [u8]>) -> Result<()> {
         let mut keys: Vec<Vec<u8>> = Vec::new();
         for key in id_keys.filter(|k| !self.records.contains_key(*k)) {
-            match self
-                .set
-                .record_bound
-                .is_above(self.engine, self.set.records(), key)?
-            {
-                true => drop(self.absent.insert(key.to_vec())),
-                false => keys.push(key.to_vec()),
+            let bound = &self.set.record_bound;
+            if !bound.is_above(self.engine, self.set.records(), key)? {
+                keys.push(key.to_vec());
             }
         }
         let found = self.engine.multi_get(self.set.records(), &keys)?;
@@ -563,16 +564,21 @@ pub fn prepare_insert(doc: RawDocumentBuf) -> Result<RawDocumentBuf> {
 /// [`prepare_insert`] on a borrowed document: `None` when it is stored as
 /// it is (its `_id` already first), else the document rebuilt.
 pub fn prepare(doc: &RawDocument) -> Result<Option<RawDocumentBuf>> {
-    let mut ids = 0;
-    for element in doc.iter() {
-        ids += usize::from(element?.0.as_str() == "_id");
+    // Keys only: the values were checked where the document arrived, and
+    // parsing each one here cost a connection more than the rest of the
+    // insert's preparation.
+    let (mut ids, mut first_is_id) = (0, None);
+    for element in doc.iter_elements() {
+        let is_id = element?.key().as_str() == "_id";
+        first_is_id.get_or_insert(is_id);
+        ids += usize::from(is_id);
     }
     if ids > 1 {
         return Err(Error::bad_value(
             "can't have multiple _id fields in one document",
         ));
     }
-    let first_is_id = matches!(doc.iter().next(), Some(Ok((k, _))) if k.as_str() == "_id");
+    let first_is_id = first_is_id.unwrap_or(false);
     let rebuilt = match first_is_id {
         true => None,
         false => {
