@@ -357,18 +357,30 @@ impl<'a> RocksBatch<'a> {
         Ok(())
     }
 
-    /// Applies the buffered point writes to the RocksDB batch in order.
+    /// Applies the buffered point writes to the RocksDB batch, sorted by
+    /// column family, then by key: the memtables take sorted
+    /// keys faster. The writes are split by family first (in one pass)
+    /// because each family's keys mostly arrive in order already (ascending
+    /// `_id`s, one due time), which the stable sort then checks in one
+    /// pass, where one sort over the interleaved families compared its way
+    /// through them all. A key written twice keeps its order: the last
+    /// write wins.
     fn flush_pending(&mut self) {
         let bytes = &self.bytes;
-        self.pending.sort_by(|a, b| {
-            (a.handle, &bytes[a.key.clone()]).cmp(&(b.handle, &bytes[b.key.clone()]))
-        });
+        let mut by_family: Vec<Vec<PointWrite>> = Vec::new();
+        by_family.resize_with(self.handles.len(), Vec::new);
         for w in self.pending.drain(..) {
-            let h = &self.handles[w.handle].1;
-            let key = &bytes[w.key];
-            match w.value {
-                Some(v) => self.inner.put_cf(h, key, &bytes[v]),
-                None => self.inner.delete_cf(h, key),
+            by_family[w.handle].push(w);
+        }
+        for (family, mut writes) in by_family.into_iter().enumerate() {
+            writes.sort_by(|a, b| bytes[a.key.clone()].cmp(&bytes[b.key.clone()]));
+            let h = &self.handles[family].1;
+            for w in writes {
+                let key = &bytes[w.key];
+                match w.value {
+                    Some(v) => self.inner.put_cf(h, key, &bytes[v]),
+                    None => self.inner.delete_cf(h, key),
+                }
             }
         }
         self.bytes.clear();
@@ -579,10 +591,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let e = open(dir.path());
         e.create_cf(Cf::Id(3)).unwrap();
+        e.create_cf(Cf::Id(4)).unwrap();
         let mut b = e.batch();
         b.put(Cf::Id(3), b"z", b"1").unwrap();
+        b.put(Cf::Id(4), b"a", b"other family").unwrap();
         b.put(Cf::Id(3), b"a", b"1").unwrap();
+        b.delete(Cf::Id(4), b"b").unwrap();
         b.delete(Cf::Id(3), b"a").unwrap();
+        b.put(Cf::Id(4), b"b", b"put after its delete").unwrap();
         b.put(Cf::Id(3), b"m", b"old").unwrap();
         b.delete_range(Cf::Id(3), b"m", b"n").unwrap();
         b.put(Cf::Id(3), b"m", b"new").unwrap();
@@ -590,6 +606,12 @@ mod tests {
         assert_eq!(e.get(Cf::Id(3), b"a").unwrap(), None);
         assert_eq!(e.get(Cf::Id(3), b"m").unwrap(), Some(b"new".to_vec()));
         assert_eq!(e.get(Cf::Id(3), b"z").unwrap(), Some(b"1".to_vec()));
+        assert_eq!(
+            e.get(Cf::Id(4), b"a").unwrap(),
+            Some(b"other family".to_vec())
+        );
+        let last = Some(b"put after its delete".to_vec());
+        assert_eq!(e.get(Cf::Id(4), b"b").unwrap(), last);
     }
 
     #[test]
