@@ -178,7 +178,11 @@ impl CollectionActor {
     }
 
     /// Runs a group of write jobs on the blocking pool; one WAL sync covers
-    /// the group when durability asks for it.
+    /// the group when durability asks for it, and its writers hear back
+    /// after it. Without a sync each writer hears back as soon as its job
+    /// committed: held until the group ended, a group's clients all sent
+    /// their next writes at once, and the writer waited while connections
+    /// decoded them.
     fn run_writes(&mut self, group: Vec<Write>, ctx: &mut Context<Self>) {
         let engine = self.shared.engine.clone();
         let set = self.set.clone();
@@ -186,25 +190,23 @@ impl CollectionActor {
             group.iter().any(|w| w.sync) || self.shared.durability == Durability::SyncEachWrite;
         let work = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
-            let mut acks: Vec<Ack> = Vec::with_capacity(group.len());
+            let mut replies = Replies::new(sync);
             let mut measurements = Vec::new();
             for w in group {
                 match w.job {
                     Job::Measurements(statement, tx) => measurements.push((statement, tx)),
                     Job::Run(run) => {
-                        insert_measurements(engine.as_ref(), &set, &mut measurements, &mut acks);
-                        acks.push(run(engine.as_ref(), &set));
+                        insert_measurements(engine.as_ref(), &set, &mut measurements, &mut replies);
+                        replies.push(run(engine.as_ref(), &set));
                     }
                 }
             }
-            insert_measurements(engine.as_ref(), &set, &mut measurements, &mut acks);
+            insert_measurements(engine.as_ref(), &set, &mut measurements, &mut replies);
             let synced = if sync { engine.sync_wal().err() } else { None };
             if let Some(e) = &synced {
                 tracing::error!(error = %e, "WAL sync failed");
             }
-            for ack in acks {
-                ack(synced.as_ref());
-            }
+            replies.synced(synced.as_ref());
             started.elapsed()
         });
         ctx.spawn(
@@ -557,17 +559,49 @@ fn insert_measurements(
     engine: &dyn Engine,
     set: &Arc<IndexSet>,
     gathered: &mut Vec<(InsertStatement, oneshot::Sender<Result<InsertOutcome>>)>,
-    acks: &mut Vec<Ack>,
+    replies: &mut Replies,
 ) {
     if gathered.is_empty() {
         return;
     }
-    let (statements, replies): (Vec<_>, Vec<_>) = gathered.drain(..).unzip();
+    let (statements, senders): (Vec<_>, Vec<_>) = gathered.drain(..).unzip();
     for (result, tx) in ops::insert_group(engine, set, statements)
         .into_iter()
-        .zip(replies)
+        .zip(senders)
     {
-        acks.push(ack(tx, result));
+        replies.push(ack(tx, result));
+    }
+}
+
+/// The acknowledgements of a write group's jobs. Without a WAL sync each
+/// is sent as soon as its job has committed; with one they wait for it.
+struct Replies {
+    sync: bool,
+    held: Vec<Ack>,
+}
+
+impl Replies {
+    fn new(sync: bool) -> Self {
+        Replies {
+            sync,
+            held: Vec::new(),
+        }
+    }
+
+    /// A job has committed.
+    fn push(&mut self, ack: Ack) {
+        match self.sync {
+            true => self.held.push(ack),
+            false => ack(None),
+        }
+    }
+
+    /// The group's sync is done (or there was none): its error, if any,
+    /// replaces every held success.
+    fn synced(self, failed: Option<&Error>) {
+        for ack in self.held {
+            ack(failed);
+        }
     }
 }
 
@@ -787,5 +821,42 @@ impl Handler<Retire> for CollectionActor {
         Box::pin(async move {
             let _ = rx.await;
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The acknowledgement of a job that succeeded with 7, and where it
+    /// is answered.
+    fn recorded() -> (Ack, oneshot::Receiver<Result<u32>>) {
+        let (tx, rx) = oneshot::channel();
+        (ack(tx, Ok(7)), rx)
+    }
+
+    #[test]
+    fn without_a_sync_each_job_is_answered_as_it_commits() {
+        let mut replies = Replies::new(false);
+        let (first, mut first_rx) = recorded();
+        replies.push(first);
+        // The group is still running: a later job has not committed yet.
+        assert_eq!(first_rx.try_recv().unwrap().unwrap(), 7);
+        replies.synced(None);
+    }
+
+    #[test]
+    fn with_a_sync_every_answer_waits_for_it_and_carries_its_failure() {
+        let mut replies = Replies::new(true);
+        let (first, mut first_rx) = recorded();
+        let (second, mut second_rx) = recorded();
+        replies.push(first);
+        replies.push(second);
+        assert!(first_rx.try_recv().is_err(), "answered before the sync");
+        replies.synced(Some(&Error::engine("disk gone")));
+        for rx in [&mut first_rx, &mut second_rx] {
+            let err = rx.try_recv().unwrap().unwrap_err();
+            assert!(err.to_string().contains("disk gone"), "{err}");
+        }
     }
 }
