@@ -120,6 +120,12 @@ pub fn own_cpu() -> Option<Duration> {
     process_cpu("self")
 }
 
+/// Seconds of CPU between two readings of [`own_cpu`] or `Target::cpu`
+/// (`None` where either is unknown).
+pub fn cpu_spent(before: Option<Duration>, after: Option<Duration>) -> Option<f64> {
+    after.zip(before).map(|(a, b)| (a - b).as_secs_f64())
+}
+
 /// A process's CPU time so far (user + system) from /proc/`pid`/stat.
 fn process_cpu(pid: &str) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

@@ -13,7 +13,7 @@ use mongodb::options::IndexOptions;
 use mongodb::{Client, Collection, IndexModel};
 
 use crate::args::Args;
-use crate::daemon::{Target, own_cpu};
+use crate::daemon::{Target, cpu_spent, own_cpu};
 use crate::floor;
 use crate::report::{Outcome, Series};
 use crate::workload::{PAYLOAD, Rng, deleted, load, load_batches, make_doc, now_ms, percentile};
@@ -324,12 +324,8 @@ pub async fn insert(args: &Args) -> Result<Outcome> {
         std::mem::take(&mut batches.lock().expect("batches")[range.start / 1000])
     })
     .await?;
-    let spent = |a: Option<Duration>, b: Option<Duration>| match (a, b) {
-        (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
-        _ => None,
-    };
-    let cpu = spent(cpu_before, target.cpu());
-    let client_cpu = spent(client_before, own_cpu());
+    let cpu = cpu_spent(cpu_before, target.cpu());
+    let client_cpu = cpu_spent(client_before, own_cpu());
     let rate = n as f64 / took.as_secs_f64();
     let floor_rate = n as f64 / floor.as_secs_f64();
     let mut out = Outcome::new("insert");

@@ -19,7 +19,7 @@ use mongodb::bson::{DateTime, Document, RawDocumentBuf, doc, oid::ObjectId, rawd
 use mongodb::{Client, Database};
 
 use crate::args::Args;
-use crate::daemon::{Target, own_cpu};
+use crate::daemon::{Target, cpu_spent, own_cpu};
 use crate::report::{Outcome, Series};
 use crate::workload::{deleted, load_batches, now_ms};
 
@@ -89,12 +89,8 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     };
     let (cpu_before, client_before) = (target.cpu(), own_cpu());
     let (took, points) = load_batches(&ts, n, args.clients, batch.clone()).await?;
-    let spent = |a: Option<Duration>, b: Option<Duration>| match (a, b) {
-        (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
-        _ => None,
-    };
-    let cpu = spent(cpu_before, target.cpu());
-    let client_cpu = spent(client_before, own_cpu());
+    let cpu = cpu_spent(cpu_before, target.cpu());
+    let client_cpu = cpu_spent(client_before, own_cpu());
     let ingest = n as f64 / took.as_secs_f64();
 
     eprintln!("  loading the same documents into an ordinary collection");

@@ -25,7 +25,7 @@ use mongodb::{Client, Collection};
 
 use crate::args::Args;
 use crate::churn::{Gauge, add_lag_and_live, add_rss, lag_series, spawn_gauges, timeline};
-use crate::daemon::{Target, own_cpu};
+use crate::daemon::{Target, cpu_spent, own_cpu};
 use crate::report::Outcome;
 use crate::steady::{self, Store, Stream};
 use crate::workload::deleted;
@@ -179,11 +179,8 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     );
     let (cpu_before, client_before) = (target.cpu(), own_cpu());
     let run = steady::drive(store.clone(), stream).await?;
-    let spent = |before: Option<Duration>, after: Option<Duration>| {
-        after.zip(before).map(|(b, a)| (b - a).as_secs_f64())
-    };
-    let cpu = spent(cpu_before, target.cpu());
-    let client_cpu = spent(client_before, own_cpu());
+    let cpu = cpu_spent(cpu_before, target.cpu());
+    let client_cpu = cpu_spent(client_before, own_cpu());
     let gauges: Vec<Gauge> = gauge_task.await??;
 
     // Every bucket is due by now or within a second; wait for the last.

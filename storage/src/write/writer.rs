@@ -184,8 +184,8 @@ impl<'e> Writer<'e> {
     /// writer adds records.
     pub fn prefetch<'k>(&mut self, id_keys: impl Iterator<Item = &'k [u8]>) -> Result<()> {
         let mut keys: Vec<Vec<u8>> = Vec::new();
+        let bound = &self.set.record_bound;
         for key in id_keys.filter(|k| !self.records.contains_key(*k)) {
-            let bound = &self.set.record_bound;
             if !bound.is_above(self.engine, self.set.records(), key)? {
                 keys.push(key.to_vec());
             }
