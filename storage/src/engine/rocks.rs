@@ -197,7 +197,7 @@ impl Engine for RocksEngine {
         Box::new(RocksBatch {
             engine: self,
             inner: WriteBatch::default(),
-            handles: Vec::new(),
+            families: Vec::new(),
             pending: Vec::new(),
             bytes: Vec::new(),
             len: 0,
@@ -309,37 +309,56 @@ impl Engine for RocksEngine {
 ///
 /// A memtable insert searches the skiplist from a hint left by the previous
 /// insert into the same memtable, so keys applied in order cost almost
-/// nothing to place while random ones search from the top. Point writes are
-/// therefore buffered and applied sorted by (column family, key) — a stable
-/// sort, so two writes of one key keep their order — and a range delete
-/// first flushes what came before it, so no write crosses a range delete.
+/// nothing to place while random ones search from the top. A point write
+/// whose key is not below the last one its family took goes straight into
+/// the RocksDB batch (ascending `_id`s, one due time: most inserts); the
+/// first that is below it starts buffering that family's writes, which are
+/// applied sorted by key (a stable sort, so two writes of one key keep
+/// their order) when the batch is sealed or a range delete comes. So every
+/// write of a family that went straight in came before every buffered one,
+/// and no write crosses a range delete.
 struct RocksBatch<'a> {
     engine: &'a RocksEngine,
     inner: WriteBatch,
     // Handle lookups take a lock inside the rocksdb crate; a batch touches
     // only a few families, so it keeps the handles it has resolved.
-    handles: Vec<(Cf, Arc<BoundColumnFamily<'a>>)>,
+    families: Vec<Family<'a>>,
     pending: Vec<PointWrite>,
     /// Keys and values of `pending`, back to back.
     bytes: Vec<u8>,
     len: usize,
 }
 
+/// A column family a batch writes to.
+struct Family<'a> {
+    cf: Cf,
+    handle: Arc<BoundColumnFamily<'a>>,
+    /// The last key written straight into the RocksDB batch.
+    last: Vec<u8>,
+    /// Writes to this family are being buffered until the next flush.
+    buffering: bool,
+}
+
 /// A buffered put (`value` is Some) or delete.
 struct PointWrite {
-    handle: usize,
+    family: usize,
     key: std::ops::Range<usize>,
     value: Option<std::ops::Range<usize>>,
 }
 
 impl<'a> RocksBatch<'a> {
-    fn handle(&mut self, cf: Cf) -> Result<usize> {
-        if let Some(i) = self.handles.iter().position(|(c, _)| *c == cf) {
+    fn family(&mut self, cf: Cf) -> Result<usize> {
+        if let Some(i) = self.families.iter().position(|f| f.cf == cf) {
             return Ok(i);
         }
-        let h = self.engine.handle(cf)?;
-        self.handles.push((cf, h));
-        Ok(self.handles.len() - 1)
+        let handle = self.engine.handle(cf)?;
+        self.families.push(Family {
+            cf,
+            handle,
+            last: Vec::new(),
+            buffering: false,
+        });
+        Ok(self.families.len() - 1)
     }
 
     fn stash(&mut self, data: &[u8]) -> std::ops::Range<usize> {
@@ -349,41 +368,61 @@ impl<'a> RocksBatch<'a> {
     }
 
     fn buffer(&mut self, cf: Cf, key: &[u8], value: Option<&[u8]>) -> Result<()> {
-        let handle = self.handle(cf)?;
+        let i = self.family(cf)?;
+        self.len += 1;
+        let family = &mut self.families[i];
+        if !family.buffering && key >= family.last.as_slice() {
+            match value {
+                Some(v) => self.inner.put_cf(&family.handle, key, v),
+                None => self.inner.delete_cf(&family.handle, key),
+            }
+            family.last.clear();
+            family.last.extend_from_slice(key);
+            return Ok(());
+        }
+        family.buffering = true;
         let key = self.stash(key);
         let value = value.map(|v| self.stash(v));
-        self.pending.push(PointWrite { handle, key, value });
-        self.len += 1;
+        self.pending.push(PointWrite {
+            family: i,
+            key,
+            value,
+        });
         Ok(())
     }
 
     /// Applies the buffered point writes to the RocksDB batch, sorted by
     /// column family, then by key: the memtables take sorted
     /// keys faster. The writes are split by family first (in one pass)
-    /// because each family's keys mostly arrive in order already (ascending
-    /// `_id`s, one due time), which the stable sort then checks in one
-    /// pass, where one sort over the interleaved families compared its way
-    /// through them all. A key written twice keeps its order: the last
-    /// write wins.
+    /// because each family's keys mostly arrive in order already, which
+    /// the stable sort then checks in one pass. A key written twice keeps
+    /// its order: the last write wins. Every family then writes straight
+    /// through again.
     fn flush_pending(&mut self) {
         let bytes = &self.bytes;
-        let mut by_family: Vec<Vec<PointWrite>> = Vec::new();
-        by_family.resize_with(self.handles.len(), Vec::new);
-        for w in self.pending.drain(..) {
-            by_family[w.handle].push(w);
-        }
-        for (family, mut writes) in by_family.into_iter().enumerate() {
-            writes.sort_by(|a, b| bytes[a.key.clone()].cmp(&bytes[b.key.clone()]));
-            let h = &self.handles[family].1;
-            for w in writes {
-                let key = &bytes[w.key];
-                match w.value {
-                    Some(v) => self.inner.put_cf(h, key, &bytes[v]),
-                    None => self.inner.delete_cf(h, key),
+        if !self.pending.is_empty() {
+            let mut by_family: Vec<Vec<PointWrite>> = Vec::new();
+            by_family.resize_with(self.families.len(), Vec::new);
+            for w in self.pending.drain(..) {
+                by_family[w.family].push(w);
+            }
+            for (family, mut writes) in by_family.into_iter().enumerate() {
+                writes.sort_by(|a, b| bytes[a.key.clone()].cmp(&bytes[b.key.clone()]));
+                let h = &self.families[family].handle;
+                for w in writes {
+                    let key = &bytes[w.key];
+                    match w.value {
+                        Some(v) => self.inner.put_cf(h, key, &bytes[v]),
+                        None => self.inner.delete_cf(h, key),
+                    }
                 }
             }
         }
         self.bytes.clear();
+        for family in &mut self.families {
+            family.buffering = false;
+            family.last.clear();
+        }
     }
 }
 
@@ -398,8 +437,9 @@ impl Batch for RocksBatch<'_> {
 
     fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()> {
         self.flush_pending();
-        let h = self.handle(cf)?;
-        self.inner.delete_range_cf(&self.handles[h].1, from, to);
+        let i = self.family(cf)?;
+        self.inner
+            .delete_range_cf(&self.families[i].handle, from, to);
         self.len += 1;
         Ok(())
     }
@@ -612,6 +652,27 @@ mod tests {
         );
         let last = Some(b"put after its delete".to_vec());
         assert_eq!(e.get(Cf::Id(4), b"b").unwrap(), last);
+    }
+
+    #[test]
+    fn a_family_that_falls_out_of_order_keeps_the_last_write_of_each_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = open(dir.path());
+        e.create_cf(Cf::Id(5)).unwrap();
+        let mut b = e.batch();
+        // Straight in while ascending, then buffered from the first step back.
+        b.put(Cf::Id(5), b"b", b"first").unwrap();
+        b.put(Cf::Id(5), b"c", b"first").unwrap();
+        b.put(Cf::Id(5), b"a", b"buffered").unwrap();
+        b.put(Cf::Id(5), b"c", b"second").unwrap();
+        b.delete(Cf::Id(5), b"b").unwrap();
+        b.put(Cf::Id(5), b"d", b"buffered too").unwrap();
+        b.commit(false).unwrap();
+        let got = |k: &[u8]| e.get(Cf::Id(5), k).unwrap();
+        assert_eq!(got(b"a"), Some(b"buffered".to_vec()));
+        assert_eq!(got(b"b"), None, "the delete came after the put");
+        assert_eq!(got(b"c"), Some(b"second".to_vec()));
+        assert_eq!(got(b"d"), Some(b"buffered too".to_vec()));
     }
 
     #[test]
