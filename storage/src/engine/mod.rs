@@ -74,6 +74,12 @@ impl KeyRange {
     }
 }
 
+/// A set of engine keys (record keys, index entries) held in memory,
+/// hashed with ahash: its keys are the hot path of expiry and multikey
+/// scans, where SipHash showed in profiles. ahash's keys are random per
+/// process, so clients cannot choose colliding keys.
+pub type KeySet = std::collections::HashSet<Vec<u8>, ahash::RandomState>;
+
 /// The smallest key strictly greater than `key`: an exclusive upper bound
 /// that still includes `key`.
 pub fn key_after(key: &[u8]) -> Vec<u8> {

@@ -148,7 +148,9 @@ impl IndexSet {
 
     /// The record key of a document whose `_id` is `id`.
     pub fn record_key(&self, id: RawBsonRef<'_>) -> Vec<u8> {
-        let mut key = Vec::new();
+        // Room for an ObjectId's key (13 bytes) and most others, so the
+        // encoding does not grow it step by step.
+        let mut key = Vec::with_capacity(32);
         keycode::encode_collated(&mut key, id, self.id_collation.as_deref());
         key
     }

@@ -27,7 +27,7 @@
 //! [`DEADLINE_CHECK_EVERY`] keys, so a long scan stops with
 //! MaxTimeMSExpired rather than running on.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,7 +41,7 @@ use super::sort::SortSpec;
 use super::spill::{DiskUse, Sorted, Sorter};
 use crate::capped::order;
 use crate::encoding::display::shell;
-use crate::engine::{Cf, Cursor, Direction, KeyRange, Snapshot};
+use crate::engine::{Cf, Cursor, Direction, KeyRange, KeySet, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen};
 use crate::timeseries::{TimeseriesOptions, prune};
@@ -90,7 +90,7 @@ pub struct QueryCursor {
     limit: Option<u64>,
     range_idx: usize,
     resume_after: Option<Vec<u8>>,
-    seen: HashSet<Vec<u8>>,
+    seen: KeySet,
     /// Sorted results waiting to be returned (blocking-sort plans).
     sorted: Option<SortedRest>,
     /// Whether a blocking sort past the memory limit may spill to disk.
@@ -197,7 +197,7 @@ impl QueryCursor {
             limit: limit.filter(|l| *l > 0),
             range_idx: 0,
             resume_after: None,
-            seen: HashSet::new(),
+            seen: KeySet::default(),
             sorted: None,
             disk_use: DiskUse::Forbidden,
             skipped: 0,

@@ -10,52 +10,243 @@
 //! always did. Column-family ids are never reused, so equal sets mean equal
 //! indexes.
 //!
-//! Layout: `1` (format), then per index `cf: u64 LE ‖ n: u32 LE` and `n`
-//! times `len: u32 LE ‖ key`.
+//! Layout (format 2): `2`, then per index `cf ‖ n` and `n` times
+//! `len ‖ key`, every number a LEB128 varint. In the section of the one TTL
+//! index of a set, a document with one entry there writes it as `len = 0`:
+//! "the entry that carries this value" (an entry key is never empty, as it
+//! ends with the record key), so the common value is a few bytes instead
+//! of a second copy of its own key. Format 1, written before, had fixed
+//! widths (`cf: u64 LE ‖ n: u32 LE`, `len: u32 LE ‖ key`) and no
+//! self-reference; it is still read.
 
 use crate::engine::Cf;
 use crate::index::IndexSet;
 
-const FORMAT: u8 = 1;
+/// The format written; [`decode`] also reads [`FIXED`].
+const FORMAT: u8 = 2;
+const FIXED: u8 = 1;
 
-/// Encodes the value of a document's TTL entries from its entries in every
-/// index of the set: `(cf, keys)` in the set's order.
-pub fn encode<'a>(entries: impl Iterator<Item = (u64, &'a [Vec<u8>])>) -> Vec<u8> {
-    let mut out = vec![FORMAT];
+/// Appends to `out` the value of a document's TTL entries from its entries
+/// in every index of the set: `(cf, keys)` in the set's order. `own` is the
+/// family of the TTL index when the set has only one: a lone entry there is
+/// written as a reference to the entry carrying the value.
+pub fn encode_into<'a>(
+    out: &mut Vec<u8>,
+    own: Option<u64>,
+    entries: impl Iterator<Item = (u64, &'a [Vec<u8>])>,
+) {
+    out.push(FORMAT);
     for (cf, keys) in entries {
-        out.extend_from_slice(&cf.to_le_bytes());
-        out.extend_from_slice(&(keys.len() as u32).to_le_bytes());
+        put_varint(out, cf);
+        put_varint(out, keys.len() as u64);
+        if own == Some(cf) && keys.len() == 1 {
+            put_varint(out, 0);
+            continue;
+        }
         for k in keys {
-            out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+            put_varint(out, k.len() as u64);
             out.extend_from_slice(k);
         }
     }
-    out
 }
 
 /// The entries a TTL value lists, when it covers exactly the indexes of
-/// `set`; `None` otherwise (read the record instead).
-pub fn decode<'v>(value: &'v [u8], set: &IndexSet) -> Option<Vec<(Cf, &'v [u8])>> {
+/// `set`; `None` otherwise (read the record instead). `own` is the TTL
+/// entry the value was read from: its family and key.
+pub fn decode<'v>(
+    value: &'v [u8],
+    own: (u64, &'v [u8]),
+    set: &IndexSet,
+) -> Option<Vec<(Cf, &'v [u8])>> {
     let (&format, mut rest) = value.split_first()?;
-    if format != FORMAT {
-        return None;
-    }
+    let fixed = match format {
+        FORMAT => false,
+        FIXED => true,
+        _ => return None,
+    };
     let mut out = Vec::new();
     let mut covered = 0;
     while !rest.is_empty() {
-        let cf = u64::from_le_bytes(rest.get(..8)?.try_into().ok()?);
-        let n = u32::from_le_bytes(rest.get(8..12)?.try_into().ok()?);
-        rest = &rest[12..];
+        let (cf, n) = match fixed {
+            true => (u64_le(&mut rest)?, u64::from(u32_le(&mut rest)?)),
+            false => (varint(&mut rest)?, varint(&mut rest)?),
+        };
         // In the set's order, so a stale value fails at the first mismatch.
         if set.keygens.get(covered)?.cf != cf {
             return None;
         }
         covered += 1;
         for _ in 0..n {
-            let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
-            out.push((Cf::Id(cf), rest.get(4..4 + len)?));
-            rest = &rest[4 + len..];
+            let len = match fixed {
+                true => u64::from(u32_le(&mut rest)?),
+                false => varint(&mut rest)?,
+            };
+            let key = match len {
+                0 if !fixed && own.0 == cf => own.1,
+                0 => return None,
+                len => {
+                    let len = usize::try_from(len).ok()?;
+                    let key = rest.get(..len)?;
+                    rest = &rest[len..];
+                    key
+                }
+            };
+            out.push((Cf::Id(cf), key));
         }
     }
     (covered == set.keygens.len()).then_some(out)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push(n as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn varint(rest: &mut &[u8]) -> Option<u64> {
+    let mut n = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, tail) = rest.split_first()?;
+        *rest = tail;
+        n |= u64::from(b & 0x7f).checked_shl(shift)?;
+        if b & 0x80 == 0 {
+            return Some(n);
+        }
+    }
+    None
+}
+
+fn u64_le(rest: &mut &[u8]) -> Option<u64> {
+    let n = u64::from_le_bytes(rest.get(..8)?.try_into().ok()?);
+    *rest = &rest[8..];
+    Some(n)
+}
+
+fn u32_le(rest: &mut &[u8]) -> Option<u32> {
+    let n = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?);
+    *rest = &rest[4..];
+    Some(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bson::doc;
+
+    use super::*;
+    use crate::catalog::{CollectionMeta, IndexMeta};
+
+    /// `_id` (10), a TTL index on `at` (11) and one on `k` (12); with
+    /// `second_ttl`, `k_1` is a TTL index too.
+    fn indexes(second_ttl: bool) -> Arc<IndexSet> {
+        let index = |id, name: &str, key, ttl: bool| IndexMeta {
+            id,
+            name: name.into(),
+            key,
+            unique: false,
+            expire_after_seconds: ttl.then_some(0),
+            ..CollectionMeta::id_index(0)
+        };
+        let indexes = vec![
+            CollectionMeta::id_index(10),
+            index(11, "at_1", doc! { "at": 1 }, true),
+            index(12, "k_1", doc! { "k": 1 }, second_ttl),
+        ];
+        IndexSet::new(crate::testing::meta("c", doc! {}, None, indexes)).unwrap()
+    }
+
+    fn encoded(own: Option<u64>, at: &[&[u8]], k: &[&[u8]]) -> Vec<u8> {
+        let at: Vec<Vec<u8>> = at.iter().map(|e| e.to_vec()).collect();
+        let k: Vec<Vec<u8>> = k.iter().map(|e| e.to_vec()).collect();
+        let mut out = Vec::new();
+        encode_into(&mut out, own, [(11, &at[..]), (12, &k[..])].into_iter());
+        out
+    }
+
+    #[test]
+    fn a_lone_entry_of_the_one_ttl_index_is_the_entry_read() {
+        let set = indexes(false);
+        let value = encoded(Some(11), &[b"date|id"], &[b"k|id"]);
+        assert_eq!(value.len(), 1 + 3 + 3 + 4, "no second copy of its own key");
+        let got = decode(&value, (11, b"date|id"), &set).unwrap();
+        assert_eq!(
+            got,
+            vec![(Cf::Id(11), &b"date|id"[..]), (Cf::Id(12), &b"k|id"[..])]
+        );
+        // Read through an entry of another family, the reference is unknown.
+        assert_eq!(decode(&value, (12, b"k|id"), &set), None);
+    }
+
+    #[test]
+    fn several_dates_or_two_ttl_indexes_list_every_key() {
+        let set = indexes(false);
+        let value = encoded(Some(11), &[b"d1|id", b"d2|id"], &[b"k|id"]);
+        let got = decode(&value, (11, b"d2|id"), &set).unwrap();
+        let listed: Vec<&[u8]> = got.iter().map(|(_, k)| *k).collect();
+        assert_eq!(listed, vec![&b"d1|id"[..], b"d2|id", b"k|id"]);
+
+        let two = indexes(true);
+        let value = encoded(None, &[b"d|id"], &[b"k|id"]);
+        for (cf, own) in [(11, &b"d|id"[..]), (12, b"k|id")] {
+            let got = decode(&value, (cf, own), &two).unwrap();
+            assert_eq!(got, vec![(Cf::Id(11), &b"d|id"[..]), (Cf::Id(12), b"k|id")]);
+        }
+    }
+
+    #[test]
+    fn values_of_the_fixed_width_format_are_still_read() {
+        let mut value = vec![FIXED];
+        for (cf, key) in [(11u64, &b"date|id"[..]), (12, b"k|id")] {
+            value.extend_from_slice(&cf.to_le_bytes());
+            value.extend_from_slice(&1u32.to_le_bytes());
+            value.extend_from_slice(&(key.len() as u32).to_le_bytes());
+            value.extend_from_slice(key);
+        }
+        let got = decode(&value, (11, b"other"), &indexes(false)).unwrap();
+        assert_eq!(
+            got,
+            vec![(Cf::Id(11), &b"date|id"[..]), (Cf::Id(12), &b"k|id"[..])]
+        );
+    }
+
+    #[test]
+    fn a_value_that_does_not_cover_the_set_or_is_cut_short_is_refused() {
+        let set = indexes(false);
+        let value = encoded(Some(11), &[b"d1|id", b"d2|id"], &[b"k|id"]);
+        for end in 0..value.len() {
+            assert_eq!(
+                decode(&value[..end], (11, b"d|id"), &set),
+                None,
+                "cut at {end}"
+            );
+        }
+        let mut only_ttl = Vec::new();
+        encode_into(
+            &mut only_ttl,
+            Some(11),
+            [(11, &[b"d|id".to_vec()][..])].into_iter(),
+        );
+        assert_eq!(decode(&only_ttl, (11, b"d|id"), &set), None, "k_1 missing");
+        assert_eq!(
+            decode(&[], (11, b"d|id"), &set),
+            None,
+            "written before carrying"
+        );
+        assert_eq!(decode(&[9, 0], (11, b"d|id"), &set), None, "unknown format");
+    }
+
+    #[test]
+    fn varints_round_trip() {
+        for n in [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
+            let mut out = Vec::new();
+            put_varint(&mut out, n);
+            let mut rest = &out[..];
+            assert_eq!(varint(&mut rest), Some(n));
+            assert!(rest.is_empty());
+        }
+        assert_eq!(varint(&mut &[0x80u8; 11][..]), None, "too long");
+    }
 }

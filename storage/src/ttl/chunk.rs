@@ -45,8 +45,6 @@
 //! every later scan, while a few hundred adjacent point deletes applied in
 //! key order cost little.
 
-use std::collections::HashSet;
-
 use bson::RawDocument;
 
 use super::carry;
@@ -56,7 +54,7 @@ use super::queue::{QueueItem, Queued};
 use super::sweep;
 use crate::capped::order;
 use crate::encoding::keycode;
-use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, SealedBatch, key_after};
+use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, KeySet, SealedBatch, key_after};
 use crate::error::Result;
 use crate::index::{IndexSet, KeyGen};
 
@@ -105,7 +103,7 @@ pub struct Plan {
     batch: SealedBatch,
     found: Found,
     /// The documents it deletes, by record key.
-    ids: HashSet<Vec<u8>>,
+    ids: KeySet,
     /// Whether a plan of the next chunk may be made before this one is
     /// applied (see the module doc).
     follows_ok: bool,
@@ -141,7 +139,7 @@ impl Plan {
 
 /// The documents an unapplied plan deletes, for [`plan_after`].
 #[derive(Debug, Default)]
-pub struct DeletedIds(HashSet<Vec<u8>>);
+pub struct DeletedIds(KeySet);
 
 /// Reads one chunk like [`expire`] but only records its deletions.
 pub fn plan(
@@ -230,9 +228,9 @@ fn collect(
     set: &IndexSet,
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
-    gone: &HashSet<Vec<u8>>,
+    gone: &KeySet,
     out: &mut dyn Batch,
-) -> Result<(Found, HashSet<Vec<u8>>)> {
+) -> Result<(Found, KeySet)> {
     let Chunk {
         index,
         cutoff_millis,
@@ -241,7 +239,7 @@ fn collect(
     } = chunk;
     let Some(ttl) = set.keygen(index) else {
         // Dropped since the monitor looked: nothing to do.
-        return Ok((Found::default(), HashSet::new()));
+        return Ok((Found::default(), KeySet::default()));
     };
     let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
     let base = lowest_possible(ttl.floor(), start);
@@ -251,7 +249,7 @@ fn collect(
     };
     let from_bottom = lower == base;
     if lower >= end {
-        return Ok((Found::default(), HashSet::new()));
+        return Ok((Found::default(), KeySet::default()));
     }
 
     // The chunk: up to `limit` distinct documents from the TTL range.
@@ -262,7 +260,7 @@ fn collect(
     )?;
     // Documents whose TTL entry carries their other entries go without
     // reading the record (`carry`); the others are read.
-    let mut seen: HashSet<Vec<u8>> = HashSet::with_capacity(limit.min(4096));
+    let mut seen: KeySet = KeySet::with_capacity_and_hasher(limit.min(4096), Default::default());
     let mut carried_ids: Vec<Vec<u8>> = Vec::new();
     let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
     // Entries of the indexes that allow it are left to the sweep.
@@ -287,7 +285,7 @@ fn collect(
             // A capped collection's removals need each document's size.
             let carried_entries = match set.natural() {
                 Some(_) => None,
-                None => carry::decode(cursor.value(), set),
+                None => carry::decode(cursor.value(), (ttl.cf, cursor.key()), set),
             };
             match carried_entries {
                 Some(entries) => {

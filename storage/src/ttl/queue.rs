@@ -5,14 +5,14 @@
 //! key ‖ n: u32 LE` and `n` times `cf: u64 LE ‖ len: u32 LE ‖ key`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::policy::ExpiryPolicy;
 use crate::catalog;
-use crate::engine::{Cf, Direction, Engine, KeyRange};
+use crate::engine::{Cf, Direction, Engine, KeyRange, KeySet};
 use crate::error::{Error, Result};
 
 const FORMAT: u8 = 1;
@@ -32,7 +32,7 @@ pub struct Sweep(Mutex<State>);
 #[derive(Debug, Default)]
 struct State {
     loaded: bool,
-    ids: HashSet<Vec<u8>>,
+    ids: KeySet,
     entries: usize,
     since: Option<Instant>,
     /// A sweep in turns, under way.
@@ -53,7 +53,7 @@ pub(super) struct Run {
     pub unread: Option<KeyRange>,
     /// The entries read, a sorted group per read turn.
     pub groups: Vec<Sorted>,
-    pub ids: HashSet<Vec<u8>>,
+    pub ids: KeySet,
 }
 
 /// Queued index entries in one buffer, sorted by family and key once
@@ -234,7 +234,7 @@ impl Sweep {
         &self,
         engine: &dyn Engine,
         records_cf: u64,
-    ) -> Result<(HashSet<Vec<u8>>, KeyRange)> {
+    ) -> Result<(KeySet, KeyRange)> {
         let mut state = self.loaded(engine, records_cf)?;
         state.entries = 0;
         state.since = None;

@@ -544,13 +544,13 @@ fn a_count_from_keys_equals_a_count_of_documents_the_rule_leaves() {
     assert_eq!(super::count_visible(snap.as_ref(), &set).unwrap(), 5);
 }
 
-/// The value of the first entry in family `cf`.
-fn first_value(engine: &RocksEngine, cf: u64) -> Vec<u8> {
+/// The key and value of the first entry in family `cf`.
+fn first_entry(engine: &RocksEngine, cf: u64) -> (Vec<u8>, Vec<u8>) {
     let c = engine
         .cursor(Cf::Id(cf), KeyRange::all(), Direction::Forward)
         .unwrap();
     assert!(c.valid());
-    c.value().to_vec()
+    (c.key().to_vec(), c.value().to_vec())
 }
 
 #[test]
@@ -559,8 +559,8 @@ fn a_ttl_entry_carries_the_entries_an_update_gives_its_document() {
     let old = bson::RawDocumentBuf::try_from(&doc! { "_id": 1, "at": at(100), "k": 1 }).unwrap();
     ops::insert(&engine, &set, vec![old.clone()], true).unwrap();
     let listed = |engine: &RocksEngine| {
-        let value = first_value(engine, 11);
-        let entries = super::carry::decode(&value, &set).expect("covers the set");
+        let (key, value) = first_entry(engine, 11);
+        let entries = super::carry::decode(&value, (11, &key), &set).expect("covers the set");
         entries
             .iter()
             .map(|(cf, e)| (*cf, e.to_vec()))
@@ -605,7 +605,8 @@ fn an_index_built_after_the_write_makes_expiry_read_the_record() {
     let set = IndexSet::new(meta).unwrap();
     ops::build_indexes(&engine, &set, &["j_1".to_owned()]).unwrap();
     assert_eq!(keys(&engine, 13), 4);
-    assert!(super::carry::decode(&first_value(&engine, 11), &set).is_none());
+    let (key, value) = first_entry(&engine, 11);
+    assert!(super::carry::decode(&value, (11, &key), &set).is_none());
     let out = expire(&engine, &set, "at_1", 100, 1000, None).unwrap();
     assert_eq!(out.deleted, 4);
     assert_eq!(all_keys(&engine), (0, 0, 0));

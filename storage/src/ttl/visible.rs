@@ -18,10 +18,8 @@
 //! Counts answered from keys alone subtract the due entries of the TTL
 //! indexes ([`count_visible`]).
 
-use std::collections::HashSet;
-
 use crate::encoding::keycode;
-use crate::engine::{Cf, Cursor, Direction, KeyRange, Snapshot, count_rest};
+use crate::engine::{Cf, Cursor, Direction, KeyRange, KeySet, Snapshot, count_rest};
 use crate::error::Result;
 use crate::index::{IndexSet, KeyGen};
 
@@ -84,13 +82,8 @@ pub(super) fn due_from_keys(
 /// dates, so past [`MAX_TOMBSTONES_WALKED`] of them this is None too (an
 /// engine error on the way ends in None as well: the documents' own reads
 /// will report it).
-fn due_ids(
-    snap: &dyn Snapshot,
-    set: &IndexSet,
-    now: i64,
-    cap: usize,
-) -> Result<Option<HashSet<Vec<u8>>>> {
-    let mut ids: HashSet<Vec<u8>> = HashSet::new();
+fn due_ids(snap: &dyn Snapshot, set: &IndexSet, now: i64, cap: usize) -> Result<Option<KeySet>> {
+    let mut ids: KeySet = KeySet::default();
     for kg in set.ttl_keygens() {
         let mut cursor = due_entries(snap, kg, now)?;
         while cursor.valid() {

@@ -25,14 +25,15 @@
 //! in `statement`, TTL expiry in [`crate::ttl`]; this module only knows
 //! single documents.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::ops::Range;
 
 use ahash::RandomState;
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_STORED_DEPTH};
 
 use crate::capped::tracker::Tracker;
-use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
+use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, KeySet};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen, duplicate_key_error};
 
@@ -41,14 +42,18 @@ pub struct Writer<'e> {
     engine: &'e dyn Engine,
     set: &'e IndexSet,
     batch: Box<dyn Batch + 'e>,
-    /// Records written by the uncommitted batch: Some(doc) or None (deleted).
-    records: HashMap<Vec<u8>, Option<Vec<u8>>, RandomState>,
+    /// Records written by the uncommitted batch: Some(the document's bytes
+    /// in `written`) or None (deleted).
+    records: HashMap<Vec<u8>, Option<Range<usize>>, RandomState>,
+    /// The documents of `records`, back to back (one buffer, not one
+    /// allocation per document).
+    written: Vec<u8>,
     /// Unique-index value prefixes claimed (Some(owner id)) or released (None)
     /// by the uncommitted batch, per index column family.
     unique: HashMap<(u64, Vec<u8>), Option<Vec<u8>>, RandomState>,
     /// Record keys found absent from the engine by [`Writer::prefetch`]
     /// since the last commit.
-    absent: HashSet<Vec<u8>, RandomState>,
+    absent: KeySet,
     ns: String,
     /// The earliest TTL due time among the entries this writer put.
     earliest_due: Option<i64>,
@@ -59,6 +64,18 @@ pub struct Writer<'e> {
     replace_due: bool,
     /// A capped collection's order and totals (`crate::capped`).
     capped: Option<Tracker>,
+    scratch: Scratch,
+}
+
+/// Buffers [`Writer::insert_keyed`] reuses from one document to the next.
+#[derive(Default)]
+struct Scratch {
+    /// The document's index entries, every index's after the previous one's.
+    entries: Vec<Vec<u8>>,
+    /// Each index's part of `entries`, in the set's order.
+    spans: Vec<Range<usize>>,
+    /// What its TTL entries carry (`ttl::carry`).
+    carried: Vec<u8>,
 }
 
 impl<'e> Writer<'e> {
@@ -75,12 +92,14 @@ impl<'e> Writer<'e> {
             set,
             batch: engine.batch(),
             records: HashMap::default(),
+            written: Vec::new(),
             unique: HashMap::default(),
-            absent: HashSet::default(),
+            absent: KeySet::default(),
             ns: set.ns(),
             earliest_due: None,
             bypass_validation: false,
             replace_due: true,
+            scratch: Scratch::default(),
         })
     }
 
@@ -137,6 +156,7 @@ impl<'e> Writer<'e> {
         }
         let batch = std::mem::replace(&mut self.batch, self.engine.batch());
         self.records.clear();
+        self.written.clear();
         self.unique.clear();
         self.absent.clear();
         if let Some(capped) = &mut self.capped {
@@ -154,12 +174,19 @@ impl<'e> Writer<'e> {
     /// The current version of a record: the batch's if it wrote one.
     pub fn get(&self, id_key: &[u8]) -> Result<Option<RawDocumentBuf>> {
         let bytes = match self.records.get(id_key) {
-            Some(v) => v.clone(),
+            Some(v) => v.as_ref().map(|at| self.written[at.clone()].to_vec()),
             None => self.engine.get(self.set.records(), id_key)?,
         };
         bytes
             .map(|b| RawDocumentBuf::from_bytes(b).map_err(Error::from))
             .transpose()
+    }
+
+    /// Keeps a copy of a document this batch writes, for [`Writer::get`].
+    fn write_down(&mut self, doc: &RawDocument) -> Range<usize> {
+        let start = self.written.len();
+        self.written.extend_from_slice(doc.as_bytes());
+        start..self.written.len()
     }
 
     /// Whether a record is stored at `id_key`, this batch's writes included.
@@ -229,8 +256,15 @@ impl<'e> Writer<'e> {
         if set.sweep.holds(self.engine, set.meta.id, &id_key)? {
             crate::ttl::sweep(self.engine, set)?;
         }
-        let mut entries = Vec::new();
-        let mut spans = Vec::with_capacity(set.keygens.len());
+        // Scratch kept across documents (taken out while `self` is borrowed
+        // again; an error drops it, and the next document makes new ones).
+        let Scratch {
+            mut entries,
+            mut spans,
+            mut carried,
+        } = std::mem::take(&mut self.scratch);
+        entries.clear();
+        spans.clear();
         for kg in &self.set.keygens {
             let start = entries.len();
             kg.keys(doc, &id_key, &mut entries)?;
@@ -246,22 +280,30 @@ impl<'e> Writer<'e> {
         self.set.record_bound.raise(&id_key);
         self.batch
             .put(self.set.records(), &id_key, doc.as_bytes())?;
-        let carried = carried(
+        carried.clear();
+        carry_into(
+            &mut carried,
             set,
             set.keygens
                 .iter()
                 .zip(&spans)
                 .map(|(kg, span)| (kg.cf, &entries[span.clone()])),
         );
-        for (kg, span) in set.keygens.iter().zip(spans) {
-            for entry in &entries[span] {
+        for (kg, span) in set.keygens.iter().zip(&spans) {
+            for entry in &entries[span.clone()] {
                 self.put_index_entry(kg, entry, &carried)?;
             }
         }
+        self.scratch = Scratch {
+            entries,
+            spans,
+            carried,
+        };
         if let Some(capped) = &mut self.capped {
             capped.inserted(self.batch.as_mut(), &id_key, doc.as_bytes().len())?;
         }
-        self.records.insert(id_key, Some(doc.as_bytes().to_vec()));
+        let at = self.write_down(doc);
+        self.records.insert(id_key, Some(at));
         self.cap()
     }
 
@@ -374,8 +416,8 @@ impl<'e> Writer<'e> {
         if let Some(capped) = &mut self.capped {
             capped.resized(old.as_bytes().len(), new.as_bytes().len());
         }
-        self.records
-            .insert(id_key.to_vec(), Some(new.as_bytes().to_vec()));
+        let at = self.write_down(new);
+        self.records.insert(id_key.to_vec(), Some(at));
         Ok(())
     }
 
@@ -534,10 +576,22 @@ fn exceeds_depth(doc: &RawDocument, max: usize) -> Result<bool> {
 /// The value TTL entries carry for a document whose entries in each index
 /// of `set` are `per_index` (`ttl::carry`); empty without TTL indexes.
 fn carried<'a>(set: &IndexSet, per_index: impl Iterator<Item = (u64, &'a [Vec<u8>])>) -> Vec<u8> {
-    if set.ttl_keygens().next().is_none() {
-        return Vec::new();
+    let mut out = Vec::new();
+    carry_into(&mut out, set, per_index);
+    out
+}
+
+/// [`carried`] appended to `out`.
+fn carry_into<'a>(
+    out: &mut Vec<u8>,
+    set: &IndexSet,
+    per_index: impl Iterator<Item = (u64, &'a [Vec<u8>])>,
+) {
+    let mut ttl = set.ttl_keygens();
+    if let Some(first) = ttl.next() {
+        let own = ttl.next().is_none().then_some(first.cf);
+        crate::ttl::carry::encode_into(out, own, per_index);
     }
-    crate::ttl::carry::encode(per_index)
 }
 
 fn check_size(doc: &RawDocument) -> Result<()> {
