@@ -388,8 +388,9 @@ impl CollectionActor {
         ctx.spawn(
             work.into_actor(self)
                 .map(move |(more, held, late, next), act, ctx| {
-                    if foreground_active {
-                        act.foreground_chunks.record(&policy, more, held);
+                    match foreground_active {
+                        true => act.foreground_chunks.record(&policy, more, held),
+                        false => act.foreground_chunks.quiet_done(),
                     }
                     if late {
                         act.lookahead.late(Instant::now());

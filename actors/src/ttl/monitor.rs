@@ -422,7 +422,7 @@ async fn visit(
         if stopping.load(Ordering::SeqCst) {
             break Ok(());
         }
-        let mut limit = shared.policy.chunk_docs as u64;
+        let mut limit = shared.policy.quiet_chunk_max_docs as u64;
         if target_docs > 0 {
             limit = limit.min(target_docs - visit.deleted);
         }
