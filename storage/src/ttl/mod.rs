@@ -17,6 +17,7 @@ pub(crate) mod carry;
 mod chunk;
 mod earliest;
 mod floor;
+mod held;
 mod policy;
 mod queue;
 mod rule;

@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::held::HeldIds;
 use super::policy::ExpiryPolicy;
 use crate::catalog;
-use crate::engine::{Cf, Direction, Engine, KeyRange, KeySet};
+use crate::engine::{Cf, Direction, Engine, KeyRange};
 use crate::error::{Error, Result};
 
 const FORMAT: u8 = 1;
@@ -32,7 +33,7 @@ pub struct Sweep(Mutex<State>);
 #[derive(Debug, Default)]
 struct State {
     loaded: bool,
-    ids: KeySet,
+    ids: HeldIds,
     entries: usize,
     since: Option<Instant>,
     /// A sweep in turns, under way.
@@ -53,7 +54,7 @@ pub(super) struct Run {
     pub unread: Option<KeyRange>,
     /// The entries read, a sorted group per read turn.
     pub groups: Vec<Sorted>,
-    pub ids: KeySet,
+    pub ids: HeldIds,
 }
 
 /// Queued index entries in one buffer, sorted by family and key once
@@ -153,10 +154,13 @@ impl Sweep {
                 if let Some((_, seq)) = catalog::parse_sweep_key(cursor.key()) {
                     NEXT_SEQ.fetch_max(seq + 1, Ordering::Relaxed);
                 }
+                let mut ids = Vec::new();
                 for_each_document(cursor.value(), |id, entries| {
-                    state.ids.insert(id.to_vec());
+                    ids.push(id.to_vec());
                     state.entries += entries.len();
                 })?;
+                ids.sort_unstable();
+                state.ids.add(ids);
                 cursor.advance();
             }
             cursor.status()?;
@@ -179,7 +183,7 @@ impl Sweep {
     pub fn holds(&self, engine: &dyn Engine, records_cf: u64, id: &[u8]) -> Result<bool> {
         let state = self.loaded(engine, records_cf)?;
         let in_run = state.run.as_ref().is_some_and(|run| run.ids.contains(id));
-        Ok(in_run || (!state.ids.is_empty() && state.ids.contains(id)))
+        Ok(in_run || state.ids.contains(id))
     }
 
     /// How long until the writer should sweep: `None` with nothing queued
@@ -208,7 +212,7 @@ impl Sweep {
         if !state.loaded || queued.entries == 0 {
             return;
         }
-        state.ids.extend(queued.ids);
+        state.ids.add(queued.ids);
         state.entries += queued.entries;
         state.since.get_or_insert_with(Instant::now);
     }
@@ -234,7 +238,7 @@ impl Sweep {
         &self,
         engine: &dyn Engine,
         records_cf: u64,
-    ) -> Result<(KeySet, KeyRange)> {
+    ) -> Result<(HeldIds, KeyRange)> {
         let mut state = self.loaded(engine, records_cf)?;
         state.entries = 0;
         state.since = None;
@@ -302,7 +306,9 @@ impl QueueItem {
 
     /// The item's value and what it adds to the writer's [`Sweep`] once
     /// committed; `None` when no entry was queued.
-    pub fn finish(self) -> Option<(Vec<u8>, Queued)> {
+    pub fn finish(mut self) -> Option<(Vec<u8>, Queued)> {
+        // Sorted here, where the chunk is planned, not on the writer.
+        self.queued.ids.sort_unstable();
         (self.queued.entries > 0).then_some((self.bytes, self.queued))
     }
 }
