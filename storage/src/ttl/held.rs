@@ -24,7 +24,7 @@ pub(super) struct HeldIds {
     /// Each sorted.
     lists: Vec<Vec<Vec<u8>>>,
     len: usize,
-    /// A power-of-two number of bits.
+    /// A power-of-two number of bits (none while nothing is held).
     bits: Vec<u64>,
     hasher: ahash::RandomState,
 }
@@ -34,7 +34,7 @@ impl Default for HeldIds {
         HeldIds {
             lists: Vec::new(),
             len: 0,
-            bits: vec![0; MIN_WORDS],
+            bits: Vec::new(),
             hasher: ahash::RandomState::new(),
         }
     }
@@ -48,8 +48,11 @@ impl HeldIds {
             return;
         }
         self.len += sorted.len();
-        if self.len * BITS_PER_KEY > self.bits.len() * 64 {
-            let words = (self.len * BITS_PER_KEY * 2 / 64).next_power_of_two();
+        let needed = (self.len * BITS_PER_KEY).div_ceil(64);
+        if needed > self.bits.len() {
+            // Twice what is needed, so it doubles only now and then; none
+            // until a key comes (every collection has one of these).
+            let words = (needed * 2).next_power_of_two().max(MIN_WORDS);
             self.bits = vec![0; words];
             let lists = std::mem::take(&mut self.lists);
             for key in lists.iter().flatten() {
