@@ -214,7 +214,8 @@ impl CollectionActor {
                 .into_actor(self)
                 .map(|held, act, ctx| {
                     if let Some(held) = held {
-                        act.foreground_chunks.group_done(held);
+                        let policy = act.shared.policy;
+                        act.foreground_chunks.group_done(&policy, held);
                     }
                     act.done(ctx)
                 }),
@@ -390,7 +391,7 @@ impl CollectionActor {
                 .map(move |(more, held, late, next), act, ctx| {
                     match foreground_active {
                         true => act.foreground_chunks.record(&policy, more, held),
-                        false => act.foreground_chunks.quiet_done(),
+                        false => act.foreground_chunks.quiet_done(&policy),
                     }
                     if late {
                         act.lookahead.late(Instant::now());

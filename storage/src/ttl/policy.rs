@@ -146,8 +146,6 @@ pub struct ForegroundChunks {
     /// The size of the next chunk while no foreground write is active
     /// (see [`ExpiryPolicy::quiet_chunk_max_docs`]).
     quiet_docs: usize,
-    quiet_start: usize,
-    quiet_max: usize,
 }
 
 impl ForegroundChunks {
@@ -156,17 +154,15 @@ impl ForegroundChunks {
             docs: policy.foreground_chunk_docs,
             group_held: Duration::ZERO,
             quiet_docs: policy.chunk_docs,
-            quiet_start: policy.chunk_docs,
-            quiet_max: policy.quiet_chunk_max_docs.max(policy.chunk_docs),
         }
     }
 
     /// Learns how long a group of foreground writes held the writer.
-    pub fn group_done(&mut self, held: Duration) {
+    pub fn group_done(&mut self, policy: &ExpiryPolicy, held: Duration) {
         // Each group counts for a quarter: one long group (a bulk insert)
         // lifts the budget for a few turns, not for good.
         self.group_held = (self.group_held * 3 + held) / 4;
-        self.quiet_docs = self.quiet_start;
+        self.quiet_docs = policy.chunk_docs;
     }
 
     /// How long the next chunk may hold the writer.
@@ -184,15 +180,16 @@ impl ForegroundChunks {
 
     /// A chunk ran with no foreground write active: the next may be twice
     /// as large.
-    pub fn quiet_done(&mut self) {
-        self.quiet_docs = (self.quiet_docs * 2).min(self.quiet_max);
+    pub fn quiet_done(&mut self, policy: &ExpiryPolicy) {
+        let max = policy.quiet_chunk_max_docs.max(policy.chunk_docs);
+        self.quiet_docs = (self.quiet_docs * 2).min(max);
     }
 
     /// Learns from a chunk that held the writer for `held` while
     /// foreground writes were active: `more` says it stopped at its limit
     /// with due documents left, i.e. expiry is behind.
     pub fn record(&mut self, policy: &ExpiryPolicy, more: bool, held: Duration) {
-        self.quiet_docs = self.quiet_start;
+        self.quiet_docs = policy.chunk_docs;
         let budget = self.budget(policy);
         if held > budget {
             self.docs = (self.docs / 2).max(policy.foreground_chunk_docs);
@@ -236,7 +233,7 @@ mod tests {
         let mut sizes = Vec::new();
         for _ in 0..5 {
             sizes.push(c.limit(max, false));
-            c.quiet_done();
+            c.quiet_done(&policy);
         }
         assert_eq!(sizes, vec![1024, 2048, 4096, 8192, 8192]);
         assert_eq!(
@@ -244,9 +241,9 @@ mod tests {
             3000,
             "never past the visit's own limit"
         );
-        c.group_done(Duration::from_micros(50));
+        c.group_done(&policy, Duration::from_micros(50));
         assert_eq!(c.limit(max, false), 1024, "a write group: small again");
-        c.quiet_done();
+        c.quiet_done(&policy);
         c.record(&policy, true, FAST);
         assert_eq!(
             c.limit(max, false),
@@ -276,13 +273,13 @@ mod tests {
         c.record(&policy, true, chunk);
         assert_eq!(c.limit(1024, true), 16, "over the policy's budget alone");
         for _ in 0..8 {
-            c.group_done(group);
+            c.group_done(&policy, group);
         }
         assert!(c.budget(&policy) > Duration::from_micros(800));
         c.record(&policy, true, chunk);
         assert_eq!(c.limit(1024, true), 32, "within half of the groups' time");
         for _ in 0..16 {
-            c.group_done(Duration::from_micros(10));
+            c.group_done(&policy, Duration::from_micros(10));
         }
         assert_eq!(c.budget(&policy), policy.foreground_hold_budget);
         c.record(&policy, true, chunk);
