@@ -4,11 +4,9 @@
 //! Each test names the MongoDB manual page or jstest its expectation comes
 //! from.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{TestNode, agg, agg_err, create_index, expect_code, first_batch};
+use crate::common::{TestNode, agg, agg_err, create_index, expect_code, first_batch};
 use futures::TryStreamExt;
 use mongodb::bson::{Document, doc};
 use mongodb::{Collection, Database};

@@ -3,9 +3,7 @@
 //! leaves it as it was. Each test names the MongoDB manual page or jstest
 //! its expectation comes from.
 
-mod common;
-
-use common::{TestNode, all, create_index, expect_code, first_batch};
+use crate::common::{TestNode, all, create_index, expect_code, first_batch};
 use futures::TryStreamExt;
 use mongodb::bson::{Document, doc};
 use mongodb::options::IndexOptions;

@@ -2,9 +2,7 @@
 //! authorization by built-in roles, end to end through the Rust driver
 //! (which authenticates with SCRAM itself, speculatively in its handshake).
 
-mod common;
-
-use common::{TestNode, expect_code, message};
+use crate::common::{self, TestNode, expect_code, message};
 use mongodb::Client;
 use mongodb::bson::spec::BinarySubtype;
 use mongodb::bson::{Binary, Bson, Document, doc};

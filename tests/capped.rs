@@ -3,12 +3,10 @@
 //! Collections", the `create` and `convertToCapped` command references)
 //! and the jstests named on each test.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{TestNode, eventually, expect_code, first_batch, ttl_index};
+use crate::common::{TestNode, eventually, expect_code, first_batch, ttl_index};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, DateTime, Document, doc};

@@ -4,9 +4,7 @@
 //! errors. Expected results come from the MongoDB manual's "Collation"
 //! page and `jstests/core/query/collation/collation.js`.
 
-mod common;
-
-use common::{TestNode, cases, expect_code, first_batch};
+use crate::common::{TestNode, cases, expect_code, first_batch};
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::Collation;

@@ -1,8 +1,6 @@
 //! Collection and database commands, end to end.
 
-mod common;
-
-use common::{TestNode, create_index, expect_code};
+use crate::common::{TestNode, create_index, expect_code};
 use mongodb::bson::{Document, doc};
 
 #[tokio::test]

@@ -1,8 +1,6 @@
 //! CRUD commands end to end through the Rust driver.
 
-mod common;
-
-use common::{TestNode, expect_code};
+use crate::common::{TestNode, expect_code};
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc, oid::ObjectId};
 use mongodb::options::ReturnDocument;

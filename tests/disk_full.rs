@@ -6,13 +6,11 @@
 //! The data directory lives on a small tmpfs, which needs root to mount;
 //! elsewhere the test says it skipped.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{TestNode, code};
+use crate::common::{TestNode, code};
 use mongodb::bson::doc;
 
 /// A tmpfs mounted for the test's lifetime.

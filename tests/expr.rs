@@ -3,11 +3,9 @@
 //! `$where` refused as a JavaScript-less mongod refuses it, and `$project`
 //! computing with several operator families.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{TestNode, all, expect_code, ids};
+use crate::common::{TestNode, all, expect_code, ids};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, DateTime, Document, doc};

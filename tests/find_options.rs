@@ -3,9 +3,7 @@
 //! Each test names the manual page or jstest its expected results come
 //! from.
 
-mod common;
-
-use common::{TestNode, big_padded_collection, create_index, expect_code};
+use crate::common::{TestNode, big_padded_collection, create_index, expect_code};
 use futures::TryStreamExt;
 use mongodb::bson::{Document, doc};
 use mongodb::{Collection, Database};

@@ -1,10 +1,8 @@
 //! A client that sends garbage cannot hurt the server or other clients.
 
-mod common;
-
 use std::time::Duration;
 
-use common::TestNode;
+use crate::common::TestNode;
 use mongodb::bson::{Document, doc};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

@@ -1,8 +1,6 @@
 //! Handshake and administrative commands through the Rust driver.
 
-mod common;
-
-use common::{TestNode, expect_code};
+use crate::common::{TestNode, expect_code};
 use mongodb::bson::{Bson, doc};
 
 #[tokio::test]

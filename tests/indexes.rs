@@ -1,8 +1,6 @@
 //! Index commands and index use, end to end.
 
-mod common;
-
-use common::{TestNode, expect_code};
+use crate::common::{TestNode, expect_code};
 use futures::TryStreamExt;
 use mongodb::IndexModel;
 use mongodb::bson::{Bson, Document, doc};

@@ -2,14 +2,12 @@
 //! format, read back with a real exposition-format parser, `/healthz` and
 //! `/readyz` (issue 13, operability).
 
-mod common;
-
 use std::collections::HashMap;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestNode, ttl_index};
+use crate::common::{TestNode, ttl_index};
 use ebb_actors::clock::ManualClock;
 use mongodb::bson::{DateTime, doc};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

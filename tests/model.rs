@@ -72,15 +72,13 @@
 //! disk; the panic message carries the shrunk sequence up to the failing
 //! step, and the first mismatch.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{TestNode, code};
+use crate::common::{TestNode, code};
 use ebb_actors::clock::ManualClock;
 use ebb_config::ParamValue;
 use futures::TryStreamExt;

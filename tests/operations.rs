@@ -2,13 +2,11 @@
 //! client's disconnect cancels them, and `shutdown` stops the node
 //! (issue 13, bounded work and operability).
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::tls::tls_node;
-use common::{TestNode, eventually, expect_code};
+use crate::common::tls::tls_node;
+use crate::common::{TestNode, eventually, expect_code};
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::{Collection, Database};

@@ -4,12 +4,10 @@
 //! "TTL Indexes": TTL deletes show in the profiler's data) and
 //! jstests/core/administrative/profile/*.js.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestNode, eventually, expect_code, first_batch, ttl_index};
+use crate::common::{TestNode, eventually, expect_code, first_batch, ttl_index};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
 use mongodb::Database;

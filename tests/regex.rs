@@ -3,9 +3,7 @@
 //! rests on (`jstests/core/query/regex/regex*.js`, `jstests/core/query/in/in*.js`
 //! for regexes in `$in`, `not2.js` for `$not`).
 
-mod common;
-
-use common::{TestNode, cases, create_index, expect_code, ids};
+use crate::common::{TestNode, cases, create_index, expect_code, ids};
 use mongodb::bson::{Bson, Document, Regex, doc};
 use mongodb::{Collection, Database};
 

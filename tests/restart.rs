@@ -1,8 +1,6 @@
 //! Data survives a restart: every database, collection, index and document.
 
-mod common;
-
-use common::TestNode;
+use crate::common::TestNode;
 use futures::TryStreamExt;
 use mongodb::IndexModel;
 use mongodb::bson::{Document, doc};

@@ -2,12 +2,10 @@
 //! 56–64), end to end through the Rust driver; expiry is driven by the
 //! manual clock, so no test waits for real time.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestNode, expect_code, first_batch};
+use crate::common::{TestNode, expect_code, first_batch};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, DateTime, Document, doc};

@@ -3,12 +3,10 @@
 //! the user's key pattern, listed, dropped and hinted by that pattern,
 //! used by meta filters, kept with every bucket write, expiry and restart.
 
-mod common;
-
 use std::time::Duration;
 
-use common::ts::{HOUR, SEC, T0, at, node};
-use common::{TestNode, expect_code, first_batch};
+use crate::common::ts::{HOUR, SEC, T0, at, node};
+use crate::common::{self, TestNode, expect_code, first_batch};
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::{Collection, Database};

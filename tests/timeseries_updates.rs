@@ -4,12 +4,10 @@
 //! and their buckets rewritten; one whose meta or time leaves its bucket
 //! moves to a bucket of its own.
 
-mod common;
-
 use std::time::Duration;
 
-use common::ts::{HOUR, SEC, T0, at, node};
-use common::{TestNode, expect_code};
+use crate::common::ts::{HOUR, SEC, T0, at, node};
+use crate::common::{TestNode, expect_code};
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::ReturnDocument;

@@ -2,13 +2,11 @@
 //! each mode admits the connections MongoDB's "TLS/SSL Configuration for
 //! Clients" / `net.tls.mode` reference pages say it does.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::TestNode;
-use common::tls::tls_node;
+use crate::common::TestNode;
+use crate::common::tls::tls_node;
 use ebb_config::TlsMode;
 use mongodb::Client;
 use mongodb::bson::doc;

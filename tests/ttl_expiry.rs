@@ -1,12 +1,10 @@
 //! Which documents expire and when (spec F), driven through an injected
 //! clock: no test waits for real time to pass.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestNode, str_ids, ttl_index};
+use crate::common::{self, TestNode, str_ids, ttl_index};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
 use mongodb::IndexModel;

@@ -1,9 +1,7 @@
 //! TTL index creation, listing and collMod: MongoDB's rules and errors
 //! (spec sections B–E), through the Rust driver.
 
-mod common;
-
-use common::{TestNode, expect_code};
+use crate::common::{TestNode, expect_code};
 use mongodb::bson::{Bson, Document, doc};
 
 async fn create(db: &mongodb::Database, spec: Document) -> mongodb::error::Result<Document> {

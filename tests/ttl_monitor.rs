@@ -1,13 +1,11 @@
 //! The TTL monitor: MongoDB's parameters, passes and counters (spec G–J),
 //! plus ebb's prompt expiry and pacing.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{TestNode, eventually, expect_code};
+use crate::common::{TestNode, eventually, expect_code};
 use ebb_actors::clock::ManualClock;
 use ebb_config::ParamValue;
 use mongodb::bson::{Bson, DateTime, Document, doc};

@@ -4,12 +4,10 @@
 //! the collection whole, and the sweep deletes the entries: at startup,
 //! and once they have waited `ttl.sweep_after`.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestNode, create_index, eventually, ttl_index};
+use crate::common::{TestNode, create_index, eventually, ttl_index};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, DateTime, Document, doc};

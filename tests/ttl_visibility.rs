@@ -7,12 +7,10 @@
 //! indexes); only the moment changes: MongoDB shows a due document until
 //! its monitor's next pass (spec item 36), ebb hides it at once.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestNode, cases, first_batch, str_ids, ttl_index};
+use crate::common::{self, TestNode, cases, first_batch, str_ids, ttl_index};
 use ebb_actors::clock::ManualClock;
 use mongodb::bson::{Bson, DateTime, Document, doc};
 use mongodb::options::IndexOptions;

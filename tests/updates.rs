@@ -4,9 +4,7 @@
 //! `findAndModify`, with MongoDB's errors. Each test names the manual page
 //! or jstest its expected results come from.
 
-mod common;
-
-use common::{TestNode, all, expect_code};
+use crate::common::{TestNode, all, expect_code};
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::ReturnDocument;
 

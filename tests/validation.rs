@@ -4,12 +4,10 @@
 //! operator, and validation against TTL expiry and restarts. Each test
 //! names the page or jstest its expectations come from.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestNode, expect_code};
+use crate::common::{self, TestNode, expect_code};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, DateTime, Document, doc};

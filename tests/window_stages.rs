@@ -2,9 +2,7 @@
 //! through the driver. Each test names the MongoDB manual page or jstest
 //! its expectation comes from.
 
-mod common;
-
-use common::{TestNode, agg, agg_err, big_padded_collection, expect_code};
+use crate::common::{TestNode, agg, agg_err, big_padded_collection, expect_code};
 use futures::TryStreamExt;
 use mongodb::Collection;
 use mongodb::bson::{Bson, DateTime, Document, doc};

@@ -1,0 +1,42 @@
+//! The workspace's integration tests, linked into one binary.
+//!
+//! Each module is one area (its own `//!` header says what it checks) and
+//! drives real nodes through the real driver. One binary instead of one per
+//! file: every test binary links RocksDB and the driver (~70 MB each), and
+//! thirty of them made a cold CI build outgrow a small disk and spend minutes
+//! linking. Run one area with `cargo test --test integration <module>::`.
+
+mod common;
+
+mod aggregation_stages;
+mod aggregation_writes;
+mod auth;
+mod capped;
+mod collation;
+mod collections;
+mod crud;
+mod disk_full;
+mod expr;
+mod find_options;
+mod framing;
+mod handshake_admin;
+mod import_cycles;
+mod indexes;
+mod metrics;
+mod model;
+mod operations;
+mod profiler;
+mod regex;
+mod restart;
+mod timeseries;
+mod timeseries_indexes;
+mod timeseries_updates;
+mod tls;
+mod ttl_expiry;
+mod ttl_indexes;
+mod ttl_monitor;
+mod ttl_sweep;
+mod ttl_visibility;
+mod updates;
+mod validation;
+mod window_stages;
