@@ -63,6 +63,35 @@ async fn duplicate_id_is_a_write_error_with_e11000() {
     );
 }
 
+/// Batches from concurrent clients arrive out of order; the late batch's
+/// ids fall below ids already stored, and a second copy of any of them is
+/// still a duplicate (the writer skips reads for keys it knows are free).
+#[tokio::test]
+async fn out_of_order_batches_still_find_every_duplicate() {
+    let node = TestNode::start();
+    let c = node.coll("app", "late").await;
+    let batch = |ids: std::ops::Range<i32>| ids.map(|i| doc! { "_id": i }).collect::<Vec<_>>();
+    c.insert_many(batch(0..10)).await.unwrap();
+    c.insert_many(batch(30..40)).await.unwrap();
+    c.insert_many(batch(20..30)).await.unwrap();
+    c.insert_many(batch(10..15)).await.unwrap();
+    for id in [0, 5, 9, 10, 14, 20, 25, 29, 30, 39] {
+        let e = c.insert_one(doc! { "_id": id }).await;
+        expect_code(e, 11000);
+    }
+    c.insert_many(batch(15..20)).await.unwrap();
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 40);
+    for id in [15, 17, 19] {
+        expect_code(c.insert_one(doc! { "_id": id }).await, 11000);
+    }
+    // A late batch with a duplicate of its own stops there (ordered).
+    let mut dup = batch(40..45);
+    dup.extend(batch(42..43));
+    c.insert_many(batch(50..55)).await.unwrap();
+    expect_code(c.insert_many(dup).await, 11000);
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 50);
+}
+
 #[tokio::test]
 async fn ordered_insert_stops_at_first_error_unordered_continues() {
     let node = TestNode::start();

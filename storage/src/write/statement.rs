@@ -86,6 +86,12 @@ pub fn insert_with(
     } = statement;
     let mut w = Writer::new(engine, set)?;
     w.bypass_validation(bypass_validation);
+    let first_commit = docs.len().min(CHUNK_OPS);
+    let bytes = docs[..first_commit]
+        .iter()
+        .map(|d| d.as_bytes().len())
+        .sum();
+    w.reserve(first_commit, bytes);
     let mut out = InsertOutcome::default();
     let mut docs = docs.iter().enumerate().peekable();
     'statement: while docs.peek().is_some() {

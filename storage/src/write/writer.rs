@@ -103,6 +103,14 @@ impl<'e> Writer<'e> {
         })
     }
 
+    /// Room for `docs` documents of `bytes` in all before the next commit,
+    /// so that an insert statement's batch does not grow its maps and its
+    /// copies step by step.
+    pub fn reserve(&mut self, docs: usize, bytes: usize) {
+        self.records.reserve(docs);
+        self.written.reserve(bytes);
+    }
+
     /// A writer that never deletes a due document in its way: index
     /// builds, which must index every stored document.
     pub fn keeping_due(mut self) -> Self {
@@ -195,9 +203,7 @@ impl<'e> Writer<'e> {
             return Ok(record.is_some());
         }
         let bound = &self.set.record_bound;
-        if self.absent.contains(id_key)
-            || bound.is_above(self.engine, self.set.records(), id_key)?
-        {
+        if self.absent.contains(id_key) || bound.is_free(self.engine, self.set.records(), id_key)? {
             return Ok(false);
         }
         Ok(self.engine.get(self.set.records(), id_key)?.is_some())
@@ -205,15 +211,20 @@ impl<'e> Writer<'e> {
 
     /// Looks up many record keys in one batched read and remembers which
     /// are absent, so that inserting them needs no read of its own; keys
-    /// above the collection's [`RecordBound`](super::bound::RecordBound)
-    /// need no read at all (and no memory: [`Writer::stored`] asks the
-    /// bound again). What it learns holds until the next commit: only this
-    /// writer adds records.
+    /// above the collection's [`RecordBound`](super::bound::RecordBound) or
+    /// in one of its gaps need no read at all (and no memory:
+    /// [`Writer::stored`] asks the bound again). The window's smallest key
+    /// leaves a gap below it when it lies above the bound. What it learns
+    /// holds until the next commit: only this writer adds records.
     pub fn prefetch<'k>(&mut self, id_keys: impl Iterator<Item = &'k [u8]>) -> Result<()> {
         let mut keys: Vec<Vec<u8>> = Vec::new();
-        let bound = &self.set.record_bound;
-        for key in id_keys.filter(|k| !self.records.contains_key(*k)) {
-            if !bound.is_above(self.engine, self.set.records(), key)? {
+        let (bound, records) = (&self.set.record_bound, self.set.records());
+        let window: Vec<&[u8]> = id_keys.filter(|k| !self.records.contains_key(*k)).collect();
+        if let Some(lowest) = window.iter().min() {
+            bound.note_gap_below(self.engine, records, lowest)?;
+        }
+        for key in window {
+            if !bound.is_free(self.engine, records, key)? {
                 keys.push(key.to_vec());
             }
         }
