@@ -18,5 +18,6 @@ pub mod cmp;
 pub mod collation;
 pub mod decimal;
 pub mod display;
+pub mod field_names;
 pub mod keycode;
 pub mod numeric;

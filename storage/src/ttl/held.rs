@@ -67,6 +67,11 @@ impl HeldIds {
     }
 
     /// Whether `id` is held.
+    /// Whether no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     pub fn contains(&self, id: &[u8]) -> bool {
         self.len > 0
             && self.probes(id).all(|(w, b)| self.bits[w] & b != 0)

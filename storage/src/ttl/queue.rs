@@ -6,7 +6,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -28,7 +28,40 @@ static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 /// have entries queued, how many entries, and since when. Lives in the
 /// `IndexSet`, read from the engine when first needed.
 #[derive(Debug, Default)]
-pub struct Sweep(Mutex<State>);
+pub struct Sweep {
+    state: Mutex<State>,
+    /// Set, under the lock, whenever the state is known and holds no record
+    /// key: every insert asks [`Sweep::holds`], and most collections have
+    /// nothing queued, so most inserts read one flag instead of the lock.
+    none_held: AtomicBool,
+}
+
+/// The locked state; on release it publishes whether anything is held.
+struct Locked<'a> {
+    state: MutexGuard<'a, State>,
+    none_held: &'a AtomicBool,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let s = &*self.state;
+        let none = s.loaded && s.ids.is_empty() && s.run.as_ref().is_none_or(|r| r.ids.is_empty());
+        self.none_held.store(none, Ordering::Release);
+    }
+}
 
 #[derive(Debug, Default)]
 struct State {
@@ -137,12 +170,15 @@ pub(super) fn take_merged(
 }
 
 impl Sweep {
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.0.lock().expect("sweep lock")
+    fn state(&self) -> Locked<'_> {
+        Locked {
+            state: self.state.lock().expect("sweep lock"),
+            none_held: &self.none_held,
+        }
     }
 
     /// The state, read from the queue in `engine` if it was not yet.
-    fn loaded(&self, engine: &dyn Engine, records_cf: u64) -> Result<MutexGuard<'_, State>> {
+    fn loaded(&self, engine: &dyn Engine, records_cf: u64) -> Result<Locked<'_>> {
         let mut state = self.state();
         if !state.loaded {
             let mut cursor = engine.cursor(
@@ -181,6 +217,9 @@ impl Sweep {
     /// Whether record key `id` has entries queued: the writer sweeps
     /// before it stores a record there.
     pub fn holds(&self, engine: &dyn Engine, records_cf: u64, id: &[u8]) -> Result<bool> {
+        if self.none_held.load(Ordering::Acquire) {
+            return Ok(false);
+        }
         let state = self.loaded(engine, records_cf)?;
         let in_run = state.run.as_ref().is_some_and(|run| run.ids.contains(id));
         Ok(in_run || state.ids.contains(id))

@@ -76,6 +76,28 @@ impl Bound {
     fn above(&self, key: &[u8]) -> bool {
         self.last.as_deref().is_none_or(|last| key > last)
     }
+
+    /// Notes a record key about to be put. Raising before the commit is
+    /// safe: the bound only claims that nothing lies above it. A key below
+    /// the bound shrinks the gap it falls in to the part above it.
+    fn raise(&mut self, key: &[u8]) {
+        match &mut self.last {
+            // Reuses the buffer: ascending inserts raise it once each.
+            Some(last) if key > last.as_slice() => {
+                last.clear();
+                last.extend_from_slice(key);
+            }
+            Some(_) => {}
+            None => self.last = Some(key.to_vec()),
+        }
+        // A gap reaches up to a key above the bound until that key is put.
+        if key < self.gaps_top.as_slice() {
+            for gap in self.gaps.iter_mut().filter(|g| g.holds(key)) {
+                gap.lo.clear();
+                gap.lo.extend_from_slice(key);
+            }
+        }
+    }
 }
 
 impl RecordBound {
@@ -108,29 +130,21 @@ impl RecordBound {
         Ok(())
     }
 
+    /// [`RecordBound::is_free`], then [`RecordBound::raise`], under one
+    /// lock: the insert path asks once per document.
+    pub fn claim(&self, engine: &dyn Engine, records: Cf, key: &[u8]) -> Result<bool> {
+        let mut bound = self.0.lock().expect("record bound lock");
+        bound.read(engine, records)?;
+        let free = bound.above(key) || bound.gaps.iter().any(|g| g.holds(key));
+        bound.raise(key);
+        Ok(free)
+    }
+
     /// Notes a record key about to be put, read from the engine yet or
-    /// not. Raising before the commit is safe: the bound only claims that
-    /// nothing lies above it. A key below the bound shrinks the gap it
-    /// falls in to the part above it.
-    pub fn raise(&self, key: &[u8]) {
-        let mut guard = self.0.lock().expect("record bound lock");
-        let bound = &mut *guard;
-        match &mut bound.last {
-            // Reuses the buffer: ascending inserts raise it once each.
-            Some(last) if key > last.as_slice() => {
-                last.clear();
-                last.extend_from_slice(key);
-            }
-            Some(_) => {}
-            None => bound.last = Some(key.to_vec()),
-        }
-        // A gap reaches up to a key above the bound until that key is put.
-        if key < bound.gaps_top.as_slice() {
-            for gap in bound.gaps.iter_mut().filter(|g| g.holds(key)) {
-                gap.lo.clear();
-                gap.lo.extend_from_slice(key);
-            }
-        }
+    /// not (the tests' way to put a key; the writer claims it).
+    #[cfg(test)]
+    fn raise(&self, key: &[u8]) {
+        self.0.lock().expect("record bound lock").raise(key);
     }
 }
 

@@ -33,6 +33,7 @@ use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_STORED_DEPTH};
 
 use crate::capped::tracker::Tracker;
+use crate::encoding::field_names::field_names;
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, KeySet};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{IndexSet, KeyGen, duplicate_key_error};
@@ -197,13 +198,15 @@ impl<'e> Writer<'e> {
         start..self.written.len()
     }
 
-    /// Whether a record is stored at `id_key`, this batch's writes included.
-    fn stored(&self, id_key: &[u8]) -> Result<bool> {
+    /// Whether a record is stored at `id_key`, this batch's writes included,
+    /// for a key about to be inserted: asking raises the record bound to it
+    /// (one lock per document). A key this batch wrote was raised then.
+    fn stored_claiming(&self, id_key: &[u8]) -> Result<bool> {
         if let Some(record) = self.records.get(id_key) {
             return Ok(record.is_some());
         }
         let bound = &self.set.record_bound;
-        if self.absent.contains(id_key) || bound.is_free(self.engine, self.set.records(), id_key)? {
+        if bound.claim(self.engine, self.set.records(), id_key)? || self.absent.contains(id_key) {
             return Ok(false);
         }
         Ok(self.engine.get(self.set.records(), id_key)?.is_some())
@@ -213,7 +216,7 @@ impl<'e> Writer<'e> {
     /// are absent, so that inserting them needs no read of its own; keys
     /// above the collection's [`RecordBound`](super::bound::RecordBound) or
     /// in one of its gaps need no read at all (and no memory:
-    /// [`Writer::stored`] asks the bound again). The window's smallest key
+    /// [`Writer::stored_claiming`] asks the bound again). The window's smallest key
     /// leaves a gap below it when it lies above the bound. What it learns
     /// holds until the next commit: only this writer adds records.
     pub fn prefetch<'k>(&mut self, id_keys: impl Iterator<Item = &'k [u8]>) -> Result<()> {
@@ -249,7 +252,7 @@ impl<'e> Writer<'e> {
             capped.check_fits(doc.as_bytes().len())?;
         }
         self.validate(doc, None)?;
-        if self.stored(&id_key)? && !self.remove_if_due(&id_key)? {
+        if self.stored_claiming(&id_key)? && !self.remove_if_due(&id_key)? {
             let id = doc.get("_id")?;
             let key_value = bson::doc! {
                 "_id": id.and_then(|id| bson::Bson::try_from(id).ok()).unwrap_or(bson::Bson::Null)
@@ -288,7 +291,6 @@ impl<'e> Writer<'e> {
                 }
             }
         }
-        self.set.record_bound.raise(&id_key);
         self.batch
             .put(self.set.records(), &id_key, doc.as_bytes())?;
         carried.clear();
@@ -629,12 +631,17 @@ pub fn prepare_insert(doc: RawDocumentBuf) -> Result<RawDocumentBuf> {
 /// [`prepare_insert`] on a borrowed document: `None` when it is stored as
 /// it is (its `_id` already first), else the document rebuilt.
 pub fn prepare(doc: &RawDocument) -> Result<Option<RawDocumentBuf>> {
-    // Keys only: the values were checked where the document arrived, and
-    // parsing each one here cost a connection more than the rest of the
-    // insert's preparation.
+    // Names only, as bytes: the values and the names' UTF-8 were checked
+    // where the document arrived, and checking them here again cost a
+    // connection more than the rest of the insert's preparation.
     let (mut ids, mut first_is_id) = (0, None);
-    for element in doc.iter_elements() {
-        let is_id = element?.key().as_str() == "_id";
+    for name in field_names(doc.as_bytes()) {
+        let Some(name) = name else {
+            // Malformed: let `bson` say how.
+            doc.iter_elements().try_for_each(|e| e.map(drop))?;
+            return Err(Error::bad_value("invalid BSON document"));
+        };
+        let is_id = name == b"_id";
         first_is_id.get_or_insert(is_id);
         ids += usize::from(is_id);
     }
