@@ -66,12 +66,12 @@ impl HeldIds {
         self.lists.push(sorted);
     }
 
-    /// Whether `id` is held.
     /// Whether no key is held.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// Whether `id` is held.
     pub fn contains(&self, id: &[u8]) -> bool {
         self.len > 0
             && self.probes(id).all(|(w, b)| self.bits[w] & b != 0)

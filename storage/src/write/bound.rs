@@ -77,6 +77,11 @@ impl Bound {
         self.last.as_deref().is_none_or(|last| key > last)
     }
 
+    /// Whether no record can be stored at `key`: above the bound or in a gap.
+    fn free(&self, key: &[u8]) -> bool {
+        self.above(key) || self.gaps.iter().any(|g| g.holds(key))
+    }
+
     /// Notes a record key about to be put. Raising before the commit is
     /// safe: the bound only claims that nothing lies above it. A key below
     /// the bound shrinks the gap it falls in to the part above it.
@@ -106,7 +111,7 @@ impl RecordBound {
     pub fn is_free(&self, engine: &dyn Engine, records: Cf, key: &[u8]) -> Result<bool> {
         let mut bound = self.0.lock().expect("record bound lock");
         bound.read(engine, records)?;
-        Ok(bound.above(key) || bound.gaps.iter().any(|g| g.holds(key)))
+        Ok(bound.free(key))
     }
 
     /// Notes that nothing is stored between the bound and `key` when `key`
@@ -135,7 +140,7 @@ impl RecordBound {
     pub fn claim(&self, engine: &dyn Engine, records: Cf, key: &[u8]) -> Result<bool> {
         let mut bound = self.0.lock().expect("record bound lock");
         bound.read(engine, records)?;
-        let free = bound.above(key) || bound.gaps.iter().any(|g| g.holds(key));
+        let free = bound.free(key);
         bound.raise(key);
         Ok(free)
     }
@@ -152,16 +157,21 @@ impl RecordBound {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_bound_is_read_once_and_only_raised() {
-        let (_dir, engine) = crate::testing::temp_engine();
+    /// An engine with an empty records family.
+    fn records() -> (tempfile::TempDir, crate::engine::rocks::RocksEngine, Cf) {
+        let (dir, engine) = crate::testing::temp_engine();
         let cf = Cf::Id(10);
         engine.create_cf(cf).unwrap();
+        (dir, engine, cf)
+    }
+
+    #[test]
+    fn the_bound_is_read_once_and_only_raised() {
+        let (_dir, engine, cf) = records();
         let bound = RecordBound::default();
         assert!(bound.is_free(&engine, cf, b"a").unwrap(), "nothing stored");
 
-        let (_dir, engine) = crate::testing::temp_engine();
-        engine.create_cf(cf).unwrap();
+        let (_dir, engine, cf) = records();
         let mut batch = engine.batch();
         batch.put(cf, b"m", b"").unwrap();
         batch.commit(false).unwrap();
@@ -179,9 +189,7 @@ mod tests {
 
     #[test]
     fn a_gap_below_a_batch_frees_the_keys_in_it_until_they_are_put() {
-        let (_dir, engine) = crate::testing::temp_engine();
-        let cf = Cf::Id(10);
-        engine.create_cf(cf).unwrap();
+        let (_dir, engine, cf) = records();
         let mut batch = engine.batch();
         batch.put(cf, b"c", b"").unwrap();
         batch.commit(false).unwrap();
@@ -217,9 +225,7 @@ mod tests {
 
     #[test]
     fn only_the_newest_gaps_are_kept() {
-        let (_dir, engine) = crate::testing::temp_engine();
-        let cf = Cf::Id(10);
-        engine.create_cf(cf).unwrap();
+        let (_dir, engine, cf) = records();
         let bound = RecordBound::default();
         let key = |i: usize| format!("k{i:03}").into_bytes();
         // Batches of one key, every other one skipped: a gap below each.

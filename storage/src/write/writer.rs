@@ -216,9 +216,9 @@ impl<'e> Writer<'e> {
     /// are absent, so that inserting them needs no read of its own; keys
     /// above the collection's [`RecordBound`](super::bound::RecordBound) or
     /// in one of its gaps need no read at all (and no memory:
-    /// [`Writer::stored_claiming`] asks the bound again). The window's smallest key
-    /// leaves a gap below it when it lies above the bound. What it learns
-    /// holds until the next commit: only this writer adds records.
+    /// [`Writer::stored_claiming`] asks the bound again). The window's
+    /// smallest key leaves a gap below it when it lies above the bound. What
+    /// it learns holds until the next commit: only this writer adds records.
     pub fn prefetch<'k>(&mut self, id_keys: impl Iterator<Item = &'k [u8]>) -> Result<()> {
         let mut keys: Vec<Vec<u8>> = Vec::new();
         let (bound, records) = (&self.set.record_bound, self.set.records());
