@@ -21,8 +21,8 @@
 //! A chunk the monitor sends `behind` (seconds late) is never planned: it
 //! runs on `ebb-ttl` like a chunk without foreground writes.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -106,7 +106,9 @@ type WriterSchedule = Schedule<Write, Control, Expiry, Planned>;
 pub struct CollectionActor {
     shared: Arc<Shared>,
     set: Arc<IndexSet>,
-    schedule: WriterSchedule,
+    /// Shared with the thread running a write group, which takes the next
+    /// group from it itself ([`Schedule::next_group`]).
+    schedule: Arc<Mutex<WriterSchedule>>,
     /// How large TTL chunks may be while foreground writes are active.
     foreground_chunks: ForegroundChunks,
     lookahead: Lookahead,
@@ -122,7 +124,7 @@ pub struct CollectionActor {
 
 impl CollectionActor {
     pub fn new(shared: Arc<Shared>, set: Arc<IndexSet>) -> Self {
-        let schedule = Schedule::new(shared.policy);
+        let schedule = Arc::new(Mutex::new(Schedule::new(shared.policy)));
         let foreground_chunks = ForegroundChunks::new(&shared.policy);
         CollectionActor {
             shared,
@@ -135,6 +137,11 @@ impl CollectionActor {
             sweep_queued: false,
             sweep_timer: false,
         }
+    }
+
+    /// The schedule; never held across an await or a job.
+    fn schedule(&self) -> MutexGuard<'_, WriterSchedule> {
+        lock(&self.schedule)
     }
 
     /// A receiver that changes after each committed write that stored new
@@ -151,7 +158,7 @@ impl CollectionActor {
     /// Runs whatever the schedule says is ready, until it says nothing is.
     fn pump(&mut self, ctx: &mut Context<Self>) {
         while !self.retired {
-            let Some(action) = self.schedule.next(Instant::now()) else {
+            let Some(action) = self.schedule().next(Instant::now()) else {
                 break;
             };
             match action {
@@ -165,7 +172,7 @@ impl CollectionActor {
                 Action::Apply { chunk, plan } => self.apply(chunk, plan, ctx),
             }
         }
-        let discarded = self.schedule.take_discarded();
+        let discarded = self.schedule().take_discarded();
         let runs = &self.shared.ttl.runs;
         runs.stale_plans.fetch_add(discarded.stale, Relaxed);
         runs.overdue_plans.fetch_add(discarded.overdue, Relaxed);
@@ -173,53 +180,41 @@ impl CollectionActor {
 
     /// Marks the running work done and runs what is next.
     fn done(&mut self, ctx: &mut Context<Self>) {
-        self.schedule.work_done();
+        self.schedule().work_done();
         self.pump(ctx);
     }
 
-    /// Runs a group of write jobs on the blocking pool; one WAL sync covers
-    /// the group when durability asks for it, and its writers hear back
-    /// after it. Without a sync each writer hears back as soon as its job
-    /// committed: held until the group ended, a group's clients all sent
-    /// their next writes at once, and the writer waited while connections
-    /// decoded them.
+    /// Runs a group of write jobs on the blocking pool, and then each group
+    /// the schedule hands that thread while writes keep coming
+    /// ([`Schedule::next_group`]); the writer comes back here only when
+    /// something else is next or nothing is queued.
     fn run_writes(&mut self, group: Vec<Write>, ctx: &mut Context<Self>) {
         let engine = self.shared.engine.clone();
         let set = self.set.clone();
-        let sync =
-            group.iter().any(|w| w.sync) || self.shared.durability == Durability::SyncEachWrite;
+        let schedule = self.schedule.clone();
+        let sync_each = self.shared.durability == Durability::SyncEachWrite;
         let work = tokio::task::spawn_blocking(move || {
-            let started = Instant::now();
-            let mut replies = Replies::new(sync);
-            let mut measurements = Vec::new();
-            for w in group {
-                match w.job {
-                    Job::Measurements(statement, tx) => measurements.push((statement, tx)),
-                    Job::Run(run) => {
-                        insert_measurements(engine.as_ref(), &set, &mut measurements, &mut replies);
-                        replies.push(run(engine.as_ref(), &set));
-                    }
-                }
+            let mut held = Vec::new();
+            let mut next = Some(group);
+            while let Some(group) = next {
+                held.push(run_group(engine.as_ref(), &set, group, sync_each));
+                next = lock(&schedule).next_group();
             }
-            insert_measurements(engine.as_ref(), &set, &mut measurements, &mut replies);
-            let synced = if sync { engine.sync_wal().err() } else { None };
-            if let Some(e) = &synced {
-                tracing::error!(error = %e, "WAL sync failed");
-            }
-            replies.synced(synced.as_ref());
-            started.elapsed()
+            held
         });
-        ctx.spawn(
-            async move { work.await.ok() }
-                .into_actor(self)
-                .map(|held, act, ctx| {
-                    if let Some(held) = held {
-                        let policy = act.shared.policy;
+        ctx.spawn(work.into_actor(self).map(|held, act, ctx| {
+            match held {
+                Ok(held) => {
+                    let policy = act.shared.policy;
+                    for held in held {
                         act.foreground_chunks.group_done(&policy, held);
                     }
-                    act.done(ctx)
-                }),
-        );
+                }
+                // The thread died inside a group, still holding the writer.
+                Err(_) => act.schedule().work_done(),
+            }
+            act.pump(ctx)
+        }));
     }
 
     fn run_control(&mut self, control: Control, ctx: &mut Context<Self>) {
@@ -251,14 +246,14 @@ impl CollectionActor {
             Control::Switch { set, reply } => {
                 self.set = set;
                 let _ = reply.send(());
-                self.schedule.work_done();
+                self.schedule().work_done();
                 // The new set reads the queue when it sweeps.
                 self.queue_sweep(ctx);
             }
             Control::Retire { reply } => {
                 self.retired = true;
                 let _ = reply.send(());
-                self.schedule.work_done();
+                self.schedule().work_done();
                 ctx.stop();
             }
             Control::Sweep => {
@@ -290,7 +285,7 @@ impl CollectionActor {
     fn queue_sweep(&mut self, ctx: &mut Context<Self>) {
         if !self.sweep_queued && !self.retired {
             self.sweep_queued = true;
-            self.schedule.push_housekeeping(Control::Sweep);
+            self.schedule().push_housekeeping(Control::Sweep);
             self.pump(ctx);
         }
     }
@@ -322,7 +317,7 @@ impl CollectionActor {
         let policy = shared.policy;
         let limit = self.foreground_chunks.limit(msg.limit, foreground_active);
         let whole = msg.whole && !foreground_active;
-        let epoch = self.schedule.epoch();
+        let epoch = self.schedule().epoch();
         let ahead = self.lookahead.take_for(&msg, limit, epoch);
         let look_ahead = !foreground_active
             && policy.max_deletes_per_sec == 0
@@ -413,20 +408,17 @@ impl CollectionActor {
     /// within its patience ([`plan_patience`]), the schedule sends the chunk
     /// to the writer and drops the late plan.
     fn plan(&mut self, id: u64, ctx: &mut Context<Self>) {
-        let Some(chunk) = self.schedule.planning(id) else {
-            return;
+        let (msg, epoch) = {
+            let schedule = self.schedule();
+            let Some(chunk) = schedule.planning(id) else {
+                return;
+            };
+            (chunk.msg.clone(), schedule.epoch())
         };
         let policy = self.shared.policy;
-        let limit = self.foreground_chunks.limit(chunk.msg.limit, true);
-        let ahead = self
-            .lookahead
-            .take_for(&chunk.msg, limit, self.schedule.epoch());
-        let patience = plan_patience(chunk.msg.prompt);
-        let msg = ExpireChunk {
-            index: chunk.msg.index.clone(),
-            resume_after: chunk.msg.resume_after.clone(),
-            ..chunk.msg
-        };
+        let limit = self.foreground_chunks.limit(msg.limit, true);
+        let ahead = self.lookahead.take_for(&msg, limit, epoch);
+        let patience = plan_patience(msg.prompt);
         let (shared, set) = (self.shared.clone(), self.set.clone());
         let work = async move {
             let made_ahead = ahead.is_some();
@@ -450,13 +442,13 @@ impl CollectionActor {
             let result = result
                 .unwrap_or_else(|| Err(dropped()))
                 .map(|plan| Planned { plan, ahead });
-            if let Some((chunk, e)) = act.schedule.plan_returned(id, result) {
+            if let Some((chunk, e)) = act.schedule().plan_returned(id, result) {
                 let _ = chunk.reply.send(Err(e));
             }
             act.pump(ctx);
         }));
         ctx.run_later(patience, move |act, ctx| {
-            act.schedule.plan_overdue(id, Instant::now());
+            act.schedule().plan_overdue(id, Instant::now());
             act.pump(ctx);
         });
     }
@@ -503,7 +495,7 @@ impl CollectionActor {
         if let Some((chunk, rx)) =
             plan_next(&self.shared, &self.set, msg, limit, plan, PlanThread::Idle)
         {
-            let epoch = self.schedule.epoch();
+            let epoch = self.schedule().epoch();
             self.lookahead.started(Ahead::new(chunk, limit, epoch, rx));
         }
     }
@@ -513,7 +505,7 @@ impl CollectionActor {
     /// was dropped").
     fn control(&mut self, control: Control, ctx: &mut Context<Self>) {
         if !self.retired {
-            self.schedule.push_control(control);
+            self.schedule().push_control(control);
             self.pump(ctx);
         }
     }
@@ -549,10 +541,50 @@ impl CollectionActor {
     }
 
     fn queue(&mut self, ctx: &mut Context<Self>, job: Job, sync: bool) {
-        self.schedule
+        self.schedule()
             .push_write(Write { job, sync }, Instant::now());
         self.pump(ctx);
     }
+}
+
+/// Runs one group of writes; one WAL sync covers it when durability asks
+/// for it, and its writers hear back after it. Without a sync each writer
+/// hears back as soon as its job committed: held until the group ended, a
+/// group's clients all sent their next writes at once, and the writer
+/// waited while connections decoded them. Returns how long the group held
+/// the writer.
+fn run_group(
+    engine: &dyn Engine,
+    set: &Arc<IndexSet>,
+    group: Vec<Write>,
+    sync_each: bool,
+) -> Duration {
+    let started = Instant::now();
+    let sync = sync_each || group.iter().any(|w| w.sync);
+    let mut replies = Replies::new(sync);
+    let mut measurements = Vec::new();
+    for w in group {
+        match w.job {
+            Job::Measurements(statement, tx) => measurements.push((statement, tx)),
+            Job::Run(run) => {
+                insert_measurements(engine, set, &mut measurements, &mut replies);
+                replies.push(run(engine, set));
+            }
+        }
+    }
+    insert_measurements(engine, set, &mut measurements, &mut replies);
+    let synced = if sync { engine.sync_wal().err() } else { None };
+    if let Some(e) = &synced {
+        tracing::error!(error = %e, "WAL sync failed");
+    }
+    replies.synced(synced.as_ref());
+    started.elapsed()
+}
+
+/// The writer's schedule, locked. A panic never leaves it half changed
+/// (its methods do not call out), so a poisoned lock is taken as it is.
+fn lock(schedule: &Mutex<WriterSchedule>) -> MutexGuard<'_, WriterSchedule> {
+    schedule.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs the time-series inserts gathered so far as one group, adding
@@ -778,7 +810,7 @@ impl Handler<ExpireChunk> for CollectionActor {
         let (reply, rx) = oneshot::channel();
         if !self.retired {
             let behind = msg.behind;
-            self.schedule.push_chunk(Expiry { msg, reply }, behind);
+            self.schedule().push_chunk(Expiry { msg, reply }, behind);
             self.pump(ctx);
         }
         Box::pin(recv(rx))

@@ -264,15 +264,42 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
             && self.housekeeping.is_empty()
     }
 
+    /// The writer's group of writes has ended; if a group of writes would
+    /// be [`next`](Self::next), it is handed out here as well, for the
+    /// writer to run at once without a round trip through its owner (on a
+    /// busy machine each hop waits for a core). Otherwise the writer is
+    /// free, as after [`work_done`](Self::work_done), and its owner asks
+    /// `next`.
+    pub fn next_group(&mut self) -> Option<Vec<W>> {
+        self.busy = false;
+        if self.expiry_ready() {
+            return None;
+        }
+        match self.foreground.pop_front()? {
+            Job::Write(first) => Some(self.start_group(first)),
+            control => {
+                self.foreground.push_front(control);
+                None
+            }
+        }
+    }
+
+    /// Whether a chunk (or its plan) or housekeeping could run on the writer.
+    fn expiry_ready(&self) -> bool {
+        self.chunk_ready() || !self.housekeeping.is_empty()
+    }
+
+    fn chunk_ready(&self) -> bool {
+        self.planned.is_some() || (!self.expiry.is_empty() && self.planning.is_none())
+    }
+
     /// The next thing to run, if the writer is free and anything is ready.
     pub fn next(&mut self, now: Instant) -> Option<Action<W, C, T, P>> {
         if self.busy {
             return None;
         }
-        let chunk_ready =
-            self.planned.is_some() || (!self.expiry.is_empty() && self.planning.is_none());
-        let expiry_ready = chunk_ready || !self.housekeeping.is_empty();
-        if expiry_ready && (self.foreground.is_empty() || self.foreground_ran_last) {
+        let chunk_ready = self.chunk_ready();
+        if self.expiry_ready() && (self.foreground.is_empty() || self.foreground_ran_last) {
             self.foreground_ran_last = false;
             if !self.housekeeping.is_empty() && (!chunk_ready || !self.housekeeping_ran_last) {
                 self.housekeeping_ran_last = true;
@@ -297,22 +324,38 @@ impl<W, C, T, P> Schedule<W, C, T, P> {
             };
             return Some(self.start_chunk(pending, now));
         }
-        let front = self.foreground.pop_front()?;
+        self.start_foreground()
+    }
+
+    /// Starts the front foreground job: a control job alone, writes as one
+    /// group of all the writes queued before the next control job.
+    fn start_foreground(&mut self) -> Option<Action<W, C, T, P>> {
+        Some(match self.foreground.pop_front()? {
+            Job::Control(c) => {
+                self.started_foreground();
+                Action::Control(c)
+            }
+            Job::Write(first) => Action::Writes(self.start_group(first)),
+        })
+    }
+
+    /// Starts a group of `first` and the writes queued behind it, up to the
+    /// next control job.
+    fn start_group(&mut self, first: W) -> Vec<W> {
+        self.started_foreground();
+        let mut group = vec![first];
+        while let Some(Job::Write(_)) = self.foreground.front() {
+            if let Some(Job::Write(w)) = self.foreground.pop_front() {
+                group.push(w);
+            }
+        }
+        group
+    }
+
+    fn started_foreground(&mut self) {
         self.foreground_ran_last = true;
         self.epoch += 1;
         self.busy = true;
-        Some(match front {
-            Job::Control(c) => Action::Control(c),
-            Job::Write(w) => {
-                let mut group = vec![w];
-                while let Some(Job::Write(_)) = self.foreground.front() {
-                    if let Some(Job::Write(w)) = self.foreground.pop_front() {
-                        group.push(w);
-                    }
-                }
-                Action::Writes(group)
-            }
-        })
     }
 
     /// Plans a chunk while foreground writes are active (unless planning is
@@ -429,6 +472,44 @@ mod tests {
         s.work_done();
         assert_eq!(s.next(t), None);
         assert!(s.is_idle());
+    }
+
+    #[test]
+    fn the_writer_takes_the_writes_queued_during_its_group_itself() {
+        let (mut s, t) = schedule();
+        s.push_write("w1", t);
+        assert_eq!(s.next(t), Some(A::Writes(vec!["w1"])));
+        s.push_write("w2", t);
+        s.push_write("w3", t);
+        let epoch = s.epoch();
+        assert_eq!(s.next_group(), Some(vec!["w2", "w3"]));
+        assert_eq!(s.epoch(), epoch + 1, "a plan made before it is stale");
+        assert_eq!(s.next(t), None, "busy with the group it took");
+        assert_eq!(s.next_group(), None, "nothing queued");
+        assert!(s.is_idle());
+        s.push_write("w4", t);
+        assert_eq!(s.next(t), Some(A::Writes(vec!["w4"])));
+    }
+
+    #[test]
+    fn a_group_ending_leaves_chunks_and_control_jobs_to_the_owner() {
+        let (mut s, t) = schedule();
+        s.push_write("w1", t);
+        assert_eq!(s.next(t), Some(A::Writes(vec!["w1"])));
+        // A chunk queued during the group has the next turn, as with `next`.
+        s.push_chunk(1, true);
+        s.push_write("w2", t);
+        assert_eq!(s.next_group(), None);
+        assert!(matches!(s.next(t), Some(A::Expire { chunk: 1, .. })));
+        s.work_done();
+        assert_eq!(s.next(t), Some(A::Writes(vec!["w2"])));
+        // A control job runs alone, so it is not taken for a group.
+        s.push_control("switch");
+        s.push_write("w3", t);
+        assert_eq!(s.next_group(), None);
+        assert_eq!(s.next(t), Some(A::Control("switch")));
+        s.work_done();
+        assert_eq!(s.next(t), Some(A::Writes(vec!["w3"])));
     }
 
     #[test]
