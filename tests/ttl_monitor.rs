@@ -362,6 +362,67 @@ async fn a_collection_entirely_due_is_emptied_at_once_with_its_indexes() {
     );
 }
 
+/// A visit that ends at its target leaves the plan of its next chunk to
+/// the next visit, which starts from the floor where that plan resumes:
+/// visits of 100 documents still run on plans made ahead, and every due
+/// document goes with all its entries, counted once.
+#[tokio::test]
+async fn the_next_visit_takes_the_plan_made_ahead_in_the_last() {
+    let node = manual_node(|c| {
+        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(100));
+        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+    });
+    let c = node.coll("m", "visits").await;
+    ttl_index(&c, "at", 0).await;
+    c.create_index(IndexModel::builder().keys(doc! { "k": 1 }).build())
+        .await
+        .unwrap();
+    let due = 1_000;
+    c.insert_many(
+        (0..due).map(|i| doc! { "_id": i, "at": at(T0 - 500 - i64::from(i)), "k": i % 7 }),
+    )
+    .await
+    .unwrap();
+    // One document not due keeps the collection from going whole.
+    c.insert_one(doc! { "_id": -1, "at": at(T0 + 3_600_000), "k": 1 })
+        .await
+        .unwrap();
+    // Lookahead runs only while no foreground write came within the
+    // writer's 100 ms window.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = server_ttl(&node).await;
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    let _between = node.hold_monitor().await;
+    let after = server_ttl(&node).await;
+    let delta = |k: &str| after.get_i64(k).unwrap() - before.get_i64(k).unwrap();
+    assert_eq!(delta("deletedDocuments"), i64::from(due));
+    assert_eq!(count(&c).await, 1);
+    let ahead = |s: &Document| {
+        s.get_document("chunkRuns")
+            .unwrap()
+            .get_i64("ahead")
+            .unwrap()
+    };
+    // Ten visits of one chunk each: all but the first and the last (whose
+    // plan found nothing after it) can run on the plan the visit before
+    // made (none did before visits could share them). A plan late on a
+    // starved machine pauses lookahead for a second, so only one is asked.
+    assert!(
+        ahead(&after) > ahead(&before),
+        "{} of {} chunks ran on a plan made ahead",
+        ahead(&after) - ahead(&before),
+        delta("chunks")
+    );
+    let r = node
+        .db("m")
+        .await
+        .run_command(doc! { "validate": "visits", "full": true })
+        .await
+        .unwrap();
+    assert!(r.get_bool("valid").unwrap(), "{r}");
+}
+
 /// While foreground writes go on, the plan of each chunk's successor is
 /// made while the chunk commits and used when nothing was written in
 /// between: the due documents go with every index entry, and every

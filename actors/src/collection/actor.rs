@@ -318,7 +318,8 @@ impl CollectionActor {
         let limit = self.foreground_chunks.limit(msg.limit, foreground_active);
         let whole = msg.whole && !foreground_active;
         let epoch = self.schedule().epoch();
-        let ahead = self.lookahead.take_for(&msg, limit, epoch);
+        let at_floor = |after: &[u8]| ttl::resumes_at_floor(&set, &msg.index, after);
+        let ahead = self.lookahead.take_for_visit(&msg, limit, epoch, &at_floor);
         let look_ahead = !foreground_active
             && policy.max_deletes_per_sec == 0
             && self.lookahead.allowed(Instant::now());

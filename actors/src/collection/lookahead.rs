@@ -12,10 +12,16 @@
 //!   priority), and when the monitor's chunk arrives that plan takes the
 //!   place of the one the writer would start, with the schedule's patience.
 //!
-//! A plan made ahead is used only when the monitor's next chunk is exactly
-//! the one planned (same index, cutoff, size, resuming where the last one
-//! stopped) and the writer ran no foreground job in between (same epoch),
-//! and never under a deletion-rate limit.
+//! A plan made ahead is used only when the writer ran no foreground job
+//! since it was started (same epoch), never under a deletion-rate limit,
+//! and only for the chunk it planned: the same index and cutoff, resuming
+//! where the last one stopped, and allowed at least as many documents as
+//! the plan takes (while chunks grow, a plan made at the last size serves
+//! the larger next one). When the monitor's visit ends at its target, the
+//! next visit's first chunk starts from the floor with a later cutoff:
+//! the writer's own TTL chunks may still take the plan when the floor
+//! stands exactly where the plan resumes, and the plan stopped at its limit
+//! (the later cutoff only adds documents after those it takes).
 
 use std::time::{Duration, Instant};
 
@@ -29,12 +35,19 @@ use super::schedule::{PLAN_BACKOFF, PLAN_PATIENCE};
 /// How long a chunk waits for its lookahead plan.
 pub const PATIENCE: Duration = PLAN_PATIENCE;
 
+/// Whether the floor of the chunk's TTL index stands right after a resume
+/// key (`ttl::resumes_at_floor`).
+pub type AtFloor<'a> = &'a dyn Fn(&[u8]) -> bool;
+
 /// A plan of the chunk expected next, on its way from the planning thread.
 pub struct Ahead {
     chunk: ExpireChunk,
     limit: usize,
     epoch: u64,
     plan: oneshot::Receiver<Result<Plan>>,
+    /// Taken for a chunk with a later cutoff: serves it only if it
+    /// stopped at its limit.
+    needs_more: bool,
 }
 
 impl Ahead {
@@ -51,19 +64,39 @@ impl Ahead {
             limit,
             epoch,
             plan,
+            needs_more: false,
         }
     }
 
-    /// Whether this is a plan of `chunk` at `limit` documents that nothing
-    /// written since has made stale. The `whole` flag does not matter: a
-    /// chunk with a plan is not offered the whole collection.
-    fn plans(&self, chunk: &ExpireChunk, limit: usize, epoch: u64) -> bool {
+    /// Whether this plan serves `chunk` at `limit` documents at `epoch`
+    /// (see the module doc); `at_floor`, when a new visit may take it, says
+    /// whether the floor stands right after a resume key. `Some(true)`: the
+    /// plan serves a new visit's chunk if it stopped at its limit. The
+    /// `whole` flag does not matter: a chunk with a plan is not offered
+    /// the whole collection.
+    fn serves(
+        &self,
+        chunk: &ExpireChunk,
+        limit: usize,
+        epoch: u64,
+        at_floor: Option<AtFloor<'_>>,
+    ) -> Option<bool> {
         let planned = &self.chunk;
-        self.epoch == epoch
-            && self.limit == limit
-            && planned.cutoff_millis == chunk.cutoff_millis
-            && planned.index == chunk.index
+        if self.epoch != epoch || self.limit > limit || planned.index != chunk.index {
+            return None;
+        }
+        if planned.cutoff_millis == chunk.cutoff_millis
             && planned.resume_after == chunk.resume_after
+        {
+            return Some(false);
+        }
+        let new_visit = chunk.resume_after.is_none()
+            && planned.cutoff_millis <= chunk.cutoff_millis
+            && planned
+                .resume_after
+                .as_deref()
+                .is_some_and(|after| at_floor.is_some_and(|at| at(after)));
+        new_visit.then_some(true)
     }
 
     /// The plan once it comes back; `None` if its thread or engine is gone.
@@ -75,6 +108,7 @@ impl Ahead {
     /// `Err(())` when it was late.
     pub async fn wait(self, patience: Duration) -> std::result::Result<Option<Plan>, ()> {
         match tokio::time::timeout(patience, self.plan).await {
+            Ok(Ok(Ok(plan))) if self.needs_more && !plan.more() => Ok(None),
             Ok(Ok(Ok(plan))) => Ok(Some(plan)),
             // Failed, or dropped with its engine: the writer plans again.
             Ok(_) => Ok(None),
@@ -94,7 +128,25 @@ impl Lookahead {
     /// The plan made ahead for `chunk` of `limit` documents at `epoch`, if
     /// any; a plan of anything else is dropped.
     pub fn take_for(&mut self, chunk: &ExpireChunk, limit: usize, epoch: u64) -> Option<Ahead> {
-        self.ahead.take().filter(|a| a.plans(chunk, limit, epoch))
+        let ahead = self.ahead.take()?;
+        ahead.serves(chunk, limit, epoch, None).map(|_| ahead)
+    }
+
+    /// [`take_for`](Self::take_for), where the plan may also serve the
+    /// first chunk of the next visit: `at_floor` says whether the floor
+    /// stands right after a resume key. Only for a writer that waits for
+    /// the plan with [`Ahead::wait`], which checks the plan stopped at its
+    /// limit.
+    pub fn take_for_visit(
+        &mut self,
+        chunk: &ExpireChunk,
+        limit: usize,
+        epoch: u64,
+        at_floor: AtFloor<'_>,
+    ) -> Option<Ahead> {
+        let mut ahead = self.ahead.take()?;
+        ahead.needs_more = ahead.serves(chunk, limit, epoch, Some(at_floor))?;
+        Some(ahead)
     }
 
     /// Whether the next chunk may be planned ahead at `now`.
@@ -144,6 +196,11 @@ mod tests {
             "taken once"
         );
 
+        l.started(ahead(3).0);
+        assert!(
+            l.take_for(&chunk(Some(b"k")), 2048, 3).is_some(),
+            "a larger chunk takes a plan of fewer documents"
+        );
         for (resume, limit, epoch) in [
             (Some(&b"j"[..]), 1024, 3),
             (None, 1024, 3),
@@ -157,6 +214,34 @@ mod tests {
         other.cutoff_millis += 1;
         l.started(ahead(3).0);
         assert!(l.take_for(&other, 1024, 3).is_none());
+    }
+
+    #[test]
+    fn a_plan_serves_the_next_visit_only_from_where_the_floor_stands() {
+        let mut l = Lookahead::default();
+        let mut next_visit = chunk(None);
+        next_visit.cutoff_millis += 500;
+        let at_k = |after: &[u8]| after == b"k";
+        l.started(ahead(3).0);
+        let taken = l.take_for_visit(&next_visit, 1024, 3, &at_k);
+        assert!(
+            taken.is_some_and(|a| a.needs_more),
+            "only if it stopped at its limit"
+        );
+        l.started(ahead(3).0);
+        assert!(
+            l.take_for_visit(&next_visit, 1024, 3, &|_| false).is_none(),
+            "the floor is elsewhere"
+        );
+        l.started(ahead(3).0);
+        assert!(l.take_for(&next_visit, 1024, 3).is_none(), "not offered");
+        let mut older = chunk(None);
+        older.cutoff_millis -= 1;
+        l.started(ahead(3).0);
+        assert!(l.take_for_visit(&older, 1024, 3, &at_k).is_none());
+        l.started(ahead(3).0);
+        let same = l.take_for_visit(&chunk(Some(b"k")), 1024, 3, &at_k);
+        assert!(same.is_some_and(|a| !a.needs_more), "the chunk it planned");
     }
 
     #[test]

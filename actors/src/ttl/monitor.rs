@@ -376,6 +376,19 @@ async fn run_pass(worker: &mut Worker<'_>) -> bool {
     errors
 }
 
+/// The size of each chunk when `left` documents are cut into as few
+/// chunks of at most `max` as possible, all of about the same size: the
+/// chunks of a visit then ask for the same limit, so the writer's plan of
+/// the next chunk, made at the last one's limit, serves it (a visit of
+/// 50,000 in chunks of 8,192 ended with one of 848, planned again on the
+/// writer).
+fn even_share(left: u64, max: u64) -> u64 {
+    match left.div_ceil(max.max(1)) {
+        0 => 0,
+        chunks => left.div_ceil(chunks),
+    }
+}
+
 struct Visit {
     deleted: u64,
     hit_target: bool,
@@ -424,7 +437,7 @@ async fn visit(
         }
         let mut limit = shared.policy.quiet_chunk_max_docs as u64;
         if target_docs > 0 {
-            limit = limit.min(target_docs - visit.deleted);
+            limit = even_share(target_docs - visit.deleted, limit);
         }
         limit = pacer.wait_for(limit).await;
         let chunk = ExpireChunk {
@@ -508,6 +521,17 @@ fn set_current(shared: &Shared, op: Option<TtlOp>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_visit_is_cut_into_chunks_of_one_size() {
+        assert_eq!(even_share(50_000, 8_192), 7_143);
+        assert_eq!(even_share(50_000 - 7_143, 8_192), 7_143);
+        assert_eq!(even_share(50_000, 32_768), 25_000);
+        assert_eq!(even_share(25_000, 32_768), 25_000);
+        assert_eq!(even_share(100, 8_192), 100);
+        assert_eq!(even_share(0, 8_192), 0);
+        assert_eq!(even_share(7, 0), 1, "a zero maximum means chunks of one");
+    }
 
     #[test]
     fn chunks_are_prompt_while_the_index_last_kept_up() {

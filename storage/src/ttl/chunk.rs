@@ -137,6 +137,17 @@ impl Plan {
     }
 }
 
+/// Whether a chunk of TTL index `index` that starts from the floor (no
+/// `resume_after`: a new visit) starts exactly where one resuming after
+/// `resume_after` would: the chunk that ended there raised the floor to it
+/// (it scanned from the floor and found more). A plan made for the
+/// resuming chunk then serves the new visit's first chunk.
+pub fn resumes_at_floor(set: &IndexSet, index: &str, resume_after: &[u8]) -> bool {
+    set.keygen(index)
+        .and_then(KeyGen::floor)
+        .is_some_and(|floor| floor.is_at(&key_after(resume_after)))
+}
+
 /// The documents an unapplied plan deletes, for [`plan_after`].
 #[derive(Debug, Default)]
 pub struct DeletedIds(KeySet);
@@ -269,7 +280,7 @@ fn collect(
         .map(|kg| kg.cf)
         .collect();
     let defers = |cf: Cf| matches!(cf, Cf::Id(id) if deferred.contains(&id));
-    let mut queue = QueueItem::default();
+    let mut queue = QueueItem::new(policy.sweep_item_entries);
     let mut read_ids: Vec<Vec<u8>> = Vec::new();
     let mut last = None;
     let mut oldest_millis: Option<i64> = None;

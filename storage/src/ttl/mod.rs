@@ -33,7 +33,9 @@ mod sweep_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use chunk::{Chunk, DeletedIds, ExpireOutcome, Plan, apply, expire, plan, plan_after};
+pub use chunk::{
+    Chunk, DeletedIds, ExpireOutcome, Plan, apply, expire, plan, plan_after, resumes_at_floor,
+};
 pub use earliest::{count_due, earliest_date};
 pub use floor::Floor;
 pub use policy::{ExpiryPolicy, ForegroundChunks};

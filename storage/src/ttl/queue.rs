@@ -303,10 +303,18 @@ impl Sweep {
     }
 }
 
-/// A chunk's queue item under construction.
-#[derive(Debug, Default)]
+/// A chunk's queue items under construction: its entries are stored as
+/// items of about `max_entries` each, since a turn of the sweep reads whole
+/// items and sorts them while holding the writer
+/// (`ExpiryPolicy::sweep_item_entries`).
+#[derive(Debug)]
 pub(super) struct QueueItem {
+    max_entries: usize,
+    /// Full items' values.
+    full: Vec<Vec<u8>>,
+    /// The item being filled, and its entries.
     bytes: Vec<u8>,
+    entries: usize,
     queued: Queued,
 }
 
@@ -318,6 +326,17 @@ pub(super) struct Queued {
 }
 
 impl QueueItem {
+    /// Items of about `max_entries` entries (at least one document each).
+    pub fn new(max_entries: usize) -> Self {
+        QueueItem {
+            max_entries,
+            full: Vec::new(),
+            bytes: Vec::new(),
+            entries: 0,
+            queued: Queued::default(),
+        }
+    }
+
     /// Queues the entries of the document stored at `id`; a document
     /// without any is not queued.
     pub fn push<'a>(&mut self, id: &[u8], entries: impl IntoIterator<Item = (u64, &'a [u8])>) {
@@ -341,14 +360,25 @@ impl QueueItem {
         self.bytes[count_at..count_at + 4].copy_from_slice(&n.to_le_bytes());
         self.queued.ids.push(id.to_vec());
         self.queued.entries += n as usize;
+        self.entries += n as usize;
+        if self.entries >= self.max_entries {
+            self.full.push(std::mem::take(&mut self.bytes));
+            self.entries = 0;
+        }
     }
 
-    /// The item's value and what it adds to the writer's [`Sweep`] once
+    /// The items' values and what they add to the writer's [`Sweep`] once
     /// committed; `None` when no entry was queued.
-    pub fn finish(mut self) -> Option<(Vec<u8>, Queued)> {
+    pub fn finish(mut self) -> Option<(Vec<Vec<u8>>, Queued)> {
+        if self.queued.entries == 0 {
+            return None;
+        }
         // Sorted here, where the chunk is planned, not on the writer.
         self.queued.ids.sort_unstable();
-        (self.queued.entries > 0).then_some((self.bytes, self.queued))
+        if !self.bytes.is_empty() {
+            self.full.push(self.bytes);
+        }
+        Some((self.full, self.queued))
     }
 }
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -405,6 +435,36 @@ fn take_bytes(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_queues_its_entries_in_items_of_bounded_size() {
+        let mut item = QueueItem::new(3);
+        for doc in 0u8..5 {
+            // Two entries each, and a document with none in between.
+            item.push(&[doc], [(7, &b"a"[..]), (8, &[doc][..])]);
+            item.push(&[100 + doc], []);
+        }
+        let (items, queued) = item.finish().unwrap();
+        assert_eq!(queued.entries, 10);
+        assert_eq!(
+            queued.ids.len(),
+            5,
+            "documents without entries are not held"
+        );
+        let mut docs = Vec::new();
+        for value in &items {
+            let mut entries = 0;
+            for_each_document(value, |id, queued| {
+                docs.push(id.to_vec());
+                entries += queued.len();
+            })
+            .unwrap();
+            assert!((1..=4).contains(&entries), "{entries} entries in one item");
+        }
+        assert_eq!(items.len(), 3);
+        assert_eq!(docs, (0u8..5).map(|d| vec![d]).collect::<Vec<_>>());
+        assert!(QueueItem::new(3).finish().is_none());
+    }
 
     fn sorted(entries: &[(u64, &str)]) -> Sorted {
         let mut group = Sorted::default();

@@ -71,11 +71,13 @@ pub(super) fn write(
     set: &IndexSet,
     out: &mut dyn Batch,
 ) -> Result<Queued> {
-    let Some((bytes, queued)) = item.finish() else {
+    let Some((items, queued)) = item.finish() else {
         return Ok(Queued::default());
     };
-    let seq = set.sweep.next_seq(engine, set.meta.id)?;
-    out.put(Cf::Catalog, &catalog::sweep_key(set.meta.id, seq), &bytes)?;
+    for bytes in items {
+        let seq = set.sweep.next_seq(engine, set.meta.id)?;
+        out.put(Cf::Catalog, &catalog::sweep_key(set.meta.id, seq), &bytes)?;
+    }
     Ok(queued)
 }
 
