@@ -271,7 +271,7 @@ fn collect(
     )?;
     // Documents whose TTL entry carries their other entries go without
     // reading the record (`carry`); the others are read.
-    let mut seen: KeySet = KeySet::with_capacity_and_hasher(limit.min(4096), Default::default());
+    let mut seen: KeySet = KeySet::with_capacity_and_hasher(limit.min(1 << 16), Default::default());
     let mut carried_ids: Vec<Vec<u8>> = Vec::new();
     let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
     // Entries of the indexes that allow it are left to the sweep.
@@ -282,7 +282,8 @@ fn collect(
     let defers = |cf: Cf| matches!(cf, Cf::Id(id) if deferred.contains(&id));
     let mut queue = QueueItem::new(policy.sweep_item_entries);
     let mut read_ids: Vec<Vec<u8>> = Vec::new();
-    let mut last = None;
+    // The last key scanned, in one buffer: a copy per entry showed.
+    let mut last_key = Vec::new();
     let mut oldest_millis: Option<i64> = None;
     let descending = ttl.leading_descending();
     while cursor.valid() && seen.len() < limit.max(1) {
@@ -312,7 +313,8 @@ fn collect(
                 None => read_ids.push(id.to_vec()),
             }
         }
-        last = Some(cursor.key().to_vec());
+        last_key.clear();
+        last_key.extend_from_slice(cursor.key());
         cursor.advance();
     }
     let more = cursor.valid();
@@ -325,13 +327,15 @@ fn collect(
             from_floor: from_bottom,
         })
     };
-    let Some(last) = last else {
+    // An index key is never empty: nothing was scanned.
+    if last_key.is_empty() {
         let found = Found {
             raise: raise(end),
             ..Found::default()
         };
         return Ok((found, seen));
-    };
+    }
+    let last = last_key;
 
     // A capped collection's order entries go with each document, point by
     // point: its records are deleted point by point too.
