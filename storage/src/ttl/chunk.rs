@@ -272,7 +272,8 @@ fn collect(
     // Documents whose TTL entry carries their other entries go without
     // reading the record (`carry`); the others are read.
     let mut seen: KeySet = KeySet::with_capacity_and_hasher(limit.min(1 << 16), Default::default());
-    let mut carried_ids: Vec<Vec<u8>> = Vec::new();
+    // With whether each has entries queued for the sweep.
+    let mut carried_ids: Vec<(Vec<u8>, bool)> = Vec::new();
     let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
     // Entries of the indexes that allow it are left to the sweep.
     let deferred: Vec<u64> = (set.keygens.iter())
@@ -301,12 +302,12 @@ fn collect(
             };
             match carried_entries {
                 Some(entries) => {
-                    carried_ids.push(id.to_vec());
                     let later = entries.iter().filter_map(|&(cf, e)| match cf {
                         Cf::Id(id) if deferred.contains(&id) => Some((id, e)),
                         _ => None,
                     });
-                    queue.push(id, later);
+                    let queued = queue.push(id, later);
+                    carried_ids.push((id.to_vec(), queued));
                     let now = entries.into_iter().filter(|(cf, _)| !defers(*cf));
                     carried.extend(now.map(|(cf, e)| (cf, e.to_vec())));
                 }
@@ -340,7 +341,11 @@ fn collect(
     // A capped collection's order entries go with each document, point by
     // point: its records are deleted point by point too.
     let ranged = seen.len() >= policy.range_delete_min_docs && set.natural().is_none();
-    delete_records(engine, set, &carried_ids, ranged, out)?;
+    // Sorted once, for the record deletes and the sweep's held keys.
+    carried_ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let sorted: Vec<&[u8]> = carried_ids.iter().map(|(id, _)| id.as_slice()).collect();
+    delete_records(engine, set, &sorted, ranged, out)?;
+    let carried_docs = carried_ids.len();
     let docs = read_and_delete_records(engine, set, &read_ids, ranged, out)?;
     if let Some(cf) = set.natural() {
         forget_capped(engine, cf, &docs, out)?;
@@ -360,6 +365,7 @@ fn collect(
     }
     let mut entries = Vec::new();
     let mut later: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut read_held = Vec::new();
     for (id, doc) in &docs {
         let doc = RawDocument::from_bytes(doc)?;
         later.clear();
@@ -376,11 +382,20 @@ fn collect(
                 }
             }
         }
-        queue.push(id, later.iter().map(|(cf, e)| (*cf, e.as_slice())));
+        if queue.push(id, later.iter().map(|(cf, e)| (*cf, e.as_slice()))) {
+            read_held.push(id.clone());
+        }
+    }
+    let mut held: Vec<Vec<u8>> = (carried_ids.into_iter())
+        .filter_map(|(id, queued)| queued.then_some(id))
+        .collect();
+    if !read_held.is_empty() {
+        held.append(&mut read_held);
+        held.sort_unstable();
     }
     let found = Found {
-        queued: sweep::write(queue, engine, set, out)?,
-        deleted: (carried_ids.len() + docs.len()) as u64,
+        queued: sweep::write(queue, held, engine, set, out)?,
+        deleted: (carried_docs + docs.len()) as u64,
         raise: raise(if more { ttl_upper } else { end }),
         last: Some(last),
         more,
@@ -408,19 +423,17 @@ fn forget_capped(
     out.put(cf, order::TOTALS_KEY, &totals.encode())
 }
 
-/// Deletes the records of `ids` without reading them: one range tombstone
+/// Deletes the records of `sorted` without reading them: one range tombstone
 /// when `ranged` and they are exactly the records between the smallest and
 /// the largest (keys only are compared, stopping at the first record that
 /// is not the next id), point deletes otherwise.
 fn delete_records(
     engine: &dyn Engine,
     set: &IndexSet,
-    ids: &[Vec<u8>],
+    sorted: &[&[u8]],
     ranged: bool,
     out: &mut dyn Batch,
 ) -> Result<()> {
-    let mut sorted: Vec<&Vec<u8>> = ids.iter().collect();
-    sorted.sort_unstable();
     let (Some(first), Some(last)) = (sorted.first(), sorted.last()) else {
         return Ok(());
     };
@@ -428,15 +441,11 @@ fn delete_records(
         let upper = key_after(last);
         let mut cursor = engine.cursor(
             set.records(),
-            KeyRange::new((*first).clone(), Some(upper.clone())),
+            KeyRange::new(first.to_vec(), Some(upper.clone())),
             Direction::Forward,
         )?;
         let mut matched = 0;
-        while cursor.valid()
-            && sorted
-                .get(matched)
-                .is_some_and(|id| id.as_slice() == cursor.key())
-        {
+        while cursor.valid() && sorted.get(matched).is_some_and(|id| *id == cursor.key()) {
             matched += 1;
             cursor.advance();
         }

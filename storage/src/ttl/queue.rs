@@ -338,8 +338,14 @@ impl QueueItem {
     }
 
     /// Queues the entries of the document stored at `id`; a document
-    /// without any is not queued.
-    pub fn push<'a>(&mut self, id: &[u8], entries: impl IntoIterator<Item = (u64, &'a [u8])>) {
+    /// without any is not queued. Returns whether it was: its record key
+    /// is then one of those [`finish`](Self::finish) is given.
+    #[must_use]
+    pub fn push<'a>(
+        &mut self,
+        id: &[u8],
+        entries: impl IntoIterator<Item = (u64, &'a [u8])>,
+    ) -> bool {
         if self.bytes.is_empty() {
             self.bytes.push(FORMAT);
         }
@@ -355,26 +361,29 @@ impl QueueItem {
         }
         if n == 0 {
             self.bytes.truncate(start);
-            return;
+            return false;
         }
         self.bytes[count_at..count_at + 4].copy_from_slice(&n.to_le_bytes());
-        self.queued.ids.push(id.to_vec());
         self.queued.entries += n as usize;
         self.entries += n as usize;
         if self.entries >= self.max_entries {
             self.full.push(std::mem::take(&mut self.bytes));
             self.entries = 0;
         }
+        true
     }
 
     /// The items' values and what they add to the writer's [`Sweep`] once
-    /// committed; `None` when no entry was queued.
-    pub fn finish(mut self) -> Option<(Vec<Vec<u8>>, Queued)> {
+    /// committed, given the record keys of the documents [`push`](Self::push)
+    /// queued, sorted (where the chunk is planned, not on the writer; the
+    /// chunk sorts them once for its record deletes too); `None` when no
+    /// entry was queued.
+    pub fn finish(mut self, held: Vec<Vec<u8>>) -> Option<(Vec<Vec<u8>>, Queued)> {
+        debug_assert!(held.is_sorted(), "held record keys come sorted");
         if self.queued.entries == 0 {
             return None;
         }
-        // Sorted here, where the chunk is planned, not on the writer.
-        self.queued.ids.sort_unstable();
+        self.queued.ids = held;
         if !self.bytes.is_empty() {
             self.full.push(self.bytes);
         }
@@ -439,18 +448,17 @@ mod tests {
     #[test]
     fn a_chunk_queues_its_entries_in_items_of_bounded_size() {
         let mut item = QueueItem::new(3);
+        let mut held = Vec::new();
         for doc in 0u8..5 {
             // Two entries each, and a document with none in between.
-            item.push(&[doc], [(7, &b"a"[..]), (8, &[doc][..])]);
-            item.push(&[100 + doc], []);
+            if item.push(&[doc], [(7, &b"a"[..]), (8, &[doc][..])]) {
+                held.push(vec![doc]);
+            }
+            assert!(!item.push(&[100 + doc], []), "nothing to queue");
         }
-        let (items, queued) = item.finish().unwrap();
+        let (items, queued) = item.finish(held).unwrap();
         assert_eq!(queued.entries, 10);
-        assert_eq!(
-            queued.ids.len(),
-            5,
-            "documents without entries are not held"
-        );
+        assert_eq!(queued.ids.len(), 5);
         let mut docs = Vec::new();
         for value in &items {
             let mut entries = 0;
@@ -463,7 +471,7 @@ mod tests {
         }
         assert_eq!(items.len(), 3);
         assert_eq!(docs, (0u8..5).map(|d| vec![d]).collect::<Vec<_>>());
-        assert!(QueueItem::new(3).finish().is_none());
+        assert!(QueueItem::new(3).finish(Vec::new()).is_none());
     }
 
     fn sorted(entries: &[(u64, &str)]) -> Sorted {

@@ -62,16 +62,17 @@ pub fn defers(policy: &ExpiryPolicy, set: &IndexSet, kg: &KeyGen) -> bool {
         && !kg.name.starts_with(INTERNAL_PREFIX)
 }
 
-/// Adds a chunk's queue item to `out`, the batch that deletes its
-/// documents; what [`note`] adds to the writer's [`Sweep`] once `out`
-/// commits.
+/// Adds a chunk's queue items to `out`, the batch that deletes its
+/// documents (`held`: the record keys of the documents queued, sorted);
+/// what [`note`] adds to the writer's [`Sweep`] once `out` commits.
 pub(super) fn write(
     item: QueueItem,
+    held: Vec<Vec<u8>>,
     engine: &dyn Engine,
     set: &IndexSet,
     out: &mut dyn Batch,
 ) -> Result<Queued> {
-    let Some((items, queued)) = item.finish() else {
+    let Some((items, queued)) = item.finish(held) else {
         return Ok(Queued::default());
     };
     for bytes in items {
