@@ -1,6 +1,6 @@
 //! The record keys the sweep queue holds index entries for, which the
 //! writer asks about before every insert (`queue::Sweep::holds`): sorted
-//! lists, one per committed queue item, behind a Bloom filter.
+//! lists, one per committed chunk, behind a Bloom filter.
 //!
 //! Adding a chunk's keys costs a few bit sets each (the list is sorted
 //! where the chunk was planned, off the writer); a key that is not held is
@@ -41,7 +41,7 @@ impl Default for HeldIds {
 }
 
 impl HeldIds {
-    /// Adds the keys of one queue item, `sorted` ascending.
+    /// Adds the keys one chunk queued, `sorted` ascending.
     pub fn add(&mut self, sorted: Vec<Vec<u8>>) {
         debug_assert!(sorted.is_sorted(), "held keys come sorted");
         if sorted.is_empty() {
