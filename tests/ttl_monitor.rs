@@ -75,6 +75,24 @@ async fn server_ttl(node: &TestNode) -> Document {
         .clone()
 }
 
+/// `chunkRuns.<run>` of a `metrics.ttl` document: how many chunks the
+/// writers ran that way.
+fn chunk_runs(ttl: &Document, run: &str) -> i64 {
+    ttl.get_document("chunkRuns").unwrap().get_i64(run).unwrap()
+}
+
+/// A full `validate` of `m.<collection>`, checked to pass.
+async fn validated(node: &TestNode, collection: &str) -> Document {
+    let r = node
+        .db("m")
+        .await
+        .run_command(doc! { "validate": collection, "full": true })
+        .await
+        .unwrap();
+    assert!(r.get_bool("valid").unwrap(), "{r}");
+    r
+}
+
 #[tokio::test]
 async fn parameters_have_mongodb_defaults_bounds_and_was() {
     let node = TestNode::start();
@@ -398,12 +416,7 @@ async fn the_next_visit_takes_the_plan_made_ahead_in_the_last() {
     let delta = |k: &str| after.get_i64(k).unwrap() - before.get_i64(k).unwrap();
     assert_eq!(delta("deletedDocuments"), i64::from(due));
     assert_eq!(count(&c).await, 1);
-    let ahead = |s: &Document| {
-        s.get_document("chunkRuns")
-            .unwrap()
-            .get_i64("ahead")
-            .unwrap()
-    };
+    let ahead = |s: &Document| chunk_runs(s, "ahead");
     // Ten visits of one chunk each: all but the first and the last (whose
     // plan found nothing after it) can run on the plan the visit before
     // made (none did before visits could share them). A plan late on a
@@ -414,13 +427,7 @@ async fn the_next_visit_takes_the_plan_made_ahead_in_the_last() {
         ahead(&after) - ahead(&before),
         delta("chunks")
     );
-    let r = node
-        .db("m")
-        .await
-        .run_command(doc! { "validate": "visits", "full": true })
-        .await
-        .unwrap();
-    assert!(r.get_bool("valid").unwrap(), "{r}");
+    validated(&node, "visits").await;
 }
 
 /// While foreground writes go on, the plan of each chunk's successor is
@@ -472,23 +479,12 @@ async fn chunks_planned_ahead_under_foreground_writes_delete_only_due_documents(
     let after = server_ttl(&node).await;
     let delta = |k: &str| after.get_i64(k).unwrap() - before.get_i64(k).unwrap();
     assert_eq!(delta("deletedDocuments"), i64::from(due));
-    let ahead = |s: &Document| {
-        s.get_document("chunkRuns")
-            .unwrap()
-            .get_i64("ahead")
-            .unwrap()
-    };
+    let ahead = |s: &Document| chunk_runs(s, "ahead");
     assert!(
         ahead(&after) > ahead(&before),
         "no chunk used a plan made ahead"
     );
-    let r = node
-        .db("m")
-        .await
-        .run_command(doc! { "validate": "fg", "full": true })
-        .await
-        .unwrap();
-    assert!(r.get_bool("valid").unwrap(), "{r}");
+    let r = validated(&node, "fg").await;
     assert_eq!(r.get_i64("nrecords").unwrap(), i64::from(live));
     let keys = r.get_document("keysPerIndex").unwrap();
     for index in ["_id_", "at_1", "k_1"] {
