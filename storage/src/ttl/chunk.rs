@@ -336,7 +336,6 @@ fn collect(
         };
         return Ok((found, seen));
     }
-    let last = last_key;
 
     // A capped collection's order entries go with each document, point by
     // point: its records are deleted point by point too.
@@ -350,7 +349,7 @@ fn collect(
     if let Some(cf) = set.natural() {
         forget_capped(engine, cf, &docs, out)?;
     }
-    let ttl_upper = key_after(&last);
+    let ttl_upper = key_after(&last_key);
     if ranged {
         out.delete_range(Cf::Id(ttl.cf), &lower, &ttl_upper)?;
     }
@@ -397,7 +396,7 @@ fn collect(
         queued: sweep::write(queue, held, engine, set, out)?,
         deleted: (carried_docs + docs.len()) as u64,
         raise: raise(if more { ttl_upper } else { end }),
-        last: Some(last),
+        last: Some(last_key),
         more,
         oldest_millis,
     };

@@ -315,7 +315,8 @@ pub(super) struct QueueItem {
     /// The item being filled, and its entries.
     bytes: Vec<u8>,
     entries: usize,
-    queued: Queued,
+    /// Entries queued in all the items.
+    total: usize,
 }
 
 /// What a committed queue item adds to the writer's [`Sweep`].
@@ -333,7 +334,7 @@ impl QueueItem {
             full: Vec::new(),
             bytes: Vec::new(),
             entries: 0,
-            queued: Queued::default(),
+            total: 0,
         }
     }
 
@@ -364,7 +365,7 @@ impl QueueItem {
             return false;
         }
         self.bytes[count_at..count_at + 4].copy_from_slice(&n.to_le_bytes());
-        self.queued.entries += n as usize;
+        self.total += n as usize;
         self.entries += n as usize;
         if self.entries >= self.max_entries {
             self.full.push(std::mem::take(&mut self.bytes));
@@ -380,14 +381,17 @@ impl QueueItem {
     /// entry was queued.
     pub fn finish(mut self, held: Vec<Vec<u8>>) -> Option<(Vec<Vec<u8>>, Queued)> {
         debug_assert!(held.is_sorted(), "held record keys come sorted");
-        if self.queued.entries == 0 {
+        if self.total == 0 {
             return None;
         }
-        self.queued.ids = held;
         if !self.bytes.is_empty() {
             self.full.push(self.bytes);
         }
-        Some((self.full, self.queued))
+        let queued = Queued {
+            ids: held,
+            entries: self.total,
+        };
+        Some((self.full, queued))
     }
 }
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
