@@ -430,6 +430,55 @@ async fn the_next_visit_takes_the_plan_made_ahead_in_the_last() {
     validated(&node, "visits").await;
 }
 
+/// A visit's target that the first, small chunks do not divide leaves a
+/// remainder; the plan made while it commits is sized for the next visit's
+/// first chunk, so from then on every visit is one chunk at the target,
+/// planned ahead. Planned at the remainder's size instead, each visit took
+/// the remainder and left the rest as another remainder: eight chunks,
+/// five on the writer.
+#[tokio::test]
+async fn plans_made_ahead_are_sized_for_the_chunk_the_monitor_sends_next() {
+    let node = manual_node(|c| {
+        set(c, "ttlIndexDeleteTargetDocs", ParamValue::Int(1_500));
+        set(c, "ttlMonitorEnabled", ParamValue::Bool(false));
+    });
+    let c = node.coll("m", "sized").await;
+    ttl_index(&c, "at", 0).await;
+    let due = 6_000;
+    c.insert_many((0..due).map(|i| doc! { "_id": i, "at": at(T0 - 500 - i64::from(i)) }))
+        .await
+        .unwrap();
+    // One document not due keeps the collection from going whole.
+    c.insert_one(doc! { "_id": -1, "at": at(T0 + 3_600_000) })
+        .await
+        .unwrap();
+    // Out of the writer's 100 ms window of foreground activity.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = server_ttl(&node).await;
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    let _between = node.hold_monitor().await;
+    let after = server_ttl(&node).await;
+    let delta = |k: &str| after.get_i64(k).unwrap() - before.get_i64(k).unwrap();
+    let runs = |k: &str| chunk_runs(&after, k) - chunk_runs(&before, k);
+    assert_eq!(delta("deletedDocuments"), i64::from(due));
+    assert_eq!(count(&c).await, 1);
+    // The first visit grows from 1,024 and leaves 476; then three visits
+    // of 1,500. A late plan is made again on the writer at the same size.
+    // The first pass deletes them all (the clock stands still); each pass
+    // after it sends one chunk that finds nothing.
+    let empty = delta("passes") - 1;
+    assert_eq!(
+        delta("chunks") - empty,
+        5,
+        "chunks of 1024, 476, 1500, 1500, 1500: {after}"
+    );
+    if runs("overduePlans") == 0 {
+        assert_eq!(runs("ahead"), 3, "every visit after the first");
+    }
+    validated(&node, "sized").await;
+}
+
 /// While foreground writes go on, the plan of each chunk's successor is
 /// made while the chunk commits and used when nothing was written in
 /// between: the due documents go with every index entry, and every

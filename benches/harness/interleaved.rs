@@ -89,6 +89,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         })
         .await?;
     let gone = wait_for_deletes(&client, base, n, t).await?;
+    let runs = crate::status::chunk_runs(&client).await?;
     let cpu = match (cpu_at_t, target.cpu()) {
         (Some(a), Some(b)) => Some((b - a).as_secs_f64()),
         _ => None,
@@ -133,6 +134,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     out.add("floor_raw_rocksdb_s", floor.as_secs_f64(), "s");
     out.add("ratio_ebb_to_floor", empty_s / floor.as_secs_f64(), "x");
     out.add("ebbd_peak_rss_mib", peak_rss.map(|b| b / (1 << 20)), "MiB");
+    crate::status::add_chunk_runs(&mut out, "", runs.as_ref());
     out.series = Some(Series {
         title: format!("interleaved: {n} due among {} documents", 2 * n),
         x_label: "seconds after T".into(),

@@ -316,6 +316,9 @@ impl CollectionActor {
         let Expiry { msg, reply } = chunk;
         let policy = shared.policy;
         let limit = self.foreground_chunks.limit(msg.limit, foreground_active);
+        // The chunk planned ahead is the monitor's next, at the size the
+        // writer will allow it.
+        let next_limit = (self.foreground_chunks).next_quiet_limit(&policy, msg.next_limit.max(1));
         let whole = msg.whole && !foreground_active;
         let epoch = self.schedule().epoch();
         let at_floor = |after: &[u8]| ttl::resumes_at_floor(&set, &msg.index, after);
@@ -353,7 +356,10 @@ impl CollectionActor {
                     }
                 };
                 let next = (look_ahead && plan.follows_ok())
-                    .then(|| plan_next(&on_writer, &set, &msg, limit, &mut plan, PlanThread::Ahead))
+                    .then(|| {
+                        let thread = PlanThread::Ahead;
+                        plan_next(&on_writer, &set, &msg, next_limit, &mut plan, thread)
+                    })
                     .flatten();
                 Ok((ttl::apply(engine, &set, plan)?, next))
             };
@@ -390,12 +396,14 @@ impl CollectionActor {
                         false => act.foreground_chunks.quiet_done(&policy),
                     }
                     if late {
+                        act.shared.ttl.runs.overdue_plans.fetch_add(1, Relaxed);
                         act.lookahead.late(Instant::now());
                     }
                     if let Some((chunk, plan)) = next {
                         // Still the epoch the chunk started at: the writer
                         // was busy with it until now.
-                        act.lookahead.started(Ahead::new(chunk, limit, epoch, plan));
+                        act.lookahead
+                            .started(Ahead::new(chunk, next_limit, epoch, plan));
                     }
                     act.done(ctx);
                     act.consider_sweep(ctx);

@@ -18,10 +18,15 @@
 //! where the last one stopped, and allowed at least as many documents as
 //! the plan takes (while chunks grow, a plan made at the last size serves
 //! the larger next one). When the monitor's visit ends at its target, the
-//! next visit's first chunk starts from the floor with a later cutoff:
-//! the writer's own TTL chunks may still take the plan when the floor
-//! stands exactly where the plan resumes, and the plan stopped at its limit
-//! (the later cutoff only adds documents after those it takes).
+//! next visit's first chunk starts from the floor, usually with a later
+//! cutoff: the writer's own TTL chunks may still take the plan when the
+//! floor stands exactly where the plan resumes, and the plan stopped at its
+//! limit or the cutoff is the same (a later cutoff only adds documents
+//! after those a plan at its limit takes). The writer plans at the size of
+//! the chunk the monitor says it sends next (`ExpireChunk::next_limit`),
+//! not at the running chunk's: a visit's last chunk is often a remainder,
+//! and a plan at its size served the next visit's first chunk with as few
+//! documents, which left another remainder, visit after visit.
 
 use std::time::{Duration, Instant};
 
@@ -71,7 +76,8 @@ impl Ahead {
     /// Whether this plan serves `chunk` at `limit` documents at `epoch`
     /// (see the module doc); `at_floor`, when a new visit may take it, says
     /// whether the floor stands right after a resume key. `Some(true)`: the
-    /// plan serves a new visit's chunk if it stopped at its limit. The
+    /// plan serves a new visit's chunk, with a later cutoff, if it stopped
+    /// at its limit. The
     /// `whole` flag does not matter: a chunk with a plan is not offered
     /// the whole collection.
     fn serves(
@@ -96,7 +102,10 @@ impl Ahead {
                 .resume_after
                 .as_deref()
                 .is_some_and(|after| at_floor.is_some_and(|at| at(after)));
-        new_visit.then_some(true)
+        // The same cutoff finds exactly what the plan found; a later one
+        // only adds documents after those the plan takes if it stopped at
+        // its limit.
+        new_visit.then_some(planned.cutoff_millis < chunk.cutoff_millis)
     }
 
     /// The plan once it comes back; `None` if its thread or engine is gone.
@@ -178,6 +187,7 @@ mod tests {
             whole: true,
             prompt: false,
             behind: false,
+            next_limit: 1024,
         }
     }
 
@@ -239,6 +249,12 @@ mod tests {
         older.cutoff_millis -= 1;
         l.started(ahead(3).0);
         assert!(l.take_for_visit(&older, 1024, 3, &at_k).is_none());
+        l.started(ahead(3).0);
+        let same_cutoff = l.take_for_visit(&chunk(None), 1024, 3, &at_k);
+        assert!(
+            same_cutoff.is_some_and(|a| !a.needs_more),
+            "a visit at the same cutoff finds what the plan found"
+        );
         l.started(ahead(3).0);
         let same = l.take_for_visit(&chunk(Some(b"k")), 1024, 3, &at_k);
         assert!(same.is_some_and(|a| !a.needs_more), "the chunk it planned");

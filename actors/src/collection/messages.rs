@@ -78,6 +78,12 @@ pub struct ExpireChunk {
     /// +10 TTL thread) instead of planning it at idle priority: a busy CPU
     /// starves that thread less than the planning one.
     pub behind: bool,
+    /// The limit of the monitor's next chunk of this index if this one
+    /// deletes all it may: the visit's next, or the next visit's first
+    /// when this one reaches the visit's target. The writer plans the next
+    /// chunk ahead at this size (or its own smaller one), so that the plan
+    /// serves it instead of leaving a remainder planned on the writer.
+    pub next_limit: usize,
 }
 
 impl ExpireChunk {

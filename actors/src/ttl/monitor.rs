@@ -389,6 +389,17 @@ fn even_share(left: u64, max: u64) -> u64 {
     }
 }
 
+/// The limit of the chunk after one that ends with `deleted` documents
+/// deleted in its visit: the visit's next, or, once the visit reaches
+/// `target_docs`, the next visit's first (`ExpireChunk::next_limit`).
+fn next_limit(target_docs: u64, deleted: u64, max: u64) -> u64 {
+    match target_docs {
+        0 => max,
+        t if deleted >= t => even_share(t, max),
+        t => even_share(t - deleted, max),
+    }
+}
+
 struct Visit {
     deleted: u64,
     hit_target: bool,
@@ -435,11 +446,13 @@ async fn visit(
         if stopping.load(Ordering::SeqCst) {
             break Ok(());
         }
-        let mut limit = shared.policy.quiet_chunk_max_docs as u64;
+        let max = shared.policy.quiet_chunk_max_docs as u64;
+        let mut limit = max;
         if target_docs > 0 {
-            limit = even_share(target_docs - visit.deleted, limit);
+            limit = even_share(target_docs - visit.deleted, max);
         }
         limit = pacer.wait_for(limit).await;
+        let next_limit = next_limit(target_docs, visit.deleted + limit, max);
         let chunk = ExpireChunk {
             index: t.index.clone(),
             cutoff_millis: cutoff,
@@ -450,6 +463,7 @@ async fn visit(
             // Under a deletion-rate limit a backlog is the operator's
             // choice: its chunks keep sparing the foreground.
             behind: pacer.unlimited() && falling_behind(*last_late),
+            next_limit: next_limit as usize,
         };
         let (prompt, behind) = (chunk.prompt, chunk.behind);
         let sent = Instant::now();
@@ -531,6 +545,14 @@ mod tests {
         assert_eq!(even_share(100, 8_192), 100);
         assert_eq!(even_share(0, 8_192), 0);
         assert_eq!(even_share(7, 0), 1, "a zero maximum means chunks of one");
+    }
+
+    #[test]
+    fn the_next_chunk_is_the_visits_next_or_the_next_visits_first() {
+        assert_eq!(next_limit(50_000, 25_000, 32_768), 25_000);
+        assert_eq!(next_limit(50_000, 50_000, 32_768), 25_000, "next visit");
+        assert_eq!(next_limit(50_000, 49_000, 32_768), 1_000);
+        assert_eq!(next_limit(0, 1_000_000, 32_768), 32_768, "no target");
     }
 
     #[test]

@@ -190,8 +190,19 @@ impl ForegroundChunks {
     /// A chunk ran with no foreground write active: the next may be twice
     /// as large.
     pub fn quiet_done(&mut self, policy: &ExpiryPolicy) {
+        self.quiet_docs = self.next_quiet(policy);
+    }
+
+    /// Documents the chunk after the running one may delete if that one
+    /// runs with no foreground write active ([`quiet_done`](Self::quiet_done)
+    /// follows it), given the visit's `limit` for it.
+    pub fn next_quiet_limit(&self, policy: &ExpiryPolicy, limit: usize) -> usize {
+        limit.min(self.next_quiet(policy))
+    }
+
+    fn next_quiet(&self, policy: &ExpiryPolicy) -> usize {
         let max = policy.quiet_chunk_max_docs.max(policy.chunk_docs);
-        self.quiet_docs = (self.quiet_docs * 2).min(max);
+        (self.quiet_docs * 2).min(max)
     }
 
     /// Learns from a chunk that held the writer for `held` while
