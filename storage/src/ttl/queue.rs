@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::held::HeldIds;
+use super::held::{HeldIds, HeldList};
 use super::policy::ExpiryPolicy;
 use crate::catalog;
 use crate::engine::{Cf, Direction, Engine, KeyRange};
@@ -196,7 +196,7 @@ impl Sweep {
                     state.entries += entries.len();
                 })?;
                 ids.sort_unstable();
-                state.ids.add(ids);
+                state.ids.add(HeldList::new(ids));
                 cursor.advance();
             }
             cursor.status()?;
@@ -322,7 +322,7 @@ pub(super) struct QueueItem {
 /// What a committed queue item adds to the writer's [`Sweep`].
 #[derive(Debug, Default)]
 pub(super) struct Queued {
-    ids: Vec<Vec<u8>>,
+    ids: HeldList,
     entries: usize,
 }
 
@@ -388,7 +388,7 @@ impl QueueItem {
             self.full.push(self.bytes);
         }
         let queued = Queued {
-            ids: held,
+            ids: HeldList::new(held),
             entries: self.total,
         };
         Some((self.full, queued))
