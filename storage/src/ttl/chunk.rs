@@ -273,7 +273,8 @@ fn collect(
     // reading the record (`carry`); the others are read. A document whose
     // carried entries list one in this index appears once in it; the
     // others (several dates, or nothing carried) are deduplicated here.
-    let mut docs = 0;
+    // Documents taken so far:
+    let mut taken = 0;
     let mut seen = KeySet::default();
     // With their sort prefix, and whether each has entries queued for the
     // sweep.
@@ -291,7 +292,7 @@ fn collect(
     let mut last_key = Vec::new();
     let mut oldest_millis: Option<i64> = None;
     let descending = ttl.leading_descending();
-    while cursor.valid() && docs < limit.max(1) {
+    while cursor.valid() && taken < limit.max(1) {
         let id = ttl.id_suffix(cursor.key())?;
         // A capped collection's removals need each document's size.
         let carried_entries = match set.natural() {
@@ -305,7 +306,7 @@ fn collect(
         // have dates in the plan before this one too.
         let new = once || (!seen.contains(id) && !gone.contains(id) && seen.insert(id.to_vec()));
         if new {
-            docs += 1;
+            taken += 1;
             if let Some(date) = keycode::leading_date(cursor.key(), descending) {
                 oldest_millis = Some(oldest_millis.map_or(date, |o| o.min(date)));
             }
@@ -348,7 +349,7 @@ fn collect(
 
     // A capped collection's order entries go with each document, point by
     // point: its records are deleted point by point too.
-    let ranged = docs >= policy.range_delete_min_docs && set.natural().is_none();
+    let ranged = taken >= policy.range_delete_min_docs && set.natural().is_none();
     // Sorted once, for the record deletes and the sweep's held keys.
     carried_ids.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
     let sorted: Vec<&[u8]> = carried_ids.iter().map(|(_, id, _)| id.as_slice()).collect();
