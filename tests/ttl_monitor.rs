@@ -11,6 +11,7 @@ use ebb_config::ParamValue;
 use mongodb::bson::{Bson, DateTime, Document, doc};
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, IndexModel};
+use tokio::sync::OwnedMutexGuard;
 
 const T0: i64 = 1_767_225_600_000;
 
@@ -380,6 +381,18 @@ async fn a_collection_entirely_due_is_emptied_at_once_with_its_indexes() {
     );
 }
 
+/// Leaves the writer's 100 ms window of foreground activity (lookahead
+/// runs only outside it), enables the monitor and waits for a full pass:
+/// the TTL metrics before and after, and the monitor held between passes.
+async fn quiet_pass(node: &TestNode) -> (Document, Document, OwnedMutexGuard<()>) {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = server_ttl(node).await;
+    node.set_parameter("ttlMonitorEnabled", true).await;
+    node.ttl_pass().await;
+    let held = node.hold_monitor().await;
+    (before, server_ttl(node).await, held)
+}
+
 /// A visit that ends at its target leaves the plan of its next chunk to
 /// the next visit, which starts from the floor where that plan resumes:
 /// visits of 100 documents still run on plans made ahead, and every due
@@ -405,14 +418,7 @@ async fn the_next_visit_takes_the_plan_made_ahead_in_the_last() {
     c.insert_one(doc! { "_id": -1, "at": at(T0 + 3_600_000), "k": 1 })
         .await
         .unwrap();
-    // Lookahead runs only while no foreground write came within the
-    // writer's 100 ms window.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let before = server_ttl(&node).await;
-    node.set_parameter("ttlMonitorEnabled", true).await;
-    node.ttl_pass().await;
-    let _between = node.hold_monitor().await;
-    let after = server_ttl(&node).await;
+    let (before, after, _between) = quiet_pass(&node).await;
     let delta = |k: &str| after.get_i64(k).unwrap() - before.get_i64(k).unwrap();
     assert_eq!(delta("deletedDocuments"), i64::from(due));
     assert_eq!(count(&c).await, 1);
@@ -452,13 +458,7 @@ async fn plans_made_ahead_are_sized_for_the_chunk_the_monitor_sends_next() {
     c.insert_one(doc! { "_id": -1, "at": at(T0 + 3_600_000) })
         .await
         .unwrap();
-    // Out of the writer's 100 ms window of foreground activity.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let before = server_ttl(&node).await;
-    node.set_parameter("ttlMonitorEnabled", true).await;
-    node.ttl_pass().await;
-    let _between = node.hold_monitor().await;
-    let after = server_ttl(&node).await;
+    let (before, after, _between) = quiet_pass(&node).await;
     let delta = |k: &str| after.get_i64(k).unwrap() - before.get_i64(k).unwrap();
     let runs = |k: &str| chunk_runs(&after, k) - chunk_runs(&before, k);
     assert_eq!(delta("deletedDocuments"), i64::from(due));
