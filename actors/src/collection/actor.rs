@@ -34,7 +34,7 @@ use ebb_storage::write::statement::{
 use ebb_storage::{Error, ErrorKind, IndexSet, Result};
 use tokio::sync::oneshot;
 
-use super::lookahead::{self, Ahead, Lookahead};
+use super::lookahead::{Ahead, Lookahead};
 use super::messages::{
     BuildIndexes, DeleteDocs, ExpireChunk, InsertDocs, ModifyOne, Retire, SwitchIndexSet,
     UpdateDocs,
@@ -320,6 +320,7 @@ impl CollectionActor {
         // writer will allow it.
         let next_limit = (self.foreground_chunks).next_quiet_limit(&policy, msg.next_limit.max(1));
         let whole = msg.whole && !foreground_active;
+        let prompt = msg.prompt;
         let epoch = self.schedule().epoch();
         let at_floor = |after: &[u8]| ttl::resumes_at_floor(&set, &msg.index, after);
         let ahead = self.lookahead.take_for_visit(&msg, limit, epoch, &at_floor);
@@ -328,7 +329,7 @@ impl CollectionActor {
             && self.lookahead.allowed(Instant::now());
         let work = async move {
             let (planned, late) = match ahead {
-                Some(ahead) => match ahead.wait(lookahead::PATIENCE).await {
+                Some(ahead) => match ahead.wait(plan_patience(prompt)).await {
                     Ok(plan) => (plan, false),
                     Err(()) => (None, true),
                 },

@@ -5,8 +5,12 @@
 //!
 //! - Chunks run on the writer while no foreground write is active: the next
 //!   one is planned on `ebb-ttl-ahead` and the writer waits for that plan.
-//!   One not back within [`PATIENCE`] is dropped, the chunk runs on the
-//!   writer as usual, and lookahead pauses for [`PLAN_BACKOFF`].
+//!   One not back within the schedule's patience for the chunk
+//!   ([`plan_patience`]: 10 ms while the monitor keeps up, 50 ms for a
+//!   backlog) is dropped, the chunk runs on the writer as usual, and
+//!   lookahead pauses for [`PLAN_BACKOFF`]. (It waited 50 ms for every
+//!   chunk: a plan late at the end of a steady stream held documents that
+//!   had just fallen due for 50 ms, the `lag` scenario's maximum.)
 //! - Chunks planned off the writer while foreground writes are active: while
 //!   a plan is applied, the next one is planned on `ebb-ttl-plan` (idle
 //!   priority), and when the monitor's chunk arrives that plan takes the
@@ -35,10 +39,9 @@ use ebb_storage::ttl::Plan;
 use tokio::sync::oneshot;
 
 use super::messages::ExpireChunk;
-use super::schedule::{PLAN_BACKOFF, PLAN_PATIENCE};
-
-/// How long a chunk waits for its lookahead plan.
-pub const PATIENCE: Duration = PLAN_PATIENCE;
+use super::schedule::PLAN_BACKOFF;
+#[cfg(doc)]
+use super::schedule::plan_patience;
 
 /// Whether the floor of the chunk's TTL index stands right after a resume
 /// key (`ttl::resumes_at_floor`).
