@@ -318,7 +318,9 @@ impl CollectionActor {
         let limit = self.foreground_chunks.limit(msg.limit, foreground_active);
         // The chunk planned ahead is the monitor's next, at the size the
         // writer will allow it.
-        let next_limit = (self.foreground_chunks).next_quiet_limit(&policy, msg.next_limit.max(1));
+        let next_limit = self
+            .foreground_chunks
+            .next_quiet_limit(&policy, msg.next_limit.max(1));
         let whole = msg.whole && !foreground_active;
         let prompt = msg.prompt;
         let epoch = self.schedule().epoch();

@@ -8,9 +8,8 @@
 //!   One not back within the schedule's patience for the chunk
 //!   ([`plan_patience`]: 10 ms while the monitor keeps up, 50 ms for a
 //!   backlog) is dropped, the chunk runs on the writer as usual, and
-//!   lookahead pauses for [`PLAN_BACKOFF`]. (It waited 50 ms for every
-//!   chunk: a plan late at the end of a steady stream held documents that
-//!   had just fallen due for 50 ms, the `lag` scenario's maximum.)
+//!   lookahead pauses for [`PLAN_BACKOFF`]. Documents that have just
+//!   fallen due are promised milliseconds, not 50 ms behind a late plan.
 //! - Chunks planned off the writer while foreground writes are active: while
 //!   a plan is applied, the next one is planned on `ebb-ttl-plan` (idle
 //!   priority), and when the monitor's chunk arrives that plan takes the
@@ -80,9 +79,8 @@ impl Ahead {
     /// (see the module doc); `at_floor`, when a new visit may take it, says
     /// whether the floor stands right after a resume key. `Some(true)`: the
     /// plan serves a new visit's chunk, with a later cutoff, if it stopped
-    /// at its limit. The
-    /// `whole` flag does not matter: a chunk with a plan is not offered
-    /// the whole collection.
+    /// at its limit. The `whole` flag does not matter: a chunk with a plan
+    /// is not offered the whole collection.
     fn serves(
         &self,
         chunk: &ExpireChunk,

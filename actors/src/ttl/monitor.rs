@@ -389,15 +389,22 @@ fn even_share(left: u64, max: u64) -> u64 {
     }
 }
 
+/// The limit of a visit's chunk once `deleted` documents of the visit are
+/// deleted: the rest of `target_docs` shared evenly, or `max` without a
+/// target.
+fn chunk_limit(target_docs: u64, deleted: u64, max: u64) -> u64 {
+    match target_docs {
+        0 => max,
+        t => even_share(t - deleted, max),
+    }
+}
+
 /// The limit of the chunk after one that ends with `deleted` documents
 /// deleted in its visit: the visit's next, or, once the visit reaches
 /// `target_docs`, the next visit's first (`ExpireChunk::next_limit`).
 fn next_limit(target_docs: u64, deleted: u64, max: u64) -> u64 {
-    match target_docs {
-        0 => max,
-        t if deleted >= t => even_share(t, max),
-        t => even_share(t - deleted, max),
-    }
+    let deleted = if deleted >= target_docs { 0 } else { deleted };
+    chunk_limit(target_docs, deleted, max)
 }
 
 struct Visit {
@@ -447,11 +454,9 @@ async fn visit(
             break Ok(());
         }
         let max = shared.policy.quiet_chunk_max_docs as u64;
-        let mut limit = max;
-        if target_docs > 0 {
-            limit = even_share(target_docs - visit.deleted, max);
-        }
-        limit = pacer.wait_for(limit).await;
+        let limit = pacer
+            .wait_for(chunk_limit(target_docs, visit.deleted, max))
+            .await;
         let next_limit = next_limit(target_docs, visit.deleted + limit, max);
         let chunk = ExpireChunk {
             index: t.index.clone(),
