@@ -58,7 +58,7 @@ impl CatalogActor {
     /// actix system.
     pub async fn load(shared: Arc<Shared>, view: Arc<CatalogView>) -> Result<Self> {
         let engine = shared.engine.clone();
-        let (metas, next_id) = blocking(move || {
+        let (metas, next_id, queued) = blocking(move || {
             let metas = catalog::load_collections(engine.as_ref())?;
             let next_id = catalog::load_next_id(engine.as_ref())?;
             let owned: std::collections::HashSet<u64> =
@@ -73,21 +73,27 @@ impl CatalogActor {
                 }
             }
             // Sweep queues of collections dropped before a crash.
-            let unowned: Vec<u64> = ttl::sweep::queued_collections(engine.as_ref())?
-                .into_iter()
-                .filter(|id| !owned.contains(id))
-                .collect();
+            let (queued, unowned): (Vec<u64>, Vec<u64>) =
+                ttl::sweep::queued_collections(engine.as_ref())?
+                    .into_iter()
+                    .partition(|id| owned.contains(id));
             if !unowned.is_empty() {
                 let mut batch = engine.batch();
                 ttl::sweep::forget(batch.as_mut(), &unowned)?;
                 batch.commit(true)?;
             }
-            Ok((metas, next_id))
+            Ok((metas, next_id, queued))
         })
         .await?;
         let mut state = CatalogState::default();
         for meta in metas {
             let set = IndexSet::open(meta, shared.visibility.clone())?;
+            if queued.contains(&set.meta.id) {
+                // Records expired before the restart may wait for the
+                // sweep: the engine passes over them before anyone reads.
+                let (engine, queue) = (shared.engine.clone(), set.clone());
+                blocking(move || queue.sweep.load(engine.as_ref(), queue.meta.id)).await?;
+            }
             if set.timeseries.is_some() {
                 let (engine, probe) = (shared.engine.clone(), set.clone());
                 if blocking(move || timeseries::holds_extended_range(engine.as_ref(), &probe))
@@ -228,6 +234,7 @@ impl CatalogCore {
         blocking(move || {
             for &id in &ids {
                 engine.drop_cf(Cf::Id(id))?;
+                engine.hidden().unregister(id);
             }
             // A dropped collection's sweep queue (an index has none).
             let mut batch = engine.batch();

@@ -12,6 +12,8 @@
 //! bound instead of walking them).
 
 pub mod conformance;
+pub mod hidden;
+mod hiding;
 pub mod rocks;
 
 use crate::Result;
@@ -269,4 +271,7 @@ pub trait Engine: Send + Sync + 'static {
     /// reclaiming space held by deleted keys.
     fn compact(&self, cf: Cf, range: Option<KeyRange>) -> Result<()>;
     fn stats(&self, cf: Cf) -> Result<CfStats>;
+    /// The keys every read of this engine answers as absent
+    /// ([`hidden`]).
+    fn hidden(&self) -> &hidden::Hidden;
 }

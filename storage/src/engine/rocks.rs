@@ -16,6 +16,8 @@ use rocksdb::{
     WriteOptions,
 };
 
+use super::hidden::{Hidden, Views};
+use super::hiding::{Hiding, family, view_of};
 use super::{Batch, Cf, CfStats, Cursor, Direction, Engine, KeyRange, SealedBatch, Snapshot};
 use crate::{Error, ErrorKind, Result};
 
@@ -37,6 +39,7 @@ pub struct RocksOptions {
 pub struct RocksEngine {
     db: Db,
     cf_options: Options,
+    hidden: Hidden,
 }
 
 /// RocksDB's error as ebb's: a full disk gets its own kind (the client
@@ -129,7 +132,11 @@ impl RocksEngine {
             .map(|n| ColumnFamilyDescriptor::new(n, cf_options.clone()));
         let db =
             Db::open_cf_descriptors(&db_options, &opts.path, descriptors).map_err(engine_err)?;
-        Ok(RocksEngine { db, cf_options })
+        Ok(RocksEngine {
+            db,
+            cf_options,
+            hidden: Hidden::default(),
+        })
     }
 
     fn handle(&self, cf: Cf) -> Result<Arc<BoundColumnFamily<'_>>> {
@@ -229,22 +236,38 @@ impl Engine for RocksEngine {
 
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let h = self.handle(cf)?;
-        self.db.get_cf(&h, key).map_err(engine_err)
+        self.hidden.read(family(cf), |view| {
+            if view.is_some_and(|v| v.hides(key)) {
+                return Ok(None);
+            }
+            self.db.get_cf(&h, key).map_err(engine_err)
+        })
     }
 
     fn multi_get(&self, cf: Cf, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
         let h = self.handle(cf)?;
-        self.db
-            .batched_multi_get_cf_opt(&h, keys.iter(), false, &ReadOptions::default())
-            .into_iter()
-            .map(|r| r.map(|v| v.map(|s| s.to_vec())).map_err(engine_err))
-            .collect()
+        self.hidden.read(family(cf), |view| {
+            let found =
+                self.db
+                    .batched_multi_get_cf_opt(&h, keys.iter(), false, &ReadOptions::default());
+            (found.into_iter().zip(keys))
+                .map(|(r, key)| match &view {
+                    Some(v) if v.hides(key) => Ok(None),
+                    _ => r.map(|v| v.map(|s| s.to_vec())).map_err(engine_err),
+                })
+                .collect()
+        })
     }
 
     fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>> {
         let h = self.handle(cf)?;
-        let iter = self.db.raw_iterator_cf_opt(&h, read_options(&range));
-        Ok(Box::new(RocksCursor::start(iter, range, dir)))
+        self.hidden.read(family(cf), |view| {
+            let iter = self.db.raw_iterator_cf_opt(&h, read_options(&range));
+            Ok(Hiding::wrap(
+                Box::new(RocksCursor::start(iter, range, dir)),
+                view,
+            ))
+        })
     }
 
     fn count(&self, cf: Cf, range: KeyRange) -> Result<u64> {
@@ -253,19 +276,28 @@ impl Engine for RocksEngine {
         // Blocks read once: caching them would evict what foreground reads
         // use, and grow the heap only to free it again.
         ro.fill_cache(false);
-        let mut cursor = RocksCursor::start(
-            self.db.raw_iterator_cf_opt(&h, ro),
-            range,
-            Direction::Forward,
-        );
-        super::count_rest(&mut cursor)
+        let mut cursor = self.hidden.read(family(cf), |view| {
+            let iter = self.db.raw_iterator_cf_opt(&h, ro);
+            Hiding::wrap(
+                Box::new(RocksCursor::start(iter, range, Direction::Forward)),
+                view,
+            )
+        });
+        super::count_rest(cursor.as_mut())
     }
 
     fn snapshot(&self) -> Box<dyn Snapshot + '_> {
-        Box::new(RocksSnapshot {
-            engine: self,
-            snap: self.db.snapshot(),
+        self.hidden.read_all(|views| {
+            Box::new(RocksSnapshot {
+                engine: self,
+                snap: self.db.snapshot(),
+                views,
+            })
         })
+    }
+
+    fn hidden(&self) -> &Hidden {
+        &self.hidden
     }
 
     fn sync_wal(&self) -> Result<()> {
@@ -467,21 +499,27 @@ impl Batch for RocksBatch<'_> {
     }
 }
 
+/// A snapshot and the views of the hidden keys taken with it.
 struct RocksSnapshot<'a> {
     engine: &'a RocksEngine,
     snap: rocksdb::SnapshotWithThreadMode<'a, Db>,
+    views: Views,
 }
 
 impl Snapshot for RocksSnapshot<'_> {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let h = self.engine.handle(cf)?;
+        if view_of(&self.views, cf).is_some_and(|v| v.hides(key)) {
+            return Ok(None);
+        }
         self.snap.get_cf(&h, key).map_err(engine_err)
     }
 
     fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>> {
         let h = self.engine.handle(cf)?;
         let iter = self.snap.raw_iterator_cf_opt(&h, read_options(&range));
-        Ok(Box::new(RocksCursor::start(iter, range, dir)))
+        let cursor = Box::new(RocksCursor::start(iter, range, dir));
+        Ok(Hiding::wrap(cursor, view_of(&self.views, cf)))
     }
 
     fn bulk_cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>> {
@@ -489,7 +527,8 @@ impl Snapshot for RocksSnapshot<'_> {
         let mut ro = read_options(&range);
         ro.fill_cache(false);
         let iter = self.snap.raw_iterator_cf_opt(&h, ro);
-        Ok(Box::new(RocksCursor::start(iter, range, dir)))
+        let cursor = Box::new(RocksCursor::start(iter, range, dir));
+        Ok(Hiding::wrap(cursor, view_of(&self.views, cf)))
     }
 
     fn cursor_skipping_at_most(
@@ -504,7 +543,8 @@ impl Snapshot for RocksSnapshot<'_> {
         // RocksDB ends the iteration with `Incomplete` past this many.
         ro.set_max_skippable_internal_keys(max_skipped);
         let iter = self.snap.raw_iterator_cf_opt(&h, ro);
-        Ok(Box::new(RocksCursor::start(iter, range, dir)))
+        let cursor = Box::new(RocksCursor::start(iter, range, dir));
+        Ok(Hiding::wrap(cursor, view_of(&self.views, cf)))
     }
 }
 

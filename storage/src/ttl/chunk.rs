@@ -183,10 +183,20 @@ pub fn plan_after(
 }
 
 /// Applies a [`Plan`] made against this same `set` with no write since.
-pub fn apply(engine: &dyn Engine, set: &IndexSet, plan: Plan) -> Result<ExpireOutcome> {
-    if !plan.batch.is_empty() {
-        engine.commit_sealed(plan.batch, false)?;
+///
+/// The records the plan leaves to the sweep are hidden from readers
+/// before it commits (`engine::hidden`): a read in between passes over
+/// documents about to go, as one a moment later would.
+pub fn apply(engine: &dyn Engine, set: &IndexSet, mut plan: Plan) -> Result<ExpireOutcome> {
+    let queued = std::mem::take(&mut plan.found.queued);
+    let holding = set.sweep.hold(engine, set.meta.id, queued)?;
+    if !plan.batch.is_empty()
+        && let Err(e) = engine.commit_sealed(plan.batch, false)
+    {
+        set.sweep.not_queued(holding);
+        return Err(e);
     }
+    set.sweep.queued(holding);
     Ok(plan.found.finish(set, &plan.index_name))
 }
 
@@ -216,7 +226,6 @@ struct Raise {
 impl Found {
     /// Called once the deletions are committed.
     fn finish(self, set: &IndexSet, index_name: &str) -> ExpireOutcome {
-        sweep::note(set, self.queued);
         if let (Some(raise), Some(floor)) =
             (self.raise, set.keygen(index_name).and_then(KeyGen::floor))
             && (raise.from_floor || floor.is_at(&raise.from))
@@ -279,7 +288,10 @@ fn collect(
     // With their sort prefix, and whether each has entries queued for the
     // sweep.
     let mut carried_ids: Vec<(u128, Vec<u8>, bool)> = Vec::new();
-    let mut carried: Vec<(Cf, Vec<u8>)> = Vec::new();
+    // The carried entries deleted now: family and place in one buffer (an
+    // allocation per entry showed).
+    let mut carried: Vec<(Cf, std::ops::Range<usize>)> = Vec::new();
+    let mut carried_bytes: Vec<u8> = Vec::new();
     // Entries of the indexes that allow it are left to the sweep.
     let deferred: Vec<u64> = (set.keygens.iter())
         .filter(|kg| sweep::defers(policy, set, kg))
@@ -318,8 +330,11 @@ fn collect(
                     });
                     let queued = queue.push(id, later);
                     carried_ids.push((sort_prefix(id), id.to_vec(), queued));
-                    let now = entries.into_iter().filter(|(cf, _)| !defers(*cf));
-                    carried.extend(now.map(|(cf, e)| (cf, e.to_vec())));
+                    for (cf, e) in entries.into_iter().filter(|(cf, _)| !defers(*cf)) {
+                        let start = carried_bytes.len();
+                        carried_bytes.extend_from_slice(e);
+                        carried.push((cf, start..carried_bytes.len()));
+                    }
                 }
                 None => read_ids.push(id.to_vec()),
             }
@@ -350,10 +365,33 @@ fn collect(
     // A capped collection's order entries go with each document, point by
     // point: its records are deleted point by point too.
     let ranged = taken >= policy.range_delete_min_docs && set.natural().is_none();
-    // Sorted once, for the record deletes and the sweep's held keys.
-    carried_ids.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    // Sorted only to delete the records: a run with one range tombstone
+    // (unless its two smallest keys show it is none), or point by point.
+    let defer_records = sweep::defers_records(policy, set);
+    let by_key = |a: &(u128, Vec<u8>, bool), b: &(u128, Vec<u8>, bool)| {
+        a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1))
+    };
+    let run = ranged && may_be_a_run(engine, set, &carried_ids, by_key, |c| &c.1)?;
+    if run || !defer_records {
+        carried_ids.sort_unstable_by(by_key);
+    }
     let sorted: Vec<&[u8]> = carried_ids.iter().map(|(_, id, _)| id.as_slice()).collect();
-    delete_records(engine, set, &sorted, ranged, out)?;
+    if !(run && delete_run(engine, set, &sorted, out)?) {
+        if defer_records {
+            // Left in place, hidden from readers, deleted by the sweep.
+            queue.records_wait();
+            for (_, id, queued) in &mut carried_ids {
+                if !*queued {
+                    queue.push_record(id);
+                    *queued = true;
+                }
+            }
+        } else {
+            for id in &sorted {
+                out.delete(set.records(), id)?;
+            }
+        }
+    }
     let carried_docs = carried_ids.len();
     let docs = read_and_delete_records(engine, set, &read_ids, ranged, out)?;
     if let Some(cf) = set.natural() {
@@ -367,9 +405,10 @@ fn collect(
     let covered = |cf: Cf, e: &[u8]| {
         ranged && cf == Cf::Id(ttl.cf) && e >= lower.as_slice() && e < ttl_upper.as_slice()
     };
-    for (cf, e) in &carried {
-        if !covered(*cf, e) {
-            out.delete(*cf, e)?;
+    for (cf, at) in carried {
+        let e = &carried_bytes[at];
+        if !covered(cf, e) {
+            out.delete(cf, e)?;
         }
     }
     let mut entries = Vec::new();
@@ -398,10 +437,7 @@ fn collect(
     let mut held: Vec<Vec<u8>> = (carried_ids.into_iter())
         .filter_map(|(_, id, queued)| queued.then_some(id))
         .collect();
-    if !read_held.is_empty() {
-        held.append(&mut read_held);
-        held.sort_unstable();
-    }
+    held.append(&mut read_held);
     let found = Found {
         queued: sweep::write(queue, held, engine, set, out)?,
         deleted: (carried_docs + docs.len()) as u64,
@@ -443,42 +479,75 @@ fn forget_capped(
     out.put(cf, order::TOTALS_KEY, &totals.encode())
 }
 
-/// Deletes the records of `sorted` without reading them: one range tombstone
-/// when `ranged` and they are exactly the records between the smallest and
-/// the largest (keys only are compared, stopping at the first record that
-/// is not the next id), point deletes otherwise.
-fn delete_records(
+/// Whether the records of `ids` may be one contiguous run: the record
+/// after the smallest is the second smallest. Found without sorting them,
+/// which most chunks of scattered documents then skip.
+fn may_be_a_run<T>(
+    engine: &dyn Engine,
+    set: &IndexSet,
+    ids: &[T],
+    by_key: impl Fn(&T, &T) -> std::cmp::Ordering,
+    key: impl Fn(&T) -> &[u8],
+) -> Result<bool> {
+    let mut smallest: Option<&T> = None;
+    let mut second: Option<&T> = None;
+    for id in ids {
+        if smallest.is_none_or(|s| by_key(id, s).is_lt()) {
+            second = smallest;
+            smallest = Some(id);
+        } else if second.is_none_or(|s| by_key(id, s).is_lt()) {
+            second = Some(id);
+        }
+    }
+    let (Some(first), Some(second)) = (smallest, second) else {
+        return Ok(true);
+    };
+    let mut cursor = engine.cursor(
+        set.records(),
+        KeyRange::new(key(first).to_vec(), Some(key_after(key(second)))),
+        Direction::Forward,
+    )?;
+    let mut run = cursor.valid() && cursor.key() == key(first);
+    if run {
+        cursor.advance();
+        run = cursor.valid() && cursor.key() == key(second);
+    }
+    cursor.status()?;
+    Ok(run)
+}
+
+/// Deletes the records of `sorted` without reading them, with one range
+/// tombstone, if they are exactly the records between the smallest and the
+/// largest (keys only are compared, stopping at the first record that is
+/// not the next id; records already left to the sweep are not there).
+/// Returns whether they were.
+fn delete_run(
     engine: &dyn Engine,
     set: &IndexSet,
     sorted: &[&[u8]],
-    ranged: bool,
     out: &mut dyn Batch,
-) -> Result<()> {
+) -> Result<bool> {
     let (Some(first), Some(last)) = (sorted.first(), sorted.last()) else {
-        return Ok(());
+        return Ok(true);
     };
-    if ranged {
-        let upper = key_after(last);
-        let mut cursor = engine.cursor(
-            set.records(),
-            KeyRange::new(first.to_vec(), Some(upper.clone())),
-            Direction::Forward,
-        )?;
-        let mut matched = 0;
-        while cursor.valid() && sorted.get(matched).is_some_and(|id| *id == cursor.key()) {
-            matched += 1;
-            cursor.advance();
-        }
-        cursor.status()?;
-        drop(cursor);
-        if matched == sorted.len() {
-            return out.delete_range(set.records(), first, &upper);
-        }
+    let upper = key_after(last);
+    let mut cursor = engine.cursor(
+        set.records(),
+        KeyRange::new(first.to_vec(), Some(upper.clone())),
+        Direction::Forward,
+    )?;
+    let mut matched = 0;
+    while cursor.valid() && sorted.get(matched).is_some_and(|id| *id == cursor.key()) {
+        matched += 1;
+        cursor.advance();
     }
-    for id in sorted {
-        out.delete(set.records(), id)?;
+    cursor.status()?;
+    drop(cursor);
+    if matched < sorted.len() {
+        return Ok(false);
     }
-    Ok(())
+    out.delete_range(set.records(), first, &upper)?;
+    Ok(true)
 }
 
 /// Reads the records of `ids` and adds their deletion to `batch`: one range

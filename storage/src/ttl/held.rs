@@ -1,28 +1,29 @@
-//! The record keys the sweep queue holds index entries for, which the
-//! writer asks about before every insert (`queue::Sweep::holds`): sorted
-//! lists, one per committed chunk, behind a Bloom filter.
+//! The record keys of expired documents that still wait for the sweep:
+//! their records, left in place by a chunk (every read passes over them,
+//! `engine::hidden`), or their entries in the indexes the sweep deletes
+//! (the writer sweeps before it stores a record at one of them,
+//! `queue::Sweep::holds`).
 //!
-//! Adding a chunk's keys costs a few bit sets each: the list is sorted and
-//! its keys hashed where the chunk was planned, off the writer
-//! ([`HeldList`]); a key that is not held is almost always turned away by
-//! the filter alone, and the filter's rare false positive costs a binary
-//! search per list. A hash set of every key had each chunk of `interleaved`
-//! spend about a fifth of its time on the writer hashing into a set of up
-//! to a million keys, and hashing the keys on the writer was still a tenth
-//! of its commit.
+//! Every key held gets an ordinal, in the order chunks queued them; one
+//! hash table maps each key's hash to its ordinal, and the keys themselves
+//! stay in the lists their chunks made, hashed where the chunk was
+//! planned, off the writer ([`HeldList`]): the writer adds a chunk's
+//! keys with one table store each (hashing them on the writer was a
+//! tenth of a chunk's commit on `interleaved`). The sweep releases the
+//! keys below an ordinal. A reader's view ([`HeldKeys::view`]) is the
+//! state published when it took it: the lists, the range of ordinals
+//! held, and the table, which later keys may join but whose keys a later
+//! release never leaves (the table is rebuilt into a new one instead), so
+//! a view taken before a release keeps hiding what its snapshot still
+//! stores.
 
-/// Filter bits per key held: with [`PROBES`] probes in one block, about
-/// 1 % false positives at the fullest, before the filter doubles.
-const BITS_PER_KEY: usize = 12;
-const PROBES: u64 = 4;
-/// Words per block: 512 bits, a cache line.
-const BLOCK_WORDS: usize = 8;
-/// The smallest filter: 2^17 bits (16 KiB), room for about 11,000 keys.
-const MIN_WORDS: usize = 1 << 11;
+use std::sync::{Arc, Mutex, RwLock};
 
-/// The filter's hash of a key. Its seeds are fixed, so a list can be
+use crate::engine::hidden::{HiddenKeys, KeyFilter};
+
+/// The table's hash of a key. Its seeds are fixed, so a list can be
 /// hashed on another thread than the one adding it; a key made to collide
-/// costs a binary search, never a wrong answer.
+/// costs a key comparison, never a wrong answer.
 const HASHER: ahash::RandomState = ahash::RandomState::with_seeds(
     0x243f_6a88_85a3_08d3,
     0x1319_8a2e_0370_7344,
@@ -30,7 +31,10 @@ const HASHER: ahash::RandomState = ahash::RandomState::with_seeds(
     0x082e_fa98_ec4e_6c89,
 );
 
-/// The record keys one chunk queued, sorted, with their filter hashes.
+/// The smallest table: 1,024 slots.
+const MIN_SLOTS: usize = 1 << 10;
+
+/// The record keys one chunk queued, with their hashes.
 #[derive(Debug, Default)]
 pub(super) struct HeldList {
     keys: Vec<Vec<u8>>,
@@ -38,14 +42,10 @@ pub(super) struct HeldList {
 }
 
 impl HeldList {
-    /// Hashes `sorted`, ascending.
-    pub fn new(sorted: Vec<Vec<u8>>) -> Self {
-        debug_assert!(sorted.is_sorted(), "held keys come sorted");
-        let hashes = sorted.iter().map(|k| HASHER.hash_one(k)).collect();
-        HeldList {
-            keys: sorted,
-            hashes,
-        }
+    /// Hashes `keys`.
+    pub fn new(keys: Vec<Vec<u8>>) -> Self {
+        let hashes = keys.iter().map(|k| HASHER.hash_one(k)).collect();
+        HeldList { keys, hashes }
     }
 
     pub fn len(&self) -> usize {
@@ -55,72 +55,257 @@ impl HeldList {
 
 /// See the module header.
 #[derive(Debug, Default)]
-pub(super) struct HeldIds {
-    lists: Vec<HeldList>,
-    len: usize,
-    /// A power-of-two number of bits (none while nothing is held).
-    bits: Vec<u64>,
+pub struct HeldKeys {
+    current: RwLock<Arc<Held>>,
+    /// One change at a time.
+    edit: Mutex<()>,
 }
 
-impl HeldIds {
-    /// Adds the keys one chunk queued.
-    pub fn add(&mut self, list: HeldList) {
-        if list.keys.is_empty() {
-            return;
+/// One published state of the keys held.
+#[derive(Debug, Default)]
+struct Held {
+    table: Arc<RwLock<Table>>,
+    /// By ascending first ordinal.
+    lists: Arc<Vec<Placed>>,
+    /// Ordinals `low..high` are held (those no list covers are not).
+    low: u64,
+    high: u64,
+}
+
+#[derive(Debug)]
+struct Placed {
+    first: u64,
+    list: Arc<HeldList>,
+}
+
+/// Open addressing, linear probing, at most half full. A slot holds the
+/// upper half of a key's hash and its ordinal's offset from `base`, plus
+/// one (zero is an empty slot).
+#[derive(Debug, Default)]
+struct Table {
+    base: u64,
+    slots: Vec<u64>,
+    used: usize,
+}
+
+impl Table {
+    fn with_room(base: u64, keys: usize) -> Self {
+        let slots = (keys * 4).next_power_of_two().max(MIN_SLOTS);
+        Table {
+            base,
+            slots: vec![0; slots],
+            used: 0,
         }
-        self.len += list.len();
-        let needed = (self.len * BITS_PER_KEY).div_ceil(64);
-        if needed > self.bits.len() {
-            // Twice what is needed, so it doubles only now and then; none
-            // until a key comes (every collection has one of these).
-            let words = (needed * 2).next_power_of_two().max(MIN_WORDS);
-            self.bits = vec![0; words];
-            let lists = std::mem::take(&mut self.lists);
-            for &h in lists.iter().flat_map(|l| &l.hashes) {
-                self.set(h);
+    }
+
+    fn has_room(&self, keys: usize, high: u64) -> bool {
+        (self.used + keys) * 2 <= self.slots.len() && high - self.base < u64::from(u32::MAX)
+    }
+
+    fn insert(&mut self, hash: u64, ordinal: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = (hash & !0xffff_ffff) | (ordinal - self.base + 1);
+        self.used += 1;
+    }
+
+    /// Calls `found` with each ordinal stored under `hash`'s tag until it
+    /// returns true.
+    fn find(&self, hash: u64, mut found: impl FnMut(u64) -> bool) -> bool {
+        if self.slots.is_empty() {
+            return false;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return false;
             }
-            self.lists = lists;
+            if slot & !0xffff_ffff == hash & !0xffff_ffff
+                && found(self.base + (slot & 0xffff_ffff) - 1)
+            {
+                return true;
+            }
+            i = (i + 1) & mask;
         }
-        for &h in &list.hashes {
-            self.set(h);
+    }
+}
+
+impl Held {
+    fn key_at(&self, ordinal: u64) -> Option<&[u8]> {
+        let i = self
+            .lists
+            .partition_point(|p| p.first <= ordinal)
+            .checked_sub(1)?;
+        let p = &self.lists[i];
+        let offset = usize::try_from(ordinal - p.first).ok()?;
+        p.list.keys.get(offset).map(Vec::as_slice)
+    }
+
+    fn live(&self) -> usize {
+        self.lists.iter().map(|p| p.list.len()).sum()
+    }
+
+    /// A table of the keys held, with room for `more`.
+    fn rebuilt(&self, more: usize) -> Table {
+        let mut table = Table::with_room(self.low, self.live() + more);
+        for p in self.lists.iter() {
+            for (i, &h) in p.list.hashes.iter().enumerate() {
+                let ordinal = p.first + i as u64;
+                if ordinal >= self.low {
+                    table.insert(h, ordinal);
+                }
+            }
         }
-        self.lists.push(list);
+        table
+    }
+}
+
+impl KeyFilter for Held {
+    fn hides(&self, key: &[u8]) -> bool {
+        if self.lists.is_empty() {
+            return false;
+        }
+        let hash = HASHER.hash_one(key);
+        let table = self.table.read().expect("held keys table");
+        table.find(hash, |o| {
+            (self.low..self.high).contains(&o) && self.key_at(o) == Some(key)
+        })
+    }
+}
+
+impl HiddenKeys for HeldKeys {
+    fn view(&self) -> Arc<dyn KeyFilter> {
+        self.current()
+    }
+}
+
+impl HeldKeys {
+    fn current(&self) -> Arc<Held> {
+        self.current.read().expect("held keys").clone()
+    }
+
+    fn publish(&self, held: Held) {
+        *self.current.write().expect("held keys") = Arc::new(held);
+    }
+
+    /// Holds a chunk's keys; returns the ordinal of its first (what
+    /// [`withdraw`](Self::withdraw) takes).
+    pub fn add(&self, list: HeldList) -> u64 {
+        let _edit = self.edit.lock().expect("held keys edit");
+        let cur = self.current();
+        let first = cur.high;
+        if list.keys.is_empty() {
+            return first;
+        }
+        let high = first + list.len() as u64;
+        let fits = cur
+            .table
+            .read()
+            .expect("held keys table")
+            .has_room(list.len(), high);
+        let table = if fits {
+            let mut t = cur.table.write().expect("held keys table");
+            for (i, &h) in list.hashes.iter().enumerate() {
+                t.insert(h, first + i as u64);
+            }
+            cur.table.clone()
+        } else {
+            let mut t = cur.rebuilt(list.len());
+            for (i, &h) in list.hashes.iter().enumerate() {
+                t.insert(h, first + i as u64);
+            }
+            Arc::new(RwLock::new(t))
+        };
+        let mut lists: Vec<Placed> = (cur.lists.iter())
+            .map(|p| Placed {
+                first: p.first,
+                list: p.list.clone(),
+            })
+            .collect();
+        lists.push(Placed {
+            first,
+            list: Arc::new(list),
+        });
+        self.publish(Held {
+            table,
+            lists: Arc::new(lists),
+            low: cur.low,
+            high,
+        });
+        first
+    }
+
+    /// A chunk whose keys were added from `first` did not commit: they are
+    /// not held.
+    pub fn withdraw(&self, first: u64) {
+        let _edit = self.edit.lock().expect("held keys edit");
+        let cur = self.current();
+        let lists = (cur.lists.iter())
+            .filter(|p| p.first != first)
+            .map(|p| Placed {
+                first: p.first,
+                list: p.list.clone(),
+            })
+            .collect();
+        self.publish(Held {
+            table: cur.table.clone(),
+            lists: Arc::new(lists),
+            low: cur.low,
+            high: cur.high,
+        });
+    }
+
+    /// The ordinal the next key added takes: a sweep that began now
+    /// releases what is below it when it ends.
+    pub fn mark(&self) -> u64 {
+        self.current().high
+    }
+
+    /// Releases every key below ordinal `end` (the caller holds the
+    /// engine's hidden-keys gate, right after the sweep that deleted their
+    /// records committed). A table mostly of released keys is rebuilt.
+    pub fn release_below(&self, end: u64) {
+        let _edit = self.edit.lock().expect("held keys edit");
+        let cur = self.current();
+        let low = end.clamp(cur.low, cur.high);
+        let lists: Vec<Placed> = (cur.lists.iter())
+            .filter(|p| p.first + p.list.len() as u64 > low)
+            .map(|p| Placed {
+                first: p.first,
+                list: p.list.clone(),
+            })
+            .collect();
+        let mut held = Held {
+            table: cur.table.clone(),
+            lists: Arc::new(lists),
+            low,
+            high: cur.high,
+        };
+        let used = cur.table.read().expect("held keys table").used;
+        if used > MIN_SLOTS && used > 2 * held.live() {
+            held.table = Arc::new(RwLock::new(held.rebuilt(0)));
+        }
+        self.publish(held);
+    }
+
+    /// Releases everything held.
+    pub fn clear(&self) {
+        self.release_below(u64::MAX);
     }
 
     /// Whether no key is held.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.current().lists.is_empty()
     }
 
     /// Whether `id` is held.
     pub fn contains(&self, id: &[u8]) -> bool {
-        self.len > 0
-            && self
-                .probes(HASHER.hash_one(id))
-                .all(|(w, b)| self.bits[w] & b != 0)
-            && (self.lists.iter())
-                .any(|l| l.keys.binary_search_by(|k| k.as_slice().cmp(id)).is_ok())
-    }
-
-    fn set(&mut self, hash: u64) {
-        for (w, b) in self.probes(hash) {
-            self.bits[w] |= b;
-        }
-    }
-
-    /// The filter's (word, bit) for a key's hash `h`, all in one 64-byte
-    /// block of the filter, so that setting or testing them touches one
-    /// cache line: the hash picks the block, its other bits the bits in it.
-    fn probes(&self, h: u64) -> impl Iterator<Item = (usize, u64)> + use<> {
-        let blocks = (self.bits.len() / BLOCK_WORDS) as u64;
-        let first = ((h & (blocks - 1)) as usize) * BLOCK_WORDS;
-        // Bits for the block's insides, mixed apart from the ones that
-        // picked the block.
-        let inside = (h ^ (h >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        (0..PROBES).map(move |i| {
-            let bit = (inside >> (9 * i)) & 0x1ff;
-            (first + (bit / 64) as usize, 1u64 << (bit % 64))
-        })
+        self.current().hides(id)
     }
 }
 
@@ -132,31 +317,57 @@ mod tests {
         format!("id{i:08}").into_bytes()
     }
 
+    fn list(keys: impl Iterator<Item = u32>) -> HeldList {
+        let mut keys: Vec<Vec<u8>> = keys.map(key).collect();
+        keys.sort();
+        HeldList::new(keys)
+    }
+
     #[test]
     fn held_keys_are_found_and_others_are_not_through_every_growth() {
-        let mut held = HeldIds::default();
+        let held = HeldKeys::default();
         assert!(!held.contains(&key(1)), "nothing held");
         // Lists of 8,192 interleaved with one another, past several
-        // doublings of the filter.
-        for list in 0..40u32 {
-            let keys: Vec<Vec<u8>> = (0..8192).map(|i| key(i * 40 + list)).collect();
-            held.add(HeldList::new(keys));
+        // rebuilds of the table.
+        for l in 0..40u32 {
+            held.add(list((0..8192).map(|i| i * 40 + l)));
         }
         for i in (0..8192 * 40).step_by(97) {
             assert!(held.contains(&key(i)), "key {i} is held");
         }
         let strangers = (8192 * 40..8192 * 40 + 100_000).filter(|&i| held.contains(&key(i)));
-        assert_eq!(strangers.count(), 0, "false positives end in the lists");
+        assert_eq!(strangers.count(), 0);
     }
 
     #[test]
-    fn the_filter_turns_away_almost_every_key_not_held() {
-        let mut held = HeldIds::default();
-        held.add(HeldList::new((0..50_000).map(key).collect()));
-        let passed = (1_000_000..1_100_000)
-            .map(|i| HASHER.hash_one(key(i)))
-            .filter(|&h| held.probes(h).all(|(w, b)| held.bits[w] & b != 0))
-            .count();
-        assert!(passed < 1_000, "{passed} of 100,000 passed the filter");
+    fn a_release_frees_the_keys_below_its_mark_and_an_older_view_keeps_them() {
+        let held = HeldKeys::default();
+        held.add(list(0..3000));
+        let mark = held.mark();
+        held.add(list(3000..4000));
+        let before = held.view();
+        held.release_below(mark);
+        assert!(!held.contains(&key(10)), "released");
+        assert!(held.contains(&key(3500)), "added after the mark");
+        assert!(before.hides(&key(10)), "a view taken before the release");
+        // Keys added again after their release are held again.
+        held.add(list(5..6));
+        assert!(held.contains(&key(5)));
+        assert!(!held.contains(&key(6)));
+        held.clear();
+        assert!(held.is_empty() && !held.contains(&key(3500)) && !held.contains(&key(5)));
+        assert!(before.hides(&key(3500)));
+    }
+
+    #[test]
+    fn withdrawn_keys_are_not_held() {
+        let held = HeldKeys::default();
+        held.add(list(0..10));
+        let first = held.add(list(10..20));
+        held.withdraw(first);
+        assert!(held.contains(&key(3)));
+        assert!(!held.contains(&key(13)));
+        held.add(list(20..30));
+        assert!(held.contains(&key(25)) && !held.contains(&key(15)));
     }
 }

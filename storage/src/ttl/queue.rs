@@ -2,21 +2,26 @@
 //! (`sweep` says what the queue is for and who uses it).
 //!
 //! Item layout: `1` (format), then per document `len: u32 LE ‖ record
-//! key ‖ n: u32 LE` and `n` times `cf: u64 LE ‖ len: u32 LE ‖ key`.
+//! key ‖ n: u32 LE` and `n` times `cf: u64 LE ‖ len: u32 LE ‖ key`. The
+//! top bit of `n` ([`RECORD_WAITS`]) says the document's record waits for
+//! the sweep too (the chunk left it in place); items written before it
+//! existed never set it.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::held::{HeldIds, HeldList};
+use super::held::{HeldKeys, HeldList};
 use super::policy::ExpiryPolicy;
 use crate::catalog;
 use crate::engine::{Cf, Direction, Engine, KeyRange};
 use crate::error::{Error, Result};
 
 const FORMAT: u8 = 1;
+/// Set in a document's entry count when its record waits for the sweep.
+const RECORD_WAITS: u32 = 1 << 31;
 
 /// Queue items of every collection take their `seq` from one counter,
 /// raised past the largest stored one whenever a queue is read, so a new
@@ -25,11 +30,14 @@ const FORMAT: u8 = 1;
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// What a collection's writer knows of its sweep queue: which record keys
-/// have entries queued, how many entries, and since when. Lives in the
-/// `IndexSet`, read from the engine when first needed.
+/// it holds (registered with the engine, whose reads pass over them), how
+/// many entries and records wait, and since when. Lives in the
+/// `IndexSet`, read from the engine when first needed (at startup, for a
+/// collection with a queue, before any read).
 #[derive(Debug, Default)]
 pub struct Sweep {
     state: Mutex<State>,
+    held: Arc<HeldKeys>,
     /// Set, under the lock, whenever the state is known and holds no record
     /// key: every insert asks [`Sweep::holds`], and most collections have
     /// nothing queued, so most inserts read one flag instead of the lock.
@@ -39,6 +47,7 @@ pub struct Sweep {
 /// The locked state; on release it publishes whether anything is held.
 struct Locked<'a> {
     state: MutexGuard<'a, State>,
+    held: &'a HeldKeys,
     none_held: &'a AtomicBool,
 }
 
@@ -57,8 +66,7 @@ impl std::ops::DerefMut for Locked<'_> {
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
-        let s = &*self.state;
-        let none = s.loaded && s.ids.is_empty() && s.run.as_ref().is_none_or(|r| r.ids.is_empty());
+        let none = self.state.loaded && self.held.is_empty();
         self.none_held.store(none, Ordering::Release);
     }
 }
@@ -66,7 +74,7 @@ impl Drop for Locked<'_> {
 #[derive(Debug, Default)]
 struct State {
     loaded: bool,
-    ids: HeldIds,
+    /// Index entries and records queued.
     entries: usize,
     since: Option<Instant>,
     /// A sweep in turns, under way.
@@ -76,8 +84,8 @@ struct State {
 /// A sweep taken in turns on the writer (`sweep::sweep_step`): the queue
 /// as it stood when the sweep began, read a group of items per turn and
 /// each group sorted, then deleted a slice per turn in key order across
-/// the groups; and the record keys it holds (the writer still sweeps
-/// before storing one of them). No turn reads or sorts the whole queue.
+/// the groups; the record keys held before it began are released when it
+/// ends. No turn reads or sorts the whole queue.
 #[derive(Debug, Default)]
 pub(super) struct Run {
     /// Keys of the queue items read so far, deleted with the last slice.
@@ -87,7 +95,8 @@ pub(super) struct Run {
     pub unread: Option<KeyRange>,
     /// The entries read, a sorted group per read turn.
     pub groups: Vec<Sorted>,
-    pub ids: HeldIds,
+    /// The held keys' mark when it began ([`HeldKeys::mark`]).
+    pub end: u64,
 }
 
 /// Queued index entries in one buffer, sorted by family and key once
@@ -173,6 +182,7 @@ impl Sweep {
     fn state(&self) -> Locked<'_> {
         Locked {
             state: self.state.lock().expect("sweep lock"),
+            held: &self.held,
             none_held: &self.none_held,
         }
     }
@@ -191,21 +201,31 @@ impl Sweep {
                     NEXT_SEQ.fetch_max(seq + 1, Ordering::Relaxed);
                 }
                 let mut ids = Vec::new();
-                for_each_document(cursor.value(), |id, entries| {
+                for_each_document(cursor.value(), |id, record, entries| {
                     ids.push(id.to_vec());
-                    state.entries += entries.len();
+                    state.entries += entries.len() + usize::from(record);
                 })?;
                 ids.sort_unstable();
-                state.ids.add(HeldList::new(ids));
+                self.held.add(HeldList::new(ids));
                 cursor.advance();
             }
             cursor.status()?;
+            drop(cursor);
             if state.entries > 0 {
                 state.since = Some(Instant::now());
             }
             state.loaded = true;
+            engine.hidden().register(records_cf, self.held.clone());
         }
         Ok(state)
+    }
+
+    /// Reads the queue now if it was not yet, and has the engine pass over
+    /// the records it holds: done at startup for a collection with a
+    /// queue, before anything reads it.
+    pub fn load(&self, engine: &dyn Engine, records_cf: u64) -> Result<()> {
+        drop(self.loaded(engine, records_cf)?);
+        Ok(())
     }
 
     /// A `seq` for a new queue item of the collection.
@@ -220,9 +240,8 @@ impl Sweep {
         if self.none_held.load(Ordering::Acquire) {
             return Ok(false);
         }
-        let state = self.loaded(engine, records_cf)?;
-        let in_run = state.run.as_ref().is_some_and(|run| run.ids.contains(id));
-        Ok(in_run || state.ids.contains(id))
+        drop(self.loaded(engine, records_cf)?);
+        Ok(self.held.contains(id))
     }
 
     /// How long until the writer should sweep: `None` with nothing queued
@@ -244,40 +263,69 @@ impl Sweep {
         self.state().entries
     }
 
-    /// A chunk's queue item is committed.
-    pub(super) fn queued(&self, queued: Queued) {
-        let mut state = self.state();
-        // Unread: reading the queue will find the item.
-        if !state.loaded || queued.entries == 0 {
-            return;
-        }
-        state.ids.add(queued.ids);
-        state.entries += queued.entries;
-        state.since.get_or_insert_with(Instant::now);
+    /// Holds the record keys of a chunk's queue item before the chunk
+    /// commits; returns what [`Sweep::queued`] or [`Sweep::not_queued`]
+    /// takes once the commit succeeded or failed.
+    pub(super) fn hold(
+        &self,
+        engine: &dyn Engine,
+        records_cf: u64,
+        queued: Queued,
+    ) -> Result<Holding> {
+        let _state = self.loaded(engine, records_cf)?;
+        Ok(Holding {
+            first: self.held.add(queued.ids),
+            entries: queued.entries,
+        })
     }
 
-    /// Everything queued is deleted.
+    /// A chunk's queue item is committed.
+    pub(super) fn queued(&self, holding: Holding) {
+        let mut state = self.state();
+        if holding.entries > 0 {
+            state.entries += holding.entries;
+            state.since.get_or_insert_with(Instant::now);
+        }
+    }
+
+    /// A chunk's commit failed: its keys are not held.
+    pub(super) fn not_queued(&self, holding: Holding) {
+        let _state = self.state();
+        self.held.withdraw(holding.first);
+    }
+
+    /// Everything queued is deleted (under the engine's hidden-keys gate).
     pub(super) fn swept(&self) {
-        *self.state() = State {
+        let mut state = self.state();
+        self.held.clear();
+        *state = State {
             loaded: true,
             ..State::default()
         };
     }
 
+    /// A sweep run ended: the keys held before it began are released
+    /// (under the engine's hidden-keys gate).
+    pub(super) fn run_done(&self, end: u64) {
+        let _state = self.state();
+        self.held.release_below(end);
+    }
+
     /// A sweep failed half way: what is queued is read again when next
-    /// needed.
+    /// needed (the keys held stay held until a sweep after it ends).
     pub(super) fn forget(&self) {
         *self.state() = State::default();
     }
 
-    /// A sweep in turns begins: the record keys queued so far move to its
-    /// run, and what chunks queue from now on waits for the next one.
-    /// Returns them and the range of queue items the run deletes.
+    /// A sweep in turns begins: the record keys held so far are released
+    /// when it ends, and what chunks queue from now on waits for the next
+    /// one. Returns the held keys' mark and the range of queue items the
+    /// run deletes.
     pub(super) fn begin_run(
         &self,
         engine: &dyn Engine,
         records_cf: u64,
-    ) -> Result<(HeldIds, KeyRange)> {
+    ) -> Result<(u64, KeyRange)> {
         let mut state = self.loaded(engine, records_cf)?;
         state.entries = 0;
         state.since = None;
@@ -289,7 +337,7 @@ impl Sweep {
             catalog::sweep_range(records_cf).lower,
             Some(catalog::sweep_key(records_cf, end)),
         );
-        Ok((std::mem::take(&mut state.ids), range))
+        Ok((self.held.mark(), range))
     }
 
     /// The run under way, taken out for its next slice.
@@ -315,14 +363,25 @@ pub(super) struct QueueItem {
     /// The item being filled, and its entries.
     bytes: Vec<u8>,
     entries: usize,
-    /// Entries queued in all the items.
+    /// Entries and records queued in all the items.
     total: usize,
+    /// Where the entry count of each document pushed since the last
+    /// [`records_wait`](Self::records_wait) is: item (`full.len()` for the
+    /// one being filled) and offset.
+    counts: Vec<(usize, usize)>,
 }
 
-/// What a committed queue item adds to the writer's [`Sweep`].
+/// What a queue item adds to the writer's [`Sweep`].
 #[derive(Debug, Default)]
 pub(super) struct Queued {
     ids: HeldList,
+    entries: usize,
+}
+
+/// A chunk's held keys, until its commit succeeds or fails.
+#[derive(Debug)]
+pub(super) struct Holding {
+    first: u64,
     entries: usize,
 }
 
@@ -335,6 +394,7 @@ impl QueueItem {
             bytes: Vec::new(),
             entries: 0,
             total: 0,
+            counts: Vec::new(),
         }
     }
 
@@ -365,22 +425,50 @@ impl QueueItem {
             return false;
         }
         self.bytes[count_at..count_at + 4].copy_from_slice(&n.to_le_bytes());
-        self.total += n as usize;
-        self.entries += n as usize;
+        self.counts.push((self.full.len(), count_at));
+        self.added(n as usize);
+        true
+    }
+
+    fn added(&mut self, n: usize) {
+        self.total += n;
+        self.entries += n;
         if self.entries >= self.max_entries {
             self.full.push(std::mem::take(&mut self.bytes));
             self.entries = 0;
         }
-        true
     }
 
-    /// The items' values and what they add to the writer's [`Sweep`] once
-    /// committed, given the record keys of the documents [`push`](Self::push)
-    /// queued, sorted (where the chunk is planned, not on the writer; the
-    /// chunk sorts them once for its record deletes too); `None` when no
-    /// entry was queued.
+    /// The records of the documents pushed so far wait for the sweep too.
+    pub fn records_wait(&mut self) {
+        for (item, at) in self.counts.drain(..) {
+            let bytes = match self.full.get_mut(item) {
+                Some(full) => full,
+                None => &mut self.bytes,
+            };
+            let count = &mut bytes[at..at + 4];
+            let n = u32::from_le_bytes(count.try_into().expect("four bytes")) | RECORD_WAITS;
+            count.copy_from_slice(&n.to_le_bytes());
+            self.total += 1;
+        }
+    }
+
+    /// Queues the record of a document with no entries queued: the chunk
+    /// left it in place.
+    pub fn push_record(&mut self, id: &[u8]) {
+        if self.bytes.is_empty() {
+            self.bytes.push(FORMAT);
+        }
+        put_bytes(&mut self.bytes, id);
+        self.bytes.extend_from_slice(&RECORD_WAITS.to_le_bytes());
+        self.added(1);
+    }
+
+    /// The items' values and what they add to the writer's [`Sweep`],
+    /// given the record keys of the documents queued (hashed here, where
+    /// the chunk is planned, not on the writer); `None` when nothing was
+    /// queued.
     pub fn finish(mut self, held: Vec<Vec<u8>>) -> Option<(Vec<Vec<u8>>, Queued)> {
-        debug_assert!(held.is_sorted(), "held record keys come sorted");
         if self.total == 0 {
             return None;
         }
@@ -399,11 +487,11 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-/// Calls `each` with every document of a queue item: its record key and
-/// its queued entries.
+/// Calls `each` with every document of a queue item: its record key,
+/// whether the record waits too, and its queued entries.
 pub(super) fn for_each_document(
     value: &[u8],
-    mut each: impl FnMut(&[u8], &[(u64, &[u8])]),
+    mut each: impl FnMut(&[u8], bool, &[(u64, &[u8])]),
 ) -> Result<()> {
     let bad = || Error::corrupt("sweep queue item is malformed");
     let (&format, mut rest) = value.split_first().ok_or_else(bad)?;
@@ -421,8 +509,9 @@ pub(super) fn for_each_document(
                 .map_err(|_| bad())?,
         );
         rest = &after[4..];
+        let record = n & RECORD_WAITS != 0;
         entries.clear();
-        for _ in 0..n {
+        for _ in 0..n & !RECORD_WAITS {
             let cf = u64::from_le_bytes(
                 rest.get(..8)
                     .ok_or_else(bad)?
@@ -433,7 +522,7 @@ pub(super) fn for_each_document(
             entries.push((cf, key));
             rest = after;
         }
-        each(id, &entries);
+        each(id, record, &entries);
     }
     Ok(())
 }
@@ -466,7 +555,7 @@ mod tests {
         let mut docs = Vec::new();
         for value in &items {
             let mut entries = 0;
-            for_each_document(value, |id, queued| {
+            for_each_document(value, |id, _, queued| {
                 docs.push(id.to_vec());
                 entries += queued.len();
             })

@@ -62,9 +62,16 @@ pub fn defers(policy: &ExpiryPolicy, set: &IndexSet, kg: &KeyGen) -> bool {
         && !kg.name.starts_with(INTERNAL_PREFIX)
 }
 
+/// Whether a chunk leaves the records of the documents it expires to the
+/// sweep when they are not one contiguous run: whenever it defers index
+/// entries at all (see [`defers`]).
+pub fn defers_records(policy: &ExpiryPolicy, set: &IndexSet) -> bool {
+    policy.defers_index_deletes() && set.natural().is_none() && set.timeseries.is_none()
+}
+
 /// Adds a chunk's queue items to `out`, the batch that deletes its
-/// documents (`held`: the record keys of the documents queued, sorted);
-/// what [`note`] adds to the writer's [`Sweep`] once `out` commits.
+/// documents (`held`: the record keys of the documents queued);
+/// what the writer's [`Sweep`] holds while `out` commits.
 pub(super) fn write(
     item: QueueItem,
     held: Vec<Vec<u8>>,
@@ -82,11 +89,6 @@ pub(super) fn write(
     Ok(queued)
 }
 
-/// Notes a committed chunk's queue item in the writer's [`Sweep`].
-pub(super) fn note(set: &IndexSet, queued: Queued) {
-    set.sweep.queued(queued);
-}
-
 /// Deletes every queued entry of the collection, and the queue, in one
 /// batch sorted by family and key; returns how many entries went. Runs on
 /// the collection's writer, which calls it before it stores a record
@@ -98,12 +100,16 @@ pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
             ..Run::default()
         };
         read_group(engine, set, &mut run, usize::MAX)?;
-        Ok(delete_slice(engine, &mut run, usize::MAX)?.0)
+        let (batch, deleted, _) = delete_slice(engine, &mut run, usize::MAX)?;
+        if !batch.is_empty() {
+            batch.commit(false)?;
+        }
+        engine.hidden().exclusive(|| set.sweep.swept());
+        Ok(deleted)
     };
     let all = all();
-    match &all {
-        Ok(_) => set.sweep.swept(),
-        Err(_) => set.sweep.forget(),
+    if all.is_err() {
+        set.sweep.forget();
     }
     all
 }
@@ -121,9 +127,9 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
         let mut run = match set.sweep.take_run() {
             Some(run) => run,
             None => {
-                let (ids, unread) = set.sweep.begin_run(engine, set.meta.id)?;
+                let (end, unread) = set.sweep.begin_run(engine, set.meta.id)?;
                 Run {
-                    ids,
+                    end,
                     unread: Some(unread),
                     ..Run::default()
                 }
@@ -136,8 +142,15 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
                 return Ok((0, Some(run)));
             }
         }
-        let (deleted, last) = delete_slice(engine, &mut run, policy.sweep_slice.max(1))?;
-        Ok((deleted, (!last).then_some(run)))
+        let (batch, deleted, last) = delete_slice(engine, &mut run, policy.sweep_slice.max(1))?;
+        if !batch.is_empty() {
+            batch.commit(false)?;
+        }
+        if !last {
+            return Ok((deleted, Some(run)));
+        }
+        engine.hidden().exclusive(|| set.sweep.run_done(run.end));
+        Ok((deleted, None))
     };
     match step() {
         Ok((deleted, run)) => {
@@ -153,10 +166,14 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
     }
 }
 
-/// Deletes the next `n` entries of what `run` read, in key order, and with
-/// the last of them the run's queue items, in one batch; returns how many
-/// entries went and whether the run is done.
-fn delete_slice(engine: &dyn Engine, run: &mut Run, n: usize) -> Result<(u64, bool)> {
+/// The batch that deletes the next `n` entries of what `run` read, in key
+/// order, and with the last of them the run's queue items; how many
+/// entries it deletes and whether the run is then done.
+fn delete_slice<'e>(
+    engine: &'e dyn Engine,
+    run: &mut Run,
+    n: usize,
+) -> Result<(Box<dyn Batch + 'e>, u64, bool)> {
     let mut batch = engine.batch();
     let deleted = take_merged(&mut run.groups, n, |cf, key| batch.delete(Cf::Id(cf), key))?;
     let last = run.groups.iter().all(|g| g.left() == 0);
@@ -165,10 +182,7 @@ fn delete_slice(engine: &dyn Engine, run: &mut Run, n: usize) -> Result<(u64, bo
             batch.delete(Cf::Catalog, item)?;
         }
     }
-    if !batch.is_empty() {
-        batch.commit(false)?;
-    }
-    Ok((deleted as u64, last))
+    Ok((batch, deleted as u64, last))
 }
 
 /// Reads the run's next queue items, until about `budget` entries, and
@@ -185,8 +199,11 @@ fn read_group(engine: &dyn Engine, set: &IndexSet, run: &mut Run, budget: usize)
     let mut cursor = engine.cursor(Cf::Catalog, range, Direction::Forward)?;
     while cursor.valid() && read < budget {
         run.items.push(cursor.key().to_vec());
-        for_each_document(cursor.value(), |_, queued| {
-            read += queued.len();
+        for_each_document(cursor.value(), |id, record, queued| {
+            read += queued.len() + usize::from(record);
+            if record {
+                group.push(set.meta.id, id);
+            }
             // An index dropped since has no entries left to delete.
             for (cf, key) in queued {
                 if live.contains(cf) {
@@ -219,7 +236,7 @@ pub fn pending_on(snap: &dyn Snapshot, set: &IndexSet) -> Result<Vec<u64>> {
     )?;
     let mut queued: Vec<(usize, Vec<u8>)> = Vec::new();
     while cursor.valid() {
-        for_each_document(cursor.value(), |_, entries| {
+        for_each_document(cursor.value(), |_, _, entries| {
             for (cf, key) in entries {
                 if let Some(i) = set.keygens.iter().position(|kg| kg.cf == *cf) {
                     queued.push((i, key.to_vec()));

@@ -1,6 +1,9 @@
 //! The sweep on a real RocksDB: what a chunk leaves queued, who sees it
 //! (nobody), what deletes it, and the writes that must not lose an entry
 //! to it.
+//!
+//! A chunk of scattered documents leaves their records in place too, and
+//! the engine hides them: [`stored`] counts keys as RocksDB holds them.
 
 use bson::doc;
 
@@ -23,6 +26,17 @@ fn chunk_only(engine: &dyn Engine, set: &IndexSet, cutoff: i64) -> u64 {
         .deleted
 }
 
+/// Keys of family `cf` as stored, the ones the engine hides included.
+fn stored(engine: &dyn Engine, cf: u64) -> usize {
+    let hidden = engine.hidden().registered(cf);
+    engine.hidden().unregister(cf);
+    let n = engine.count(Cf::Id(cf), KeyRange::all()).unwrap() as usize;
+    if let Some(keys) = hidden {
+        engine.hidden().register(cf, keys);
+    }
+    n
+}
+
 fn valid(engine: &dyn Engine, set: &IndexSet) -> integrity::Report {
     let report = integrity::check(engine.snapshot().as_ref(), set).unwrap();
     assert!(report.valid(), "{report:?}");
@@ -35,10 +49,11 @@ fn a_chunk_queues_the_plain_index_entries_and_the_sweep_deletes_them() {
     let docs = (0..10).map(|i| doc! { "_id": i, "at": at(100), "k": i % 3 });
     insert(&engine, &set, docs.collect());
     assert_eq!(chunk_only(&engine, &set, 100), 10);
-    // Records and TTL entries go with the chunk; the k entries wait.
+    // TTL entries go with the chunk; the records, hidden, and the k
+    // entries wait.
     assert_eq!((keys(&engine, 10), keys(&engine, 11)), (0, 0));
-    assert_eq!(keys(&engine, 12), 10);
-    assert_eq!(set.sweep.entries(), 10);
+    assert_eq!((stored(&engine, 10), keys(&engine, 12)), (10, 10));
+    assert_eq!(set.sweep.entries(), 20);
     assert!(
         set.sweep
             .due_in(std::time::Instant::now(), &ExpiryPolicy::default())
@@ -48,8 +63,8 @@ fn a_chunk_queues_the_plain_index_entries_and_the_sweep_deletes_them() {
     let report = valid(&engine, &set);
     assert_eq!(report.keys_per_index["k_1"], 0);
 
-    assert_eq!(sweep(&engine, &set).unwrap(), 10);
-    assert_eq!(keys(&engine, 12), 0);
+    assert_eq!(sweep(&engine, &set).unwrap(), 20);
+    assert_eq!((stored(&engine, 10), keys(&engine, 12)), (0, 0));
     assert_eq!(
         super::sweep::queued_collections(&engine).unwrap(),
         Vec::<u64>::new()
@@ -97,7 +112,7 @@ fn a_new_index_set_reads_the_queue_back() {
     let fresh = IndexSet::new(set.meta.clone()).unwrap();
     let id = fresh.record_key(bson::RawBsonRef::Int32(2));
     assert!(fresh.sweep.holds(&engine, fresh.meta.id, &id).unwrap());
-    assert_eq!(fresh.sweep.entries(), 4);
+    assert_eq!(fresh.sweep.entries(), 8, "four records, four k entries");
     insert(
         &engine,
         &fresh,
@@ -124,7 +139,8 @@ fn entries_of_a_dropped_index_are_passed_over() {
     meta.indexes.retain(|i| i.name != "k_1");
     engine.drop_cf(Cf::Id(12)).unwrap();
     let without_k = IndexSet::new(meta).unwrap();
-    assert_eq!(sweep(&engine, &without_k).unwrap(), 0);
+    assert_eq!(sweep(&engine, &without_k).unwrap(), 1, "the record only");
+    assert_eq!(stored(&engine, 10), 0);
     assert_eq!(
         super::sweep::queued_collections(&engine).unwrap(),
         Vec::<u64>::new()
@@ -144,7 +160,7 @@ fn a_unique_index_loses_its_entries_with_the_chunk() {
     );
     assert_eq!(chunk_only(&engine, &set, 100), 1);
     assert_eq!(keys(&engine, 12), 0);
-    assert_eq!(set.sweep.entries(), 0);
+    assert_eq!(set.sweep.entries(), 1, "only the record waits");
     // Another document may take the key at once.
     insert(
         &engine,
@@ -189,15 +205,16 @@ fn a_sweep_in_slices_keeps_its_ids_until_the_last_slice() {
         0,
         "the first turn reads and sorts the queue"
     );
-    assert_eq!(keys(&engine, 12), 10);
+    assert_eq!((stored(&engine, 10), keys(&engine, 12)), (10, 10));
+    // Ten records then ten k entries, in family and key order.
     assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 4);
-    assert_eq!(keys(&engine, 12), 6);
+    assert_eq!((stored(&engine, 10), keys(&engine, 12)), (6, 10));
     // The run goes on at once, and still guards its record keys.
     assert_eq!(
         set.sweep.due_in(now, &policy),
         Some(std::time::Duration::ZERO)
     );
-    let id = set.record_key(bson::RawBsonRef::Int32(9));
+    let id = set.record_key(bson::RawBsonRef::Int32(0));
     assert!(set.sweep.holds(&engine, set.meta.id, &id).unwrap());
     // A chunk in between queues for the next sweep, not this run.
     insert(
@@ -206,15 +223,24 @@ fn a_sweep_in_slices_keeps_its_ids_until_the_last_slice() {
         vec![doc! { "_id": 20, "at": at(200), "k": 20 }],
     );
     assert_eq!(chunk_only(&engine, &set, 200), 1);
+    for left in [4, 4, 4] {
+        assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), left);
+        assert!(set.sweep.holds(&engine, set.meta.id, &id).unwrap());
+    }
     assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 4);
-    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 2);
-    assert_eq!(keys(&engine, 12), 1, "the later chunk's entry waits");
+    assert_eq!(
+        (stored(&engine, 10), keys(&engine, 12)),
+        (1, 1),
+        "the later chunk's record and entry wait"
+    );
     assert!(!set.sweep.holds(&engine, set.meta.id, &id).unwrap());
-    assert_eq!(set.sweep.entries(), 1);
+    let later = set.record_key(bson::RawBsonRef::Int32(20));
+    assert!(set.sweep.holds(&engine, set.meta.id, &later).unwrap());
+    assert_eq!(set.sweep.entries(), 2);
     valid(&engine, &set);
     assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 0);
-    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 1);
-    assert_eq!(keys(&engine, 12), 0);
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 2);
+    assert_eq!((stored(&engine, 10), keys(&engine, 12)), (0, 0));
     assert_eq!(set.sweep.due_in(now, &policy), None);
     assert_eq!(
         super::sweep::queued_collections(&engine).unwrap(),
@@ -259,16 +285,22 @@ fn a_run_reads_the_queue_a_few_items_per_turn_and_deletes_in_key_order_across_th
         );
     }
     assert_eq!(plain_keys(&engine), all, "reading deletes nothing");
+    assert_eq!(stored(&engine, 10), 12);
+    // Records first (family 10), the five smallest, from all three items.
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 5);
+    assert_eq!(stored(&engine, 10), 7);
+    assert_eq!(ids_stored(&engine), (5..12).collect::<Vec<i32>>());
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 5);
     assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 5);
     assert_eq!(
         plain_keys(&engine),
-        all[5..],
-        "the five smallest, from all three items"
+        all[3..],
+        "the last two records, then the three smallest entries"
     );
     valid(&engine, &set);
     assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 5);
-    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 2);
-    assert_eq!(keys(&engine, 12), 0);
+    assert_eq!(super::sweep_step(&engine, &set, &policy).unwrap(), 4);
+    assert_eq!((stored(&engine, 10), keys(&engine, 12)), (0, 0));
     assert_eq!(
         super::sweep::queued_collections(&engine).unwrap(),
         Vec::<u64>::new(),
@@ -328,4 +360,121 @@ fn under_a_deletion_rate_limit_the_chunk_deletes_every_entry_itself() {
         Vec::<u64>::new()
     );
     valid(&engine, &set);
+}
+
+/// The `_id`s of the records stored, hidden ones included.
+fn ids_stored(engine: &crate::engine::rocks::RocksEngine) -> Vec<i32> {
+    let hidden = engine.hidden().registered(10);
+    engine.hidden().unregister(10);
+    let out = ids(engine);
+    if let Some(keys) = hidden {
+        engine.hidden().register(10, keys);
+    }
+    out
+}
+
+#[test]
+fn records_left_to_the_sweep_are_hidden_from_every_read_until_it_deletes_them() {
+    let (_d, engine, set) = setup();
+    let docs =
+        (0..6).map(|i| doc! { "_id": i, "at": at(if i % 2 == 0 { 100 } else { 900 }), "k": i });
+    insert(&engine, &set, docs.collect());
+    assert_eq!(chunk_only(&engine, &set, 100), 3);
+    assert_eq!(ids_stored(&engine), [0, 1, 2, 3, 4, 5], "left in place");
+    let key = |i: i32| set.record_key(bson::RawBsonRef::Int32(i));
+    let records = Cf::Id(10);
+    // Point reads, multi-gets, cursors both ways, counts, snapshots.
+    assert_eq!(engine.get(records, &key(2)).unwrap(), None);
+    assert!(engine.get(records, &key(3)).unwrap().is_some());
+    let got = engine.multi_get(records, &[key(0), key(1)]).unwrap();
+    assert_eq!((got[0].is_some(), got[1].is_some()), (false, true));
+    assert_eq!(ids(&engine), [1, 3, 5]);
+    let mut back = engine
+        .cursor(records, KeyRange::all(), Direction::Reverse)
+        .unwrap();
+    back.seek(&key(4));
+    assert_eq!(back.key(), key(3));
+    assert_eq!(engine.count(records, KeyRange::all()).unwrap(), 3);
+    let snap = engine.snapshot();
+    assert_eq!(snap.get(records, &key(4)).unwrap(), None);
+    let mut c = snap
+        .cursor(records, KeyRange::all(), Direction::Forward)
+        .unwrap();
+    assert_eq!(c.key(), key(1));
+    c.seek(&key(2));
+    assert_eq!(c.key(), key(3));
+    drop(c);
+    drop(snap);
+    valid(&engine, &set);
+    sweep(&engine, &set).unwrap();
+    assert_eq!(ids_stored(&engine), [1, 3, 5]);
+}
+
+#[test]
+fn a_snapshot_taken_before_the_sweep_keeps_hiding_what_it_still_stores() {
+    let (_d, engine, set) = setup();
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 1, "at": at(100), "k": 1 }],
+    );
+    assert_eq!(chunk_only(&engine, &set, 100), 1);
+    let key = set.record_key(bson::RawBsonRef::Int32(1));
+    let before = engine.snapshot();
+    // The insert of the same `_id` sweeps first, then stores the new one.
+    insert(
+        &engine,
+        &set,
+        vec![doc! { "_id": 1, "at": at(10_000), "k": 2 }],
+    );
+    assert_eq!(
+        before.get(Cf::Id(10), &key).unwrap(),
+        None,
+        "the dead record"
+    );
+    let now = engine.get(Cf::Id(10), &key).unwrap().unwrap();
+    let now = bson::RawDocument::from_bytes(&now).unwrap();
+    assert_eq!(now.get_i32("k").unwrap(), 2);
+    let after = engine.snapshot();
+    assert!(after.get(Cf::Id(10), &key).unwrap().is_some());
+}
+
+#[test]
+fn after_a_restart_the_records_left_to_the_sweep_stay_hidden() {
+    let (_d, engine, set) = setup();
+    let docs = (0..4).map(|i| doc! { "_id": i, "at": at(100 * i64::from(1 + i % 2)), "k": i });
+    insert(&engine, &set, docs.collect());
+    assert_eq!(chunk_only(&engine, &set, 100), 2);
+    // A restart: nothing registered until the queue is read back.
+    engine.hidden().unregister(10);
+    assert_eq!(ids(&engine), [0, 1, 2, 3]);
+    let fresh = IndexSet::new(set.meta.clone()).unwrap();
+    fresh.sweep.load(&engine, fresh.meta.id).unwrap();
+    assert_eq!(ids(&engine), [1, 3]);
+    valid(&engine, &fresh);
+}
+
+#[test]
+fn a_contiguous_run_of_records_goes_with_its_chunk_in_one_range_tombstone() {
+    let (_d, engine, set) = setup();
+    let docs =
+        (0..600).map(|i| doc! { "_id": i, "at": at(if i < 550 { 100 } else { 900 }), "k": i });
+    insert(&engine, &set, docs.collect());
+    assert_eq!(chunk_only_limit(&engine, &set, 100, 1000), 550);
+    assert_eq!(stored(&engine, 10), 50, "deleted, not left to the sweep");
+    assert_eq!(set.sweep.entries(), 550, "the k entries wait");
+    let id = set.record_key(bson::RawBsonRef::Int32(3));
+    assert!(set.sweep.holds(&engine, set.meta.id, &id).unwrap());
+}
+
+fn chunk_only_limit(engine: &dyn Engine, set: &IndexSet, cutoff: i64, limit: usize) -> u64 {
+    let chunk = Chunk {
+        index: "at_1",
+        cutoff_millis: cutoff,
+        limit,
+        resume_after: None,
+    };
+    super::expire(engine, set, chunk, &ExpiryPolicy::default())
+        .unwrap()
+        .deleted
 }
