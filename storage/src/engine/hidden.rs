@@ -53,6 +53,21 @@ impl std::fmt::Debug for Hidden {
     }
 }
 
+/// The registry while [`Hidden::exclusive`] holds it.
+pub struct Gate<'a> {
+    families: &'a mut HashMap<u64, Arc<dyn HiddenKeys>>,
+    registered: &'a AtomicUsize,
+}
+
+impl Gate<'_> {
+    /// Family `cf` hides nothing any more (its keys were all released).
+    pub fn unregister(&mut self, cf: u64) {
+        self.families.remove(&cf);
+        self.registered
+            .store(self.families.len(), Ordering::Release);
+    }
+}
+
 /// The views a reader took, by family.
 pub(crate) type Views = Vec<(u64, Arc<dyn KeyFilter>)>;
 
@@ -82,10 +97,15 @@ impl Hidden {
 
     /// Runs `release` while no reader takes a view or opens a read: the
     /// release of keys whose records are deleted (see the module doc).
-    /// `release` must not read the engine.
-    pub fn exclusive<T>(&self, release: impl FnOnce() -> T) -> T {
-        let _gate = self.families.write().expect("hidden keys lock");
-        release()
+    /// `release` must not read the engine nor take a lock that is held
+    /// while registering.
+    pub fn exclusive<T>(&self, release: impl FnOnce(&mut Gate<'_>) -> T) -> T {
+        let mut families = self.families.write().expect("hidden keys lock");
+        let mut gate = Gate {
+            families: &mut families,
+            registered: &self.registered,
+        };
+        release(&mut gate)
     }
 
     /// Opens a read of numbered family `family` (none: the catalog) with

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use super::held::{HeldKeys, HeldList};
 use super::policy::ExpiryPolicy;
 use crate::catalog;
+use crate::engine::hidden::Gate;
 use crate::engine::{Cf, Direction, Engine, KeyRange};
 use crate::error::{Error, Result};
 
@@ -38,6 +39,11 @@ static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 pub struct Sweep {
     state: Mutex<State>,
     held: Arc<HeldKeys>,
+    /// Whether `held` is registered with the engine: only while it may
+    /// hold a key, so that reads of a collection that leaves nothing to the
+    /// sweep (most, and every one under a deletion-rate limit) filter
+    /// nothing.
+    registered: AtomicBool,
     /// Set, under the lock, whenever the state is known and holds no record
     /// key: every insert asks [`Sweep::holds`], and most collections have
     /// nothing queued, so most inserts read one flag instead of the lock.
@@ -215,9 +221,27 @@ impl Sweep {
                 state.since = Some(Instant::now());
             }
             state.loaded = true;
-            engine.hidden().register(records_cf, self.held.clone());
+            if !self.held.is_empty() {
+                self.register(engine, records_cf);
+            }
         }
         Ok(state)
+    }
+
+    /// Has the engine pass over the keys held. Lock order: the state, then
+    /// the engine's registry, never the other way round.
+    fn register(&self, engine: &dyn Engine, records_cf: u64) {
+        if !self.registered.swap(true, Ordering::AcqRel) {
+            engine.hidden().register(records_cf, self.held.clone());
+        }
+    }
+
+    /// Under the registry's gate: once nothing is held, the engine stops
+    /// filtering the collection's reads.
+    fn unregister_if_empty(&self, gate: &mut Gate<'_>, records_cf: u64) {
+        if self.held.is_empty() && self.registered.swap(false, Ordering::AcqRel) {
+            gate.unregister(records_cf);
+        }
     }
 
     /// Reads the queue now if it was not yet, and has the engine pass over
@@ -272,9 +296,16 @@ impl Sweep {
         records_cf: u64,
         queued: Queued,
     ) -> Result<Holding> {
+        if queued.ids.is_empty() {
+            return Ok(Holding {
+                first: None,
+                entries: queued.entries,
+            });
+        }
         let _state = self.loaded(engine, records_cf)?;
+        self.register(engine, records_cf);
         Ok(Holding {
-            first: self.held.add(queued.ids),
+            first: Some(self.held.add(queued.ids)),
             entries: queued.entries,
         })
     }
@@ -291,24 +322,33 @@ impl Sweep {
     /// A chunk's commit failed: its keys are not held.
     pub(super) fn not_queued(&self, holding: Holding) {
         let _state = self.state();
-        self.held.withdraw(holding.first);
+        if let Some(first) = holding.first {
+            self.held.withdraw(first);
+        }
     }
 
-    /// Everything queued is deleted (under the engine's hidden-keys gate).
-    pub(super) fn swept(&self) {
-        let mut state = self.state();
-        self.held.clear();
-        *state = State {
+    /// Everything queued is deleted: the keys held are released under the
+    /// engine's hidden-keys gate, then the state is reset.
+    pub(super) fn swept(&self, engine: &dyn Engine, records_cf: u64) {
+        engine.hidden().exclusive(|gate| {
+            self.held.clear();
+            self.unregister_if_empty(gate, records_cf);
+        });
+        *self.state() = State {
             loaded: true,
             ..State::default()
         };
     }
 
-    /// A sweep run ended: the keys held before it began are released
-    /// (under the engine's hidden-keys gate).
-    pub(super) fn run_done(&self, end: u64) {
-        let _state = self.state();
-        self.held.release_below(end);
+    /// A sweep run ended: the keys held before it began are released,
+    /// under the engine's hidden-keys gate.
+    pub(super) fn run_done(&self, engine: &dyn Engine, records_cf: u64, end: u64) {
+        engine.hidden().exclusive(|gate| {
+            self.held.release_below(end);
+            self.unregister_if_empty(gate, records_cf);
+        });
+        // Publishes whether anything is still held.
+        drop(self.state());
     }
 
     /// A sweep failed half way: what is queued is read again when next
@@ -381,7 +421,8 @@ pub(super) struct Queued {
 /// A chunk's held keys, until its commit succeeds or fails.
 #[derive(Debug)]
 pub(super) struct Holding {
-    first: u64,
+    /// The first key's ordinal, if any was held.
+    first: Option<u64>,
     entries: usize,
 }
 

@@ -104,7 +104,7 @@ pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
         if !batch.is_empty() {
             batch.commit(false)?;
         }
-        engine.hidden().exclusive(|| set.sweep.swept());
+        set.sweep.swept(engine, set.meta.id);
         Ok(deleted)
     };
     let all = all();
@@ -149,7 +149,7 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
         if !last {
             return Ok((deleted, Some(run)));
         }
-        engine.hidden().exclusive(|| set.sweep.run_done(run.end));
+        set.sweep.run_done(engine, set.meta.id, run.end);
         Ok((deleted, None))
     };
     match step() {

@@ -478,3 +478,16 @@ fn chunk_only_limit(engine: &dyn Engine, set: &IndexSet, cutoff: i64, limit: usi
         .unwrap()
         .deleted
 }
+
+#[test]
+fn reads_are_filtered_only_while_something_is_held() {
+    let (_d, engine, set) = setup();
+    let docs = (0..4).map(|i| doc! { "_id": i, "at": at(100 * i64::from(1 + i % 2)), "k": i });
+    insert(&engine, &set, docs.collect());
+    assert!(engine.hidden().registered(10).is_none(), "nothing held yet");
+    assert_eq!(chunk_only(&engine, &set, 100), 2);
+    assert!(engine.hidden().registered(10).is_some());
+    sweep(&engine, &set).unwrap();
+    assert!(engine.hidden().registered(10).is_none(), "all released");
+    assert_eq!(ids(&engine), [1, 3]);
+}
