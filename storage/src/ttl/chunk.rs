@@ -365,19 +365,23 @@ fn collect(
     // A capped collection's order entries go with each document, point by
     // point: its records are deleted point by point too.
     let ranged = taken >= policy.range_delete_min_docs && set.natural().is_none();
-    // Sorted only to delete the records: a run with one range tombstone
-    // (unless its two smallest keys show it is none), or point by point.
+    // Records of documents inserted together (time-ordered `_id`s) are
+    // deleted now: one range tombstone for an exact run in a large chunk,
+    // point deletes in key order in a small one, as cheap as queueing them.
+    // Scattered ones (mixed lifetimes) wait for the sweep, hidden. Whether
+    // they may be a run is told by the two smallest keys, without sorting.
     let defer_records = sweep::defers_records(policy, set);
     let by_key = |a: &(u128, Vec<u8>, bool), b: &(u128, Vec<u8>, bool)| {
         a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1))
     };
-    let run = ranged && may_be_a_run(engine, set, &carried_ids, by_key, |c| &c.1)?;
+    let run =
+        (ranged || defer_records) && may_be_a_run(engine, set, &carried_ids, by_key, |c| &c.1)?;
     if run || !defer_records {
         carried_ids.sort_unstable_by(by_key);
     }
     let sorted: Vec<&[u8]> = carried_ids.iter().map(|(_, id, _)| id.as_slice()).collect();
-    if !(run && delete_run(engine, set, &sorted, out)?) {
-        if defer_records {
+    if !(ranged && run && delete_run(engine, set, &sorted, out)?) {
+        if defer_records && (ranged || !run) {
             // Left in place, hidden from readers, deleted by the sweep.
             queue.records_wait();
             for (_, id, queued) in &mut carried_ids {
