@@ -405,12 +405,11 @@ fn records_left_to_the_sweep_are_hidden_from_every_read_until_it_deletes_them() 
 #[test]
 fn a_snapshot_taken_before_the_sweep_keeps_hiding_what_it_still_stores() {
     let (_d, engine, set) = setup();
-    insert(
-        &engine,
-        &set,
-        vec![doc! { "_id": 1, "at": at(100), "k": 1 }],
-    );
-    assert_eq!(chunk_only(&engine, &set, 100), 1);
+    // Due documents 1 and 3 around a live 2: scattered, left in place.
+    let docs = (1..4).map(|i| doc! { "_id": i, "at": at(if i == 2 { 900 } else { 100 }), "k": i });
+    insert(&engine, &set, docs.collect());
+    assert_eq!(chunk_only(&engine, &set, 100), 2);
+    assert_eq!(ids_stored(&engine), [1, 2, 3]);
     let key = set.record_key(bson::RawBsonRef::Int32(1));
     let before = engine.snapshot();
     // The insert of the same `_id` sweeps first, then stores the new one.
