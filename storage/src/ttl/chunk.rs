@@ -292,6 +292,9 @@ fn collect(
     // allocation per entry showed).
     let mut carried: Vec<(Cf, std::ops::Range<usize>)> = Vec::new();
     let mut carried_bytes: Vec<u8> = Vec::new();
+    // Whether their `_id`s came in ascending order, as documents inserted
+    // together with one lifetime do (ObjectIds grow with time).
+    let mut ascending = true;
     // Entries of the indexes that allow it are left to the sweep.
     let deferred: Vec<u64> = (set.keygens.iter())
         .filter(|kg| sweep::defers(policy, set, kg))
@@ -329,6 +332,9 @@ fn collect(
                         _ => None,
                     });
                     let queued = queue.push(id, later);
+                    ascending &= carried_ids
+                        .last()
+                        .is_none_or(|(_, prev, _)| prev.as_slice() < id);
                     carried_ids.push((sort_prefix(id), id.to_vec(), queued));
                     for (cf, e) in entries.into_iter().filter(|(cf, _)| !defers(*cf)) {
                         let start = carried_bytes.len();
@@ -365,32 +371,23 @@ fn collect(
     // A capped collection's order entries go with each document, point by
     // point: its records are deleted point by point too.
     let ranged = taken >= policy.range_delete_min_docs && set.natural().is_none();
-    // Records of documents inserted together (time-ordered `_id`s) are
-    // deleted now: one range tombstone for an exact run in a large chunk,
-    // point deletes in key order in a small one, as cheap as queueing them.
-    // Scattered ones (mixed lifetimes) wait for the sweep, hidden. Whether
-    // they may be a run is told by the two smallest keys, without sorting.
-    let defer_records = sweep::defers_records(policy, set);
-    let by_key = |a: &(u128, Vec<u8>, bool), b: &(u128, Vec<u8>, bool)| {
-        a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1))
-    };
-    let run =
-        (ranged || defer_records) && may_be_a_run(engine, set, &carried_ids, by_key, |c| &c.1)?;
-    if run || !defer_records {
-        carried_ids.sort_unstable_by(by_key);
-    }
-    let sorted: Vec<&[u8]> = carried_ids.iter().map(|(_, id, _)| id.as_slice()).collect();
-    if !(ranged && run && delete_run(engine, set, &sorted, out)?) {
-        if defer_records && (ranged || !run) {
-            // Left in place, hidden from readers, deleted by the sweep.
-            queue.records_wait();
-            for (_, id, queued) in &mut carried_ids {
-                if !*queued {
-                    queue.push_record(id);
-                    *queued = true;
-                }
+    // Records of documents inserted together (their `_id`s came in due
+    // order) are deleted now: one range tombstone for an exact run in a
+    // large chunk, else point deletes in key order, as cheap as queueing
+    // them. Scattered ones (mixed lifetimes) wait for the sweep, hidden,
+    // and are not even sorted.
+    if sweep::defers_records(policy, set) && !ascending {
+        queue.records_wait();
+        for (_, id, queued) in &mut carried_ids {
+            if !*queued {
+                queue.push_record(id);
+                *queued = true;
             }
-        } else {
+        }
+    } else {
+        carried_ids.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        let sorted: Vec<&[u8]> = carried_ids.iter().map(|(_, id, _)| id.as_slice()).collect();
+        if !(ranged && delete_run(engine, set, &sorted, out)?) {
             for id in &sorted {
                 out.delete(set.records(), id)?;
             }
@@ -481,43 +478,6 @@ fn forget_capped(
         }
     }
     out.put(cf, order::TOTALS_KEY, &totals.encode())
-}
-
-/// Whether the records of `ids` may be one contiguous run: the record
-/// after the smallest is the second smallest. Found without sorting them,
-/// which most chunks of scattered documents then skip.
-fn may_be_a_run<T>(
-    engine: &dyn Engine,
-    set: &IndexSet,
-    ids: &[T],
-    by_key: impl Fn(&T, &T) -> std::cmp::Ordering,
-    key: impl Fn(&T) -> &[u8],
-) -> Result<bool> {
-    let mut smallest: Option<&T> = None;
-    let mut second: Option<&T> = None;
-    for id in ids {
-        if smallest.is_none_or(|s| by_key(id, s).is_lt()) {
-            second = smallest;
-            smallest = Some(id);
-        } else if second.is_none_or(|s| by_key(id, s).is_lt()) {
-            second = Some(id);
-        }
-    }
-    let (Some(first), Some(second)) = (smallest, second) else {
-        return Ok(true);
-    };
-    let mut cursor = engine.cursor(
-        set.records(),
-        KeyRange::new(key(first).to_vec(), Some(key_after(key(second)))),
-        Direction::Forward,
-    )?;
-    let mut run = cursor.valid() && cursor.key() == key(first);
-    if run {
-        cursor.advance();
-        run = cursor.valid() && cursor.key() == key(second);
-    }
-    cursor.status()?;
-    Ok(run)
 }
 
 /// Deletes the records of `sorted` without reading them, with one range
