@@ -76,7 +76,7 @@ struct Held {
     high: u64,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Placed {
     first: u64,
     list: Arc<HeldList>,
@@ -225,12 +225,7 @@ impl HeldKeys {
             }
             Arc::new(RwLock::new(t))
         };
-        let mut lists: Vec<Placed> = (cur.lists.iter())
-            .map(|p| Placed {
-                first: p.first,
-                list: p.list.clone(),
-            })
-            .collect();
+        let mut lists: Vec<Placed> = cur.lists.to_vec();
         lists.push(Placed {
             first,
             list: Arc::new(list),
@@ -251,10 +246,7 @@ impl HeldKeys {
         let cur = self.current();
         let lists = (cur.lists.iter())
             .filter(|p| p.first != first)
-            .map(|p| Placed {
-                first: p.first,
-                list: p.list.clone(),
-            })
+            .cloned()
             .collect();
         self.publish(Held {
             table: cur.table.clone(),
@@ -279,10 +271,7 @@ impl HeldKeys {
         let low = end.clamp(cur.low, cur.high);
         let lists: Vec<Placed> = (cur.lists.iter())
             .filter(|p| p.first + p.list.len() as u64 > low)
-            .map(|p| Placed {
-                first: p.first,
-                list: p.list.clone(),
-            })
+            .cloned()
             .collect();
         let mut held = Held {
             table: cur.table.clone(),

@@ -211,7 +211,6 @@ impl Sweep {
                     ids.push(id.to_vec());
                     state.entries += entries.len() + usize::from(record);
                 })?;
-                ids.sort_unstable();
                 self.held.add(HeldList::new(ids));
                 cursor.advance();
             }

@@ -5,6 +5,8 @@
 //! A chunk of scattered documents leaves their records in place too, and
 //! the engine hides them: [`stored`] counts keys as RocksDB holds them.
 
+use std::sync::Arc;
+
 use bson::doc;
 
 use super::tests::{at, ids, insert, keys, setup};
@@ -15,15 +17,34 @@ use crate::integrity;
 
 /// One chunk over every document due by `cutoff`, without the sweep.
 fn chunk_only(engine: &dyn Engine, set: &IndexSet, cutoff: i64) -> u64 {
+    chunk_only_limit(engine, set, cutoff, 1000)
+}
+
+/// One chunk of at most `limit` documents, without the sweep.
+fn chunk_only_limit(engine: &dyn Engine, set: &IndexSet, cutoff: i64, limit: usize) -> u64 {
     let chunk = Chunk {
         index: "at_1",
         cutoff_millis: cutoff,
-        limit: 1000,
+        limit,
         resume_after: None,
     };
     super::expire(engine, set, chunk, &ExpiryPolicy::default())
         .unwrap()
         .deleted
+}
+
+/// Documents `0..n`: the even ones due by 100 in the reverse of their `_id`
+/// order (scattered lifetimes, so a chunk leaves their records in place),
+/// the odd ones live.
+fn insert_scattered(engine: &crate::engine::rocks::RocksEngine, set: &Arc<IndexSet>, n: i32) {
+    let due = |i: i32| at(if i % 2 == 0 { 100 - i64::from(i) } else { 900 });
+    insert(
+        engine,
+        set,
+        (0..n)
+            .map(|i| doc! { "_id": i, "at": due(i), "k": i })
+            .collect(),
+    );
 }
 
 /// Keys of family `cf` as stored, the ones the engine hides included.
@@ -360,10 +381,7 @@ fn ids_stored(engine: &crate::engine::rocks::RocksEngine) -> Vec<i32> {
 #[test]
 fn records_left_to_the_sweep_are_hidden_from_every_read_until_it_deletes_them() {
     let (_d, engine, set) = setup();
-    // Due in the reverse of their `_id` order: scattered lifetimes.
-    let due = |i: i32| at(if i % 2 == 0 { 100 - i64::from(i) } else { 900 });
-    let docs = (0..6).map(|i| doc! { "_id": i, "at": due(i), "k": i });
-    insert(&engine, &set, docs.collect());
+    insert_scattered(&engine, &set, 6);
     assert_eq!(chunk_only(&engine, &set, 100), 3);
     assert_eq!(ids_stored(&engine), [0, 1, 2, 3, 4, 5], "left in place");
     let key = |i: i32| set.record_key(bson::RawBsonRef::Int32(i));
@@ -428,9 +446,7 @@ fn a_snapshot_taken_before_the_sweep_keeps_hiding_what_it_still_stores() {
 #[test]
 fn after_a_restart_the_records_left_to_the_sweep_stay_hidden() {
     let (_d, engine, set) = setup();
-    let due = |i: i32| at(if i % 2 == 0 { 100 - i64::from(i) } else { 200 });
-    let docs = (0..4).map(|i| doc! { "_id": i, "at": due(i), "k": i });
-    insert(&engine, &set, docs.collect());
+    insert_scattered(&engine, &set, 4);
     assert_eq!(chunk_only(&engine, &set, 100), 2);
     // A restart: nothing registered until the queue is read back.
     engine.hidden().unregister(10);
@@ -454,24 +470,10 @@ fn a_contiguous_run_of_records_goes_with_its_chunk_in_one_range_tombstone() {
     assert!(set.sweep.holds(&engine, set.meta.id, &id).unwrap());
 }
 
-fn chunk_only_limit(engine: &dyn Engine, set: &IndexSet, cutoff: i64, limit: usize) -> u64 {
-    let chunk = Chunk {
-        index: "at_1",
-        cutoff_millis: cutoff,
-        limit,
-        resume_after: None,
-    };
-    super::expire(engine, set, chunk, &ExpiryPolicy::default())
-        .unwrap()
-        .deleted
-}
-
 #[test]
 fn reads_are_filtered_only_while_something_is_held() {
     let (_d, engine, set) = setup();
-    let due = |i: i32| at(if i % 2 == 0 { 100 - i64::from(i) } else { 200 });
-    let docs = (0..4).map(|i| doc! { "_id": i, "at": due(i), "k": i });
-    insert(&engine, &set, docs.collect());
+    insert_scattered(&engine, &set, 4);
     assert!(engine.hidden().registered(10).is_none(), "nothing held yet");
     assert_eq!(chunk_only(&engine, &set, 100), 2);
     assert!(engine.hidden().registered(10).is_some());
