@@ -165,6 +165,12 @@ pub trait Batch: Send {
     fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<()>;
     /// Deletes `[from, to)`.
     fn delete_range(&mut self, cf: Cf, from: &[u8], to: &[u8]) -> Result<()>;
+    /// A hint that about `bytes` more of keys and values are coming: an
+    /// engine may allocate for them now instead of growing its buffer
+    /// step by step (each step copies it into fresh memory).
+    fn reserve(&mut self, bytes: usize) {
+        let _ = bytes;
+    }
     /// Number of operations added.
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {

@@ -484,6 +484,14 @@ impl Batch for RocksBatch<'_> {
         Ok(())
     }
 
+    fn reserve(&mut self, bytes: usize) {
+        // RocksDB's batch can only be sized when it is made; a batch
+        // with writes keeps growing as it would have.
+        if self.inner.is_empty() {
+            self.inner = WriteBatch::with_capacity_bytes(bytes);
+        }
+    }
+
     fn len(&self) -> usize {
         self.len
     }

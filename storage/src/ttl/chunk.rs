@@ -285,12 +285,16 @@ fn collect(
     // Documents taken so far:
     let mut taken = 0;
     let mut seen = KeySet::default();
+    // The buffers below are sized for the chunk up front: grown from
+    // empty, each step copied them into fresh pages, and the kernel's
+    // page clearing was a quarter of a large chunk's plan.
+    let room = limit.clamp(1, policy.quiet_chunk_max_docs.max(1));
     // With their sort prefix, and whether each has entries queued for the
     // sweep.
-    let mut carried_ids: Vec<(u128, Vec<u8>, bool)> = Vec::new();
+    let mut carried_ids: Vec<(u128, Vec<u8>, bool)> = Vec::with_capacity(room);
     // The carried entries deleted now: family and place in one buffer (an
     // allocation per entry showed).
-    let mut carried: Vec<(Cf, std::ops::Range<usize>)> = Vec::new();
+    let mut carried: Vec<(Cf, std::ops::Range<usize>)> = Vec::with_capacity(room);
     let mut carried_bytes: Vec<u8> = Vec::new();
     // Whether their `_id`s came in ascending order, as documents inserted
     // together with one lifetime do (ObjectIds grow with time).
@@ -336,6 +340,10 @@ fn collect(
                         .last()
                         .is_none_or(|(_, prev, _)| prev.as_slice() < id);
                     carried_ids.push((sort_prefix(id), id.to_vec(), queued));
+                    if carried_bytes.capacity() == 0 {
+                        let first: usize = entries.iter().map(|(_, e)| e.len()).sum();
+                        carried_bytes.reserve(room * first.max(1));
+                    }
                     for (cf, e) in entries.into_iter().filter(|(cf, _)| !defers(*cf)) {
                         let start = carried_bytes.len();
                         carried_bytes.extend_from_slice(e);
@@ -371,6 +379,10 @@ fn collect(
     // A capped collection's order entries go with each document, point by
     // point: its records are deleted point by point too.
     let ranged = taken >= policy.range_delete_min_docs && set.natural().is_none();
+    // What the batch will hold, about (records queued or deleted, a few
+    // bytes of framing per write), so it is allocated once.
+    let ids_bytes: usize = carried_ids.iter().map(|(_, id, _)| id.len() + 12).sum();
+    out.reserve(queue.byte_len() + ids_bytes + carried_bytes.len() + 12 * carried.len() + 256);
     // Records of documents inserted together (their `_id`s came in due
     // order) are deleted now: one range tombstone for an exact run in a
     // large chunk, else point deletes in key order, as cheap as queueing

@@ -84,7 +84,11 @@ struct Placed {
 
 /// Open addressing, linear probing, at most half full. A slot holds the
 /// upper half of a key's hash and its ordinal's offset from `base`, plus
-/// one (zero is an empty slot).
+/// one (zero is an empty slot). A key's home slot is the top bits of its
+/// hash, which the slot keeps: a larger table takes the slots of a smaller
+/// one in order, each to a home at or after the one it had, so it is
+/// filled front to back instead of at random (`grown`: re-inserting every
+/// key at random was a third of a chunk's commit once a million waited).
 #[derive(Debug, Default)]
 struct Table {
     base: u64,
@@ -92,12 +96,22 @@ struct Table {
     used: usize,
 }
 
+/// The hash bits a slot keeps (its upper half).
+const TAG: u64 = !0xffff_ffff;
+
 impl Table {
+    /// An empty table with room for `keys` (filled to a quarter at most).
     fn with_room(base: u64, keys: usize) -> Self {
-        let slots = (keys * 4).next_power_of_two().max(MIN_SLOTS);
+        let slots = (keys * 4).next_power_of_two().clamp(MIN_SLOTS, 1 << 32);
+        // Zeroed by writing, not by `vec![0; n]`: fresh zeroed pages map
+        // the shared zero page, and a probe's read before its write then
+        // cost a second fault and a TLB flush on every other core.
+        #[allow(clippy::slow_vector_initialization)]
+        let mut zeroed = Vec::with_capacity(slots);
+        zeroed.resize(slots, 0);
         Table {
             base,
-            slots: vec![0; slots],
+            slots: zeroed,
             used: 0,
         }
     }
@@ -106,14 +120,31 @@ impl Table {
         (self.used + keys) * 2 <= self.slots.len() && high - self.base < u64::from(u32::MAX)
     }
 
+    fn home(&self, hash: u64) -> usize {
+        // At least 1,024 slots: the shift is below 64.
+        (hash >> (64 - self.slots.len().trailing_zeros())) as usize
+    }
+
     fn insert(&mut self, hash: u64, ordinal: u64) {
         let mask = self.slots.len() - 1;
-        let mut i = hash as usize & mask;
+        let mut i = self.home(hash);
         while self.slots[i] != 0 {
             i = (i + 1) & mask;
         }
-        self.slots[i] = (hash & !0xffff_ffff) | (ordinal - self.base + 1);
+        self.slots[i] = (hash & TAG) | (ordinal - self.base + 1);
         self.used += 1;
+    }
+
+    /// The ordinals at or above `low` in a new table based there, with
+    /// room for `more`.
+    fn grown(&self, low: u64, more: usize) -> Table {
+        let live = |slot: u64| slot != 0 && self.base + (slot & !TAG) > low;
+        let kept = self.slots.iter().filter(|&&s| live(s)).count();
+        let mut table = Table::with_room(low, kept + more);
+        for &slot in self.slots.iter().filter(|&&s| live(s)) {
+            table.insert(slot & TAG, self.base + (slot & !TAG) - 1);
+        }
+        table
     }
 
     /// Calls `found` with each ordinal stored under `hash`'s tag until it
@@ -123,15 +154,13 @@ impl Table {
             return false;
         }
         let mask = self.slots.len() - 1;
-        let mut i = hash as usize & mask;
+        let mut i = self.home(hash);
         loop {
             let slot = self.slots[i];
             if slot == 0 {
                 return false;
             }
-            if slot & !0xffff_ffff == hash & !0xffff_ffff
-                && found(self.base + (slot & 0xffff_ffff) - 1)
-            {
+            if slot & TAG == hash & TAG && found(self.base + (slot & !TAG) - 1) {
                 return true;
             }
             i = (i + 1) & mask;
@@ -156,16 +185,8 @@ impl Held {
 
     /// A table of the keys held, with room for `more`.
     fn rebuilt(&self, more: usize) -> Table {
-        let mut table = Table::with_room(self.low, self.live() + more);
-        for p in self.lists.iter() {
-            for (i, &h) in p.list.hashes.iter().enumerate() {
-                let ordinal = p.first + i as u64;
-                if ordinal >= self.low {
-                    table.insert(h, ordinal);
-                }
-            }
-        }
-        table
+        let table = self.table.read().expect("held keys table");
+        table.grown(self.low, more)
     }
 }
 

@@ -474,9 +474,17 @@ impl QueueItem {
         self.total += n;
         self.entries += n;
         if self.entries >= self.max_entries {
-            self.full.push(std::mem::take(&mut self.bytes));
+            // The next item will be about as large: growing it from empty
+            // copied it over and over into fresh pages.
+            let next = Vec::with_capacity(self.bytes.len() + self.bytes.len() / 8);
+            self.full.push(std::mem::replace(&mut self.bytes, next));
             self.entries = 0;
         }
+    }
+
+    /// The bytes of the items so far.
+    pub fn byte_len(&self) -> usize {
+        self.full.iter().map(Vec::len).sum::<usize>() + self.bytes.len()
     }
 
     /// The records of the documents pushed so far wait for the sweep too.
