@@ -341,8 +341,11 @@ fn collect(
                         .is_none_or(|(_, prev, _)| prev.as_slice() < id);
                     carried_ids.push((sort_prefix(id), id.to_vec(), queued));
                     if carried_bytes.capacity() == 0 {
+                        // As many bytes per document as the first has, up
+                        // to a bound: one large multikey document must not
+                        // size the buffer for a chunk of them.
                         let first: usize = entries.iter().map(|(_, e)| e.len()).sum();
-                        carried_bytes.reserve(room * first.max(1));
+                        carried_bytes.reserve(room * first.clamp(1, CARRIED_BYTES_PER_DOC_MAX));
                     }
                     for (cf, e) in entries.into_iter().filter(|(cf, _)| !defers(*cf)) {
                         let start = carried_bytes.len();
@@ -461,6 +464,10 @@ fn collect(
     };
     Ok((found, seen))
 }
+
+/// The most bytes of carried entries per document a chunk's buffer is
+/// sized for up front (it grows past that when it must).
+const CARRIED_BYTES_PER_DOC_MAX: usize = 256;
 
 /// The first 16 bytes of `key` as one big-endian number (zeros past its
 /// end): keys that differ there compare as these do, so a sort compares

@@ -34,18 +34,31 @@ const HASHER: ahash::RandomState = ahash::RandomState::with_seeds(
 /// The smallest table: 1,024 slots.
 const MIN_SLOTS: usize = 1 << 10;
 
-/// The record keys one chunk queued, with their hashes.
+/// The record keys one chunk queued, with their hashes and their range.
 #[derive(Debug, Default)]
 pub(super) struct HeldList {
     keys: Vec<Vec<u8>>,
     hashes: Vec<u64>,
+    least: Vec<u8>,
+    greatest: Vec<u8>,
 }
 
 impl HeldList {
     /// Hashes `keys`.
     pub fn new(keys: Vec<Vec<u8>>) -> Self {
         let hashes = keys.iter().map(|k| HASHER.hash_one(k)).collect();
-        HeldList { keys, hashes }
+        let mut range: Option<(&Vec<u8>, &Vec<u8>)> = None;
+        for k in &keys {
+            range = Some(range.map_or((k, k), |(lo, hi)| (lo.min(k), hi.max(k))));
+        }
+        let (least, greatest) =
+            range.map_or_else(Default::default, |(lo, hi)| (lo.clone(), hi.clone()));
+        HeldList {
+            keys,
+            hashes,
+            least,
+            greatest,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -74,6 +87,12 @@ struct Held {
     /// Ordinals `low..high` are held (those no list covers are not).
     low: u64,
     high: u64,
+    /// The least and greatest key of the lists: a key outside is not
+    /// held, without a probe. Documents expire oldest first, and `_id`s
+    /// mostly grow with time, so a scan of a collection under a steady
+    /// stream passes its live records here.
+    least: Vec<u8>,
+    greatest: Vec<u8>,
 }
 
 #[derive(Debug, Clone)]
@@ -169,6 +188,19 @@ impl Table {
 }
 
 impl Held {
+    fn new(table: Arc<RwLock<Table>>, lists: Vec<Placed>, low: u64, high: u64) -> Self {
+        let least = lists.iter().map(|p| &p.list.least).min();
+        let greatest = lists.iter().map(|p| &p.list.greatest).max();
+        Held {
+            least: least.cloned().unwrap_or_default(),
+            greatest: greatest.cloned().unwrap_or_default(),
+            table,
+            lists: Arc::new(lists),
+            low,
+            high,
+        }
+    }
+
     fn key_at(&self, ordinal: u64) -> Option<&[u8]> {
         let i = self
             .lists
@@ -192,7 +224,7 @@ impl Held {
 
 impl KeyFilter for Held {
     fn hides(&self, key: &[u8]) -> bool {
-        if self.lists.is_empty() {
+        if self.lists.is_empty() || key < self.least.as_slice() || key > self.greatest.as_slice() {
             return false;
         }
         let hash = HASHER.hash_one(key);
@@ -251,12 +283,7 @@ impl HeldKeys {
             first,
             list: Arc::new(list),
         });
-        self.publish(Held {
-            table,
-            lists: Arc::new(lists),
-            low: cur.low,
-            high,
-        });
+        self.publish(Held::new(table, lists, cur.low, high));
         first
     }
 
@@ -269,12 +296,7 @@ impl HeldKeys {
             .filter(|p| p.first != first)
             .cloned()
             .collect();
-        self.publish(Held {
-            table: cur.table.clone(),
-            lists: Arc::new(lists),
-            low: cur.low,
-            high: cur.high,
-        });
+        self.publish(Held::new(cur.table.clone(), lists, cur.low, cur.high));
     }
 
     /// The ordinal the next key added takes: a sweep that began now
@@ -294,12 +316,7 @@ impl HeldKeys {
             .filter(|p| p.first + p.list.len() as u64 > low)
             .cloned()
             .collect();
-        let mut held = Held {
-            table: cur.table.clone(),
-            lists: Arc::new(lists),
-            low,
-            high: cur.high,
-        };
+        let mut held = Held::new(cur.table.clone(), lists, low, cur.high);
         let used = cur.table.read().expect("held keys table").used;
         if used > MIN_SLOTS && used > 2 * held.live() {
             held.table = Arc::new(RwLock::new(held.rebuilt(0)));
@@ -371,6 +388,23 @@ mod tests {
         held.clear();
         assert!(held.is_empty() && !held.contains(&key(3500)) && !held.contains(&key(5)));
         assert!(before.hides(&key(3500)));
+    }
+
+    #[test]
+    fn keys_outside_the_range_held_are_answered_without_the_table() {
+        let held = HeldKeys::default();
+        held.add(list(100..200));
+        let mark = held.mark();
+        held.add(list(300..400));
+        assert!(!held.contains(&key(50)) && !held.contains(&key(450)));
+        assert!(!held.contains(&key(250)), "between the lists");
+        assert!(
+            held.contains(&key(100)) && held.contains(&key(399)),
+            "the bounds"
+        );
+        held.release_below(mark);
+        assert!(!held.contains(&key(100)) && !held.contains(&key(199)));
+        assert!(held.contains(&key(300)) && held.contains(&key(350)));
     }
 
     #[test]
