@@ -11,16 +11,16 @@ use std::hint::black_box;
 
 use bson::{RawBsonRef, RawDocumentBuf, doc, rawdoc};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use ebb_lang::encoding::collation::Collation;
+use ebb_lang::encoding::keycode;
+use ebb_lang::query::filter::Filter;
 use ebb_storage::catalog::{CollectionMeta, IndexMeta};
-use ebb_storage::encoding::collation::Collation;
-use ebb_storage::encoding::keycode;
 use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
 use ebb_storage::engine::{Cf, Engine};
-use ebb_storage::query::exec::QueryCursor;
-use ebb_storage::query::filter::Filter;
-use ebb_storage::query::plan::{self, QuerySpec};
-use ebb_storage::write::statement as ops;
-use ebb_storage::{IndexSet, ttl};
+use ebb_storage::plan::exec::QueryCursor;
+use ebb_storage::plan::{self, QuerySpec};
+use ebb_storage::statement as ops;
+use ebb_storage::{Collection, ttl};
 
 fn encoding(c: &mut Criterion) {
     let oid = bson::oid::ObjectId::new();
@@ -66,7 +66,7 @@ fn matching(c: &mut Criterion) {
 }
 
 /// A collection with a TTL index on `at` and a secondary index on `k`.
-fn collection(engine: &RocksEngine) -> std::sync::Arc<IndexSet> {
+fn collection(engine: &RocksEngine) -> std::sync::Arc<Collection> {
     let mut meta = CollectionMeta {
         id: 100,
         db: "bench".into(),
@@ -94,7 +94,7 @@ fn collection(engine: &RocksEngine) -> std::sync::Arc<IndexSet> {
     for cf in [100, 101, 102] {
         engine.create_cf(ebb_storage::engine::Cf::Id(cf)).unwrap();
     }
-    IndexSet::new(meta).unwrap()
+    Collection::new(meta).unwrap()
 }
 
 fn docs(n: usize) -> Vec<RawDocumentBuf> {
@@ -116,13 +116,13 @@ fn temp_engine() -> (tempfile::TempDir, RocksEngine) {
 
 fn ttl_chunk(c: &mut Criterion) {
     let (_dir, engine) = temp_engine();
-    let set = collection(&engine);
+    let coll = collection(&engine);
     let mut g = c.benchmark_group("ttl");
     const CHUNK: usize = 1024;
     g.throughput(Throughput::Elements(CHUNK as u64));
     g.bench_function("expire_chunk_1024", |b| {
         b.iter_batched(
-            || ops::insert(&engine, &set, docs(CHUNK), true).unwrap(),
+            || ops::insert(&engine, &coll, docs(CHUNK), true).unwrap(),
             |_| {
                 let chunk = ttl::Chunk {
                     index: "at_1",
@@ -130,7 +130,8 @@ fn ttl_chunk(c: &mut Criterion) {
                     limit: CHUNK,
                     resume_after: None,
                 };
-                let out = ttl::expire(&engine, &set, chunk, &ttl::ExpiryPolicy::default()).unwrap();
+                let out =
+                    ttl::expire(&engine, &coll, chunk, &ttl::ExpiryPolicy::default()).unwrap();
                 assert_eq!(out.deleted, CHUNK as u64);
             },
             BatchSize::PerIteration,
@@ -140,7 +141,7 @@ fn ttl_chunk(c: &mut Criterion) {
     g.bench_function("insert_batch_1024", |b| {
         b.iter_batched(
             || docs(CHUNK),
-            |d| ops::insert(&engine, &set, d, true).unwrap(),
+            |d| ops::insert(&engine, &coll, d, true).unwrap(),
             BatchSize::PerIteration,
         )
     });
@@ -149,7 +150,7 @@ fn ttl_chunk(c: &mut Criterion) {
 
 /// 10,000 documents with a string key `k` ("user-00000"…), indexed twice:
 /// `k_1` in binary order and `k_ci` with a case-insensitive collation.
-fn string_collection(engine: &RocksEngine) -> std::sync::Arc<IndexSet> {
+fn string_collection(engine: &RocksEngine) -> std::sync::Arc<Collection> {
     let mut meta = CollectionMeta {
         id: 200,
         db: "bench".into(),
@@ -180,12 +181,12 @@ fn string_collection(engine: &RocksEngine) -> std::sync::Arc<IndexSet> {
     for cf in [200, 201, 202] {
         engine.create_cf(ebb_storage::engine::Cf::Id(cf)).unwrap();
     }
-    let set = IndexSet::new(meta).unwrap();
+    let coll = Collection::new(meta).unwrap();
     let docs = (0..10_000)
         .map(|i| rawdoc! { "_id": i, "k": format!("user-{i:05}"), "payload": "p".repeat(100) })
         .collect();
-    ops::insert(engine, &set, docs, true).unwrap();
-    set
+    ops::insert(engine, &coll, docs, true).unwrap();
+    coll
 }
 
 fn case_insensitive() -> std::sync::Arc<Collation> {
@@ -198,12 +199,12 @@ fn case_insensitive() -> std::sync::Arc<Collation> {
 
 /// Runs a query to the end through the planner and returns how many
 /// documents matched.
-fn run_query(engine: &RocksEngine, set: &std::sync::Arc<IndexSet>, spec: &QuerySpec) -> usize {
-    let plan = plan::plan(&set.meta, spec).unwrap();
+fn run_query(engine: &RocksEngine, coll: &std::sync::Arc<Collection>, spec: &QuerySpec) -> usize {
+    let plan = plan::plan(&coll.meta, spec).unwrap();
     assert_eq!(plan.stage, "IXSCAN", "{spec:?}");
     let snap = engine.snapshot();
     let mut cursor =
-        QueryCursor::new(set, plan, spec.filter.clone(), spec.sort.clone(), 0, None).unwrap();
+        QueryCursor::new(coll, plan, spec.filter.clone(), spec.sort.clone(), 0, None).unwrap();
     let mut n = 0;
     cursor
         .for_each(snap.as_ref(), &mut |_| {
@@ -216,7 +217,7 @@ fn run_query(engine: &RocksEngine, set: &std::sync::Arc<IndexSet>, spec: &QueryS
 
 fn indexed_strings(c: &mut Criterion) {
     let (_dir, engine) = temp_engine();
-    let set = string_collection(&engine);
+    let coll = string_collection(&engine);
     let spec = |filter: bson::RawDocumentBuf, collation| QuerySpec {
         filter: Filter::parse(&filter).unwrap().collated(collation),
         sort: None,
@@ -253,8 +254,10 @@ fn indexed_strings(c: &mut Criterion) {
     ];
     let mut g = c.benchmark_group("indexed_string");
     for (name, q, expected) in &cases {
-        assert_eq!(run_query(&engine, &set, q), *expected, "{name}");
-        g.bench_function(*name, |b| b.iter(|| run_query(&engine, &set, black_box(q))));
+        assert_eq!(run_query(&engine, &coll, q), *expected, "{name}");
+        g.bench_function(*name, |b| {
+            b.iter(|| run_query(&engine, &coll, black_box(q)))
+        });
     }
     g.finish();
 
@@ -278,7 +281,7 @@ fn indexed_strings(c: &mut Criterion) {
 #[derive(Debug)]
 struct HideAt(i64);
 
-impl ttl::Visibility for HideAt {
+impl ebb_storage::collection::HideDue for HideAt {
     fn hide_at(&self) -> Option<i64> {
         Some(self.0)
     }
@@ -302,18 +305,18 @@ fn hiding(c: &mut Criterion) {
     ops::insert(&engine, &shown, docs, true).unwrap();
     engine.flush().unwrap();
     let hiding_at =
-        |now| IndexSet::open(shown.meta.clone(), std::sync::Arc::new(HideAt(now))).unwrap();
+        |now| Collection::open(shown.meta.clone(), std::sync::Arc::new(HideAt(now))).unwrap();
     let none_due = hiding_at(500);
     let one_due = hiding_at(1_767_225_600_000);
-    let scan = |set: &std::sync::Arc<IndexSet>, expected: usize| {
+    let scan = |coll: &std::sync::Arc<Collection>, expected: usize| {
         let spec = QuerySpec {
             filter: Filter::parse(&rawdoc! {}).unwrap(),
             sort: None,
             hint: None,
         };
-        let plan = plan::plan(&set.meta, &spec).unwrap();
+        let plan = plan::plan(&coll.meta, &spec).unwrap();
         let snap = engine.snapshot();
-        let mut cursor = QueryCursor::new(set, plan, spec.filter, None, 0, None).unwrap();
+        let mut cursor = QueryCursor::new(coll, plan, spec.filter, None, 0, None).unwrap();
         let mut n = 0;
         cursor
             .for_each(snap.as_ref(), &mut |_| {
@@ -323,9 +326,9 @@ fn hiding(c: &mut Criterion) {
             .unwrap();
         assert_eq!(n, expected);
     };
-    let count = |set: &std::sync::Arc<IndexSet>, expected: u64| {
+    let count = |coll: &std::sync::Arc<Collection>, expected: u64| {
         let snap = engine.snapshot();
-        assert_eq!(ttl::count_visible(snap.as_ref(), set).unwrap(), expected);
+        assert_eq!(ttl::count_unhidden(snap.as_ref(), coll).unwrap(), expected);
     };
     let mut g = c.benchmark_group("hide_expired");
     g.throughput(Throughput::Elements(10_000));

@@ -275,8 +275,8 @@ async fn lookup_compares_with_the_aggregate_collation() {
     assert_eq!(joined_ids(&folded[0], "m"), vec![1]);
 }
 
-/// The brief of issue 12 (and mongod's indexed loop join in
-/// jstests/aggregation/sources/lookup/lookup_equijoin_semantics_inlj.js):
+/// As in mongod's indexed loop join
+/// (jstests/aggregation/sources/lookup/lookup_equijoin_semantics_inlj.js),
 /// an equality `$lookup` on an indexed foreignField looks each document up
 /// through the index, so thousands of documents join in linear time.
 #[tokio::test]

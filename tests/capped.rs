@@ -306,7 +306,7 @@ async fn a_tailable_cursor_returns_documents_inserted_later() {
     assert_eq!(cursor.get_i64("id").unwrap(), id, "still open at the end");
 }
 
-// Issue 12's acceptance line, the queue pattern: a tailable awaitData
+// The queue pattern: a tailable awaitData
 // cursor (the driver's CursorType::TailableAwait, maxAwaitTimeMS 5 s) is
 // waiting in getMore; a document inserted then reaches it within 50 ms,
 // long before the wait would time out (jstests/core/awaitdata_getmore_cmd.js).

@@ -27,7 +27,7 @@ async fn ping_pong(node: &TestNode) -> (Database, Collection<Document>) {
     (db, c)
 }
 
-/// The case: documents "ping" and "PING" with
+/// A case-insensitive lookup: documents "ping" and "PING" with
 /// `{locale: "en_US", strength: 2}` — mongod matches both in every command
 /// (manual, "Collation": strength 2 compares base letters and accents, not
 /// case).

@@ -1,4 +1,4 @@
-//! A full disk (issue 13, storage faults): a write that cannot be stored is
+//! A full disk: a write that cannot be stored is
 //! refused with OutOfDiskSpace (14031) and a reason, the node writes again
 //! by itself once space is freed (no restart), and nothing acknowledged is
 //! lost across a restart.

@@ -449,7 +449,7 @@ async fn sort_past_the_memory_limit_spills_with_allow_disk_use() {
         .await;
     expect_code(r, 292);
     // With a limit only the best skip + limit are held (a top-k sort), so
-    // no disk is needed (issue 13; mongod's top-k sort).
+    // no disk is needed, as in mongod's top-k sort.
     let top: Vec<i32> = c
         .find(doc! {})
         .sort(doc! { "k": 1 })

@@ -146,9 +146,9 @@ async fn a_malformed_op_msg_gets_mongods_error_and_the_connection_goes_on() {
     assert_eq!((response_to, reply.get_f64("ok").unwrap()), (200, 1.0));
 }
 
-/// A client that starts a message and stops (issue 13, connection hygiene)
-/// is cut off after `net.read_timeout`; one that connects and never speaks,
-/// after `net.handshake_timeout`. Other clients are unaffected.
+/// A client that starts a message and stops is cut off after
+/// `net.read_timeout`; one that connects and never speaks, after
+/// `net.handshake_timeout`. Other clients are unaffected.
 #[tokio::test]
 async fn stalled_and_silent_connections_are_closed() {
     let node = TestNode::start_with(

@@ -156,6 +156,39 @@ async fn server_status_reports_host_uptime_connections_and_opcounters() {
     }
 }
 
+/// Each command counts once in `opcounters.command`, as in mongod: `count`,
+/// `distinct` and `aggregate` too. The bound leaves room for the driver's
+/// own `hello`s on its monitoring connection; counted twice, the 60
+/// commands below would add at least 120.
+#[tokio::test]
+async fn each_command_counts_once_in_opcounters() {
+    let node = TestNode::start();
+    let db = node.db("s").await;
+    let coll = db.collection::<mongodb::bson::Document>("c");
+    coll.insert_one(doc! { "a": 1 }).await.unwrap();
+    let admin = node.db("admin").await;
+    let commands = |s: &mongodb::bson::Document| {
+        let ops = s.get_document("opcounters").unwrap();
+        ops.get_i64("command").unwrap()
+    };
+    let before = commands(&admin.run_command(doc! { "serverStatus": 1 }).await.unwrap());
+    for _ in 0..20 {
+        db.run_command(doc! { "count": "c" }).await.unwrap();
+        db.run_command(doc! { "distinct": "c", "key": "a" })
+            .await
+            .unwrap();
+        db.run_command(doc! { "aggregate": "c", "pipeline": [], "cursor": {} })
+            .await
+            .unwrap();
+    }
+    let after = commands(&admin.run_command(doc! { "serverStatus": 1 }).await.unwrap());
+    let counted = after - before;
+    assert!(
+        (60..90).contains(&counted),
+        "60 commands counted as {counted}"
+    );
+}
+
 #[tokio::test]
 async fn transactions_are_refused_on_a_standalone() {
     let node = TestNode::start();

@@ -21,6 +21,13 @@
 //! - Inline modules (`mod tests { .. }`) belong to their file, so `super::`
 //!   inside them is no edge; their imports of other files count like any other.
 //! - Comments and string/char literals are skipped; self-edges are ignored.
+//!
+//! The same graph checks a declared order of rooms (a crate's top-level
+//! folders and files): [`ROOMS`] lists each crate's rooms from the bottom
+//! up, and an import from a room to one listed after it runs upward. The
+//! test fails when a crate has more upward room pairs than its bound, or a
+//! file in a room the list does not name. Run it alone with
+//! `cargo test --test integration import_cycles`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -36,12 +43,100 @@ type Edges = BTreeMap<(String, String), Vec<String>>;
 fn workspace_has_no_import_cycles() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let files = workspace_sources(root);
-    for krate in ["config", "storage", "actors", "node"] {
+    for krate in ["config", "lang", "storage", "actors", "node"] {
         let lib = format!("{krate}/src/lib.rs");
         assert!(files.contains_key(&lib), "{lib} missing under {root:?}");
     }
     let cycles = find_cycles(&files);
     assert!(cycles.is_empty(), "{}", report(&cycles));
+}
+
+/// Each crate's rooms from the bottom up, and how many room pairs may still
+/// import upward. A room may use its own files and the rooms before it.
+const ROOMS: &[(&str, &[&str], usize)] = &[(
+    "storage/src",
+    &[
+        "engine",
+        "catalog",
+        "capped",
+        "index",
+        "collection",
+        "ttl",
+        "write",
+        "timeseries",
+        "plan",
+        "statement",
+        "stats",
+        "integrity",
+    ],
+    2,
+)];
+
+#[test]
+fn rooms_import_in_their_declared_order() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = workspace_sources(root);
+    let edges = edges(&files);
+    for (src, order, bound) in ROOMS {
+        let upward = upward_imports(&files, &edges, src, order);
+        assert!(
+            upward.len() <= *bound,
+            "{}",
+            room_report(src, &upward, *bound)
+        );
+    }
+}
+
+/// A file's room: the first path component below `src`, without `.rs`;
+/// `None` for the crate root and for files only tests compile (`tests.rs`,
+/// `*_tests.rs`, the `testing.rs` fixtures), which may reach anywhere and
+/// be reached from anywhere.
+fn room<'a>(src: &str, file: &'a str) -> Option<&'a str> {
+    let rel = file.strip_prefix(src)?.strip_prefix('/')?;
+    let stem = rel.rsplit('/').next()?.trim_end_matches(".rs");
+    if rel == "lib.rs" || stem == "tests" || stem == "testing" || stem.ends_with("_tests") {
+        return None;
+    }
+    let first = rel.split('/').next()?;
+    Some(first.trim_end_matches(".rs"))
+}
+
+/// (lower room, higher room) -> the edges that run from the first to the
+/// second; a file in a room `order` does not name panics with its path.
+fn upward_imports(files: &Files, edges: &Edges, src: &str, order: &[&str]) -> Edges {
+    let rank = |file: &str| {
+        let room = room(src, file)?;
+        let at = order.iter().position(|r| *r == room);
+        Some(at.unwrap_or_else(|| panic!("{file}: room `{room}` is not in the order of {src}")))
+    };
+    for file in files.keys() {
+        rank(file);
+    }
+    let mut upward = Edges::new();
+    for ((from, to), vias) in edges {
+        if let (Some(a), Some(b)) = (rank(from), rank(to))
+            && a < b
+        {
+            let pair = (order[a].to_string(), order[b].to_string());
+            let via = vias.iter().map(|v| format!("{from} -> {to} ({v})"));
+            upward.entry(pair).or_default().extend(via);
+        }
+    }
+    upward
+}
+
+fn room_report(src: &str, upward: &Edges, bound: usize) -> String {
+    let mut out = format!(
+        "{} upward room import(s) in {src}, at most {bound} allowed:\n",
+        upward.len()
+    );
+    for ((from, to), vias) in upward {
+        writeln!(out, "  {from} -> {to}").unwrap();
+        for via in vias {
+            writeln!(out, "    {via}").unwrap();
+        }
+    }
+    out
 }
 
 /// Every `.rs` file under `src`, `tests`, `benches` and `examples` of the root
@@ -700,4 +795,27 @@ fn g() { super::a::f(); }",
     assert_eq!(edge_list(&files), ["src/b.rs -> src/a.rs"]);
     let b_to_a = &edges(&files)[&("src/b.rs".into(), "src/a.rs".into())];
     assert_eq!(b_to_a, &["crate::a::f at line 2", "super::a::f at line 3"]);
+}
+
+#[test]
+fn an_import_of_a_higher_room_is_reported() {
+    let files = fake(
+        "
+--- src/lib.rs
+mod low; mod high; mod tests;
+--- src/low/mod.rs
+pub fn f() { crate::high::g(); }
+--- src/high.rs
+pub fn g() { crate::low::f(); }
+--- src/tests.rs
+fn t() { crate::high::g(); }",
+    );
+    let upward = upward_imports(&files, &edges(&files), "src", &["low", "high"]);
+    let pairs: Vec<_> = upward.keys().cloned().collect();
+    assert_eq!(pairs, [("low".to_string(), "high".to_string())]);
+    let text = room_report("src", &upward, 0);
+    assert!(
+        text.contains("src/low/mod.rs -> src/high.rs (crate::high::g at line 1)"),
+        "{text}"
+    );
 }

@@ -1,6 +1,6 @@
 //! The operations endpoint (`[net.http]`): `/metrics` in the Prometheus text
 //! format, read back with a real exposition-format parser, `/healthz` and
-//! `/readyz` (issue 13, operability).
+//! `/readyz`.
 
 use std::collections::HashMap;
 
@@ -119,9 +119,8 @@ async fn the_endpoint_is_off_by_default() {
     assert_eq!(node.node().http_addr(), None);
 }
 
-/// The due backlog per TTL index and the expiry-lag histogram (issue 13,
-/// operability: "expiry lag histogram, per-collection backlog of due
-/// documents"). The manual clock stands still, so the lag is exact.
+/// The due backlog per TTL index and the expiry-lag histogram (how long
+/// after its due time each document was deleted). The manual clock stands still, so the lag is exact.
 #[tokio::test]
 async fn metrics_show_the_due_backlog_and_how_late_expiry_ran() {
     const T0: i64 = 1_700_000_000_000;

@@ -30,8 +30,8 @@
 //! The model clock is the manual clock; it moves only at a clock-jump step.
 //! A document is *due* when some TTL index holds it (its partial filter
 //! matches) and the earliest Date in `exp` (a Date, or the Dates of an
-//! array) satisfies `date + expireAfterSeconds <= now` (spec F). Non-Date
-//! values never expire.
+//! array) satisfies `date + expireAfterSeconds <= now`, as in MongoDB.
+//! Non-Date values never expire.
 //!
 //! While the monitor is off (`ttlMonitorEnabled` false, set at runtime or
 //! in the configuration a restart reads) due documents stay, as ordinary

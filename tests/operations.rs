@@ -1,6 +1,5 @@
 //! Running operations: `currentOp` lists them, `killOp` stops them, a
-//! client's disconnect cancels them, and `shutdown` stops the node
-//! (issue 13, bounded work and operability).
+//! client's disconnect cancels them, and `shutdown` stops the node.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -130,8 +129,8 @@ fn op_msg(body: &Document) -> Vec<u8> {
 }
 
 /// A client that goes away while its query runs: the query stops and
-/// `currentOp` is empty within a second (issue 13's acceptance; mongod
-/// interrupts operations of a closed connection with ClientDisconnect).
+/// `currentOp` is empty within a second (mongod interrupts operations of
+/// a closed connection with ClientDisconnect).
 #[tokio::test]
 async fn a_disconnect_cancels_the_running_query() {
     let node = TestNode::start();
@@ -297,7 +296,8 @@ async fn ending_a_session_closes_its_cursors() {
 }
 
 /// A connection may hold `cursors.max_per_connection` open cursors; one more
-/// closes its least recently used (issue 13: cursors were unbounded).
+/// closes its least recently used, so a client cannot pin unbounded
+/// memory in cursors.
 #[tokio::test]
 async fn a_connection_holds_a_bounded_number_of_cursors() {
     let node = TestNode::start_with(|c| c.cursors.max_per_connection = 2, None);

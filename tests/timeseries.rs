@@ -1,5 +1,6 @@
-//! Time-series and clustered collections with TTL (spec K item 55, L items
-//! 56–64), end to end through the Rust driver; expiry is driven by the
+//! Time-series and clustered collections with TTL (collection-level
+//! expireAfterSeconds, bucket expiry, partial TTL indexes on the metaField,
+//! the extended range), end to end through the Rust driver; expiry is driven by the
 //! manual clock, so no test waits for real time.
 
 use std::sync::Arc;
@@ -88,7 +89,8 @@ fn readings(meta: &str, start: i64, n: i32) -> Vec<Document> {
         .collect()
 }
 
-/// jstests/core/timeseries/ddl/timeseries_create.js; S000's weather24h.
+/// jstests/core/timeseries/ddl/timeseries_create.js; the TTL manual page's
+/// weather24h.
 #[tokio::test]
 async fn create_lists_the_collection_and_its_buckets() {
     let node = node();
@@ -205,7 +207,8 @@ async fn custom_bucketing_is_shown_without_granularity() {
     );
 }
 
-/// Spec item 57 (timeseries_create.js): collection-level expireAfterSeconds.
+/// timeseries_create.js: collection-level expireAfterSeconds is validated
+/// on create.
 #[tokio::test]
 async fn collection_expire_after_seconds_is_validated() {
     let node = node();
@@ -226,7 +229,8 @@ async fn collection_expire_after_seconds_is_validated() {
         );
     }
     assert!(listed(&db, "e").await.is_none());
-    // Spec item 55: without clustering or time series.
+    // Refused without clustering or time series ("'expireAfterSeconds'
+    // requires clustering to be enabled").
     expect_code(
         create(&db, doc! { "create": "plain", "expireAfterSeconds": 10 }).await,
         72,
@@ -429,7 +433,7 @@ async fn a_measurement_without_a_date_is_refused_and_nothing_stored() {
     assert!(buckets(&db, "w").await.is_empty());
 }
 
-/// Spec items 58 and 64 (S000 "TTL for time series"; timeseries_ttl.js):
+/// The TTL manual page's "TTL for time series" and timeseries_ttl.js:
 /// a bucket goes when min time + bucketMaxSpanSeconds + expireAfterSeconds
 /// has passed, as a whole, and deletedDocuments counts it once.
 #[tokio::test]
@@ -458,7 +462,7 @@ async fn a_bucket_expires_when_its_span_and_expire_after_seconds_have_passed() {
     assert_eq!(node.ttl_metrics().await.0 - deleted_before, 1);
 }
 
-/// Spec item 59 (S000's weather24h, granularity hours): data is kept for
+/// The TTL manual page's weather24h (granularity hours): data is kept for
 /// the bucket span (30 days) beyond expireAfterSeconds.
 #[tokio::test]
 async fn hours_granularity_keeps_data_for_the_bucket_span() {
@@ -482,7 +486,7 @@ async fn hours_granularity_keeps_data_for_the_bucket_span() {
     assert_eq!(count(&db, "weather24h").await, 0);
 }
 
-/// Spec item 60 (timeseries_expire_collmod.js): collMod sets, changes and
+/// timeseries_expire_collmod.js: collMod sets, changes and
 /// removes the collection-level expireAfterSeconds.
 #[tokio::test]
 async fn coll_mod_sets_changes_and_removes_expiry() {
@@ -531,7 +535,7 @@ async fn coll_mod_sets_changes_and_removes_expiry() {
     );
 }
 
-/// Spec item 60 (timeseries_ttl.js): making a collection TTL with collMod
+/// timeseries_ttl.js: making a collection TTL with collMod
 /// expires old buckets on the next pass.
 #[tokio::test]
 async fn coll_mod_expiry_removes_old_buckets_on_the_next_pass() {
@@ -552,8 +556,8 @@ async fn coll_mod_expiry_removes_old_buckets_on_the_next_pass() {
     assert!(left.iter().all(|m| m.get_str("sensor").ok() == Some("new")));
 }
 
-/// Spec item 63 (S003, 7.0–8.0): a measurement before 1970 stops the
-/// monitor from deleting anything in the collection.
+/// MongoDB 7.0–8.0, as the TTL manual page documents: a measurement before
+/// 1970 stops the monitor from deleting anything in the collection.
 #[tokio::test]
 async fn a_collection_in_the_extended_range_never_expires() {
     let node = node();
@@ -617,8 +621,8 @@ async fn a_restart_keeps_buckets_options_and_expiry() {
     assert_eq!(count(&db, "w").await, 0);
 }
 
-/// Spec item 55 (clustered collections): Date `_id`s expire; `_id`s before
-/// the epoch and non-Date `_id`s do not.
+/// Clustered collections: Date `_id`s expire; `_id`s before the epoch and
+/// non-Date `_id`s do not (mongod's bounded scan starts at the epoch).
 #[tokio::test]
 async fn a_clustered_collection_expires_by_its_date_ids() {
     let node = node();
@@ -719,7 +723,7 @@ async fn unsupported_timeseries_writes_are_refused() {
     assert_eq!(count(&db, "w").await, 2);
 }
 
-/// Spec item 61 (timeseries_index_ttl_partial.js): the rules and codes of
+/// timeseries_index_ttl_partial.js: the rules and codes of
 /// TTL indexes on a time-series collection.
 #[tokio::test]
 async fn partial_ttl_index_rules() {
@@ -793,7 +797,8 @@ async fn partial_ttl_index_rules() {
     assert_eq!(shown[0].get_i32("expireAfterSeconds").unwrap(), 400);
 }
 
-/// Spec item 61 (S000 "Important"; timeseries_expires_with_partial_index.js):
+/// The TTL manual page's "Important" note and
+/// timeseries_expires_with_partial_index.js:
 /// a partial TTL index expires the buckets of the meta values its filter
 /// names, by the bucket rule with its own expireAfterSeconds; the shorter
 /// of collection and index TTL wins.

@@ -1,5 +1,4 @@
-//! Secondary indexes on time-series collections (issue 10 item 7), end to
-//! end through the Rust driver: the bucket-level index mongod builds for
+//! Secondary indexes on time-series collections, end to end through the Rust driver: the bucket-level index mongod builds for
 //! the user's key pattern, listed, dropped and hinted by that pattern,
 //! used by meta filters, kept with every bucket write, expiry and restart.
 
@@ -324,7 +323,8 @@ async fn an_index_on_a_meta_subfield_serves_its_filter() {
 
 /// The bucket index follows every bucket write: measurements inserted
 /// after the index exists are found through it, and a bucket that expires
-/// (manual clock; spec item 58) takes its index entries with it
+/// (manual clock; min time + bucketMaxSpanSeconds + expireAfterSeconds
+/// has passed) takes its index entries with it
 /// (`validate` counts none left, a hinted scan examines no key).
 #[tokio::test]
 async fn bucket_index_entries_follow_inserts_and_go_with_expired_buckets() {

@@ -1,5 +1,5 @@
 //! Updates, upserts and findAndModify on time-series measurements as
-//! MongoDB 8.0 allows them (issue 10 item 7), end to end through the Rust
+//! MongoDB 8.0 allows them, end to end through the Rust
 //! driver: the measurements are changed with the ordinary update engine
 //! and their buckets rewritten; one whose meta or time leaves its bucket
 //! moves to a bucket of its own.
@@ -442,9 +442,10 @@ async fn an_insert_after_an_update_keeps_the_update() {
     assert_eq!(xs, [100, 2, 3]);
 }
 
-/// Spec item 58 with updates: a bucket rewritten in place keeps its start
-/// and so its expiry; a measurement moved to a new bucket expires by that
-/// bucket's start (manual clock).
+/// Bucket expiry (min time + bucketMaxSpanSeconds + expireAfterSeconds)
+/// with updates: a bucket rewritten in place keeps its start and so its
+/// expiry; a measurement moved to a new bucket expires by that bucket's
+/// start (manual clock).
 #[tokio::test]
 async fn updated_buckets_keep_their_expiry() {
     let node = node();

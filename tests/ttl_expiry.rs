@@ -1,5 +1,7 @@
-//! Which documents expire and when (spec F), driven through an injected
-//! clock: no test waits for real time to pass.
+//! Which documents expire and when (MongoDB's rule: the indexed Date, or
+//! the earliest Date of an array, plus expireAfterSeconds at or before
+//! now), driven through an injected clock: no test waits for real time to
+//! pass.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! TTL index creation, listing and collMod: MongoDB's rules and errors
-//! (spec sections B–E), through the Rust driver.
+//! (createIndexes validation of expireAfterSeconds, conflicts, listIndexes,
+//! collMod), through the Rust driver.
 
 use crate::common::{TestNode, expect_code};
 use mongodb::bson::{Bson, Document, doc};

@@ -1,5 +1,6 @@
-//! The TTL monitor: MongoDB's parameters, passes and counters (spec G–J),
-//! plus ebb's prompt expiry and pacing.
+//! The TTL monitor: MongoDB's parameters, passes, `metrics.ttl` counters
+//! and the cases where the monitor does not run, plus ebb's prompt expiry
+//! and pacing.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -751,7 +752,8 @@ async fn max_deletes_per_sec_paces_a_mass_expiry() {
 }
 
 /// A standalone that finds documents in local.system.replset at startup
-/// never starts the monitor (spec J-52).
+/// never starts the monitor, as mongod ("The TTL collection monitor will
+/// not start because of this"; ttl_repl_maintenance.js).
 #[tokio::test]
 async fn former_replica_set_member_never_starts_the_monitor() {
     let mut node = TestNode::start();
@@ -802,7 +804,7 @@ async fn a_failing_index_does_not_stop_the_pass() {
     // column family disappears, so every scan of it fails in the engine.
     let ctx = node.node().context().clone();
     let state = ctx.view.load();
-    let meta = &state.get("m", "broken").unwrap().set.meta;
+    let meta = &state.get("m", "broken").unwrap().coll.meta;
     let cf = meta.index("at_1").unwrap().id;
     ctx.shared
         .engine

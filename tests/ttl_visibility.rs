@@ -1,11 +1,12 @@
 //! Expired documents are never visible (`ttl.hide_expired`, on by
 //! default): a document is returned at due − 1 ms and absent at due on
 //! every read path, with the TTL monitor held between passes so the
-//! document is still stored. The rule is MongoDB's expiry rule (spec F,
-//! the "TTL Indexes" manual: indexed Date + expireAfterSeconds ≤ now; the
+//! document is still stored. The rule is MongoDB's expiry rule (the
+//! "TTL Indexes" manual: indexed Date + expireAfterSeconds ≤ now; the
 //! earliest Date of an array; partial indexes; any of several TTL
 //! indexes); only the moment changes: MongoDB shows a due document until
-//! its monitor's next pass (spec item 36), ebb hides it at once.
+//! its monitor's next pass (by default up to 60 s later), ebb hides it at
+//! once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -606,7 +607,7 @@ impl Drawn {
         }
     }
 
-    /// The earliest Date the value holds, by spec F.
+    /// The earliest Date the value holds (the Date an array expires by).
     fn earliest(&self) -> Option<i64> {
         match self {
             Drawn::Date(s) => Some(T0 + s * 1000),
@@ -625,9 +626,9 @@ struct DrawnIndex {
 }
 
 /// For random documents, TTL indexes and clock values: the documents
-/// every reader sees are exactly those no TTL index makes due by the
-/// spec's rule, and counts answered from index keys equal counts of
-/// fetched documents. (Spec F items 29–35.)
+/// every reader sees are exactly those no TTL index makes due by
+/// MongoDB's rule, and counts answered from index keys equal counts of
+/// fetched documents.
 #[tokio::test]
 async fn visible_is_exactly_not_due_and_key_counts_equal_fetched_counts() {
     use proptest::prelude::*;

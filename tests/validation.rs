@@ -15,8 +15,7 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{IndexOptions, ValidationAction, ValidationLevel};
 use mongodb::{Collection, Database, IndexModel};
 
-/// The TTL manual page's "TTL and Schema validation" example
-/// (shared/seeds/000, spec item 65), verbatim.
+/// The TTL manual page's "TTL and Schema validation" example, verbatim.
 fn seed_validator() -> Document {
     doc! {
         "$jsonSchema": {
@@ -83,8 +82,8 @@ async fn options(db: &Database, name: &str) -> Document {
         .clone()
 }
 
-/// Seed 000 (TTL manual page, "TTL and Schema validation") and spec item
-/// 66 (jstests/core/doc_validation/doc_validation_error.js): the example's
+/// The TTL manual page's "TTL and Schema validation" example and
+/// jstests/core/doc_validation/doc_validation_error.js: the example's
 /// collection takes a document with a date, and refuses one whose date is
 /// a string, or missing, with 121 and mongod 5.0+'s `errInfo`.
 #[tokio::test]
@@ -99,7 +98,7 @@ async fn the_seed_example_accepts_dates_and_refuses_others_with_details() {
     c.insert_one(doc! { "_id": 1, "lastModifiedDate": DateTime::now() })
         .await
         .unwrap();
-    // TTL indexes work on such collections normally (item 65).
+    // TTL indexes work on such collections normally.
     c.create_index(
         IndexModel::builder()
             .keys(doc! { "lastModifiedDate": 1 })
@@ -689,7 +688,7 @@ async fn ids_result(
     c.find(filter).await?.try_collect().await
 }
 
-/// Spec item 67: deletes are never validated, so a TTL index on a
+/// Deletes are never validated, so a TTL index on a
 /// validated collection expires documents even when they would now fail
 /// the validator (the manual clock of tests/ttl_expiry.rs drives it).
 #[tokio::test]

@@ -24,7 +24,7 @@ use crate::collection::{CollectionHandle, Retire};
 use crate::params::Params;
 use crate::shared::{Durability, Shared, WriteCounters};
 use crate::syncer::WalSyncer;
-use crate::ttl::{MonitorVisibility, StopMonitor, TtlMonitor, TtlState};
+use crate::ttl::{HideAsMonitor, StopMonitor, TtlMonitor, TtlState};
 
 /// How long shutdown waits for TTL work already running on the background
 /// threads.
@@ -55,7 +55,7 @@ impl Runtime {
         };
         let params = Arc::new(Params::new(config.set_parameter.clone()));
         let ttl = Arc::new(TtlState::default());
-        let visibility = Arc::new(MonitorVisibility {
+        let hide_due = Arc::new(HideAsMonitor {
             clock: clock.clone(),
             params: params.clone(),
             ttl: ttl.clone(),
@@ -67,7 +67,7 @@ impl Runtime {
             clock,
             params,
             ttl,
-            visibility,
+            hide_due,
             durability,
             policy: ExpiryPolicy::from_config(&config.ttl),
             writes: WriteCounters::default(),

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+use ebb_storage::collection::HideDue;
 use ebb_storage::engine::Engine;
-use ebb_storage::ttl::{ExpiryPolicy, Visibility};
+use ebb_storage::ttl::ExpiryPolicy;
 
 use crate::background::Background;
 use crate::clock::Clock;
@@ -32,8 +33,8 @@ pub struct Shared {
     pub params: Arc<Params>,
     pub ttl: Arc<TtlState>,
     /// Whether readers see due documents the monitor has yet to delete
-    /// (every collection's index set carries it).
-    pub visibility: Arc<dyn Visibility>,
+    /// (every collection's collection handle carries it).
+    pub hide_due: Arc<dyn HideDue>,
     pub durability: Durability,
     /// How TTL work is cut into chunks (from `config.ttl`).
     pub policy: ExpiryPolicy,

@@ -1,4 +1,4 @@
-//! `access`: what authentication and TLS cost (issue 13).
+//! `access`: what authentication and TLS cost.
 //!
 //! Three nodes: plain, with `security.authorization` (SCRAM-SHA-256), and
 //! with `net.tls.mode = requireTLS` (a CA and server certificate made for

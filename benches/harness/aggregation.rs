@@ -1,4 +1,4 @@
-//! The `aggregation` scenario (issue 12): a `$group` over `--docs`
+//! The `aggregation` scenario: a `$group` over `--docs`
 //! documents into 1,000 groups (count, sum and average), and a `$lookup`
 //! of 100,000 of them into a 1,000-document `users` collection, each timed
 //! as the median of `--runs` runs; then the same queries in PostgreSQL on

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use ebb_storage::encoding::keycode::encode_key;
+use ebb_lang::encoding::keycode::encode_key;
 use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
 use ebb_storage::engine::{Cf, Engine};
 use mongodb::bson::{DateTime, RawBsonRef, RawDocumentBuf};

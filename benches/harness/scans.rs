@@ -1,5 +1,5 @@
 //! `scans`: cheap point reads while other clients scan whole collections
-//! (issue 13: scans run on a bounded pool and must not starve point reads).
+//! (scans run on a bounded pool and must not starve point reads).
 //!
 //! Loads `--docs` documents, then measures `find_one({_id})` latency from
 //! one client for `--duration` seconds with nothing else running (idle),

@@ -1,4 +1,4 @@
-//! The `timeseries` scenario (issue 10): 100 sensors, one measurement per
+//! The `timeseries` scenario: 100 sensors, one measurement per
 //! sensor per second of simulated time, loaded by `--clients` clients in
 //! batches of 1,000 (ten seconds of every sensor). The batches are built
 //! as raw BSON before the clock starts, so the clients' share of the two

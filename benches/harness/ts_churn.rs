@@ -4,7 +4,7 @@
 //! `expireAfterSeconds` of T, for a duration; the same lag, live-set, SST,
 //! RSS and TTL-chunk figures as `churn`, driven and measured by `steady`.
 //!
-//! Expiry is per bucket (issue 10): every bucket of second s is due at
+//! Expiry is per bucket, as in mongod: every bucket of second s is due at
 //! s + 1 s + T, so the measurements issued in second s are due then, and
 //! that is the due time the stream's timeline records. The node counts
 //! deleted buckets, not measurements; the harness turns the count into

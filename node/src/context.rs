@@ -10,9 +10,9 @@ use ebb_actors::catalog::{CatalogActor, CatalogView};
 use ebb_actors::collection::CollectionHandle;
 use ebb_actors::runtime::Runtime;
 use ebb_actors::shared::Shared;
+use ebb_lang::query::interrupt::Scope;
+use ebb_lang::query::spill::DiskUse;
 use ebb_storage::engine::Snapshot;
-use ebb_storage::query::interrupt::Scope;
-use ebb_storage::query::spill::DiskUse;
 use tokio::sync::{Notify, Semaphore};
 
 use crate::auth::directory::Directory;
@@ -133,10 +133,10 @@ impl NodeContext {
         let view = self.view.load();
         if let Some(base) = name.strip_prefix(BUCKETS_PREFIX) {
             let entry = view.get(db, base)?;
-            entry.set.timeseries.as_ref()?;
-            let set = entry.set.raw_buckets().ok()?;
+            entry.coll.timeseries.as_ref()?;
+            let coll = entry.coll.raw_buckets().ok()?;
             return Some(CollectionHandle {
-                set,
+                coll,
                 addr: entry.addr.clone(),
                 inserted: entry.inserted.clone(),
             });

@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use bson::RawDocumentBuf;
-use ebb_storage::query::exec::QueryCursor;
-use ebb_storage::query::find_projection::FindProjection;
+use ebb_lang::query::find_projection::FindProjection;
+use ebb_storage::plan::exec::QueryCursor;
 
 /// Where a cursor's further results come from.
 pub enum Source {

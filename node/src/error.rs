@@ -7,7 +7,7 @@
 //! client. A command error is an `{ok: 0}` reply; the connection lives on.
 
 use bson::{Document, RawDocumentBuf, doc};
-use ebb_storage::error::{ExprError, StageError};
+use ebb_lang::error::{ExprError, StageError};
 use ebb_storage::{Error as StorageError, ErrorKind};
 
 /// A failed command, as the client will see it.
@@ -638,9 +638,9 @@ pub fn code_of(kind: ErrorKind) -> i32 {
 }
 
 /// The mongod location of each misuse of a find-only projection operator.
-fn projection_fault_code(fault: ebb_storage::error::ProjectionFault) -> i32 {
+fn projection_fault_code(fault: ebb_lang::error::ProjectionFault) -> i32 {
     use codes::*;
-    use ebb_storage::error::ProjectionFault::*;
+    use ebb_lang::error::ProjectionFault::*;
     match fault {
         SliceArrayLength => PROJECTION_SLICE_ARRAY_LENGTH,
         SliceSkipType => PROJECTION_SLICE_SKIP_TYPE,

@@ -1,4 +1,4 @@
-//! The latency histogram of commands, observed by the connection loop as
+//! The latency histogram of commands, observed by `command::dispatch` as
 //! each command finishes and exposed by `/metrics` (`metrics.rs`).
 
 use std::time::Duration;

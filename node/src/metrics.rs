@@ -78,7 +78,7 @@ fn storage_totals(ctx: &NodeContext) -> StorageTotals {
     let mut totals = StorageTotals::default();
     let engine = ctx.shared.engine.as_ref();
     for handle in ctx.view.load().collections.values() {
-        for index in &handle.set.meta.indexes {
+        for index in &handle.coll.meta.indexes {
             let Ok(stats) = engine.stats(ebb_storage::engine::Cf::Id(index.id)) else {
                 continue; // dropped between the catalog read and now
             };
@@ -99,10 +99,10 @@ fn due_backlog(ctx: &NodeContext) -> Family<TtlIndexLabel, Gauge> {
     let engine = ctx.shared.engine.as_ref();
     let now = ctx.shared.clock.now_millis();
     for handle in ctx.view.load().collections.values() {
-        let set = &handle.set;
+        let set = &handle.coll;
         for index in set.meta.indexes.iter().filter(|i| i.is_ttl()) {
             let eas = i64::from(index.expire_after_seconds.unwrap_or(i32::MAX));
-            let cutoff = ttl::cutoff_millis(now, eas);
+            let cutoff = ebb_storage::index::cutoff_millis(now, eas);
             // A collection dropped since the catalog read counts nothing.
             let Ok(due) = ttl::count_due(engine, set, &index.name, cutoff) else {
                 continue;

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bson::{Document, RawDocumentBuf, doc};
-use ebb_storage::query::interrupt::{Interrupt, Why};
+use ebb_lang::query::interrupt::{Interrupt, Why};
 
 tokio::task_local! {
     static CURRENT: Interrupt;

@@ -4,12 +4,12 @@
 //! (catalog, one writer per collection, TTL monitor, WAL syncer), the
 //! cursor reaper, and accepts connections. Each connection is a task that
 //! first becomes plain or TLS as `net.tls.mode` says (`tls.rs`), then
-//! reads one message, checks the connection may run it (`auth::check`),
-//! runs it, writes one reply (none for `moreToCome`), and repeats. A
-//! malformed OP_MSG that mongod answers gets an error reply; any other
-//! framing error, a message that stalls past `net.read_timeout`, or a new
-//! connection silent past `net.handshake_timeout` closes that connection
-//! only.
+//! reads one message, hands its command to `command::dispatch` (OP_MSG, or
+//! a legacy OP_QUERY on `<db>.$cmd`), writes one reply (none for
+//! `moreToCome`), and repeats. A malformed OP_MSG that mongod answers gets
+//! an error reply; any other framing error, a message that stalls past
+//! `net.read_timeout`, or a new connection silent past
+//! `net.handshake_timeout` closes that connection only.
 //!
 //! [`Node::shutdown`] is ordered and bounded: stop accepting, let every
 //! connection finish its current command, then shut the runtime down (TTL
@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use bson::{RawBsonRef, RawDocumentBuf, rawdoc};
+use bson::rawdoc;
 use ebb_actors::clock::Clock;
 use ebb_actors::runtime::Runtime;
 use ebb_config::Config;
@@ -33,8 +33,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
-use crate::auth;
-use crate::command::{self, ConnInfo, Request};
+use crate::command::{ConnInfo, dispatch};
 use crate::context::NodeContext;
 use crate::error::{CommandError, codes};
 use crate::profile;
@@ -397,7 +396,7 @@ async fn handle(
     *reply_id = reply_id.wrapping_add(1);
     match msg.body {
         Body::Msg(OpMsg { flags, command }) => {
-            let reply = run_command(ctx, conn, None, command).await;
+            let reply = dispatch::run(ctx, conn, None, command).await;
             if flags.more_to_come {
                 return None;
             }
@@ -409,266 +408,13 @@ async fn handle(
             ..
         }) => {
             let reply = match full_collection_name.strip_suffix(".$cmd") {
-                Some(db) => {
-                    let name = query
-                        .iter()
-                        .next()
-                        .and_then(|e| e.ok())
-                        .map(|(k, _)| k.as_str().to_owned())
-                        .unwrap_or_default();
-                    if matches!(name.as_str(), "hello" | "isMaster" | "ismaster") {
-                        run_command(ctx, conn, Some(db.to_owned()), query).await
-                    } else {
-                        CommandError::new(codes::UNSUPPORTED_OP_QUERY_COMMAND, format!(
-                            "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal"
-                        ))
-                        .to_reply()
-                    }
-                }
+                Some(db) => dispatch::run_op_query(ctx, conn, db, query).await,
                 None => {
                     rawdoc! { "$err": "OP_QUERY is only supported for commands", "code": codes::OP_QUERY_NOT_A_COMMAND, "ok": 0.0 }
                 }
             };
             Some(wire::encode_op_reply(*reply_id, request_id, &reply))
         }
-    }
-}
-
-/// The collection a command names (`getMore` in its `collection` field),
-/// as `(db, collection)`: what `top` accounts the command to.
-fn named_collection(
-    db: Option<&str>,
-    name: &str,
-    body: &RawDocumentBuf,
-) -> Option<(String, String)> {
-    let db = match (db, body.get("$db")) {
-        (Some(db), _) => db,
-        (None, Ok(Some(RawBsonRef::String(db)))) => db,
-        _ => return None,
-    };
-    let field = if name == "getMore" {
-        "collection"
-    } else {
-        name
-    };
-    match body.get(field) {
-        Ok(Some(RawBsonRef::String(coll))) => Some((db.to_owned(), coll.to_owned())),
-        _ => None,
-    }
-}
-
-/// Dispatches one command document and turns any error into its reply.
-async fn run_command(
-    ctx: &Arc<NodeContext>,
-    conn: &Arc<ConnInfo>,
-    db: Option<String>,
-    body: RawDocumentBuf,
-) -> RawDocumentBuf {
-    let name = body
-        .iter()
-        .next()
-        .and_then(|e| e.ok())
-        .map(|(k, _)| k.as_str().to_owned())
-        .unwrap_or_default();
-    let span = tracing::debug_span!("command", name = %name);
-    let target = named_collection(db.as_deref(), &name, &body);
-    async move {
-        let started = std::time::Instant::now();
-        let result = dispatch(ctx, conn, db, &name, body).await;
-        let elapsed = started.elapsed();
-        let known = command::lookup(&name).is_some();
-        ctx.latencies
-            .observe(if known { &name } else { "unknown" }, elapsed);
-        // Accounted once the command ran, so the insert that created a
-        // collection counts; commands naming no collection that exists
-        // are not kept.
-        if let Some((db, coll)) = target
-            && ctx.collection(&db, &coll).is_some()
-        {
-            ctx.top
-                .record(&format!("{db}.{coll}"), &name, elapsed.as_micros() as u64);
-        }
-        let elapsed_us = elapsed.as_micros() as u64;
-        match result {
-            Ok(reply) => {
-                tracing::debug!(elapsed_us, "ok");
-                reply
-            }
-            Err(e) => {
-                tracing::debug!(elapsed_us, code = e.code, errmsg = %e.errmsg, "failed");
-                e.to_reply()
-            }
-        }
-    }
-    .instrument(span)
-    .await
-}
-
-async fn dispatch(
-    ctx: &Arc<NodeContext>,
-    conn: &Arc<ConnInfo>,
-    db: Option<String>,
-    name: &str,
-    body: RawDocumentBuf,
-) -> Result<RawDocumentBuf, CommandError> {
-    if name.is_empty() {
-        return Err(CommandError::failed_to_parse("empty command document"));
-    }
-    let db = match db {
-        Some(db) => db,
-        None => match body.get("$db")? {
-            Some(RawBsonRef::String(db)) => db.to_owned(),
-            _ => {
-                return Err(CommandError::new(
-                    codes::OP_MSG_WITHOUT_DB,
-                    "OP_MSG requests require a $db argument",
-                ));
-            }
-        },
-    };
-    let Some(handler) = command::lookup(name) else {
-        return Err(command::not_found(name));
-    };
-    auth::check::authorize(ctx, &conn.auth, conn.peer, &db, name, &body).await?;
-    if let Ok(lsid) = body.get_document("lsid")
-        && let Ok(id) = lsid.get_binary("id")
-        && !matches!(name, "endSessions" | "killSessions" | "killAllSessions")
-    {
-        let user = conn.auth.user().map(|u| u.name);
-        let now = ctx.shared.clock.now_millis();
-        if ctx.sessions.touch(id.bytes, user, now).is_err() {
-            return Err(CommandError::new(
-                codes::TOO_MANY_LOGICAL_SESSIONS,
-                format!(
-                    "Unable to add session into the cache because the number of active sessions \
-                     is too high ({} sessions)",
-                    crate::sessions::MAX_SESSIONS
-                ),
-            ));
-        }
-    }
-    for field in ["startTransaction", "autocommit", "txnNumber"] {
-        if body.get(field)?.is_some() {
-            return Err(CommandError::new(
-                codes::ILLEGAL_OPERATION,
-                "Transaction numbers are only allowed on a replica set member or mongos",
-            ));
-        }
-    }
-    command::check_write_concern(&body)?;
-    if !matches!(name, "insert" | "update" | "delete" | "find" | "getMore") {
-        NodeContext::count(&ctx.opcounters.command, 1);
-    }
-    let touches_users = auth::privileges::touches_users(name, &db, &body);
-    let running = ctx.ops.start(conn.id, conn.peer, &db, &body);
-    // The command as sent, kept only when its database is profiled.
-    let profiled = ctx.profiler.active(&db).then(|| (db.clone(), body.clone()));
-    let started = std::time::Instant::now();
-    let reply = running
-        .scope(handler(Request {
-            db,
-            body,
-            node: ctx.clone(),
-            conn: conn.clone(),
-        }))
-        .await;
-    if touches_users {
-        ctx.users.changed();
-    }
-    if let Some((db, body)) = profiled {
-        let elapsed = started.elapsed();
-        profile_command(
-            ctx,
-            conn,
-            &db,
-            name,
-            &body,
-            &reply,
-            elapsed,
-            running.stats(),
-        )
-        .await;
-    }
-    reply
-}
-
-/// Records one command in `<db>.system.profile` if the profiler wants it.
-#[allow(clippy::too_many_arguments)]
-async fn profile_command(
-    ctx: &Arc<NodeContext>,
-    conn: &Arc<ConnInfo>,
-    db: &str,
-    name: &str,
-    body: &RawDocumentBuf,
-    reply: &Result<RawDocumentBuf, CommandError>,
-    elapsed: Duration,
-    stats: &crate::ops::OpStats,
-) {
-    let target = match name {
-        "getMore" => body.get_str("collection").ok(),
-        _ => body.get_str(name).ok(),
-    };
-    // mongod does not profile operations on the profile collection.
-    if target == Some(profile::PROFILE_COLLECTION) {
-        return;
-    }
-    let ns = match target {
-        Some(coll) => format!("{db}.{coll}"),
-        None => format!("{db}.$cmd"),
-    };
-    let op = profile::op_name(name);
-    let millis = elapsed.as_millis() as i64;
-    let command = bson::Document::try_from(body.as_ref()).unwrap_or_default();
-    let mut entry = profile::entry(op, &ns, command, millis, ctx.shared.clock.now());
-    let keys = stats
-        .keys_examined
-        .load(std::sync::atomic::Ordering::Relaxed);
-    let docs = stats
-        .docs_examined
-        .load(std::sync::atomic::Ordering::Relaxed);
-    let plan = stats
-        .plan_summary
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    if plan.is_some() || keys > 0 || docs > 0 {
-        entry.insert("keysExamined", profile::settings::number(keys as i64));
-        entry.insert("docsExamined", profile::settings::number(docs as i64));
-    }
-    match reply {
-        Ok(reply) => {
-            profile::reply_counts(op, reply, &mut entry);
-            entry.insert("responseLength", reply.as_bytes().len() as i32);
-        }
-        Err(e) => {
-            entry.insert("ok", 0.0);
-            entry.insert("errMsg", e.errmsg.clone());
-            entry.insert("errName", crate::error::code_name(e.code));
-            entry.insert("errCode", e.code);
-        }
-    }
-    if let Some(plan) = plan {
-        entry.insert("planSummary", plan);
-    }
-    entry.insert("numYield", 0);
-    entry.insert("protocol", "op_msg");
-    entry.insert("client", conn.peer.ip().to_string());
-    // mongod's `allUsers` and `user` ("name@db", or "" without one).
-    let user = conn.auth.user();
-    let all_users: Vec<bson::Document> = user
-        .iter()
-        .map(|u| bson::doc! { "user": u.name.user.clone(), "db": u.name.db.clone() })
-        .collect();
-    entry.insert("allUsers", all_users);
-    entry.insert(
-        "user",
-        user.map_or_else(String::new, |u| format!("{}@{}", u.name.user, u.name.db)),
-    );
-    let Ok(raw) = RawDocumentBuf::try_from(&entry) else {
-        return;
-    };
-    if ctx.profiler.wants(db, &raw, millis) {
-        profile::write(ctx, db, raw).await;
     }
 }
 

@@ -1,8 +1,9 @@
 //! Time spent and operations run per collection since the node started,
-//! as mongod's `top` command reports them. The connection loop records
-//! each finished command on a collection that exists (so a client naming
-//! made-up collections cannot grow the table); collections dropped since
-//! are left out of the report.
+//! as mongod's `top` command reports them. Dispatch records each finished
+//! command on a collection that exists (so a client naming made-up
+//! collections cannot grow the table), in the [`Category`] its row in the
+//! command table states; collections dropped since are left out of the
+//! report.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -29,23 +30,50 @@ const WRITE: usize = 2;
 /// Microseconds and count per column.
 type Row = [(u64, u64); 9];
 
+/// Where `top` accounts a command: its column, and the lock mongod takes
+/// for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// `find`: `queries`, read lock.
+    Queries,
+    /// `getMore`: `getmore`, read lock.
+    GetMore,
+    /// `insert`, write lock.
+    Insert,
+    /// `update`, write lock.
+    Update,
+    /// `remove`, write lock.
+    Remove,
+    /// `commands`, read lock.
+    ReadCommand,
+    /// `commands`, write lock: every other command, known or not.
+    Command,
+}
+
+impl Category {
+    /// The category's column and lock column.
+    fn columns(self) -> (usize, usize) {
+        match self {
+            Category::Queries => (3, READ),
+            Category::GetMore => (4, READ),
+            Category::Insert => (5, WRITE),
+            Category::Update => (6, WRITE),
+            Category::Remove => (7, WRITE),
+            Category::ReadCommand => (8, READ),
+            Category::Command => (8, WRITE),
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Top {
     rows: Mutex<HashMap<String, Row>>,
 }
 
 impl Top {
-    /// Records command `name` on `ns` that took `micros`.
-    pub fn record(&self, ns: &str, name: &str, micros: u64) {
-        let (kind, lock) = match name {
-            "find" => (3, READ),
-            "getMore" => (4, READ),
-            "insert" => (5, WRITE),
-            "update" | "findAndModify" | "findandmodify" => (6, WRITE),
-            "delete" => (7, WRITE),
-            "aggregate" | "count" | "distinct" => (8, READ),
-            _ => (8, WRITE),
-        };
+    /// Records a command of `category` on `ns` that took `micros`.
+    pub fn record(&self, ns: &str, category: Category, micros: u64) {
+        let (kind, lock) = category.columns();
         let mut rows = self.rows.lock().expect("top lock");
         let row = rows.entry(ns.to_owned()).or_default();
         for column in [TOTAL, lock, kind] {
@@ -81,9 +109,9 @@ mod tests {
     #[test]
     fn commands_count_in_their_column_their_lock_and_the_total() {
         let top = Top::default();
-        top.record("d.c", "find", 10);
-        top.record("d.c", "insert", 5);
-        top.record("d.gone", "find", 1);
+        top.record("d.c", Category::Queries, 10);
+        top.record("d.c", Category::Insert, 5);
+        top.record("d.gone", Category::Queries, 1);
         let totals = top.report(|ns| ns == "d.c");
         assert!(totals.get("d.gone").is_none());
         let row = totals.get_document("d.c").unwrap();

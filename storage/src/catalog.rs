@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::encoding::collation::Collation;
+use ebb_lang::encoding::collation::Collation;
 
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange};
 use crate::{Error, Result};
@@ -195,7 +195,7 @@ fn same_document(a: &bson::Document, b: &bson::Document) -> bool {
                     bson::RawBson::try_from(va.clone()),
                     bson::RawBson::try_from(vb.clone()),
                 ) {
-                    (Ok(x), Ok(y)) => crate::encoding::cmp::compare_values(
+                    (Ok(x), Ok(y)) => ebb_lang::encoding::cmp::compare_values(
                         x.as_raw_bson_ref(),
                         y.as_raw_bson_ref(),
                     )

@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 
 use bson::{RawBsonRef, RawDocument};
 
+use crate::collection::Collection;
 use crate::engine::{Cf, Direction, KeyRange, Snapshot, count_rest};
-use crate::error::Result;
-use crate::index::IndexSet;
+use ebb_lang::error::Result;
 
 /// At most this many problems are described one by one.
 const MAX_DESCRIBED: usize = 20;
@@ -53,13 +53,13 @@ impl Report {
     }
 }
 
-/// Checks `set`'s records and secondary indexes on `snap`.
-pub fn check(snap: &dyn Snapshot, set: &IndexSet) -> Result<Report> {
+/// Checks `coll`'s records and secondary indexes on `snap`.
+pub fn check(snap: &dyn Snapshot, coll: &Collection) -> Result<Report> {
     let mut report = Report::default();
-    let mut expected = vec![0u64; set.keygens.len()];
-    let mut missing = vec![0u64; set.keygens.len()];
+    let mut expected = vec![0u64; coll.keygens.len()];
+    let mut missing = vec![0u64; coll.keygens.len()];
     let mut keys: Vec<Vec<u8>> = Vec::new();
-    let mut records = snap.cursor(set.records(), KeyRange::all(), Direction::Forward)?;
+    let mut records = snap.cursor(coll.records(), KeyRange::all(), Direction::Forward)?;
     while records.valid() {
         report.records += 1;
         let id_key = records.key();
@@ -73,7 +73,7 @@ pub fn check(snap: &dyn Snapshot, set: &IndexSet) -> Result<Report> {
             }
             Some(doc) => {
                 let filed_under_id = match doc.get("_id") {
-                    Ok(Some(id)) => set.record_key(id) == id_key,
+                    Ok(Some(id)) => coll.record_key(id) == id_key,
                     _ => false,
                 };
                 if !filed_under_id {
@@ -83,7 +83,7 @@ pub fn check(snap: &dyn Snapshot, set: &IndexSet) -> Result<Report> {
                         report.records
                     ));
                 }
-                for (i, kg) in set.keygens.iter().enumerate() {
+                for (i, kg) in coll.keygens.iter().enumerate() {
                     keys.clear();
                     kg.keys(doc, id_key, &mut keys)?;
                     expected[i] += keys.len() as u64;
@@ -100,8 +100,8 @@ pub fn check(snap: &dyn Snapshot, set: &IndexSet) -> Result<Report> {
     records.status()?;
     // Entries of expired documents waiting for the sweep are accounted
     // for, and no reader sees them (`ttl::sweep`).
-    let pending = crate::ttl::sweep::pending_on(snap, set)?;
-    for (i, kg) in set.keygens.iter().enumerate() {
+    let pending = crate::ttl::sweep::pending_on(snap, coll)?;
+    for (i, kg) in coll.keygens.iter().enumerate() {
         let name = kg.name.clone();
         let mut entries = snap.cursor(Cf::Id(kg.cf), KeyRange::all(), Direction::Forward)?;
         let actual = count_rest(entries.as_mut())?.saturating_sub(pending[i]);
@@ -150,17 +150,17 @@ mod tests {
 
     #[test]
     fn a_lost_or_stray_index_entry_makes_the_collection_invalid() {
-        let (_dir, engine, set) = setup();
+        let (_dir, engine, coll) = setup();
         insert(
             &engine,
-            &set,
+            &coll,
             vec![
                 doc! { "_id": 1, "k": [1, 2], "at": bson::DateTime::MAX },
                 doc! { "_id": 2, "k": 3 },
             ],
         );
         let snap = engine.snapshot();
-        let report = check(snap.as_ref(), &set).unwrap();
+        let report = check(snap.as_ref(), &coll).unwrap();
         assert!(report.valid(), "{report:?}");
         assert_eq!(report.records, 2);
         assert_eq!(report.keys_per_index["k_1"], 3);
@@ -177,7 +177,7 @@ mod tests {
         batch.put(Cf::Id(11), b"stray", b"").unwrap();
         batch.commit(false).unwrap();
         let snap = engine.snapshot();
-        let report = check(snap.as_ref(), &set).unwrap();
+        let report = check(snap.as_ref(), &coll).unwrap();
         assert!(!report.valid());
         assert_eq!(report.missing["k_1"], 1);
         assert_eq!(report.extra["at_1"], 1);

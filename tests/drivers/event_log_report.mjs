@@ -1,4 +1,4 @@
-// The Node.js driver's event-log report against ebbd (issue 12): $match on a
+// The Node.js driver's event-log report against ebbd: $match on a
 // date range, $group by $dateToString day, $lookup into users, $out into a
 // report collection, then the report read back. Usage: node event_log_report.mjs URI
 import assert from 'node:assert/strict';

@@ -1,5 +1,6 @@
-// mongosh against ebbd: connect, insertOne, find, createIndex, getIndexes (issue 2);
-// the TTL page's schema-validation example (issue 11); the profiler (issue 12).
+// mongosh against ebbd: connect, insertOne, find, createIndex, getIndexes;
+// a collation; the TTL page's schema-validation example; the shell's admin
+// helpers; the profiler.
 const name = 'mongosh_' + Math.floor(Math.random() * 1e9);
 const d = db.getSiblingDB(name);
 const check = (cond, what) => { if (!cond) { throw new Error('check failed: ' + what); } };
@@ -16,7 +17,7 @@ const idx = d.things.getIndexes();
 check(idx.length === 2 && idx[1].name === 'kind_1' && idx[1].key.kind === 1, 'getIndexes lists the index');
 
 check(d.things.countDocuments({ kind: 'widget' }) === 2, 'countDocuments');
-// A case-insensitive session lookup with a collation (issue 11).
+// A case-insensitive session lookup with a collation.
 const ci = { locale: 'en_US', strength: 2 };
 d.sessions.createIndex({ user: 1 }, { unique: true, collation: ci });
 d.sessions.insertOne({ user: 'Alice', sid: 's1' });
@@ -28,8 +29,8 @@ try { d.sessions.insertOne({ user: 'alice', sid: 's2' }); } catch (e) { dup = e.
 check(dup, 'case-insensitive unique index');
 
 
-// The TTL manual page's schema-validation example, verbatim (issue 11,
-// spec section M).
+// The TTL manual page's schema-validation example ("TTL and Schema
+// validation"), verbatim.
 d.createCollection(
 "eventlog",
 {
@@ -61,7 +62,7 @@ check(d.eventlog.countDocuments({}) === 1, 'only the valid document is stored');
 check(d.getCollectionInfos({ name: 'eventlog' })[0].options.validator.$jsonSchema.required[0] === 'lastModifiedDate',
       'listCollections shows the validator');
 
-// Issue 12: the shell's admin helpers. db.coll.stats() reads $collStats.
+// The shell's admin helpers. db.coll.stats() reads $collStats.
 const stats = d.eventlog.stats();
 check(stats.count === 1 && stats.nindexes === 1 && stats.ns === d.getName() + '.eventlog',
       'db.coll.stats() reports the collection: ' + JSON.stringify(stats));
@@ -100,7 +101,7 @@ d.orders.aggregate([{ $group: { _id: '$day', n: { $sum: 1 } } }, { $project: { o
 check(d.daily.findOne({ _id: 'tue' }).orders === 1 && d.daily.findOne({ _id: 'tue' }).n === 4,
       '$merge folded counts into the report');
 
-// The profiler (issue 12): db.setProfilingLevel(2), then db.system.profile.find().
+// The profiler: db.setProfilingLevel(2), then db.system.profile.find().
 const was = d.setProfilingLevel(2);
 check(was.was === 0 && was.ok === 1, 'setProfilingLevel answers the previous level');
 check(d.getProfilingStatus().was === 2, 'getProfilingStatus shows level 2');

@@ -1,4 +1,4 @@
-"""pymongo against ebbd: capped collections and the queue pattern (issue 12 item 3).
+"""pymongo against ebbd: capped collections and the queue pattern.
 
 The manual's "Tailable Cursors" page: a tailable awaitData cursor on a
 capped collection stays open and returns documents inserted after it

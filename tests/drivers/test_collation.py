@@ -1,5 +1,5 @@
-"""pymongo against ebbd: a case-insensitive session lookup with collation
-(issue 11). Expected results follow the MongoDB manual's "Collation" page:
+"""pymongo against ebbd: a case-insensitive session lookup with collation.
+Expected results follow the MongoDB manual's "Collation" page:
 strength 2 compares letters and accents, not case."""
 import pytest
 from pymongo.collation import Collation, CollationStrength

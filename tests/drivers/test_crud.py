@@ -1,4 +1,4 @@
-"""pymongo against ebbd: CRUD and indexes, results checked (issue 2)."""
+"""pymongo against ebbd: CRUD and indexes, results checked."""
 import pymongo
 import pytest
 from pymongo.errors import DuplicateKeyError, OperationFailure

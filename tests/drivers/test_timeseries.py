@@ -1,9 +1,12 @@
-"""pymongo against ebbd: the manual's time-series TTL example, weather24h (issue 10).
+"""pymongo against ebbd: the manual's time-series TTL example, weather24h.
 
-S000 creates weather24h with granularity "hours" and expireAfterSeconds 86400; a bucket goes
-when its start + bucketMaxSpanSeconds (30 days) + 86400 s has passed (spec items 58-59). S004
-gives the corrected partial TTL index (spec item 62). The node runs on the system clock, so the
-measurements are placed in the past relative to now.
+The "TTL Indexes" manual page creates weather24h with granularity "hours" and
+expireAfterSeconds 86400; as in mongod, a whole bucket goes when its start +
+bucketMaxSpanSeconds (30 days for "hours") + 86400 s has passed, so a measurement is kept
+for up to about 31 days. The page's partial TTL index example passes expireAfterSeconds as
+createIndex's third argument (commitQuorum in mongosh) and names eventlog; the test uses the
+corrected form, on weather24h with expireAfterSeconds among the options. The node runs on
+the system clock, so the measurements are placed in the past relative to now.
 """
 import datetime
 import time
@@ -28,7 +31,7 @@ def wait_for(check, what, seconds=10):
 
 
 def create_weather24h(db):
-    # S000, verbatim.
+    # The manual page's example, verbatim.
     db.create_collection(
         "weather24h",
         timeseries={"timeField": "timestamp", "metaField": "sensor", "granularity": "hours"},
@@ -79,7 +82,7 @@ def test_weather24h_keeps_data_for_the_bucket_span(client, db):
 
 def test_corrected_partial_ttl_index_expires_one_sensor_sooner(db):
     create_weather24h(db)
-    # S004's corrected form of S000's example (spec item 62).
+    # The corrected form of the manual page's partial TTL index example.
     name = db.weather24h.create_index(
         [("timestamp", 1)],
         expireAfterSeconds=3600,
@@ -136,8 +139,8 @@ def test_measurement_without_a_date_is_refused(db):
 
 
 def test_secondary_index_and_update_of_a_measurement(db):
-    # Issue 10 item 7 (jstests/core/timeseries/ddl/timeseries_index.js,
-    # write/timeseries_update_one.js): create_index takes the user's key pattern and
+    # As in jstests/core/timeseries/ddl/timeseries_index.js and
+    # write/timeseries_update_one.js: create_index takes the user's key pattern and
     # index_information shows it; update_one changes one measurement, moving it to a
     # bucket of its new meta; the meta index finds it there.
     create_weather24h(db)

@@ -1,4 +1,4 @@
-"""pymongo against ebbd: the manual's TTL example on eventlog (issue 3)."""
+"""pymongo against ebbd: the manual's TTL example on eventlog."""
 import datetime
 import time
 

@@ -1,5 +1,5 @@
 """pymongo against ebbd: a session document is never returned after its
-expiry, while 20,000 documents/s churn through the same collection (issue 15).
+expiry, while 20,000 documents/s churn through the same collection.
 
 The session-store pattern (connect-mongo, express-session stores): a TTL index
 with expireAfterSeconds 0 on `expires`, each document due at the Date it holds.

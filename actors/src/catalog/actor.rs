@@ -1,12 +1,19 @@
-//! `CatalogActor`: owns collection and index metadata.
+//! `CatalogActor`: owns collection and index metadata and carries out
+//! DDL.
 //!
 //! Every DDL operation (create/drop collection, database, index; rename;
-//! index option and validation changes) runs here, one at a time: each handler returns an
-//! `AtomicResponse`, so the next DDL message is not looked at until the
-//! current one — including any index build it waits for — has finished.
-//! The catalog's state travels through each operation as an owned value
-//! ([`CatalogCore`]) and comes back when it completes; nothing else can
-//! touch it meanwhile.
+//! index option and validation changes) runs here, one at a time: each
+//! handler returns an `AtomicResponse`, so the next DDL message is not
+//! looked at until the current one — including any index build it waits
+//! for — has finished. The catalog's state travels through each operation
+//! as an owned value ([`CatalogCore`]) and comes back when it completes;
+//! nothing else can touch it meanwhile.
+//!
+//! What a request means (its error, whether it is a no-op, the new
+//! records, the indexes to build or drop) is decided in `super::decide`;
+//! this file carries the decision out: it allocates and drops column
+//! families, writes catalog records, starts, switches and retires
+//! collection actors, and publishes the catalog.
 //!
 //! Order of effects, chosen so a crash at any point leaves a consistent
 //! disk: column families are created before the catalog record that names
@@ -18,22 +25,22 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use actix::prelude::*;
-use ebb_storage::IndexSet;
+use ebb_storage::Collection;
 use ebb_storage::catalog::{self, CollectionMeta, IndexMeta};
-use ebb_storage::encoding::display::shell;
 use ebb_storage::engine::Cf;
-use ebb_storage::validator::{
-    ValidationAction, ValidationLevel, Validator, order_validation_options,
-};
 use ebb_storage::{Error, ErrorKind, Result};
-use ebb_storage::{capped, timeseries, ttl};
+use ebb_storage::{timeseries, ttl};
 
+use super::decide::collections::{self, Create};
+use super::decide::indexes::{
+    self, CreateIndexesOutcome, DropTarget, IndexChange, IndexChangeOutcome,
+};
+use super::decide::options::{self, ValidationChange};
 use super::view::{CatalogState, CatalogView};
-use crate::collection::{BuildIndexes, CollectionActor, CollectionHandle, Retire, SwitchIndexSet};
+use crate::collection::{
+    BuildIndexes, CollectionActor, CollectionHandle, Retire, SwitchCollection,
+};
 use crate::shared::Shared;
-
-/// MongoDB's limit of indexes per collection.
-pub const MAX_INDEXES: usize = 64;
 
 pub struct CatalogActor {
     core: Option<CatalogCore>,
@@ -87,29 +94,29 @@ impl CatalogActor {
         .await?;
         let mut state = CatalogState::default();
         for meta in metas {
-            let set = IndexSet::open(meta, shared.visibility.clone())?;
-            if queued.contains(&set.meta.id) {
+            let coll = Collection::open(meta, shared.hide_due.clone())?;
+            if queued.contains(&coll.meta.id) {
                 // Records expired before the restart may wait for the
                 // sweep: the engine passes over them before anyone reads.
-                let (engine, queue) = (shared.engine.clone(), set.clone());
+                let (engine, queue) = (shared.engine.clone(), coll.clone());
                 blocking(move || queue.sweep.load(engine.as_ref(), queue.meta.id)).await?;
             }
-            if set.timeseries.is_some() {
-                let (engine, probe) = (shared.engine.clone(), set.clone());
+            if coll.timeseries.is_some() {
+                let (engine, probe) = (shared.engine.clone(), coll.clone());
                 if blocking(move || timeseries::holds_extended_range(engine.as_ref(), &probe))
                     .await?
-                    && set.enter_extended_range()
+                    && coll.enter_extended_range()
                 {
-                    tracing::warn!(ns = %set.ns(), "time-series collection holds measurements before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
+                    tracing::warn!(ns = %coll.ns(), "time-series collection holds measurements before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
                 }
             }
-            let actor = CollectionActor::new(shared.clone(), set.clone());
+            let actor = CollectionActor::new(shared.clone(), coll.clone());
             let inserted = actor.inserts();
             let addr = actor.start();
             state.collections.insert(
-                (set.meta.db.clone(), set.meta.name.clone()),
+                (coll.meta.db.clone(), coll.meta.name.clone()),
                 CollectionHandle {
-                    set,
+                    coll,
                     addr,
                     inserted,
                 },
@@ -147,13 +154,6 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Error::engine(format!("catalog task failed: {e}")))?
-}
-
-fn ns_not_found(db: &str, name: &str) -> Error {
-    Error::new(
-        ErrorKind::NamespaceNotFound,
-        format!("ns not found {db}.{name}"),
-    )
 }
 
 /// A random version-4 UUID for `listCollections`' `info.uuid`.
@@ -234,7 +234,7 @@ impl CatalogCore {
         blocking(move || {
             for &id in &ids {
                 engine.drop_cf(Cf::Id(id))?;
-                engine.hidden().unregister(id);
+                engine.held().unregister(id);
             }
             // A dropped collection's sweep queue (an index has none).
             let mut batch = engine.batch();
@@ -244,8 +244,8 @@ impl CatalogCore {
         .await
     }
 
-    /// Creates a collection; `Ok(false)` when it already existed with the
-    /// same options and `allow_existing` is set.
+    /// Creates a collection unless it exists (with the same options, or
+    /// any when `allow_existing` is set); hands back its handle.
     async fn create_collection(
         &mut self,
         db: &str,
@@ -253,53 +253,29 @@ impl CatalogCore {
         options: bson::Document,
         allow_existing: bool,
     ) -> Result<CollectionHandle> {
-        if let Some(e) = self.state.get(db, name) {
-            if allow_existing || e.set.meta.options == options {
-                return Ok(e.clone());
-            }
-            return Err(Error::new(
-                ErrorKind::NamespaceExists,
-                format!("Collection {db}.{name} already exists."),
-            ));
-        }
-        // A validator the collection may not have is refused before
-        // anything is created.
-        let uuid = new_uuid();
-        Validator::from_options(db, name, &uuid, &options)?;
-        // Time-series and clustered collections carry internal indexes
-        // (`timeseries::internal_indexes`), created with the collection.
-        let mut internal = timeseries::internal_indexes(&options);
-        // A capped collection keeps its insertion order in a family of its
-        // own (`capped::order`), allocated last.
-        let capped = capped::is_capped(&options);
-        let ids = self
-            .create_cfs(1 + internal.len() as u64 + u64::from(capped))
-            .await?;
-        let id = ids[0];
-        for (index, cf) in internal.iter_mut().zip(&ids[1..]) {
-            index.id = *cf;
-        }
-        let natural = capped.then(|| ids[ids.len() - 1]);
-        let mut id_index = CollectionMeta::id_index(id);
-        id_index.settle_collation(options.get_document("collation").ok());
-        let mut indexes = vec![id_index];
-        indexes.extend(internal);
-        let meta = CollectionMeta {
-            id,
-            db: db.to_owned(),
-            name: name.to_owned(),
-            uuid,
+        let current = self.state.get(db, name).cloned();
+        let plan = collections::create_collection(
+            record(&current),
+            db,
+            name,
             options,
-            indexes,
-            natural,
+            allow_existing,
+            new_uuid,
+        )?;
+        let new = match (plan, current) {
+            (Create::New(new), _) => new,
+            (Create::Exists, Some(existing)) => return Ok(existing),
+            (Create::Exists, None) => unreachable!("decided on an existing collection"),
         };
+        let ids = self.create_cfs(new.families()).await?;
+        let meta = new.record(&ids);
         self.persist(vec![meta.clone()], vec![]).await?;
-        let set = IndexSet::open(meta, self.shared.visibility.clone())?;
-        let actor = CollectionActor::new(self.shared.clone(), set.clone());
+        let coll = Collection::open(meta, self.shared.hide_due.clone())?;
+        let actor = CollectionActor::new(self.shared.clone(), coll.clone());
         let inserted = actor.inserts();
         let addr = actor.start();
         let entry = CollectionHandle {
-            set,
+            coll,
             addr,
             inserted,
         };
@@ -315,81 +291,48 @@ impl CatalogCore {
         let Some(entry) = self.state.collections.remove(&Self::key(db, name)) else {
             return Ok(None);
         };
+        let removal = collections::drop_collection(&entry.coll.meta);
         self.publish();
         // Queued writes finish first; later ones see the collection gone.
         let _ = entry.addr.send(Retire).await;
         self.persist(vec![], vec![Self::key(db, name)]).await?;
-        self.drop_cfs(entry.set.meta.column_families()).await?;
-        if entry.set.meta.indexes.iter().any(IndexMeta::is_ttl) {
+        self.drop_cfs(removal.families).await?;
+        if removal.wake_ttl {
             self.shared.ttl.wake.notify_one();
         }
         tracing::info!(ns = %format!("{db}.{name}"), "dropped collection");
-        Ok(Some(entry.set.meta.indexes.len()))
+        Ok(Some(removal.indexes))
     }
 
     async fn create_indexes(
         &mut self,
         db: &str,
         name: &str,
-        mut requested: Vec<IndexMeta>,
+        requested: Vec<IndexMeta>,
     ) -> Result<CreateIndexesOutcome> {
-        let existing: Vec<IndexMeta> = match self.state.get(db, name) {
-            Some(e) => e.set.meta.indexes.clone(),
-            None => vec![CollectionMeta::id_index(0)],
-        };
-        let default = self
-            .state
-            .get(db, name)
-            .and_then(|e| e.set.meta.default_collation_spec().cloned());
-        for index in &mut requested {
-            index.settle_collation(default.as_ref());
-        }
-        let ns = format!("{db}.{name}");
-        let mut to_build: Vec<IndexMeta> = Vec::new();
-        let mut skipped = 0;
-        for req in requested {
-            match check_conflicts(&req, existing.iter().chain(&to_build))? {
-                Check::AlreadyExists => skipped += 1,
-                Check::New => {
-                    if existing.len() + to_build.len() >= MAX_INDEXES {
-                        return Err(Error::new(
-                            ErrorKind::CannotCreateIndex,
-                            format!(
-                                "add index fails, too many indexes for {ns} key:{}",
-                                shell(&req.key.clone().into())
-                            ),
-                        ));
-                    }
-                    to_build.push(req);
-                }
-            }
-        }
-        let created_collection = self.state.get(db, name).is_none();
+        let build = indexes::create_indexes(
+            self.state.get(db, name).map(|e| &e.coll.meta),
+            db,
+            name,
+            requested,
+        )?;
         let entry = self
             .create_collection(db, name, bson::Document::new(), true)
             .await?;
-        let before = entry.set.meta.indexes.len();
-        if to_build.is_empty() {
-            return Ok(CreateIndexesOutcome {
-                before,
-                after: before,
-                created_collection,
-                note: Some("all indexes already exist"),
-            });
+        let before = entry.coll.meta.indexes.len();
+        if build.new.is_empty() {
+            return Ok(build.outcome(before, before));
         }
-        let ids = self.create_cfs(to_build.len() as u64).await?;
-        let mut meta = entry.set.meta.clone();
-        let new_names: Vec<String> = to_build.iter().map(|i| i.name.clone()).collect();
-        for (mut index, id) in to_build.into_iter().zip(&ids) {
-            index.id = *id;
-            meta.indexes.push(index);
-        }
-        let built = match IndexSet::open(meta.clone(), self.shared.visibility.clone()) {
-            Ok(set) => {
+        let ns = format!("{db}.{name}");
+        let ids = self.create_cfs(build.families()).await?;
+        let meta = build.record(&entry.coll.meta, &ids);
+        let new_names = build.names();
+        let built = match Collection::open(meta.clone(), self.shared.hide_due.clone()) {
+            Ok(coll) => {
                 let res = entry
                     .addr
                     .send(BuildIndexes {
-                        set: set.clone(),
+                        coll: coll.clone(),
                         new_names: new_names.clone(),
                     })
                     .await;
@@ -400,24 +343,24 @@ impl CatalogCore {
                     )
                 })
                 .and_then(|r| r)
-                .map(|()| set)
+                .map(|()| coll)
             }
             Err(e) => Err(e),
         };
-        let set = match built {
-            Ok(set) => set,
+        let coll = match built {
+            Ok(coll) => coll,
             Err(e) => {
                 self.drop_cfs(ids).await?;
                 return Err(e);
             }
         };
         self.persist(vec![meta], vec![]).await?;
-        let after = set.meta.indexes.len();
-        let has_ttl = set.meta.indexes.iter().any(IndexMeta::is_ttl);
+        let after = coll.meta.indexes.len();
+        let has_ttl = coll.meta.indexes.iter().any(IndexMeta::is_ttl);
         self.state.collections.insert(
             Self::key(db, name),
             CollectionHandle {
-                set,
+                coll,
                 addr: entry.addr,
                 inserted: entry.inserted,
             },
@@ -427,12 +370,7 @@ impl CatalogCore {
             self.shared.ttl.wake.notify_one();
         }
         tracing::info!(ns = %ns, indexes = ?new_names, "built indexes");
-        Ok(CreateIndexesOutcome {
-            before,
-            after,
-            created_collection,
-            note: (skipped > 0).then_some("index already exists"),
-        })
+        Ok(build.outcome(before, after))
     }
 
     /// Applies a change to one collection's metadata without building
@@ -443,11 +381,11 @@ impl CatalogCore {
         meta: CollectionMeta,
         dropped_cfs: Vec<u64>,
     ) -> Result<CollectionHandle> {
-        let set = IndexSet::open(meta.clone(), self.shared.visibility.clone())?;
-        if old.set.in_extended_range() {
-            set.enter_extended_range();
+        let coll = Collection::open(meta.clone(), self.shared.hide_due.clone())?;
+        if old.coll.in_extended_range() {
+            coll.enter_extended_range();
         }
-        let old_key = Self::key(&old.set.meta.db, &old.set.meta.name);
+        let old_key = Self::key(&old.coll.meta.db, &old.coll.meta.name);
         let new_key = Self::key(&meta.db, &meta.name);
         let removed = if old_key != new_key {
             vec![old_key.clone()]
@@ -457,101 +395,26 @@ impl CatalogCore {
         self.persist(vec![meta], removed).await?;
         self.state.collections.remove(&old_key);
         let entry = CollectionHandle {
-            set: set.clone(),
+            coll: coll.clone(),
             addr: old.addr.clone(),
             inserted: old.inserted.clone(),
         };
         self.state.collections.insert(new_key, entry.clone());
         self.publish();
-        let _ = old.addr.send(SwitchIndexSet(set)).await;
+        let _ = old.addr.send(SwitchCollection(coll)).await;
         self.drop_cfs(dropped_cfs).await?;
         self.shared.ttl.wake.notify_one();
         Ok(entry)
     }
 
     async fn drop_indexes(&mut self, db: &str, name: &str, target: DropTarget) -> Result<usize> {
-        let Some(entry) = self.state.get(db, name).cloned() else {
-            return Err(ns_not_found(db, name));
-        };
-        let meta = &entry.set.meta;
-        let was = meta.indexes.len();
-        let doomed: Vec<String> = match &target {
-            DropTarget::All => meta
-                .secondary_indexes()
-                .filter(|i| !i.is_internal())
-                .map(|i| i.name.clone())
-                .collect(),
-            DropTarget::Names(names) => {
-                for n in names {
-                    if n == catalog::ID_INDEX_NAME {
-                        return Err(Error::new(
-                            ErrorKind::InvalidOptions,
-                            "cannot drop _id index",
-                        ));
-                    }
-                    if meta.index(n).is_none_or(IndexMeta::is_internal) {
-                        return Err(Error::new(
-                            ErrorKind::IndexNotFound,
-                            format!("index not found with name [{n}]"),
-                        ));
-                    }
-                }
-                names.clone()
-            }
-            DropTarget::Key(key) => {
-                let probe = IndexMeta {
-                    key: key.clone(),
-                    ..CollectionMeta::id_index(0)
-                };
-                let matches: Vec<&IndexMeta> = meta
-                    .indexes
-                    .iter()
-                    .filter(|i| same_key(i, &probe))
-                    .collect();
-                match matches.as_slice() {
-                    [] => {
-                        return Err(Error::new(
-                            ErrorKind::IndexNotFound,
-                            format!("can't find index with key: {}", shell(&key.clone().into())),
-                        ));
-                    }
-                    [one] if one.is_id_index() => {
-                        return Err(Error::new(
-                            ErrorKind::InvalidOptions,
-                            "cannot drop _id index",
-                        ));
-                    }
-                    [one] => vec![one.name.clone()],
-                    many => {
-                        return Err(Error::new(
-                            ErrorKind::AmbiguousIndexKeyPattern,
-                            format!(
-                                "{} indexes found for key: {}, identify by name instead. Conflicting indexes: {}",
-                                many.len(),
-                                shell(&key.clone().into()),
-                                many.iter()
-                                    .map(|i| shell(&i.to_spec_doc().into()))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        ));
-                    }
-                }
-            }
-        };
-        if doomed.is_empty() {
-            return Ok(was);
+        let entry = self.state.get(db, name).cloned();
+        let drop = indexes::drop_indexes(record(&entry), db, name, &target)?;
+        if let (Some(entry), Some(change)) = (entry, drop.change) {
+            self.replace_meta(&entry, change.record, change.families)
+                .await?;
         }
-        let mut new_meta = meta.clone();
-        let dropped_cfs: Vec<u64> = meta
-            .indexes
-            .iter()
-            .filter(|i| doomed.contains(&i.name))
-            .map(|i| i.id)
-            .collect();
-        new_meta.indexes.retain(|i| !doomed.contains(&i.name));
-        self.replace_meta(&entry, new_meta, dropped_cfs).await?;
-        Ok(was)
+        Ok(drop.before)
     }
 
     async fn rename(
@@ -561,43 +424,22 @@ impl CatalogCore {
         drop_target: bool,
         stay_temp: bool,
     ) -> Result<()> {
-        let Some(entry) = self.state.get(&from.0, &from.1).cloned() else {
-            return Err(Error::new(
-                ErrorKind::NamespaceNotFound,
-                format!("Source collection {}.{} does not exist", from.0, from.1),
-            ));
-        };
-        if from == to {
-            return Err(Error::new(
-                ErrorKind::IllegalOperation,
-                "Can't rename a collection to itself",
-            ));
-        }
-        if entry.set.timeseries.is_some() {
-            return Err(Error::new(
-                ErrorKind::IllegalOperation,
-                format!(
-                    "Renaming a time-series collection is not allowed: {}.{}",
-                    from.0, from.1
-                ),
-            ));
-        }
-        if self.state.get(&to.0, &to.1).is_some() {
-            if !drop_target {
-                return Err(Error::new(
-                    ErrorKind::NamespaceExists,
-                    "target namespace exists",
-                ));
-            }
+        let source = self.state.get(&from.0, &from.1).cloned();
+        let target_exists = self.state.get(&to.0, &to.1).is_some();
+        let plan = collections::rename(
+            record(&source),
+            target_exists,
+            &from,
+            &to,
+            drop_target,
+            stay_temp,
+        )?;
+        if plan.drop_target {
             self.drop_collection(&to.0, &to.1).await?;
         }
-        let mut meta = entry.set.meta.clone();
-        meta.db = to.0;
-        meta.name = to.1;
-        if !stay_temp {
-            meta.options.remove("temp");
+        if let Some(source) = source {
+            self.replace_meta(&source, plan.record, vec![]).await?;
         }
-        self.replace_meta(&entry, meta, vec![]).await?;
         Ok(())
     }
 
@@ -607,141 +449,36 @@ impl CatalogCore {
         name: &str,
         change: IndexChange,
     ) -> Result<IndexChangeOutcome> {
-        let Some(entry) = self.state.get(db, name).cloned() else {
-            return Err(ns_not_found(db, name));
-        };
-        let meta = &entry.set.meta;
-        let position = match &change.target {
-            IndexTarget::Name(n) => meta.indexes.iter().position(|i| &i.name == n),
-            IndexTarget::Key(key) => {
-                let probe = IndexMeta {
-                    key: key.clone(),
-                    ..CollectionMeta::id_index(0)
-                };
-                let found: Vec<usize> = meta
-                    .indexes
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, i)| same_key(i, &probe))
-                    .map(|(p, _)| p)
-                    .collect();
-                if found.len() > 1 {
-                    return Err(Error::new(
-                        ErrorKind::AmbiguousIndexKeyPattern,
-                        format!(
-                            "index keyPattern {} matches {} indexes, must use index name. Conflicting indexes: {}",
-                            shell(&key.clone().into()),
-                            found.len(),
-                            found
-                                .iter()
-                                .map(|p| shell(&meta.indexes[*p].to_spec_doc().into()))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    ));
-                }
-                found.first().copied()
-            }
-        };
-        let Some(position) = position else {
-            let what = match &change.target {
-                IndexTarget::Name(n) => n.clone(),
-                IndexTarget::Key(k) => shell(&k.clone().into()),
-            };
-            return Err(Error::new(
-                ErrorKind::IndexNotFound,
-                format!("cannot find index {what} for ns {db}.{name}"),
-            ));
-        };
-        let mut new_meta = meta.clone();
-        let index = &mut new_meta.indexes[position];
-        let before = index.clone();
-        (change.apply)(index)?;
-        let after = index.clone();
-        if before != after {
-            self.replace_meta(&entry, new_meta, vec![]).await?;
+        let entry = self.state.get(db, name).cloned();
+        let m = indexes::modify_index(record(&entry), db, name, change)?;
+        if let (Some(entry), Some(meta)) = (entry, m.record) {
+            self.replace_meta(&entry, meta, vec![]).await?;
         }
-        Ok(IndexChangeOutcome { before, after })
+        Ok(m.outcome)
     }
-}
 
-impl CatalogCore {
     /// `collMod`'s collection-level `expireAfterSeconds` of a time-series
-    /// or clustered collection (None: `"off"`). The internal indexes
-    /// already exist; only their `expireAfterSeconds` follows the option.
+    /// or clustered collection (None: `"off"`).
     async fn modify_expiry(&mut self, db: &str, name: &str, secs: Option<i64>) -> Result<()> {
-        let Some(entry) = self.state.get(db, name).cloned() else {
-            return Err(ns_not_found(db, name));
-        };
-        let mut meta = entry.set.meta.clone();
-        match secs {
-            Some(s) => {
-                meta.options.insert("expireAfterSeconds", s);
-            }
-            None => {
-                meta.options.remove("expireAfterSeconds");
-            }
-        }
-        for wanted in timeseries::internal_indexes(&meta.options) {
-            if let Some(index) = meta.indexes.iter_mut().find(|i| i.name == wanted.name) {
-                index.expire_after_seconds = wanted.expire_after_seconds;
-            }
-        }
-        if meta != entry.set.meta {
+        let entry = self.state.get(db, name).cloned();
+        let meta = options::modify_expiry(record(&entry), db, name, secs)?;
+        if let (Some(entry), Some(meta)) = (entry, meta) {
             self.replace_meta(&entry, meta, vec![]).await?;
             tracing::info!(ns = %format!("{db}.{name}"), expire_after_seconds = ?secs, "changed collection expiry");
         }
         Ok(())
     }
 
-    /// `collMod`'s validation options. A new validator replaces the old one
-    /// (an empty one removes it); a new level or action writes both the
-    /// level and the action, as mongod stores them.
+    /// `collMod`'s validation options.
     async fn modify_validation(
         &mut self,
         db: &str,
         name: &str,
         change: ValidationChange,
     ) -> Result<()> {
-        let Some(entry) = self.state.get(db, name).cloned() else {
-            return Err(Error::new(
-                ErrorKind::NamespaceNotFound,
-                format!("ns does not exist: {db}.{name}"),
-            ));
-        };
-        let mut meta = entry.set.meta.clone();
-        let options = &mut meta.options;
-        match change.validator {
-            Some(validator) if validator.is_empty() => {
-                options.remove("validator");
-            }
-            Some(validator) => {
-                options.insert("validator", validator);
-            }
-            None => {}
-        }
-        if change.level.is_some() || change.action.is_some() {
-            let current = |field: &str| options.get_str(field).ok().map(str::to_owned);
-            let level = change
-                .level
-                .map(|l| l.name().to_owned())
-                .or_else(|| current("validationLevel"));
-            let action = change
-                .action
-                .map(|a| a.name().to_owned())
-                .or_else(|| current("validationAction"));
-            options.insert(
-                "validationLevel",
-                level.unwrap_or_else(|| ValidationLevel::default().name().to_owned()),
-            );
-            options.insert(
-                "validationAction",
-                action.unwrap_or_else(|| ValidationAction::default().name().to_owned()),
-            );
-        }
-        order_validation_options(options);
-        Validator::from_options(db, name, &meta.uuid, &meta.options)?;
-        if meta != entry.set.meta {
+        let entry = self.state.get(db, name).cloned();
+        let meta = options::modify_validation(record(&entry), db, name, change)?;
+        if let (Some(entry), Some(meta)) = (entry, meta) {
             self.replace_meta(&entry, meta, vec![]).await?;
             tracing::info!(ns = %format!("{db}.{name}"), "changed validation options");
         }
@@ -749,111 +486,9 @@ impl CatalogCore {
     }
 }
 
-fn same_key(a: &IndexMeta, b: &IndexMeta) -> bool {
-    let mut a = a.clone();
-    a.unique = b.unique;
-    a.sparse = b.sparse;
-    a.partial_filter = b.partial_filter.clone();
-    a.extra = b.extra.clone();
-    a.same_signature(b)
-}
-
-enum Check {
-    New,
-    AlreadyExists,
-}
-
-/// MongoDB's rules for a requested index against existing ones.
-fn check_conflicts<'a>(
-    req: &IndexMeta,
-    existing: impl Iterator<Item = &'a IndexMeta>,
-) -> Result<Check> {
-    let show = |i: &IndexMeta| shell(&i.to_spec_doc().into());
-    for e in existing {
-        let same_sig = req.same_signature(e);
-        if e.name == req.name {
-            if !same_sig {
-                return Err(Error::new(
-                    ErrorKind::IndexKeySpecsConflict,
-                    format!(
-                        "An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: {}, existing index: {}",
-                        show(req),
-                        show(e)
-                    ),
-                ));
-            }
-            if !req.same_options(e) {
-                return Err(Error::new(
-                    ErrorKind::IndexOptionsConflict,
-                    format!(
-                        "An equivalent index already exists with the same name but different options. Requested index: {}, existing index: {}",
-                        show(req),
-                        show(e)
-                    ),
-                ));
-            }
-            return Ok(Check::AlreadyExists);
-        }
-        if same_sig {
-            if !req.same_options(e) {
-                return Err(Error::new(
-                    ErrorKind::IndexOptionsConflict,
-                    format!(
-                        "An equivalent index already exists with a different name and options. Requested index: {}, existing index: {}",
-                        show(req),
-                        show(e)
-                    ),
-                ));
-            }
-            return Err(Error::new(
-                ErrorKind::IndexOptionsConflict,
-                format!("Index already exists with a different name: {}", e.name),
-            ));
-        }
-    }
-    Ok(Check::New)
-}
-
-/// What `createIndexes` reports.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CreateIndexesOutcome {
-    pub before: usize,
-    pub after: usize,
-    pub created_collection: bool,
-    pub note: Option<&'static str>,
-}
-
-/// Which indexes `dropIndexes` removes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DropTarget {
-    /// `"*"`: every index but `_id_`.
-    All,
-    Names(Vec<String>),
-    Key(bson::Document),
-}
-
-/// How `collMod` names an index.
-#[derive(Debug, Clone, PartialEq)]
-pub enum IndexTarget {
-    Name(String),
-    Key(bson::Document),
-}
-
-/// Edits one index record in place; an error leaves the catalog unchanged.
-pub type IndexEdit = Box<dyn FnOnce(&mut IndexMeta) -> Result<()> + Send>;
-
-/// A change to one index's options (`collMod`). `apply` validates against
-/// the current index and edits it; an error leaves the catalog unchanged.
-pub struct IndexChange {
-    pub target: IndexTarget,
-    pub apply: IndexEdit,
-}
-
-/// The index before and after a change.
-#[derive(Debug, Clone, PartialEq)]
-pub struct IndexChangeOutcome {
-    pub before: IndexMeta,
-    pub after: IndexMeta,
+/// The record a decision is made on: the collection's, if it exists.
+fn record(entry: &Option<CollectionHandle>) -> Option<&CollectionMeta> {
+    entry.as_ref().map(|e| &e.coll.meta)
 }
 
 /// Creates a collection if it does not exist (implicit creation by a
@@ -915,15 +550,6 @@ pub struct RenameCollection {
     /// Keep a temporary collection's `temp` flag (else the renamed
     /// collection is an ordinary one, as mongod's `stayTemp: false`).
     pub stay_temp: bool,
-}
-
-/// New validation options for `collMod`; `None` leaves one unchanged.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ValidationChange {
-    /// A new validator; an empty document removes the validator.
-    pub validator: Option<bson::Document>,
-    pub level: Option<ValidationLevel>,
-    pub action: Option<ValidationAction>,
 }
 
 /// `collMod`'s `validator`, `validationLevel` and `validationAction`.
@@ -1010,7 +636,7 @@ impl Handler<DropDatabase> for CatalogActor {
             let names: Vec<String> = core
                 .state
                 .in_db(&m.db)
-                .map(|e| e.set.meta.name.clone())
+                .map(|e| e.coll.meta.name.clone())
                 .collect();
             for name in names {
                 if let Err(e) = core.drop_collection(&m.db, &name).await {

@@ -1,14 +1,18 @@
 //! The catalog: the actor that owns collection and index metadata and runs
-//! DDL one operation at a time (`actor`), and the immutable snapshot of it
+//! DDL one operation at a time (`actor`), the pure decisions of what each
+//! DDL request means (`decide`), and the immutable snapshot of the catalog
 //! that everyone else reads (`view`).
 
 mod actor;
+mod decide;
 mod view;
 
 pub use actor::{
-    CatalogActor, CatalogCore, CreateCollection, CreateIndexes, CreateIndexesOutcome,
-    DropCollection, DropDatabase, DropIndexes, DropTarget, EnsureCollection, IndexChange,
-    IndexChangeOutcome, IndexTarget, MAX_INDEXES, ModifyExpiry, ModifyIndex, ModifyValidation,
-    RenameCollection, ValidationChange,
+    CatalogActor, CatalogCore, CreateCollection, CreateIndexes, DropCollection, DropDatabase,
+    DropIndexes, EnsureCollection, ModifyExpiry, ModifyIndex, ModifyValidation, RenameCollection,
 };
+pub use decide::indexes::{
+    CreateIndexesOutcome, DropTarget, IndexChange, IndexChangeOutcome, IndexTarget, MAX_INDEXES,
+};
+pub use decide::options::ValidationChange;
 pub use view::{CatalogState, CatalogView};

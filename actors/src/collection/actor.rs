@@ -12,14 +12,8 @@
 //! set, drop) run alone, between groups, so every write sees exactly one
 //! version of the collection's indexes.
 //!
-//! TTL chunks run on the `ebb-ttl` thread at lowered priority; chunks
-//! planned off the writer run on `ebb-ttl-plan` at idle priority and are
-//! applied on the blocking pool at normal priority (a write may wait behind
-//! the apply, never behind a starved thread). While a chunk commits, the
-//! next chunk of the visit is planned (`lookahead`): on `ebb-ttl-ahead`
-//! when no foreground write is active, on `ebb-ttl-plan` when one is.
-//! A chunk the monitor sends `behind` (seconds late) is never planned: it
-//! runs on `ebb-ttl` like a chunk without foreground writes.
+//! TTL chunks and the sweep are this actor's too; how they run is
+//! `expiry`'s.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -27,108 +21,48 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use ebb_storage::engine::Engine;
-use ebb_storage::ttl::{self, ExpireOutcome, ForegroundChunks, Plan};
-use ebb_storage::write::statement::{
+use ebb_storage::statement::{
     self as ops, DeleteOutcome, FindAndModifyOutcome, InsertOutcome, InsertStatement, UpdateOutcome,
 };
-use ebb_storage::{Error, ErrorKind, IndexSet, Result};
+use ebb_storage::ttl::ForegroundChunks;
+use ebb_storage::{Collection, Error, ErrorKind, Result};
 use tokio::sync::oneshot;
 
-use super::lookahead::{Ahead, Lookahead};
+use super::lookahead::Lookahead;
 use super::messages::{
-    BuildIndexes, DeleteDocs, ExpireChunk, InsertDocs, ModifyOne, Retire, SwitchIndexSet,
-    UpdateDocs,
+    BuildIndexes, DeleteDocs, InsertDocs, ModifyOne, Retire, SwitchCollection, UpdateDocs,
 };
-use super::schedule::{Action, Schedule, plan_patience};
-use crate::background::PlanThread;
+use super::schedule::{Action, Schedule};
 use crate::shared::{Durability, Shared};
 
-/// A write job: runs on a blocking thread, returns the acknowledgement to
-/// send once the group is durable.
-type WriteJob = Box<dyn FnOnce(&dyn Engine, &Arc<IndexSet>) -> Ack + Send>;
-/// Sends a job's reply; given the error of the group's WAL sync, if it
-/// failed, which then replaces a successful result (the write is not
-/// known to be durable, so it must not be acknowledged).
-type Ack = Box<dyn FnOnce(Option<&Error>) + Send>;
-
-/// A queued write with its durability request (`j: true`).
-struct Write {
-    job: Job,
-    sync: bool,
-}
-
-/// What a queued write runs.
-enum Job {
-    Run(WriteJob),
-    /// An insert into a time-series collection: consecutive ones in a
-    /// group run as one `insert_group`, so they rewrite each open bucket
-    /// once between them.
-    Measurements(InsertStatement, oneshot::Sender<Result<InsertOutcome>>),
-}
-
-/// Work that runs alone on the writer.
-enum Control {
-    /// Builds the entries of new indexes, then switches to `set`.
-    Build {
-        set: Arc<IndexSet>,
-        new_names: Vec<String>,
-        reply: oneshot::Sender<Result<()>>,
-    },
-    /// Switches to a new index set without building anything (dropped
-    /// indexes, changed options).
-    Switch {
-        set: Arc<IndexSet>,
-        reply: oneshot::Sender<()>,
-    },
-    /// The collection is being dropped: finish what is queued, refuse the rest.
-    Retire { reply: oneshot::Sender<()> },
-    /// One turn of the sweep of the index entries expired documents left
-    /// queued (`ttl::sweep_step`: reads a few queue items, or deletes a
-    /// slice); the next turn is queued after it, behind the writes that
-    /// arrived meanwhile.
-    Sweep,
-}
-
-/// A queued TTL chunk with its reply.
-struct Expiry {
-    msg: ExpireChunk,
-    reply: oneshot::Sender<Result<ExpireOutcome>>,
-}
-
-/// A chunk's plan and whether it was made before the chunk arrived.
-struct Planned {
-    plan: Plan,
-    ahead: bool,
-}
-
-type WriterSchedule = Schedule<Write, Control, Expiry, Planned>;
+use super::queued::{Ack, Control, Job, Write, WriteJob, WriterSchedule};
 
 pub struct CollectionActor {
-    shared: Arc<Shared>,
-    set: Arc<IndexSet>,
+    pub(super) shared: Arc<Shared>,
+    pub(super) coll: Arc<Collection>,
     /// Shared with the thread running a write group, which takes the next
     /// group from it itself ([`Schedule::next_group`]).
-    schedule: Arc<Mutex<WriterSchedule>>,
+    pub(super) schedule: Arc<Mutex<WriterSchedule>>,
     /// How large TTL chunks may be while foreground writes are active.
-    foreground_chunks: ForegroundChunks,
-    lookahead: Lookahead,
-    retired: bool,
+    pub(super) foreground_chunks: ForegroundChunks,
+    pub(super) lookahead: Lookahead,
+    pub(super) retired: bool,
     /// Counts the write jobs that stored new documents, once they are
     /// committed: awaitData cursors wait on it for their next batch.
-    inserted: tokio::sync::watch::Sender<u64>,
+    pub(super) inserted: tokio::sync::watch::Sender<u64>,
     /// A sweep is queued or running.
-    sweep_queued: bool,
+    pub(super) sweep_queued: bool,
     /// A timer will look at the sweep queue again.
-    sweep_timer: bool,
+    pub(super) sweep_timer: bool,
 }
 
 impl CollectionActor {
-    pub fn new(shared: Arc<Shared>, set: Arc<IndexSet>) -> Self {
+    pub fn new(shared: Arc<Shared>, coll: Arc<Collection>) -> Self {
         let schedule = Arc::new(Mutex::new(Schedule::new(shared.policy)));
         let foreground_chunks = ForegroundChunks::new(&shared.policy);
         CollectionActor {
             shared,
-            set,
+            coll,
             schedule,
             foreground_chunks,
             lookahead: Lookahead::default(),
@@ -140,7 +74,7 @@ impl CollectionActor {
     }
 
     /// The schedule; never held across an await or a job.
-    fn schedule(&self) -> MutexGuard<'_, WriterSchedule> {
+    pub(super) fn schedule(&self) -> MutexGuard<'_, WriterSchedule> {
         lock(&self.schedule)
     }
 
@@ -156,7 +90,7 @@ impl CollectionActor {
     }
 
     /// Runs whatever the schedule says is ready, until it says nothing is.
-    fn pump(&mut self, ctx: &mut Context<Self>) {
+    pub(super) fn pump(&mut self, ctx: &mut Context<Self>) {
         while !self.retired {
             let Some(action) = self.schedule().next(Instant::now()) else {
                 break;
@@ -179,7 +113,7 @@ impl CollectionActor {
     }
 
     /// Marks the running work done and runs what is next.
-    fn done(&mut self, ctx: &mut Context<Self>) {
+    pub(super) fn done(&mut self, ctx: &mut Context<Self>) {
         self.schedule().work_done();
         self.pump(ctx);
     }
@@ -190,14 +124,14 @@ impl CollectionActor {
     /// something else is next or nothing is queued.
     fn run_writes(&mut self, group: Vec<Write>, ctx: &mut Context<Self>) {
         let engine = self.shared.engine.clone();
-        let set = self.set.clone();
+        let coll = self.coll.clone();
         let schedule = self.schedule.clone();
         let sync_each = self.shared.durability == Durability::SyncEachWrite;
         let work = tokio::task::spawn_blocking(move || {
             let mut held = Vec::new();
             let mut next = Some(group);
             while let Some(group) = next {
-                held.push(run_group(engine.as_ref(), &set, group, sync_each));
+                held.push(run_group(engine.as_ref(), &coll, group, sync_each));
                 next = lock(&schedule).next_group();
             }
             held
@@ -220,12 +154,12 @@ impl CollectionActor {
     fn run_control(&mut self, control: Control, ctx: &mut Context<Self>) {
         match control {
             Control::Build {
-                set,
+                coll,
                 new_names,
                 reply,
             } => {
                 let engine = self.shared.engine.clone();
-                let built = set.clone();
+                let built = coll.clone();
                 let work = tokio::task::spawn_blocking(move || {
                     ops::build_indexes(engine.as_ref(), &built, &new_names)
                 });
@@ -233,7 +167,7 @@ impl CollectionActor {
                     move |res, act, ctx| {
                         let switched = res.is_ok();
                         if switched {
-                            act.set = set;
+                            act.coll = coll;
                         }
                         let _ = reply.send(res);
                         act.done(ctx);
@@ -243,8 +177,8 @@ impl CollectionActor {
                     },
                 ));
             }
-            Control::Switch { set, reply } => {
-                self.set = set;
+            Control::Switch { coll, reply } => {
+                self.coll = coll;
                 let _ = reply.send(());
                 self.schedule().work_done();
                 // The new set reads the queue when it sweeps.
@@ -256,259 +190,7 @@ impl CollectionActor {
                 self.schedule().work_done();
                 ctx.stop();
             }
-            Control::Sweep => {
-                let engine = self.shared.engine.clone();
-                let set = self.set.clone();
-                let policy = self.shared.policy;
-                let work = tokio::task::spawn_blocking(move || {
-                    ttl::sweep_step(engine.as_ref(), &set, &policy)
-                });
-                ctx.spawn(async move { flatten(work.await) }.into_actor(self).map(
-                    |res, act, ctx| {
-                        act.sweep_queued = false;
-                        match res {
-                            Ok(n) => drop(act.shared.ttl.swept.fetch_add(n, Relaxed)),
-                            Err(e) => {
-                                tracing::warn!(ns = %act.set.ns(), error = %e, "sweep failed")
-                            }
-                        }
-                        act.done(ctx);
-                        act.consider_sweep(ctx);
-                    },
-                ));
-            }
-        }
-    }
-
-    /// Queues a sweep unless one is queued already. It deletes only what
-    /// no TTL plan reads, so plans made before it stay current.
-    fn queue_sweep(&mut self, ctx: &mut Context<Self>) {
-        if !self.sweep_queued && !self.retired {
-            self.sweep_queued = true;
-            self.schedule().push_housekeeping(Control::Sweep);
-            self.pump(ctx);
-        }
-    }
-
-    /// Queues a sweep when the queue is due for one (`Sweep::due_in`), or
-    /// looks again when it will be.
-    fn consider_sweep(&mut self, ctx: &mut Context<Self>) {
-        match self.set.sweep.due_in(Instant::now(), &self.shared.policy) {
-            Some(wait) if wait.is_zero() => self.queue_sweep(ctx),
-            Some(wait) if !self.sweep_timer && !self.sweep_queued => {
-                self.sweep_timer = true;
-                ctx.run_later(wait, |act, ctx| {
-                    act.sweep_timer = false;
-                    act.consider_sweep(ctx);
-                });
-            }
-            _ => {}
-        }
-    }
-
-    /// Runs one TTL chunk on the writer, on the low-priority TTL thread.
-    /// Without foreground activity it may take the whole collection at
-    /// once (`ttl::expire_all`), and the next chunk is planned while this
-    /// one commits (`lookahead`).
-    fn run_expiry(&mut self, chunk: Expiry, foreground_active: bool, ctx: &mut Context<Self>) {
-        let shared = self.shared.clone();
-        let set = self.set.clone();
-        let Expiry { msg, reply } = chunk;
-        let policy = shared.policy;
-        let limit = self.foreground_chunks.limit(msg.limit, foreground_active);
-        // The chunk planned ahead is the monitor's next, at the size the
-        // writer will allow it.
-        let next_limit = self
-            .foreground_chunks
-            .next_quiet_limit(&policy, msg.next_limit.max(1));
-        let whole = msg.whole && !foreground_active;
-        let prompt = msg.prompt;
-        let epoch = self.schedule().epoch();
-        let at_floor = |after: &[u8]| ttl::resumes_at_floor(&set, &msg.index, after);
-        let ahead = self.lookahead.take_for_visit(&msg, limit, epoch, &at_floor);
-        let look_ahead = !foreground_active
-            && policy.max_deletes_per_sec == 0
-            && self.lookahead.allowed(Instant::now());
-        let work = async move {
-            let (planned, late) = match ahead {
-                Some(ahead) => match ahead.wait(plan_patience(prompt)).await {
-                    Ok(plan) => (plan, false),
-                    Err(()) => (None, true),
-                },
-                None => (None, false),
-            };
-            let on_writer = shared.clone();
-            let job = move |engine: &dyn Engine| {
-                if planned.is_none()
-                    && whole
-                    && let Some(out) =
-                        ttl::expire_all(engine, &set, &msg.index, msg.cutoff_millis, &policy)?
-                {
-                    on_writer.ttl.runs.on_writer.fetch_add(1, Relaxed);
-                    return Ok((out, None));
-                }
-                let runs = &on_writer.ttl.runs;
-                let mut plan = match planned {
-                    Some(plan) => {
-                        runs.ahead.fetch_add(1, Relaxed);
-                        plan
-                    }
-                    None => {
-                        runs.on_writer.fetch_add(1, Relaxed);
-                        ttl::plan(engine, &set, msg.chunk(limit), &policy)?
-                    }
-                };
-                let next = (look_ahead && plan.follows_ok())
-                    .then(|| {
-                        let thread = PlanThread::Ahead;
-                        plan_next(&on_writer, &set, &msg, next_limit, &mut plan, thread)
-                    })
-                    .flatten();
-                Ok((ttl::apply(engine, &set, plan)?, next))
-            };
-            // The time the chunk's work took, not the wait for a thread
-            // to run it: only the work depends on the chunk's size.
-            let timed = move |engine: &dyn Engine| {
-                let started = Instant::now();
-                let result = job(engine);
-                (result, started.elapsed())
-            };
-            let (result, held) = match shared.background.run(&shared.engine, timed).await {
-                Some((result, held)) => (Some(result), held),
-                None => (None, Duration::ZERO),
-            };
-            let more = matches!(&result, Some(Ok((out, _))) if out.more);
-            let next = match result {
-                Some(Ok((out, next))) => {
-                    let _ = reply.send(Ok(out));
-                    next
-                }
-                Some(Err(e)) => {
-                    let _ = reply.send(Err(e));
-                    None
-                }
-                None => None,
-            };
-            (more, held, late, next)
-        };
-        ctx.spawn(
-            work.into_actor(self)
-                .map(move |(more, held, late, next), act, ctx| {
-                    match foreground_active {
-                        true => act.foreground_chunks.record(&policy, more, held),
-                        false => act.foreground_chunks.quiet_done(&policy),
-                    }
-                    if late {
-                        act.shared.ttl.runs.overdue_plans.fetch_add(1, Relaxed);
-                        act.lookahead.late(Instant::now());
-                    }
-                    if let Some((chunk, plan)) = next {
-                        // Still the epoch the chunk started at: the writer
-                        // was busy with it until now.
-                        act.lookahead
-                            .started(Ahead::new(chunk, next_limit, epoch, plan));
-                    }
-                    act.done(ctx);
-                    act.consider_sweep(ctx);
-                }),
-        );
-    }
-
-    /// Plans chunk `id` on the idle-priority thread while the writer stays
-    /// free, unless the plan made while the chunk before it committed is
-    /// this chunk's, at this epoch (`lookahead`); if the plan is not back
-    /// within its patience ([`plan_patience`]), the schedule sends the chunk
-    /// to the writer and drops the late plan.
-    fn plan(&mut self, id: u64, ctx: &mut Context<Self>) {
-        let (msg, epoch) = {
-            let schedule = self.schedule();
-            let Some(chunk) = schedule.planning(id) else {
-                return;
-            };
-            (chunk.msg.clone(), schedule.epoch())
-        };
-        let policy = self.shared.policy;
-        let limit = self.foreground_chunks.limit(msg.limit, true);
-        let ahead = self.lookahead.take_for(&msg, limit, epoch);
-        let patience = plan_patience(msg.prompt);
-        let (shared, set) = (self.shared.clone(), self.set.clone());
-        let work = async move {
-            let made_ahead = ahead.is_some();
-            let result = match ahead {
-                Some(ahead) => ahead.result().await,
-                None => {
-                    shared
-                        .background
-                        .run_idle(&shared.engine, move |engine| {
-                            ttl::plan(engine, &set, msg.chunk(limit), &policy)
-                        })
-                        .await
-                }
-            };
-            (result, made_ahead)
-        };
-        ctx.spawn(work.into_actor(self).map(move |(result, ahead), act, ctx| {
-            // None: the planning thread is gone (shutdown): the chunk
-            // is answered as if its collection were gone, which ends
-            // the visit.
-            let result = result
-                .unwrap_or_else(|| Err(dropped()))
-                .map(|plan| Planned { plan, ahead });
-            if let Some((chunk, e)) = act.schedule().plan_returned(id, result) {
-                let _ = chunk.reply.send(Err(e));
-            }
-            act.pump(ctx);
-        }));
-        ctx.run_later(patience, move |act, ctx| {
-            act.schedule().plan_overdue(id, Instant::now());
-            act.pump(ctx);
-        });
-    }
-
-    /// Applies a plan made at the current epoch. The commit runs at normal
-    /// priority: a foreground write may be waiting behind it.
-    fn apply(&mut self, chunk: Expiry, planned: Planned, ctx: &mut Context<Self>) {
-        let Planned { mut plan, ahead } = planned;
-        let runs = &self.shared.ttl.runs;
-        match ahead {
-            true => runs.ahead.fetch_add(1, Relaxed),
-            false => runs.planned.fetch_add(1, Relaxed),
-        };
-        self.plan_ahead_of(&chunk.msg, &mut plan);
-        let engine = self.shared.engine.clone();
-        let set = self.set.clone();
-        let work = tokio::task::spawn_blocking(move || {
-            let started = Instant::now();
-            (ttl::apply(engine.as_ref(), &set, plan), started.elapsed())
-        });
-        ctx.spawn(work.into_actor(self).map(move |joined, act, ctx| {
-            let result = match joined {
-                Ok((result, held)) => {
-                    let more = matches!(&result, Ok(out) if out.more);
-                    let policy = act.shared.policy;
-                    act.foreground_chunks.record(&policy, more, held);
-                    result
-                }
-                Err(e) => flatten(Err(e)),
-            };
-            let _ = chunk.reply.send(result);
-            act.done(ctx);
-            act.consider_sweep(ctx);
-        }));
-    }
-
-    /// While `plan` (of chunk `msg`) is applied, plans the chunk the monitor
-    /// will send next on the idle-priority thread (`lookahead`).
-    fn plan_ahead_of(&mut self, msg: &ExpireChunk, plan: &mut Plan) {
-        if self.shared.policy.max_deletes_per_sec != 0 || !plan.follows_ok() {
-            return;
-        }
-        let limit = self.foreground_chunks.limit(msg.limit, true);
-        if let Some((chunk, rx)) =
-            plan_next(&self.shared, &self.set, msg, limit, plan, PlanThread::Idle)
-        {
-            let epoch = self.schedule().epoch();
-            self.lookahead.started(Ahead::new(chunk, limit, epoch, rx));
+            Control::Sweep => self.run_sweep(ctx),
         }
     }
 
@@ -527,13 +209,13 @@ impl CollectionActor {
         &mut self,
         ctx: &mut Context<Self>,
         sync: bool,
-        f: impl FnOnce(&dyn Engine, &Arc<IndexSet>) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&dyn Engine, &Arc<Collection>) -> Result<T> + Send + 'static,
     ) -> oneshot::Receiver<Result<T>> {
         let (tx, rx) = oneshot::channel();
         if self.retired {
             return rx;
         }
-        let run: WriteJob = Box::new(move |engine, set| ack(tx, f(engine, set)));
+        let run: WriteJob = Box::new(move |engine, coll| ack(tx, f(engine, coll)));
         self.queue(ctx, Job::Run(run), sync);
         rx
     }
@@ -567,7 +249,7 @@ impl CollectionActor {
 /// the writer.
 fn run_group(
     engine: &dyn Engine,
-    set: &Arc<IndexSet>,
+    coll: &Arc<Collection>,
     group: Vec<Write>,
     sync_each: bool,
 ) -> Duration {
@@ -579,12 +261,12 @@ fn run_group(
         match w.job {
             Job::Measurements(statement, tx) => measurements.push((statement, tx)),
             Job::Run(run) => {
-                insert_measurements(engine, set, &mut measurements, &mut replies);
-                replies.push(run(engine, set));
+                insert_measurements(engine, coll, &mut measurements, &mut replies);
+                replies.push(run(engine, coll));
             }
         }
     }
-    insert_measurements(engine, set, &mut measurements, &mut replies);
+    insert_measurements(engine, coll, &mut measurements, &mut replies);
     let synced = if sync { engine.sync_wal().err() } else { None };
     if let Some(e) = &synced {
         tracing::error!(error = %e, "WAL sync failed");
@@ -603,7 +285,7 @@ fn lock(schedule: &Mutex<WriterSchedule>) -> MutexGuard<'_, WriterSchedule> {
 /// their acknowledgements in order.
 fn insert_measurements(
     engine: &dyn Engine,
-    set: &Arc<IndexSet>,
+    coll: &Arc<Collection>,
     gathered: &mut Vec<(InsertStatement, oneshot::Sender<Result<InsertOutcome>>)>,
     replies: &mut Replies,
 ) {
@@ -611,7 +293,7 @@ fn insert_measurements(
         return;
     }
     let (statements, senders): (Vec<_>, Vec<_>) = gathered.drain(..).unzip();
-    for (result, tx) in ops::insert_group(engine, set, statements)
+    for (result, tx) in ops::insert_group(engine, coll, statements)
         .into_iter()
         .zip(senders)
     {
@@ -663,41 +345,15 @@ fn ack<T: Send + 'static>(tx: oneshot::Sender<Result<T>>, result: Result<T>) -> 
     })
 }
 
-/// Queues the plan of the chunk after `plan` (of `limit` documents) on
-/// `thread`: the chunk the monitor is expected to send next, and the plan's
-/// receiver. `None` if that thread is gone.
-fn plan_next(
-    shared: &Arc<Shared>,
-    set: &Arc<IndexSet>,
-    msg: &ExpireChunk,
-    limit: usize,
-    plan: &mut Plan,
-    thread: PlanThread,
-) -> Option<(ExpireChunk, oneshot::Receiver<Result<Plan>>)> {
-    let next = ExpireChunk {
-        resume_after: Some(plan.resume_after()?.to_vec()),
-        ..msg.clone()
-    };
-    let gone = plan.take_deleted_ids();
-    let (set, policy, planned) = (set.clone(), shared.policy, next.clone());
-    let work = move |engine: &dyn Engine| {
-        ttl::plan_after(engine, &set, planned.chunk(limit), &policy, gone)
-    };
-    let rx = shared
-        .background
-        .submit_plan(thread, &shared.engine, work)?;
-    Some((next, rx))
-}
-
-fn flatten<T>(r: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {
+pub(super) fn flatten<T>(r: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {
     r.map_err(|e| Error::engine(format!("writer task failed: {e}")))?
 }
 
-fn dropped() -> Error {
+pub(super) fn dropped() -> Error {
     Error::new(ErrorKind::NamespaceNotFound, "collection was dropped")
 }
 
-async fn recv<T>(rx: oneshot::Receiver<Result<T>>) -> Result<T> {
+pub(super) async fn recv<T>(rx: oneshot::Receiver<Result<T>>) -> Result<T> {
     rx.await.unwrap_or_else(|_| Err(dropped()))
 }
 
@@ -751,10 +407,10 @@ impl Handler<InsertDocs> for CollectionActor {
             bypass_validation: msg.bypass_validation,
             prepared: msg.prepared,
         };
-        let rx = match self.set.timeseries {
+        let rx = match self.coll.timeseries {
             Some(_) => self.write_measurements(ctx, msg.sync, statement),
-            None => self.write(ctx, msg.sync, move |engine, set| {
-                ops::insert_with(engine, set, statement)
+            None => self.write(ctx, msg.sync, move |engine, coll| {
+                ops::insert_with(engine, coll, statement)
             }),
         };
         self.answer(rx, |act, out| {
@@ -772,8 +428,8 @@ impl Handler<UpdateDocs> for CollectionActor {
 
     fn handle(&mut self, msg: UpdateDocs, ctx: &mut Context<Self>) -> Self::Result {
         let now = self.shared.clock.now();
-        let rx = self.write(ctx, msg.sync, move |engine, set| {
-            ops::update(engine, set, msg.statements, msg.ordered, now)
+        let rx = self.write(ctx, msg.sync, move |engine, coll| {
+            ops::update(engine, coll, msg.statements, msg.ordered, now)
         });
         self.answer(rx, |act, out| {
             act.note_due(out.earliest_due);
@@ -789,8 +445,8 @@ impl Handler<DeleteDocs> for CollectionActor {
     type Result = ResponseActFuture<Self, Result<DeleteOutcome>>;
 
     fn handle(&mut self, msg: DeleteDocs, ctx: &mut Context<Self>) -> Self::Result {
-        let rx = self.write(ctx, msg.sync, move |engine, set| {
-            ops::delete(engine, set, msg.statements, msg.ordered)
+        let rx = self.write(ctx, msg.sync, move |engine, coll| {
+            ops::delete(engine, coll, msg.statements, msg.ordered)
         });
         self.answer(rx, |act, out| {
             act.shared.writes.deleted.fetch_add(out.n, Relaxed);
@@ -803,8 +459,8 @@ impl Handler<ModifyOne> for CollectionActor {
 
     fn handle(&mut self, msg: ModifyOne, ctx: &mut Context<Self>) -> Self::Result {
         let now = self.shared.clock.now();
-        let rx = self.write(ctx, msg.sync, move |engine, set| {
-            ops::find_and_modify(engine, set, msg.request, now)
+        let rx = self.write(ctx, msg.sync, move |engine, coll| {
+            ops::find_and_modify(engine, coll, msg.request, now)
         });
         self.answer(rx, |act, out| {
             act.note_due(out.earliest_due);
@@ -815,20 +471,6 @@ impl Handler<ModifyOne> for CollectionActor {
     }
 }
 
-impl Handler<ExpireChunk> for CollectionActor {
-    type Result = ResponseFuture<Result<ExpireOutcome>>;
-
-    fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
-        let (reply, rx) = oneshot::channel();
-        if !self.retired {
-            let behind = msg.behind;
-            self.schedule().push_chunk(Expiry { msg, reply }, behind);
-            self.pump(ctx);
-        }
-        Box::pin(recv(rx))
-    }
-}
-
 impl Handler<BuildIndexes> for CollectionActor {
     type Result = ResponseFuture<Result<()>>;
 
@@ -836,7 +478,7 @@ impl Handler<BuildIndexes> for CollectionActor {
         let (reply, rx) = oneshot::channel();
         self.control(
             Control::Build {
-                set: msg.set,
+                coll: msg.coll,
                 new_names: msg.new_names,
                 reply,
             },
@@ -846,12 +488,12 @@ impl Handler<BuildIndexes> for CollectionActor {
     }
 }
 
-impl Handler<SwitchIndexSet> for CollectionActor {
+impl Handler<SwitchCollection> for CollectionActor {
     type Result = ResponseFuture<()>;
 
-    fn handle(&mut self, msg: SwitchIndexSet, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: SwitchCollection, ctx: &mut Context<Self>) -> Self::Result {
         let (reply, rx) = oneshot::channel();
-        self.control(Control::Switch { set: msg.0, reply }, ctx);
+        self.control(Control::Switch { coll: msg.0, reply }, ctx);
         Box::pin(async move {
             let _ = rx.await;
         })

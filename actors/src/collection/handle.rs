@@ -1,4 +1,4 @@
-//! A collection as readers and writers find it: its immutable index set
+//! A collection as readers and writers find it: its immutable storage handle
 //! (for reads on snapshots) and the address of its single writer (for
 //! writes), with what the node asks of a collection besides reads and
 //! writes — count, emptiness, sizes, compaction — so that nothing above
@@ -7,16 +7,16 @@
 use std::sync::Arc;
 
 use actix::Addr;
-use ebb_storage::collection::{self, Sizes};
 use ebb_storage::engine::{Engine, Snapshot};
-use ebb_storage::{IndexSet, Result};
+use ebb_storage::stats::{self, Sizes};
+use ebb_storage::{Collection, Result};
 
 use super::actor::CollectionActor;
 
-/// One collection: its index set and its writer.
+/// One collection: its storage handle and its writer.
 #[derive(Clone)]
 pub struct CollectionHandle {
-    pub set: Arc<IndexSet>,
+    pub coll: Arc<Collection>,
     pub addr: Addr<CollectionActor>,
     /// Changes after each committed write that stored new documents (its
     /// writer's `inserts`); closed when the writer stops.
@@ -26,29 +26,29 @@ pub struct CollectionHandle {
 impl CollectionHandle {
     /// `db.name`.
     pub fn ns(&self) -> String {
-        self.set.ns()
+        self.coll.ns()
     }
 
     /// Documents in the collection, counted exactly on `snap`.
     pub fn count(&self, snap: &dyn Snapshot) -> Result<u64> {
-        collection::count(snap, &self.set)
+        stats::count(snap, &self.coll)
     }
 
     /// Whether the collection holds no document, on `snap`.
     pub fn is_empty(&self, snap: &dyn Snapshot) -> Result<bool> {
-        collection::is_empty(snap, &self.set)
+        stats::is_empty(snap, &self.coll)
     }
 
     /// Size figures from the engine's estimates.
     pub fn sizes(&self, engine: &dyn Engine) -> Sizes {
-        collection::sizes(engine, &self.set)
+        stats::sizes(engine, &self.coll)
     }
 
     /// Compacts the collection's records and indexes on a blocking thread;
     /// returns the bytes freed.
     pub async fn compact(&self, engine: Arc<dyn Engine>) -> Result<u64> {
-        let set = self.set.clone();
-        tokio::task::spawn_blocking(move || collection::compact(engine.as_ref(), &set))
+        let coll = self.coll.clone();
+        tokio::task::spawn_blocking(move || stats::compact(engine.as_ref(), &coll))
             .await
             .map_err(|e| ebb_storage::Error::engine(format!("compaction task failed: {e}")))?
     }

@@ -16,7 +16,7 @@
 //!   place of the one the writer would start, with the schedule's patience.
 //!
 //! A plan made ahead is used only when the writer ran no foreground job
-//! since it was started (same epoch), never under a deletion-rate limit,
+//! since it was started (same epoch: docs/expiry.md#plan-epoch), never under a deletion-rate limit,
 //! and only for the chunk it planned: the same index and cutoff, resuming
 //! where the last one stopped, and allowed at least as many documents as
 //! the plan takes (while chunks grow, a plan made at the last size serves

@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use actix::Message;
 use bson::RawDocumentBuf;
-use ebb_storage::ttl::ExpireOutcome;
-use ebb_storage::write::statement::{
+use ebb_storage::statement::{
     DeleteOutcome, DeleteStatement, FindAndModify, FindAndModifyOutcome, InsertOutcome,
     UpdateOutcome, UpdateStatement,
 };
-use ebb_storage::{IndexSet, Result};
+use ebb_storage::ttl::ExpireOutcome;
+use ebb_storage::{Collection, Result};
 
 /// Inserts documents.
 #[derive(Message)]
@@ -98,18 +98,18 @@ impl ExpireChunk {
     }
 }
 
-/// Builds new indexes, then uses `set` (which lists them).
+/// Builds new indexes, then uses `coll` (which lists them).
 #[derive(Message)]
 #[rtype(result = "Result<()>")]
 pub struct BuildIndexes {
-    pub set: Arc<IndexSet>,
+    pub coll: Arc<Collection>,
     pub new_names: Vec<String>,
 }
 
-/// Uses a new index set from now on.
+/// Uses a new collection handle from now on.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct SwitchIndexSet(pub Arc<IndexSet>);
+pub struct SwitchCollection(pub Arc<Collection>);
 
 /// Finishes queued work and stops.
 #[derive(Message)]

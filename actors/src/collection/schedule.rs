@@ -10,8 +10,8 @@
 //! window), a chunk is *planned* off the writer and only its batch is
 //! applied on it. A plan is applied only at the epoch it was made at (the
 //! epoch counts foreground jobs started, housekeeping such as the TTL
-//! sweep aside), so it never deletes from a state
-//! that has changed; a stale plan is made again, and after
+//! sweep aside), so it never deletes from a state that has changed
+//! (docs/expiry.md#plan-epoch states the invariant); a stale plan is made again, and after
 //! [`MAX_STALE_PLANS`] the chunk runs whole on the writer. A plan not back
 //! within its patience ([`plan_patience`]; a busy CPU starves the planning
 //! thread) sends its chunk to the writer, and so do later chunks for

@@ -3,12 +3,12 @@
 //! state writers and `serverStatus` share with it (`state`), and what
 //! readers see of documents it has yet to delete (`visibility`).
 
+mod hide;
 mod monitor;
 mod pacer;
 mod state;
-mod visibility;
 pub mod wake;
 
+pub use hide::HideAsMonitor;
 pub use monitor::{BEHIND, StopMonitor, TtlError, TtlMonitor};
 pub use state::{TtlOp, TtlState, TtlVisit};
-pub use visibility::MonitorVisibility;

@@ -15,7 +15,7 @@
 //! and pace itself (`ttl.max_deletes_per_sec`).
 //!
 //! Without a rate limit, a chunk may find every document of the collection
-//! due and delete them all at once (`expire::expire_all`): a few range
+//! due and delete them all at once (`ttl::expire_all`): a few range
 //! tombstones whatever the count, so it can exceed the visit's
 //! `ttlIndexDeleteTargetDocs`, which exists to bound a visit's work.
 //!
@@ -41,9 +41,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use ebb_storage::IndexSet;
+use ebb_storage::Collection;
 use ebb_storage::catalog::IndexMeta;
-use ebb_storage::ttl::{cutoff_millis, due_millis, earliest_date};
+use ebb_storage::index::{cutoff_millis, due_millis};
+use ebb_storage::ttl::earliest_date;
 use tokio::sync::watch;
 
 use super::pacer::Pacer;
@@ -155,7 +156,7 @@ impl Handler<StopMonitor> for TtlMonitor {
 /// One TTL index as the monitor visits it.
 #[derive(Clone)]
 struct Target {
-    set: Arc<IndexSet>,
+    coll: Arc<Collection>,
     ns: String,
     db: String,
     collection: String,
@@ -169,18 +170,19 @@ fn targets(state: &CatalogState) -> Vec<Target> {
         .collections
         .values()
         .flat_map(|e| {
-            e.set
+            e.coll
                 .meta
                 .indexes
                 .iter()
-                // A time-series collection in the extended range is
-                // skipped entirely (MongoDB 7.0–8.0, spec item 63).
-                .filter(|i| i.is_ttl() && !e.set.in_extended_range())
+                // A time-series collection in the extended range (a
+                // measurement before 1970 or after 2038-01-19T03:14:07Z)
+                // is skipped entirely, as MongoDB 7.0–8.0 do.
+                .filter(|i| i.is_ttl() && !e.coll.in_extended_range())
                 .map(move |i: &IndexMeta| Target {
-                    set: e.set.clone(),
-                    ns: e.set.meta.ns(),
-                    db: e.set.meta.db.clone(),
-                    collection: e.set.meta.name.clone(),
+                    coll: e.coll.clone(),
+                    ns: e.coll.meta.ns(),
+                    db: e.coll.meta.db.clone(),
+                    collection: e.coll.meta.name.clone(),
                     index: i.name.clone(),
                     expire_after_secs: i64::from(i.expire_after_seconds.unwrap_or(i32::MAX)),
                     addr: e.addr.clone(),
@@ -307,7 +309,7 @@ async fn earliest_due(shared: &Arc<Shared>, view: &CatalogView) -> Option<i64> {
         items
             .iter()
             .filter_map(|t| {
-                let date = earliest_date(engine.as_ref(), &t.set, &t.index).ok()??;
+                let date = earliest_date(engine.as_ref(), &t.coll, &t.index).ok()??;
                 Some(due_millis(date, t.expire_after_secs))
             })
             .min()

@@ -1,7 +1,7 @@
 //! The authorization check every command passes before it runs, in one
-//! place (called from the server's dispatch): with `security.authorization`
-//! enabled, a command needs what [`privileges::required`] says, met by the
-//! roles of the connection's user. Unauthenticated clients get mongod's
+//! place (called from `command::dispatch`): with `security.authorization`
+//! enabled, a command needs what its row in the command table says, met by
+//! the roles of the connection's user. Unauthenticated clients get mongod's
 //! "requires authentication"; authenticated ones lacking a privilege get
 //! "not authorized on DB to execute command { … }", both Unauthorized (13).
 //!
@@ -21,7 +21,8 @@ use super::users::{RoleName, StoredUser, UserName};
 use crate::context::NodeContext;
 use crate::error::{CommandError, CommandResult, codes};
 
-/// Refuses the command unless the connection may run it.
+/// Refuses command `name` unless the connection may run it; `need` says
+/// what it needs (asked only with authorization enabled).
 pub async fn authorize(
     ctx: &NodeContext,
     session: &Session,
@@ -29,11 +30,12 @@ pub async fn authorize(
     db: &str,
     name: &str,
     body: &RawDocument,
+    need: impl FnOnce() -> Need,
 ) -> CommandResult<()> {
     if ctx.config.security.authorization == Authorization::Disabled {
         return Ok(());
     }
-    let need = privileges::required(name, db, body);
+    let need = need();
     if need == Need::Open {
         return Ok(());
     }
@@ -70,7 +72,7 @@ pub async fn authorize(
         return Ok(());
     }
     let shown = bson::Document::try_from(body)
-        .map(|d| ebb_storage::encoding::display::shell(&bson::Bson::Document(d)))
+        .map(|d| ebb_lang::encoding::display::shell(&bson::Bson::Document(d)))
         .unwrap_or_default();
     Err(CommandError::new(
         codes::UNAUTHORIZED,

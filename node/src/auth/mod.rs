@@ -1,7 +1,7 @@
 //! Authentication and authorization as mongod does them: SCRAM-SHA-1 and
 //! SCRAM-SHA-256 over SASL (`scram`), users stored in `admin.system.users`
 //! (`users` for their shape, `store` to read them), the built-in roles and
-//! what each command needs (`privileges`, the one permission table), each
+//! the needs a command's row in the command table states (`privileges`), each
 //! connection's state (`session`), the node-wide generation that tells
 //! connections their cached roles changed (`directory`), and the check every
 //! command passes (`check`). The commands themselves (`saslStart`,

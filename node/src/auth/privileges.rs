@@ -1,5 +1,7 @@
-//! The permission table, in one place: which actions each command needs
-//! ([`required`]) and which actions each built-in role grants ([`grants`]),
+//! Privileges, in one place: the kinds of need a command's row in the
+//! command table states ([`Privilege`], [`SystemUsers`]), what such a row
+//! needs for given arguments ([`need`], with the needs computed from
+//! arguments), and which actions each built-in role grants ([`grants`]),
 //! after MongoDB's "Built-In Roles" and "Privilege Actions" reference pages.
 //!
 //! Resources are coarser than mongod's: a database (every collection in it),
@@ -95,158 +97,139 @@ pub enum Need {
     Authenticated,
     /// Every listed action on its resource.
     All(Vec<(Resource, Action)>),
-    /// What only `root` holds: commands this table does not list yet.
+    /// What only `root` holds: a command the command table does not know,
+    /// or arguments no need can be read from.
     Root,
 }
 
-/// Commands mongod lets an unauthenticated client run.
-const OPEN: &[&str] = &[
-    "authenticate",
-    "buildInfo",
-    "buildinfo",
-    "connectionStatus",
-    "endSessions",
-    "hello",
-    "isMaster",
-    "ismaster",
-    "logout",
-    "ping",
-    "saslContinue",
-    "saslStart",
-];
+/// What a command needs, as its row in the command table states it.
+#[derive(Debug, Clone, Copy)]
+pub enum Privilege {
+    /// Runs without authentication (handshake, authentication, `ping`, …).
+    Open,
+    /// Any authenticated user may run it: it touches no data.
+    Authenticated,
+    /// Every listed action on the database the command is sent to.
+    Db(&'static [Action]),
+    /// One action on the cluster.
+    Cluster(Action),
+    /// Depends on the command's arguments: computed from `(db, body)`.
+    ByBody(fn(&str, &RawDocument) -> Need),
+}
 
-/// Commands any authenticated user may run: they touch no data.
-const AUTHENTICATED: &[&str] = &[
-    "listCommands",
-    "killSessions",
-    "refreshSessions",
-    "whatsmyuri",
-];
+/// What a command does to `admin.system.users` when it names it, which
+/// decides what it needs there and whether connections reload their
+/// cached roles after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SystemUsers {
+    /// Never touches it.
+    Untouched,
+    /// Reads the collection its first value names: there, `viewUser`.
+    Reads,
+    /// Changes that collection's indexes or options: there, `restore`.
+    Alters,
+    /// Writes that collection's documents: there, `restore`, and the users
+    /// may have changed.
+    Writes,
+    /// `dropDatabase`: on `admin`, the users may have changed.
+    Drops,
+    /// `renameCollection`: to or from `admin.system.users`, the users may
+    /// have changed.
+    Renames,
+}
 
-/// What command `name`, sent to `db` with `body`, needs. A command missing
-/// from the table needs `root`, so a new command is closed until it is
-/// listed here.
-pub fn required(name: &str, db: &str, body: &RawDocument) -> Need {
-    if OPEN.contains(&name) {
-        return Need::Open;
-    }
-    if AUTHENTICATED.contains(&name) {
-        return Need::Authenticated;
-    }
-    let on_db = |actions: &[Action]| {
-        Need::All(
-            actions
-                .iter()
-                .map(|a| (Resource::Db(db.to_owned()), *a))
-                .collect(),
-        )
-    };
-    let cluster = |action| Need::All(vec![(Resource::Cluster, action)]);
-    let reads_users = db == "admin" && names_collection(body, "system.users");
-    match name {
-        "find" | "count" | "distinct" | "aggregate" | "getMore" if reads_users => {
-            on_db(&[ViewUser])
-        }
-        "insert" | "update" | "delete" | "findAndModify" | "findandmodify" | "drop"
-        | "createIndexes" | "dropIndexes" | "deleteIndexes" | "collMod"
-            if reads_users =>
-        {
-            on_db(&[WriteUsers])
-        }
-        "aggregate" => aggregate(db, body),
-        "find" | "count" | "distinct" | "getMore" => on_db(&[Find]),
-        "insert" => on_db(&[Insert]),
-        "update" if upserts(body, "updates") => on_db(&[Update, Insert]),
-        "update" => on_db(&[Update]),
-        "delete" => on_db(&[Remove]),
-        "findAndModify" | "findandmodify" => {
-            let flag = |f| matches!(body.get(f), Ok(Some(RawBsonRef::Boolean(true))));
-            match (flag("remove"), flag("upsert")) {
-                (true, _) => on_db(&[Find, Remove]),
-                (false, true) => on_db(&[Find, Update, Insert]),
-                (false, false) => on_db(&[Find, Update]),
+impl SystemUsers {
+    /// Whether a successful run of the command, sent to `db` with `body`,
+    /// may have changed the documents of `admin.system.users` behind the
+    /// user management commands' back, so connections must reload their
+    /// cached roles.
+    pub fn reloads(self, db: &str, body: &RawDocument) -> bool {
+        db == "admin"
+            && match self {
+                SystemUsers::Drops => true,
+                SystemUsers::Writes => names_collection(body, "system.users"),
+                SystemUsers::Renames => ["renameCollection", "to"].iter().any(|f| {
+                    matches!(
+                        body.get(f),
+                        Ok(Some(RawBsonRef::String("admin.system.users")))
+                    )
+                }),
+                SystemUsers::Untouched | SystemUsers::Reads | SystemUsers::Alters => false,
             }
-        }
-        "create" => on_db(&[CreateCollection]),
-        // Both read the source and create (convert: replace) a collection.
-        "cloneCollectionAsCapped" => on_db(&[Find, Insert, CreateCollection]),
-        "convertToCapped" => on_db(&[Find, Insert, CreateCollection, DropCollection]),
-        "createIndexes" => on_db(&[CreateIndex]),
-        "dropIndexes" | "deleteIndexes" => on_db(&[DropIndex]),
-        "drop" => on_db(&[DropCollection]),
-        "dropDatabase" => on_db(&[DropDatabase]),
-        "collMod" => on_db(&[CollMod]),
-        "compact" => on_db(&[Compact]),
-        // mongod's enableProfiler, held by dbAdmin as collMod is.
-        "profile" => on_db(&[CollMod]),
-        "listCollections" => on_db(&[ListCollections]),
-        "listIndexes" => on_db(&[ListIndexes]),
-        "collStats" => on_db(&[CollStats]),
-        "dbStats" | "dbstats" => on_db(&[DbStats]),
-        "validate" => on_db(&[Validate]),
-        "dbHash" | "dbhash" => on_db(&[DbHash]),
-        "killCursors" => on_db(&[KillCursors]),
-        "renameCollection" => rename(body),
-        "explain" => match body.get("explain") {
-            Ok(Some(RawBsonRef::Document(inner))) => match first_key(inner) {
-                Some(inner_name) if inner_name != "explain" => required(inner_name, db, inner),
-                _ => Need::Root,
-            },
-            _ => Need::Root,
-        },
-        "createUser" => on_db(&[CreateUser]),
-        "updateUser" => on_db(&[UpdateUser]),
-        "dropUser" | "dropAllUsersFromDatabase" => on_db(&[DropUser]),
-        "grantRolesToUser" => on_db(&[GrantRole]),
-        "revokeRolesFromUser" => on_db(&[RevokeRole]),
-        "usersInfo" if matches!(body.get("forAllDBs"), Ok(Some(RawBsonRef::Boolean(true)))) => {
-            Need::All(vec![(Resource::AnyDb, ViewUser)])
-        }
-        "usersInfo" => on_db(&[ViewUser]),
-        "serverStatus" => cluster(ServerStatus),
-        // Without `authorizedDatabases: false`, any user may list the
-        // databases it holds privileges on (`check::visible_databases`).
-        "listDatabases"
-            if matches!(
-                body.get("authorizedDatabases"),
-                Ok(Some(RawBsonRef::Boolean(false)))
-            ) =>
-        {
-            cluster(ListDatabases)
-        }
-        "listDatabases" => Need::Authenticated,
-        "getParameter" => cluster(GetParameter),
-        "setParameter" => cluster(SetParameter),
-        "getCmdLineOpts" => cluster(GetCmdLineOpts),
-        "getLog" => cluster(GetLog),
-        "hostInfo" => cluster(HostInfo),
-        "currentOp" => cluster(InProg),
-        "top" => cluster(Top),
-        "killOp" => cluster(KillOp),
-        "shutdown" => cluster(Shutdown),
-        "killAllSessions" => cluster(KillAnySession),
-        _ => Need::Root,
     }
 }
 
-/// Whether a successful run of the command may have changed the documents
-/// of `admin.system.users` behind the user management commands' back, so
-/// connections must reload their cached roles.
-pub fn touches_users(name: &str, db: &str, body: &RawDocument) -> bool {
-    db == "admin"
-        && match name {
-            "dropDatabase" => true,
-            "insert" | "update" | "delete" | "findAndModify" | "findandmodify" | "drop" => {
-                names_collection(body, "system.users")
-            }
-            "renameCollection" => ["renameCollection", "to"].iter().any(|f| {
-                matches!(
-                    body.get(f),
-                    Ok(Some(RawBsonRef::String("admin.system.users")))
-                )
-            }),
-            _ => false,
+/// What a command with `privilege` and `users`, sent to `db` with `body`,
+/// needs.
+pub fn need(privilege: Privilege, users: SystemUsers, db: &str, body: &RawDocument) -> Need {
+    if db == "admin" && names_collection(body, "system.users") {
+        match users {
+            SystemUsers::Reads => return on_db(db, &[ViewUser]),
+            SystemUsers::Alters | SystemUsers::Writes => return on_db(db, &[WriteUsers]),
+            _ => {}
         }
+    }
+    match privilege {
+        Privilege::Open => Need::Open,
+        Privilege::Authenticated => Need::Authenticated,
+        Privilege::Db(actions) => on_db(db, actions),
+        Privilege::Cluster(action) => Need::All(vec![(Resource::Cluster, action)]),
+        Privilege::ByBody(compute) => compute(db, body),
+    }
+}
+
+/// Every action of `actions` on database `db`.
+fn on_db(db: &str, actions: &[Action]) -> Need {
+    Need::All(
+        actions
+            .iter()
+            .map(|a| (Resource::Db(db.to_owned()), *a))
+            .collect(),
+    )
+}
+
+/// `update`: `update`, and `insert` too when any statement upserts.
+pub fn update(db: &str, body: &RawDocument) -> Need {
+    if upserts(body, "updates") {
+        on_db(db, &[Update, Insert])
+    } else {
+        on_db(db, &[Update])
+    }
+}
+
+/// `findAndModify`: `find`, and `remove`, or `update` (with `insert` when
+/// it upserts).
+pub fn find_and_modify(db: &str, body: &RawDocument) -> Need {
+    let flag = |f| matches!(body.get(f), Ok(Some(RawBsonRef::Boolean(true))));
+    match (flag("remove"), flag("upsert")) {
+        (true, _) => on_db(db, &[Find, Remove]),
+        (false, true) => on_db(db, &[Find, Update, Insert]),
+        (false, false) => on_db(db, &[Find, Update]),
+    }
+}
+
+/// `usersInfo`: `viewUser` on its database, or on every database with
+/// `forAllDBs`.
+pub fn users_info(db: &str, body: &RawDocument) -> Need {
+    if matches!(body.get("forAllDBs"), Ok(Some(RawBsonRef::Boolean(true)))) {
+        Need::All(vec![(Resource::AnyDb, ViewUser)])
+    } else {
+        on_db(db, &[ViewUser])
+    }
+}
+
+/// `listDatabases`: with `authorizedDatabases: false` the cluster's
+/// `listDatabases`; otherwise any user may list the databases it holds
+/// privileges on (`check::visible_databases`).
+pub fn list_databases(_db: &str, body: &RawDocument) -> Need {
+    if matches!(
+        body.get("authorizedDatabases"),
+        Ok(Some(RawBsonRef::Boolean(false)))
+    ) {
+        Need::All(vec![(Resource::Cluster, ListDatabases)])
+    } else {
+        Need::Authenticated
+    }
 }
 
 /// Whether a role held as `role@role_db` grants anything at all on database
@@ -285,7 +268,7 @@ fn upserts(body: &RawDocument, field: &str) -> bool {
 /// `aggregate`: `find` on its database, and when its last stage writes,
 /// `$out`'s `insert` and `remove` or `$merge`'s `insert` and `update` on
 /// the database it writes to.
-fn aggregate(db: &str, body: &RawDocument) -> Need {
+pub fn aggregate(db: &str, body: &RawDocument) -> Need {
     let stages = match body.get("pipeline") {
         Ok(Some(RawBsonRef::Array(stages))) => Some(stages),
         _ => None,
@@ -354,7 +337,7 @@ fn aggregate(db: &str, body: &RawDocument) -> Need {
 
 /// `renameCollection`: within one database `renameCollectionSameDB`; across
 /// databases reading and dropping the source and creating the target.
-fn rename(body: &RawDocument) -> Need {
+pub fn rename(_db: &str, body: &RawDocument) -> Need {
     let db_of = |field| match body.get(field) {
         Ok(Some(RawBsonRef::String(ns))) => ns.split_once('.').map(|(db, _)| db.to_owned()),
         _ => None,
@@ -645,8 +628,6 @@ impl Action {
 
 #[cfg(test)]
 mod tests {
-    use bson::rawdoc;
-
     use super::*;
 
     fn db(name: &str) -> Resource {
@@ -690,38 +671,5 @@ mod tests {
         assert!(grants("root", "admin", &Resource::Cluster, SetParameter));
         assert!(!role_exists("root", "test"));
         assert!(!role_exists("nosuchrole", "admin"));
-    }
-
-    #[test]
-    fn commands_map_to_actions() {
-        let need = |name: &str, body: bson::RawDocumentBuf| required(name, "test", &body);
-        assert_eq!(need("hello", rawdoc! {"hello": 1}), Need::Open);
-        assert_eq!(
-            need("whatsmyuri", rawdoc! {"whatsmyuri": 1}),
-            Need::Authenticated
-        );
-        assert_eq!(
-            need("find", rawdoc! {"find": "c"}),
-            Need::All(vec![(db("test"), Find)])
-        );
-        assert_eq!(
-            need(
-                "update",
-                rawdoc! {"update": "c", "updates": [{"q": {}, "u": {}, "upsert": true}]}
-            ),
-            Need::All(vec![(db("test"), Update), (db("test"), Insert)])
-        );
-        assert_eq!(
-            need("explain", rawdoc! {"explain": {"count": "c"}}),
-            Need::All(vec![(db("test"), Find)])
-        );
-        assert_eq!(
-            required("find", "admin", &rawdoc! {"find": "system.users"}),
-            Need::All(vec![(db("admin"), ViewUser)])
-        );
-        assert_eq!(
-            need("serverStatus", rawdoc! {"serverStatus": 1}),
-            Need::All(vec![(Resource::Cluster, ServerStatus)])
-        );
     }
 }

@@ -25,8 +25,8 @@ pub async fn find_user(
     };
     let id = name.id();
     ctx.read(move |snap| {
-        let key = handle.set.record_key(RawBsonRef::String(&id));
-        snap.get(handle.set.records(), &key)?
+        let key = handle.coll.record_key(RawBsonRef::String(&id));
+        snap.get(handle.coll.records(), &key)?
             .map(|bytes| RawDocumentBuf::from_bytes(bytes).map_err(CommandError::from))
             .transpose()
     })
@@ -40,7 +40,7 @@ pub async fn all_users(ctx: &NodeContext, db: Option<&str>) -> CommandResult<Vec
     };
     let db = db.map(str::to_owned);
     ctx.read(move |snap| {
-        let mut cursor = snap.cursor(handle.set.records(), KeyRange::all(), Direction::Forward)?;
+        let mut cursor = snap.cursor(handle.coll.records(), KeyRange::all(), Direction::Forward)?;
         let mut out = Vec::new();
         while cursor.valid() {
             let doc = RawDocumentBuf::from_bytes(cursor.value().to_vec())?;
@@ -64,6 +64,6 @@ pub async fn any_user(ctx: &NodeContext) -> CommandResult<bool> {
     let Some(handle) = ctx.collection(USERS_DB, USERS_COLLECTION) else {
         return Ok(false);
     };
-    ctx.read(move |snap| Ok(!ebb_storage::collection::is_empty(snap, &handle.set)?))
+    ctx.read(move |snap| Ok(!ebb_storage::stats::is_empty(snap, &handle.coll)?))
         .await
 }

@@ -1,7 +1,6 @@
 //! Small administrative commands: `ping`, `shutdown`, `buildInfo`, `hostInfo`,
-//! `whatsmyuri`, `connectionStatus`, `getLog`, `getCmdLineOpts` and the
-//! session commands (accepted; sessions carry no
-//! server state in ebb).
+//! `whatsmyuri`, `getLog`, `getCmdLineOpts` and the session commands
+//! (`endSessions`, `killSessions`, `refreshSessions`, `killAllSessions`).
 
 use bson::{RawBsonRef, doc};
 
@@ -110,77 +109,46 @@ pub async fn get_cmd_line_opts(req: Request) -> CommandResult {
     })
 }
 
-/// `endSessions`, `killSessions`, `refreshSessions`, `killAllSessions`:
-/// sessions hold no server state, so there is nothing to end.
-/// `endSessions`, `killSessions`, `killAllSessions`, `refreshSessions`: a
-/// session holds no server state in ebb but its cursors, which end with it
-/// (mongod kills a session's cursors when the session ends). Refreshing
-/// changes nothing: cursors time out on their own idle clock.
-pub async fn sessions(req: Request) -> CommandResult {
+/// The sessions a session command lists (its first value, an array), and
+/// the command's name for its errors. A session holds no server state in
+/// ebb but its cursors, which end with it (mongod kills a session's cursors
+/// when the session ends).
+fn listed(req: &Request) -> CommandResult<(&str, &bson::RawArray)> {
     let args = Args::parse(&req.body, &[])?;
     let name = args.command_name();
-    let listed = match args.command_value() {
-        RawBsonRef::Array(list) => list,
-        other => {
-            return Err(CommandError::new(
-                codes::TYPE_MISMATCH,
-                format!(
-                    "BSON field '{name}' is the wrong type '{}', expected type 'array'",
-                    crate::args::type_name(&other)
-                ),
-            ));
-        }
-    };
-    let session_ids = |what: &str| -> CommandResult<Vec<Vec<u8>>> {
-        let mut ids = Vec::new();
-        for session in listed {
-            let id = session?
-                .as_document()
-                .and_then(|s| s.get_binary("id").ok())
-                .ok_or_else(|| {
-                    CommandError::new(
-                        codes::TYPE_MISMATCH,
-                        format!("BSON field '{what}' must list session ids ({{id: UUID}})"),
-                    )
-                })?;
-            ids.push(id.bytes.to_vec());
-        }
-        Ok(ids)
-    };
-    let closed = match name {
-        "endSessions" | "killSessions" => {
-            let ids = session_ids(name)?;
-            req.node.sessions.end(&ids);
-            req.node.cursors.end_sessions(&ids)
-        }
-        "refreshSessions" => {
-            let now = req.node.shared.clock.now_millis();
-            let user = req.conn.auth.user().map(|u| u.name);
-            for id in session_ids(name)? {
-                if req.node.sessions.touch(&id, user.clone(), now).is_err() {
-                    return Err(CommandError::new(
-                        codes::TOO_MANY_LOGICAL_SESSIONS,
-                        "Unable to add session into the cache because the number of active \
-                         sessions is too high",
-                    ));
-                }
-            }
-            0
-        }
-        "killAllSessions" if listed.is_empty() => {
-            req.node.sessions.end_where(|_| true);
-            req.node.cursors.end_all_sessions()
-        }
-        "killAllSessions" => {
-            let users = user_patterns(listed, "killAllSessions")?;
-            let ended = req
-                .node
-                .sessions
-                .end_where(|s| s.user.as_ref().is_some_and(|u| users.contains(u)));
-            req.node.cursors.end_sessions(&ended)
-        }
-        _ => 0,
-    };
+    match args.command_value() {
+        RawBsonRef::Array(list) => Ok((name, list)),
+        other => Err(CommandError::new(
+            codes::TYPE_MISMATCH,
+            format!(
+                "BSON field '{name}' is the wrong type '{}', expected type 'array'",
+                crate::args::type_name(&other)
+            ),
+        )),
+    }
+}
+
+/// The ids of the sessions `listed` names (`{id: UUID}` each); `what`
+/// names the list in errors.
+fn session_ids(listed: &bson::RawArray, what: &str) -> CommandResult<Vec<Vec<u8>>> {
+    let mut ids = Vec::new();
+    for session in listed {
+        let id = session?
+            .as_document()
+            .and_then(|s| s.get_binary("id").ok())
+            .ok_or_else(|| {
+                CommandError::new(
+                    codes::TYPE_MISMATCH,
+                    format!("BSON field '{what}' must list session ids ({{id: UUID}})"),
+                )
+            })?;
+        ids.push(id.bytes.to_vec());
+    }
+    Ok(ids)
+}
+
+/// Logs the cursors a session command closed, and replies.
+fn closed_cursors(closed: usize, name: &str) -> CommandResult {
     if closed > 0 {
         tracing::debug!(
             closed,
@@ -189,6 +157,51 @@ pub async fn sessions(req: Request) -> CommandResult {
         );
     }
     ok(doc! {})
+}
+
+/// `endSessions` / `killSessions`: ends the listed sessions and their
+/// cursors.
+pub async fn end_sessions(req: Request) -> CommandResult {
+    let (name, listed) = listed(&req)?;
+    let ids = session_ids(listed, name)?;
+    req.node.sessions.end(&ids);
+    closed_cursors(req.node.cursors.end_sessions(&ids), name)
+}
+
+/// `refreshSessions`: marks the listed sessions used now. Cursors time out
+/// on their own idle clock, so nothing else changes.
+pub async fn refresh_sessions(req: Request) -> CommandResult {
+    let (name, listed) = listed(&req)?;
+    let now = req.node.shared.clock.now_millis();
+    let user = req.conn.auth.user().map(|u| u.name);
+    for id in session_ids(listed, name)? {
+        if req.node.sessions.touch(&id, user.clone(), now).is_err() {
+            return Err(CommandError::new(
+                codes::TOO_MANY_LOGICAL_SESSIONS,
+                "Unable to add session into the cache because the number of active \
+                 sessions is too high",
+            ));
+        }
+    }
+    ok(doc! {})
+}
+
+/// `killAllSessions`: ends every session (an empty list), or those of the
+/// listed users, and their cursors.
+pub async fn kill_all_sessions(req: Request) -> CommandResult {
+    let (name, listed) = listed(&req)?;
+    let closed = if listed.is_empty() {
+        req.node.sessions.end_where(|_| true);
+        req.node.cursors.end_all_sessions()
+    } else {
+        let users = user_patterns(listed, "killAllSessions")?;
+        let ended = req
+            .node
+            .sessions
+            .end_where(|s| s.user.as_ref().is_some_and(|u| users.contains(u)));
+        req.node.cursors.end_sessions(&ended)
+    };
+    closed_cursors(closed, name)
 }
 
 /// A list of `{user, db}` documents naming users (`killAllSessions`'

@@ -1,6 +1,6 @@
 //! `aggregate`: a pipeline over one collection.
 //!
-//! The pipeline is parsed by storage (`ebb_storage::pipeline`); a leading
+//! The pipeline is parsed by storage (`ebb_lang::pipeline`); a leading
 //! `$match` (and a `$sort` right after it) becomes the query the planner
 //! sees, so it can use an index; the remaining stages run in memory over
 //! that query's documents, within the 100 MiB blocking-stage limit, and the
@@ -14,12 +14,12 @@ use std::time::Instant;
 
 use bson::RawBsonRef;
 use ebb_config::limits::MAX_BSON_OBJECT_BYTES;
-use ebb_storage::encoding::display::type_name;
-use ebb_storage::pipeline::{
+use ebb_lang::encoding::display::type_name;
+use ebb_lang::pipeline::{
     Pipeline, Stage, check_top_level, parse_stage_in, parse_write_stage, write_stage_name,
 };
-use ebb_storage::query::exec::QueryCursor;
-use ebb_storage::query::plan::{self, QuerySpec};
+use ebb_storage::plan::exec::QueryCursor;
+use ebb_storage::plan::{self, QuerySpec};
 
 use super::find::{cursor_owner, respond};
 use super::foreign::ForeignReads;
@@ -27,7 +27,6 @@ use super::output::{self, WriteContext};
 use super::report;
 use super::{Request, check_collection_name, query};
 use crate::args::{Args, as_i64};
-use crate::context::NodeContext;
 use crate::cursor::{OpenCursor, Source};
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -129,7 +128,6 @@ pub async fn aggregate(req: Request) -> CommandResult {
         Some(stage) => Some(output::prepare(&write_cx, stage)?),
         None => None,
     };
-    NodeContext::count(&req.node.opcounters.command, 1);
     let ns = format!("{}.{name}", req.db);
     let hint = query::hint(args.get("hint"))?;
     let max_time = query::max_time(&args)?;
@@ -153,7 +151,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
         // input at all ($documents, $unionWith, $facet still produce).
         None => {
             let collation = match req.node.collection(&req.db, name) {
-                Some(entry) => query::resolve(&pipeline_collation, &entry.set.meta)?,
+                Some(entry) => query::resolve(&pipeline_collation, &entry.coll.meta)?,
                 None => pipeline_collation.resolve(None),
             };
             let source = source.unwrap_or_default();
@@ -184,10 +182,10 @@ pub async fn aggregate(req: Request) -> CommandResult {
                 _ => None,
             };
             let rest: Vec<Stage> = rest.collect();
-            let collation = query::resolve(&pipeline_collation, &entry.set.meta)?;
+            let collation = query::resolve(&pipeline_collation, &entry.coll.meta)?;
             let spec = QuerySpec { filter, sort, hint }.collated(collation.clone());
-            let plan = plan::plan(&entry.set.meta, &spec)?;
-            let set = entry.set.clone();
+            let plan = plan::plan(&entry.coll.meta, &spec)?;
+            let set = entry.coll.clone();
             req.node
                 .scan(move |snap| {
                     let mut cursor = QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, None)?

@@ -16,11 +16,11 @@ use bson::{RawDocumentBuf, doc};
 use ebb_actors::catalog::RenameCollection;
 use ebb_actors::collection::{CollectionHandle, InsertDocs};
 use ebb_config::limits::MAX_BATCH_BYTES;
+use ebb_lang::query::filter::Filter;
 use ebb_storage::capped::CappedOptions;
 use ebb_storage::engine::Direction;
-use ebb_storage::query::exec::{BatchLimits, QueryCursor};
-use ebb_storage::query::filter::Filter;
-use ebb_storage::query::plan::{self, Hint, QuerySpec};
+use ebb_storage::plan::exec::{BatchLimits, QueryCursor};
+use ebb_storage::plan::{self, Hint, QuerySpec};
 
 use super::collections::create_collection;
 use super::write::send_write;
@@ -104,7 +104,7 @@ fn source(req: &Request, name: &str) -> CommandResult<CollectionHandle> {
             format!("source collection {}.{name} does not exist", req.db),
         ));
     };
-    if entry.set.timeseries.is_some() {
+    if entry.coll.timeseries.is_some() {
         return Err(CommandError::new(
             codes::COMMAND_NOT_SUPPORTED_ON_VIEW,
             "cloneCollectionAsCapped not supported for views",
@@ -132,8 +132,8 @@ async fn clone(
         sort: None,
         hint: Some(Hint::Natural(Direction::Forward)),
     };
-    let plan = plan::plan(&source.set.meta, &spec)?;
-    let mut query = QueryCursor::new(&source.set, plan, spec.filter, None, 0, None)?;
+    let plan = plan::plan(&source.coll.meta, &spec)?;
+    let mut query = QueryCursor::new(&source.coll, plan, spec.filter, None, 0, None)?;
     loop {
         // Each batch reads a fresh snapshot and resumes after the last
         // record copied, as any cursor does.

@@ -48,7 +48,7 @@ pub async fn validate(req: Request) -> CommandResult {
             format!("Collection '{}.{name}' does not exist to validate.", req.db),
         ));
     };
-    let set = entry.set.clone();
+    let set = entry.coll.clone();
     let report = req
         .node
         .scan(move |snap| Ok(integrity::check(snap, &set)?))
@@ -56,7 +56,7 @@ pub async fn validate(req: Request) -> CommandResult {
     let mut keys_per_index = doc! { "_id_": report.records as i64 };
     let mut index_details = doc! { "_id_": { "valid": true } };
     for (name, n) in &report.keys_per_index {
-        if entry.set.meta.index(name).is_some_and(|i| i.is_internal()) {
+        if entry.coll.meta.index(name).is_some_and(|i| i.is_internal()) {
             continue;
         }
         keys_per_index.insert(name.clone(), *n as i64);
@@ -67,7 +67,7 @@ pub async fn validate(req: Request) -> CommandResult {
     let extra: i64 = report.extra.values().sum::<u64>() as i64;
     ok(doc! {
         "ns": entry.ns(),
-        "uuid": entry.set.meta.uuid.clone(),
+        "uuid": entry.coll.meta.uuid.clone(),
         "nInvalidDocuments": (report.invalid_documents + report.misfiled_documents) as i64,
         "nNonCompliantDocuments": 0i64,
         "nrecords": report.records as i64,
@@ -119,8 +119,8 @@ pub async fn db_hash(req: Request) -> CommandResult {
     let state = req.node.view.load();
     let mut sets: Vec<_> = state
         .in_db(&req.db)
-        .filter(|e| only.as_ref().is_none_or(|o| o.contains(&e.set.meta.name)))
-        .map(|e| e.set.clone())
+        .filter(|e| only.as_ref().is_none_or(|o| o.contains(&e.coll.meta.name)))
+        .map(|e| e.coll.clone())
         .collect();
     sets.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
     let hashes = req
@@ -148,9 +148,9 @@ pub async fn db_hash(req: Request) -> CommandResult {
         overall.update(hash.as_bytes());
         collections.insert(name.clone(), hash.clone());
         if let Some(e) = state.get(&req.db, name) {
-            uuids.insert(name.clone(), e.set.meta.uuid.clone());
+            uuids.insert(name.clone(), e.coll.meta.uuid.clone());
             if matches!(
-                e.set.meta.options.get("capped"),
+                e.coll.meta.options.get("capped"),
                 Some(bson::Bson::Boolean(true))
             ) {
                 capped.push(name.clone());

@@ -3,12 +3,12 @@
 
 use bson::{Bson, Document, RawBsonRef, RawDocumentBuf, doc};
 use ebb_actors::catalog::{CreateCollection, DropCollection, DropDatabase, RenameCollection};
+use ebb_lang::encoding::collation::Choice;
+use ebb_lang::query::filter::Filter;
+use ebb_lang::validator::order_validation_options;
 use ebb_storage::capped::CappedOptions;
 use ebb_storage::catalog::CollectionMeta;
-use ebb_storage::encoding::collation::Choice;
-use ebb_storage::query::filter::Filter;
 use ebb_storage::timeseries::{TimeseriesOptions, options};
-use ebb_storage::validator::order_validation_options;
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query, validation};
 use crate::args::Args;
@@ -270,7 +270,7 @@ pub async fn list_collections(req: Request) -> CommandResult {
     let state = req.node.view.load();
     let mut entries: Vec<(String, &'static str, Document)> = Vec::new();
     for e in state.in_db(&req.db) {
-        entries.extend(described(&e.set.meta));
+        entries.extend(described(&e.coll.meta));
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     let mut docs = Vec::new();

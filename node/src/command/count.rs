@@ -1,14 +1,13 @@
 //! `count` and `distinct`.
 
 use bson::{Bson, RawBsonRef, doc};
-use ebb_storage::encoding::cmp::Cmp;
-use ebb_storage::encoding::keycode;
-use ebb_storage::query::exec::QueryCursor;
-use ebb_storage::query::plan::{self, QuerySpec};
+use ebb_lang::encoding::cmp::Cmp;
+use ebb_lang::encoding::keycode;
+use ebb_storage::plan::exec::QueryCursor;
+use ebb_storage::plan::{self, QuerySpec};
 
 use super::{Request, check_collection_name, ok, query};
 use crate::args::Args;
-use crate::context::NodeContext;
 use crate::error::{CommandError, CommandResult, codes};
 
 pub async fn count(req: Request) -> CommandResult {
@@ -18,7 +17,6 @@ pub async fn count(req: Request) -> CommandResult {
     )?;
     let name = args.collection()?;
     check_collection_name(&req.db, name)?;
-    NodeContext::count(&req.node.opcounters.command, 1);
     let filter = query::filter(args.doc("query")?, &query::env_now(&req))?;
     let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
@@ -36,9 +34,9 @@ pub async fn count(req: Request) -> CommandResult {
         sort: None,
         hint,
     }
-    .collated(query::resolve(&collation, &entry.set.meta)?);
-    let plan = plan::plan(&entry.set.meta, &spec)?;
-    let set = entry.set.clone();
+    .collated(query::resolve(&collation, &entry.coll.meta)?);
+    let plan = plan::plan(&entry.coll.meta, &spec)?;
+    let set = entry.coll.clone();
     let n = req
         .node
         .scan(move |snap| {
@@ -76,19 +74,18 @@ pub async fn distinct(req: Request) -> CommandResult {
     let collation = query::collation(args.get("collation"))?;
     let hint = query::hint(args.get("hint"))?;
     let max_time = query::max_time(&args)?;
-    NodeContext::count(&req.node.opcounters.command, 1);
     let Some(entry) = req.node.collection(&req.db, name) else {
         return ok(doc! { "values": [] });
     };
-    let collation = query::resolve(&collation, &entry.set.meta)?;
+    let collation = query::resolve(&collation, &entry.coll.meta)?;
     let spec = QuerySpec {
         filter,
         sort: None,
         hint,
     }
     .collated(collation.clone());
-    let plan = plan::plan(&entry.set.meta, &spec)?;
-    let set = entry.set.clone();
+    let plan = plan::plan(&entry.coll.meta, &spec)?;
+    let set = entry.coll.clone();
     let values = req
         .node
         .scan(move |snap| {
@@ -100,7 +97,7 @@ pub async fn distinct(req: Request) -> CommandResult {
             let mut seen = std::collections::HashSet::new();
             let mut failure = None;
             cursor.for_each(snap, &mut |found| {
-                let found_values = ebb_storage::query::path::index_values(&found.doc, &key);
+                let found_values = ebb_lang::query::path::index_values(&found.doc, &key);
                 for v in found_values.values {
                     if matches!(v, RawBsonRef::Undefined) {
                         continue;

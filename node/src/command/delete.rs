@@ -2,8 +2,8 @@
 
 use bson::RawBsonRef;
 use ebb_actors::collection::DeleteDocs;
-use ebb_storage::pipeline::Env;
-use ebb_storage::write::statement::DeleteStatement;
+use ebb_lang::pipeline::Env;
+use ebb_storage::statement::DeleteStatement;
 
 use super::write::{Statements, interrupted, map_errors, n_reply, ordered, send_write, statements};
 use super::{Request, ok, query};

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use bson::{Bson, Document, RawBsonRef, RawDocument, doc};
 use ebb_config::limits::MAX_SORT_BYTES;
-use ebb_storage::IndexSet;
+use ebb_storage::Collection;
 use ebb_storage::engine::Direction;
-use ebb_storage::query::exec::QueryCursor;
-use ebb_storage::query::plan::{self, Access, Plan, QuerySpec};
+use ebb_storage::plan::exec::QueryCursor;
+use ebb_storage::plan::{self, Access, Plan, QuerySpec};
 
 use super::admin::{VERSION, hostname};
 use super::find::parse_find;
@@ -87,13 +87,13 @@ pub async fn explain(req: Request) -> CommandResult {
     );
     let mut execution = None;
     if verbosity != "queryPlanner"
-        && let (Some(spec), Some(plan), Some(set)) = run
+        && let (Some(spec), Some(plan), Some(coll)) = run
     {
         let started = std::time::Instant::now();
         let stats = req
             .node
             .scan(move |snap| {
-                let mut cursor = QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, None)?;
+                let mut cursor = QueryCursor::new(&coll, plan, spec.filter, spec.sort, 0, None)?;
                 cursor.for_each(snap, &mut |_| true)?;
                 Ok(cursor.stats)
             })
@@ -128,7 +128,7 @@ pub async fn explain(req: Request) -> CommandResult {
 /// Namespace, what an `executionStats` run needs, and the stage tree.
 type PlanParts = (
     String,
-    (Option<QuerySpec>, Option<Plan>, Option<Arc<IndexSet>>),
+    (Option<QuerySpec>, Option<Plan>, Option<Arc<Collection>>),
     Document,
 );
 
@@ -218,11 +218,11 @@ fn explain_aggregate(req: &Request, inner: &RawDocument) -> CommandResult<Explai
         sort: query::sort(sort.as_deref())?,
         hint: query::hint(args.get("hint"))?,
     }
-    .collated(query::resolve(&collation, &entry.set.meta)?);
-    let plan = bucket_plan(&entry.set, &spec, plan::plan(&entry.set.meta, &spec)?);
-    let root = query_stages(&entry.set, &plan, &spec);
+    .collated(query::resolve(&collation, &entry.coll.meta)?);
+    let plan = bucket_plan(&entry.coll, &spec, plan::plan(&entry.coll.meta, &spec)?);
+    let root = query_stages(&entry.coll, &plan, &spec);
     Ok(Explained {
-        plan: (ns, (Some(spec), Some(plan), Some(entry.set.clone())), root),
+        plan: (ns, (Some(spec), Some(plan), Some(entry.coll.clone())), root),
         query: Some(query),
         later_stages: Some(later),
     })
@@ -261,9 +261,9 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<PlanParts> 
     let Some(entry) = req.node.collection(&req.db, &cmd.name) else {
         return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
     };
-    let spec = cmd.collated_spec(&entry.set.meta)?;
-    let plan = bucket_plan(&entry.set, &spec, cmd.plan(&entry.set.meta, &spec)?);
-    let mut root = query_stages(&entry.set, &plan, &spec);
+    let spec = cmd.collated_spec(&entry.coll.meta)?;
+    let plan = bucket_plan(&entry.coll, &spec, cmd.plan(&entry.coll.meta, &spec)?);
+    let mut root = query_stages(&entry.coll, &plan, &spec);
     if cmd.skip > 0 {
         root = doc! { "stage": "SKIP", "skipAmount": cmd.skip as i64, "inputStage": root };
     }
@@ -273,7 +273,7 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<PlanParts> 
     if cmd.projection.is_some() {
         root = doc! { "stage": "PROJECTION_SIMPLE", "inputStage": root };
     }
-    Ok((ns, (Some(spec), Some(plan), Some(entry.set.clone())), root))
+    Ok((ns, (Some(spec), Some(plan), Some(entry.coll.clone())), root))
 }
 
 fn explain_filter(
@@ -297,14 +297,14 @@ fn explain_filter(
     let Some(entry) = req.node.collection(&req.db, name) else {
         return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
     };
-    let spec = spec.collated(query::resolve(&collation, &entry.set.meta)?);
-    let plan = bucket_plan(&entry.set, &spec, plan::plan(&entry.set.meta, &spec)?);
+    let spec = spec.collated(query::resolve(&collation, &entry.coll.meta)?);
+    let plan = bucket_plan(&entry.coll, &spec, plan::plan(&entry.coll.meta, &spec)?);
     let mut input = access_stage(&plan);
-    if entry.set.timeseries.is_some() {
+    if entry.coll.timeseries.is_some() {
         input = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": input };
     }
     let root = doc! { "stage": stage, "inputStage": input };
-    Ok((ns, (Some(spec), Some(plan), Some(entry.set.clone())), root))
+    Ok((ns, (Some(spec), Some(plan), Some(entry.coll.clone())), root))
 }
 
 /// The first statement of a `delete`/`update`: a `DELETE`/`UPDATE` stage
@@ -346,22 +346,22 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
             doc! { "stage": stage, "inputStage": { "stage": "EOF" } },
         ));
     };
-    let spec = spec.collated(query::resolve(&collation, &entry.set.meta)?);
-    let plan = bucket_plan(&entry.set, &spec, plan::plan(&entry.set.meta, &spec)?);
+    let spec = spec.collated(query::resolve(&collation, &entry.coll.meta)?);
+    let plan = bucket_plan(&entry.coll, &spec, plan::plan(&entry.coll.meta, &spec)?);
     let mut input = access_stage(&plan);
-    if entry.set.timeseries.is_some() {
+    if entry.coll.timeseries.is_some() {
         input = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": input };
     }
     let root = doc! { "stage": stage, "inputStage": input };
-    Ok((ns, (Some(spec), Some(plan), Some(entry.set.clone())), root))
+    Ok((ns, (Some(spec), Some(plan), Some(entry.coll.clone())), root))
 }
 
 /// The stages of a query: its access path, the unpacking of buckets on
 /// a time-series collection, and a `SORT` when the access path does not
 /// yield the order asked for.
-fn query_stages(set: &IndexSet, plan: &Plan, spec: &QuerySpec) -> Document {
+fn query_stages(coll: &Collection, plan: &Plan, spec: &QuerySpec) -> Document {
     let mut root = access_stage(plan);
-    if set.timeseries.is_some() {
+    if coll.timeseries.is_some() {
         root = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": root };
     }
     if !plan.sorted_by_access
@@ -379,9 +379,9 @@ fn query_stages(set: &IndexSet, plan: &Plan, spec: &QuerySpec) -> Document {
 
 /// A time-series collection's plan is the buckets it reads
 /// (`timeseries::prune`), whatever the planner would pick for documents.
-fn bucket_plan(set: &Arc<IndexSet>, spec: &QuerySpec, plan: Plan) -> Plan {
-    match &set.timeseries {
-        Some(ts) => ebb_storage::timeseries::prune::plan(set, ts, &spec.filter, plan),
+fn bucket_plan(coll: &Arc<Collection>, spec: &QuerySpec, plan: Plan) -> Plan {
+    match &coll.timeseries {
+        Some(ts) => ebb_storage::plan::prune::plan(coll, ts, &spec.filter, plan),
         None => plan,
     }
 }

@@ -6,13 +6,13 @@
 
 use bson::{RawBsonRef, RawDocumentBuf, doc};
 use ebb_config::limits::MAX_BATCH_BYTES;
+use ebb_lang::pipeline::Env;
+use ebb_lang::query::find_projection::FindProjection;
 use ebb_storage::Error as StorageError;
 use ebb_storage::engine::Direction;
-use ebb_storage::pipeline::Env;
-use ebb_storage::query::exec::{BatchLimits, QueryCursor};
-use ebb_storage::query::find_projection::FindProjection;
-use ebb_storage::query::min_max;
-use ebb_storage::query::plan::{self, Hint, QuerySpec};
+use ebb_storage::plan::exec::{BatchLimits, QueryCursor};
+use ebb_storage::plan::min_max;
+use ebb_storage::plan::{self, Hint, QuerySpec};
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query};
 use crate::args::Args;
@@ -56,7 +56,7 @@ pub struct FindCommand {
     pub limit: Option<u64>,
     pub batch_size: Option<usize>,
     pub single_batch: bool,
-    pub collation: ebb_storage::encoding::collation::Choice,
+    pub collation: ebb_lang::encoding::collation::Choice,
     /// `maxTimeMS`, spent across the find and its getMores.
     pub max_time: Option<std::time::Duration>,
     /// `returnKey`: index keys instead of documents.
@@ -194,16 +194,16 @@ pub async fn find(req: Request) -> CommandResult {
     let Some(entry) = req.node.collection(&req.db, &cmd.name) else {
         return cursor_reply(0, &ns, Vec::new(), true);
     };
-    let spec = cmd.collated_spec(&entry.set.meta)?;
-    let plan = cmd.plan(&entry.set.meta, &spec)?;
+    let spec = cmd.collated_spec(&entry.coll.meta)?;
+    let plan = cmd.plan(&entry.coll.meta, &spec)?;
     let projection = if cmd.return_key {
-        Some(return_key(&entry.set.meta, &plan)?)
+        Some(return_key(&entry.coll.meta, &plan)?)
     } else {
         cmd.projection
             .map(|p| p.collated(spec.filter.collation().cloned()))
     };
     let query = QueryCursor::new(
-        &entry.set,
+        &entry.coll,
         plan,
         spec.filter,
         spec.sort,
@@ -213,7 +213,7 @@ pub async fn find(req: Request) -> CommandResult {
     .with_time_limit(cmd.max_time)
     .with_disk_use(req.node.disk_use(cmd.allow_disk_use));
     let query = match cmd.tailable {
-        true if entry.set.capped.is_none() => {
+        true if entry.coll.capped.is_none() => {
             return Err(CommandError::bad_value(
                 "error processing query: tailable cursor requested on non capped collection",
             ));

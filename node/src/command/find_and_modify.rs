@@ -3,10 +3,10 @@
 
 use bson::{Bson, RawBsonRef, doc};
 use ebb_actors::collection::ModifyOne;
-use ebb_storage::pipeline::Env;
-use ebb_storage::query::find_projection::FindProjection;
-use ebb_storage::update::UpdateSpec;
-use ebb_storage::write::statement::FindAndModify;
+use ebb_lang::pipeline::Env;
+use ebb_lang::query::find_projection::FindProjection;
+use ebb_lang::update::UpdateSpec;
+use ebb_storage::statement::FindAndModify;
 
 use super::write::{array_filters, send_write};
 use super::{Request, check_collection_name, ok, query};

@@ -2,7 +2,7 @@
 //! `$lookup` and `$unionWith` see. [`ForeignReads`] is the node's
 //! [`Sources`] for a pipeline; every document it hands out comes from a
 //! cursor built by [`foreign_cursor`], the one place such cursors are made,
-//! the way `aggregate` builds its own: the collection's index set from the
+//! the way `aggregate` builds its own: the collection's collection handle from the
 //! published catalog, a plan from the planner (so an equality `$lookup` on
 //! an indexed `foreignField` is point lookups, not a scan per document),
 //! the command's snapshot and its `maxTimeMS` deadline.
@@ -10,11 +10,11 @@
 use std::time::Instant;
 
 use bson::RawDocumentBuf;
+use ebb_lang::pipeline::Sources;
+use ebb_lang::query::filter::Filter;
 use ebb_storage::engine::Snapshot;
-use ebb_storage::pipeline::Sources;
-use ebb_storage::query::exec::QueryCursor;
-use ebb_storage::query::filter::Filter;
-use ebb_storage::query::plan::{self, QuerySpec};
+use ebb_storage::plan::exec::QueryCursor;
+use ebb_storage::plan::{self, QuerySpec};
 
 use crate::context::NodeContext;
 
@@ -85,8 +85,8 @@ pub fn foreign_cursor(
         sort: None,
         hint: None,
     };
-    let plan = plan::plan(&entry.set.meta, &spec)?;
+    let plan = plan::plan(&entry.coll.meta, &spec)?;
     let cursor =
-        QueryCursor::new(&entry.set, plan, spec.filter, None, 0, None)?.with_deadline(deadline);
+        QueryCursor::new(&entry.coll, plan, spec.filter, None, 0, None)?.with_deadline(deadline);
     Ok(Some(cursor))
 }

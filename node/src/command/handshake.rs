@@ -14,15 +14,18 @@ use crate::error::CommandResult;
 pub const MIN_WIRE_VERSION: i32 = 0;
 pub const MAX_WIRE_VERSION: i32 = 21;
 
+/// `hello`.
 pub async fn hello(req: Request) -> CommandResult {
-    let name = req
-        .body
-        .iter()
-        .next()
-        .and_then(|e| e.ok())
-        .map(|(k, _)| k.as_str().to_owned())
-        .unwrap_or_default();
-    let legacy = name != "hello";
+    reply(req, false).await
+}
+
+/// `isMaster` / `ismaster`: `hello`'s legacy spelling, answering
+/// `ismaster` (and `helloOk` when asked) instead of `isWritablePrimary`.
+pub async fn is_master(req: Request) -> CommandResult {
+    reply(req, true).await
+}
+
+async fn reply(req: Request, legacy: bool) -> CommandResult {
     let hello_ok = matches!(req.body.get("helloOk"), Ok(Some(RawBsonRef::Boolean(true))));
     let mut d = doc! {};
     if legacy {

@@ -13,10 +13,10 @@ use ebb_actors::catalog::{
     CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyExpiry, ModifyIndex,
     ValidationChange,
 };
+use ebb_lang::encoding::collation::Collation;
+use ebb_lang::encoding::display::shell;
+use ebb_lang::query::filter::Filter;
 use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta, same_key_pattern};
-use ebb_storage::encoding::collation::Collation;
-use ebb_storage::encoding::display::shell;
-use ebb_storage::query::filter::Filter;
 use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, validation};
@@ -343,7 +343,7 @@ pub async fn create_indexes(req: Request) -> CommandResult {
     if let Some(ts) = req
         .node
         .collection(&req.db, name)
-        .and_then(|e| e.set.timeseries.clone())
+        .and_then(|e| e.coll.timeseries.clone())
     {
         indexes = indexes
             .iter()
@@ -392,7 +392,7 @@ pub async fn list_indexes(req: Request) -> CommandResult {
             format!("ns does not exist: {}.{name}", req.db),
         ));
     };
-    let docs = shown_indexes(&entry.set.meta)
+    let docs = shown_indexes(&entry.coll.meta)
         .iter()
         .map(RawDocumentBuf::try_from)
         .collect::<Result<Vec<_>, _>>()?;
@@ -436,7 +436,7 @@ async fn modify_expiry(req: &Request, name: &str, v: RawBsonRef<'_>) -> CommandR
             format!("ns does not exist: {}.{name}", req.db),
         ));
     };
-    let options = &entry.set.meta.options;
+    let options = &entry.coll.meta.options;
     if !options.contains_key("timeseries") && !options.contains_key("clusteredIndex") {
         return Err(CommandError::invalid_options(
             "no expireAfterSeconds field for a collection that is not clustered or time-series",
@@ -479,7 +479,7 @@ fn timeseries_index_named(
     let Some(entry) = req.node.collection(&req.db, name) else {
         return Ok(None);
     };
-    let Some(ts) = &entry.set.timeseries else {
+    let Some(ts) = &entry.coll.timeseries else {
         return Ok(None);
     };
     if let Some((index, _)) =
@@ -488,7 +488,7 @@ fn timeseries_index_named(
         return Err(meta_time_refused(&index));
     }
     let mut names = entry
-        .set
+        .coll
         .meta
         .indexes
         .iter()
@@ -525,7 +525,7 @@ fn refuse_meta_time_name(req: &Request, name: &str, index: &str) -> CommandResul
     let shown = req
         .node
         .collection(&req.db, name)
-        .and_then(|e| e.set.timeseries.clone())
+        .and_then(|e| e.coll.timeseries.clone())
         .and_then(|ts| ts_index::meta_time_index(&ts));
     match shown {
         Some((n, _)) if n == index => Err(meta_time_refused(&n)),
@@ -665,7 +665,7 @@ pub async fn coll_mod(req: Request) -> CommandResult {
         && req
             .node
             .collection(&req.db, name)
-            .is_some_and(|e| e.set.timeseries.is_some())
+            .is_some_and(|e| e.coll.timeseries.is_some())
     {
         return Err(CommandError::from(ebb_storage::Error::not_implemented(
             "collMod of expireAfterSeconds of an index on a time-series collection",

@@ -1,10 +1,12 @@
-//! Commands: one module per family, one dispatch table.
+//! Commands: one module per family, one table (`table`, rows of `row`'s
+//! [`Command`]), and dispatch (`dispatch`), which the connection loop hands
+//! every command document to.
 //!
 //! A handler takes a [`Request`] (the command document, already framed and
 //! validated as BSON), parses its arguments into a typed value (rejecting
 //! unknown ones), executes it against the actors or a snapshot, and returns
-//! the reply document. Errors become `{ok: 0}` replies in the connection
-//! loop; they never close the connection.
+//! the reply document. Errors become `{ok: 0}` replies in dispatch; they
+//! never close the connection.
 
 pub mod admin;
 pub mod aggregate;
@@ -14,6 +16,7 @@ pub mod collections;
 pub mod common;
 pub mod count;
 pub mod delete;
+pub mod dispatch;
 pub mod explain;
 pub mod find;
 pub mod find_and_modify;
@@ -26,6 +29,7 @@ pub mod params;
 pub mod profile;
 pub mod query;
 pub mod report;
+pub mod row;
 pub mod sasl;
 pub mod status;
 pub mod table;
@@ -38,4 +42,5 @@ pub use common::{
     ConnInfo, Handler, Reply, Request, check_collection_name, check_db_name, check_write_concern,
     cursor_reply, ok,
 };
+pub use row::{Command, Op};
 pub use table::{command_names, lookup, not_found};

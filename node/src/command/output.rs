@@ -19,11 +19,11 @@ use bson::{Bson, RawDocumentBuf};
 use ebb_actors::catalog::{CreateCollection, CreateIndexes, DropCollection, RenameCollection};
 use ebb_actors::collection::{CollectionHandle, InsertDocs, UpdateDocs};
 use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_WRITE_BATCH_SIZE};
+use ebb_lang::encoding::collation::Choice;
+use ebb_lang::error::{ErrorKind, StageError};
+use ebb_lang::pipeline::{Env, Merge, MergeWrite, WhenNotMatched, WriteStage};
 use ebb_storage::Error as StorageError;
-use ebb_storage::encoding::collation::Choice;
-use ebb_storage::error::{ErrorKind, StageError};
-use ebb_storage::pipeline::{Env, Merge, MergeWrite, WhenNotMatched, WriteStage};
-use ebb_storage::write::statement::{UpdateStatement, WriteError};
+use ebb_storage::statement::{UpdateStatement, WriteError};
 
 use super::write::send_write_in;
 use super::{check_collection_name, check_db_name, query};
@@ -61,7 +61,7 @@ pub fn prepare(cx: &WriteContext<'_>, stage: WriteStage) -> CommandResult<Prepar
     check_collection_name(&db, &coll)?;
     let existing = cx.node.collection(&db, &coll);
     match (&stage, &existing) {
-        (_, Some(e)) if e.set.timeseries.is_some() => {
+        (_, Some(e)) if e.coll.timeseries.is_some() => {
             return Err(StorageError::not_implemented(
                 "$out or $merge into a time-series collection",
             )
@@ -96,7 +96,7 @@ fn stage_error(e: StageError, message: String) -> CommandError {
 }
 
 fn is_capped(e: &CollectionHandle) -> bool {
-    e.set.capped.is_some()
+    e.coll.capped.is_some()
 }
 
 /// `$merge` on fields other than `_id` needs a unique index on exactly
@@ -113,11 +113,11 @@ fn check_unique_on(
     let supported = match existing {
         None => false,
         Some(e) => {
-            let collation = query::resolve(cx.collation, &e.set.meta)?.map(|c| c.to_document());
+            let collation = query::resolve(cx.collation, &e.coll.meta)?.map(|c| c.to_document());
             let mut on: Vec<&str> = m.on.iter().map(String::as_str).collect();
             on.sort_unstable();
             let mut found = false;
-            for index in &e.set.meta.indexes {
+            for index in &e.coll.meta.indexes {
                 let mut fields: Vec<&str> = index.key.keys().map(String::as_str).collect();
                 fields.sort_unstable();
                 let index_collation = index.collation()?.map(|c| c.to_document());
@@ -184,7 +184,7 @@ async fn out(
     // The target's options and indexes carry over to what replaces it.
     let mut options = existing
         .as_ref()
-        .map(|e| e.set.meta.options.clone())
+        .map(|e| e.coll.meta.options.clone())
         .unwrap_or_default();
     options.insert("temp", true);
     cx.node
@@ -228,7 +228,7 @@ async fn fill_temp(
 ) -> CommandResult<()> {
     let indexes: Vec<_> = existing
         .map(|e| {
-            e.set
+            e.coll
                 .meta
                 .indexes
                 .iter()
@@ -372,7 +372,7 @@ pub async fn drop_leftover_temps(node: &NodeContext) {
     let mut leftovers = Vec::new();
     for db in view.databases() {
         for entry in view.in_db(&db) {
-            let meta = &entry.set.meta;
+            let meta = &entry.coll.meta;
             if matches!(meta.options.get("temp"), Some(Bson::Boolean(true))) {
                 leftovers.push((db.clone(), meta.name.clone()));
             }

@@ -4,7 +4,7 @@
 //! The reply holds the settings as they were, as mongod's does.
 
 use bson::{Bson, Document, RawBsonRef, doc};
-use ebb_storage::query::filter::Filter;
+use ebb_lang::query::filter::Filter;
 
 use super::{Request, ok};
 use crate::args::{Args, as_f64, is_number};

@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{RawBsonRef, RawDocument, rawdoc};
+use ebb_lang::encoding::collation::{Choice, Collation};
+use ebb_lang::pipeline::Env;
+use ebb_lang::query::filter::Filter;
+use ebb_lang::query::find_projection::FindProjection;
+use ebb_lang::query::sort::SortSpec;
 use ebb_storage::catalog::CollectionMeta;
-use ebb_storage::encoding::collation::{Choice, Collation};
 use ebb_storage::engine::Direction;
-use ebb_storage::pipeline::Env;
-use ebb_storage::query::filter::Filter;
-use ebb_storage::query::find_projection::FindProjection;
-use ebb_storage::query::plan::Hint;
-use ebb_storage::query::sort::SortSpec;
+use ebb_storage::plan::Hint;
 
 use super::Request;
 use crate::args::{Args, as_f64, as_i64, type_name};

@@ -309,13 +309,13 @@ pub async fn documents(
         (Report::IndexStats, Some(coll)) => match node.collection(&req.db, coll) {
             None => Vec::new(),
             Some(entry) => entry
-                .set
+                .coll
                 .meta
                 .indexes
                 .iter()
                 .filter(|i| !i.is_internal())
                 .map(|i| {
-                    let (ops, since) = entry.set.accesses(&i.name);
+                    let (ops, since) = entry.coll.accesses(&i.name);
                     doc! {
                         "name": i.name.clone(),
                         "key": i.key.clone(),

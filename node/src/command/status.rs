@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use bson::{Document, RawDocumentBuf, doc};
 use ebb_actors::collection::CollectionHandle;
-use ebb_storage::encoding::display::number;
+use ebb_lang::encoding::display::number;
 
 use super::admin::{VERSION, hostname};
 use super::{Request, ok};
@@ -109,7 +109,7 @@ pub async fn current_op(req: Request) -> CommandResult {
             _ => filter.append(key, value),
         }
     }
-    let filter = ebb_storage::query::Filter::parse(&filter)?;
+    let filter = ebb_lang::query::Filter::parse(&filter)?;
     let entries = operations(&req.node, own_ops.then_some(req.conn.id));
     let mut inprog = Vec::new();
     for entry in entries {
@@ -240,7 +240,7 @@ pub async fn db_stats(req: Request) -> CommandResult {
         let (count, size, _, idx) = collection_sizes(&req.node, e);
         objects += count;
         data += size;
-        indexes += e.set.meta.indexes.len() as i64;
+        indexes += e.coll.meta.indexes.len() as i64;
         index_size += idx;
         collections += 1;
     }
@@ -287,8 +287,8 @@ pub fn storage_stats(
         "avgObjSize": if count > 0 { size / count } else { 0 },
         "storageSize": size / scale,
         "freeStorageSize": 0i64,
-        "capped": entry.set.capped.is_some(),
-        "nindexes": entry.set.meta.indexes.iter().filter(|i| !i.is_internal()).count() as i32,
+        "capped": entry.coll.capped.is_some(),
+        "nindexes": entry.coll.meta.indexes.iter().filter(|i| !i.is_internal()).count() as i32,
         "indexBuilds": [],
         "totalIndexSize": total_index / scale,
         "totalSize": (size + total_index) / scale,
@@ -296,7 +296,7 @@ pub fn storage_stats(
         "scaleFactor": scale,
     };
     // mongod shows a capped collection's bounds (`max` 0 when not given).
-    if let Some(capped) = entry.set.capped {
+    if let Some(capped) = entry.coll.capped {
         stats.insert("max", number(capped.max.unwrap_or(0)));
         stats.insert("maxSize", number(capped.size / scale));
     }
@@ -320,7 +320,7 @@ pub async fn coll_stats(req: Request) -> CommandResult {
         ));
     };
     let count = exact_count(&req.node, &entry).await?;
-    let mut reply = doc! { "ns": entry.set.ns() };
+    let mut reply = doc! { "ns": entry.coll.ns() };
     reply.extend(storage_stats(&req.node, &entry, count, scale));
     ok(reply)
 }

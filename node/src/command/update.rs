@@ -8,10 +8,10 @@
 
 use bson::RawBsonRef;
 use ebb_actors::collection::UpdateDocs;
+use ebb_lang::pipeline::Env;
+use ebb_lang::update::UpdateSpec;
 use ebb_storage::Error as StorageError;
-use ebb_storage::pipeline::Env;
-use ebb_storage::update::UpdateSpec;
-use ebb_storage::write::statement::UpdateStatement;
+use ebb_storage::statement::UpdateStatement;
 
 use super::write::{
     Statements, array_filters, interrupted, map_errors, ordered, send_write, statements,

@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc, rawdoc};
 use ebb_actors::collection::{DeleteDocs, InsertDocs, UpdateDocs};
+use ebb_lang::query::Filter;
+use ebb_lang::update::UpdateSpec;
 use ebb_storage::ErrorKind;
-use ebb_storage::query::Filter;
-use ebb_storage::update::UpdateSpec;
-use ebb_storage::write::statement::{DeleteStatement, UpdateStatement};
+use ebb_storage::statement::{DeleteStatement, UpdateStatement};
 
 use super::write::send_write;
 use super::{Request, ok};

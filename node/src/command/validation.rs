@@ -2,11 +2,11 @@
 //! `validationLevel`, `validationAction`): their types and values checked
 //! as mongod checks them (types and enumerations first, then the
 //! validator itself), so a bad option fails the command before anything
-//! is stored. What the options do is `ebb_storage::validator`'s business.
+//! is stored. What the options do is `ebb_lang::validator`'s business.
 
 use bson::Document;
 use ebb_actors::catalog::{ModifyValidation, ValidationChange};
-use ebb_storage::validator::{ValidationAction, ValidationLevel, parse_validator};
+use ebb_lang::validator::{ValidationAction, ValidationLevel, parse_validator};
 
 use super::Request;
 use crate::args::Args;

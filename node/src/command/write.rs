@@ -8,7 +8,7 @@ use ebb_actors::collection::CollectionActor;
 use ebb_actors::collection::CollectionHandle;
 use ebb_config::limits::MAX_WRITE_BATCH_SIZE;
 use ebb_storage::ErrorKind;
-use ebb_storage::write::statement::WriteError;
+use ebb_storage::statement::WriteError;
 
 use super::{Request, check_collection_name, check_db_name};
 use crate::args::{Args, type_name};

@@ -1,17 +1,19 @@
 //! The database profiler: which operations are recorded (`settings`:
 //! the `profile` command's level per database — 0 off, 1 slow or
 //! filtered, 2 all — with the node-wide `slowms` and `sampleRate` and a
-//! per-database `filter`), the entries in mongod's shape, and writing
-//! them to `<db>.system.profile` (`record`).
+//! per-database `filter`), the entries in mongod's shape (a command's in
+//! `command`), and writing them to `<db>.system.profile` (`record`).
 //!
 //! Entries of commands are written through the collection's writer after
-//! the operation, before its reply (`server.rs`), so a client that reads
-//! `system.profile` after an operation finds it. Operations on
+//! the operation, before its reply (`command::dispatch`), so a client that
+//! reads `system.profile` after an operation finds it. Operations on
 //! `system.profile` itself are not recorded, as in mongod. Nothing here
 //! decides permissions: the `profile` command's own check does.
 
+pub mod command;
 pub mod record;
 pub mod settings;
 
+pub use command::{Ran, record_command};
 pub use record::{record_ttl_deletes, write};
-pub use settings::{Change, PROFILE_COLLECTION, Profiler, Status, entry, op_name, reply_counts};
+pub use settings::{Change, PROFILE_COLLECTION, Profiler, Status, entry, reply_counts};

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use bson::{Bson, Document, RawDocumentBuf, doc};
-pub use ebb_storage::encoding::display::number;
-use ebb_storage::query::filter::Filter;
+pub use ebb_lang::encoding::display::number;
+use ebb_lang::query::filter::Filter;
 
 /// The profile collection's name.
 pub const PROFILE_COLLECTION: &str = "system.profile";
@@ -127,18 +127,6 @@ impl Profiler {
             }
             _ => false,
         }
-    }
-}
-
-/// What mongod's profiler calls an operation (`op`).
-pub fn op_name(command: &str) -> &'static str {
-    match command {
-        "find" => "query",
-        "getMore" => "getmore",
-        "insert" => "insert",
-        "update" => "update",
-        "delete" => "remove",
-        _ => "command",
     }
 }
 

@@ -7,8 +7,8 @@
 
 use bson::{Bson, Document};
 
-use crate::encoding::display::number;
-use crate::error::{Error, Result};
+use ebb_lang::encoding::display::number;
+use ebb_lang::error::{Error, Result};
 
 /// The largest `size` mongod accepts: 1 PiB.
 pub const MAX_CAPPED_BYTES: i64 = 1 << 50;

@@ -22,7 +22,7 @@
 //! changes the records, so they never disagree with them.
 
 use crate::engine::{Cf, Engine, KeyRange, Snapshot};
-use crate::error::{Error, Result};
+use ebb_lang::error::{Error, Result};
 
 const ORDER: u8 = 0x00;
 const POSITION: u8 = 0x01;

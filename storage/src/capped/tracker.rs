@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::options::CappedOptions;
 use super::order::{self, Totals};
 use crate::engine::{Batch, Cf, Direction, Engine};
-use crate::error::{Error, Result};
+use ebb_lang::error::{Error, Result};
 
 /// A capped collection's state inside one writer.
 #[derive(Debug)]

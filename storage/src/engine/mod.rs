@@ -12,9 +12,9 @@
 //! bound instead of walking them).
 
 pub mod conformance;
-pub mod hidden;
-mod hiding;
+pub mod held;
 pub mod rocks;
+mod skip_held;
 
 use crate::Result;
 
@@ -64,14 +64,14 @@ impl KeyRange {
     /// (as [`KeyRange::prefix`] builds it).
     pub fn is_point(&self) -> bool {
         self.upper.is_some()
-            && self.upper == crate::encoding::keycode::prefix_successor(&self.lower)
+            && self.upper == ebb_lang::encoding::keycode::prefix_successor(&self.lower)
     }
 
     /// Every key that starts with `prefix`.
     pub fn prefix(prefix: &[u8]) -> Self {
         KeyRange {
             lower: prefix.to_vec(),
-            upper: crate::encoding::keycode::prefix_successor(prefix),
+            upper: ebb_lang::encoding::keycode::prefix_successor(prefix),
         }
     }
 }
@@ -278,6 +278,6 @@ pub trait Engine: Send + Sync + 'static {
     fn compact(&self, cf: Cf, range: Option<KeyRange>) -> Result<()>;
     fn stats(&self, cf: Cf) -> Result<CfStats>;
     /// The keys every read of this engine answers as absent
-    /// ([`hidden`]).
-    fn hidden(&self) -> &hidden::Hidden;
+    /// ([`held`]).
+    fn held(&self) -> &held::HeldRegistry;
 }

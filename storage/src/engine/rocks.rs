@@ -16,8 +16,8 @@ use rocksdb::{
     WriteOptions,
 };
 
-use super::hidden::{Hidden, Views};
-use super::hiding::{Hiding, family, view_of};
+use super::held::{HeldRegistry, Views};
+use super::skip_held::{SkipHeld, family, view_of};
 use super::{Batch, Cf, CfStats, Cursor, Direction, Engine, KeyRange, SealedBatch, Snapshot};
 use crate::{Error, ErrorKind, Result};
 
@@ -39,7 +39,7 @@ pub struct RocksOptions {
 pub struct RocksEngine {
     db: Db,
     cf_options: Options,
-    hidden: Hidden,
+    held: HeldRegistry,
 }
 
 /// RocksDB's error as ebb's: a full disk gets its own kind (the client
@@ -135,7 +135,7 @@ impl RocksEngine {
         Ok(RocksEngine {
             db,
             cf_options,
-            hidden: Hidden::default(),
+            held: HeldRegistry::default(),
         })
     }
 
@@ -236,8 +236,8 @@ impl Engine for RocksEngine {
 
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let h = self.handle(cf)?;
-        self.hidden.read(family(cf), |view| {
-            if view.is_some_and(|v| v.hides(key)) {
+        self.held.read(family(cf), |view| {
+            if view.is_some_and(|v| v.holds(key)) {
                 return Ok(None);
             }
             self.db.get_cf(&h, key).map_err(engine_err)
@@ -246,13 +246,13 @@ impl Engine for RocksEngine {
 
     fn multi_get(&self, cf: Cf, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
         let h = self.handle(cf)?;
-        self.hidden.read(family(cf), |view| {
+        self.held.read(family(cf), |view| {
             let found =
                 self.db
                     .batched_multi_get_cf_opt(&h, keys.iter(), false, &ReadOptions::default());
             (found.into_iter().zip(keys))
                 .map(|(r, key)| match &view {
-                    Some(v) if v.hides(key) => Ok(None),
+                    Some(v) if v.holds(key) => Ok(None),
                     _ => r.map(|v| v.map(|s| s.to_vec())).map_err(engine_err),
                 })
                 .collect()
@@ -261,9 +261,9 @@ impl Engine for RocksEngine {
 
     fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>> {
         let h = self.handle(cf)?;
-        self.hidden.read(family(cf), |view| {
+        self.held.read(family(cf), |view| {
             let iter = self.db.raw_iterator_cf_opt(&h, read_options(&range));
-            Ok(Hiding::wrap(
+            Ok(SkipHeld::wrap(
                 Box::new(RocksCursor::start(iter, range, dir)),
                 view,
             ))
@@ -276,9 +276,9 @@ impl Engine for RocksEngine {
         // Blocks read once: caching them would evict what foreground reads
         // use, and grow the heap only to free it again.
         ro.fill_cache(false);
-        let mut cursor = self.hidden.read(family(cf), |view| {
+        let mut cursor = self.held.read(family(cf), |view| {
             let iter = self.db.raw_iterator_cf_opt(&h, ro);
-            Hiding::wrap(
+            SkipHeld::wrap(
                 Box::new(RocksCursor::start(iter, range, Direction::Forward)),
                 view,
             )
@@ -287,7 +287,7 @@ impl Engine for RocksEngine {
     }
 
     fn snapshot(&self) -> Box<dyn Snapshot + '_> {
-        self.hidden.read_all(|views| {
+        self.held.read_all(|views| {
             Box::new(RocksSnapshot {
                 engine: self,
                 snap: self.db.snapshot(),
@@ -296,8 +296,8 @@ impl Engine for RocksEngine {
         })
     }
 
-    fn hidden(&self) -> &Hidden {
-        &self.hidden
+    fn held(&self) -> &HeldRegistry {
+        &self.held
     }
 
     fn sync_wal(&self) -> Result<()> {
@@ -517,7 +517,7 @@ struct RocksSnapshot<'a> {
 impl Snapshot for RocksSnapshot<'_> {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let h = self.engine.handle(cf)?;
-        if view_of(&self.views, cf).is_some_and(|v| v.hides(key)) {
+        if view_of(&self.views, cf).is_some_and(|v| v.holds(key)) {
             return Ok(None);
         }
         self.snap.get_cf(&h, key).map_err(engine_err)
@@ -527,7 +527,7 @@ impl Snapshot for RocksSnapshot<'_> {
         let h = self.engine.handle(cf)?;
         let iter = self.snap.raw_iterator_cf_opt(&h, read_options(&range));
         let cursor = Box::new(RocksCursor::start(iter, range, dir));
-        Ok(Hiding::wrap(cursor, view_of(&self.views, cf)))
+        Ok(SkipHeld::wrap(cursor, view_of(&self.views, cf)))
     }
 
     fn bulk_cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>> {
@@ -536,7 +536,7 @@ impl Snapshot for RocksSnapshot<'_> {
         ro.fill_cache(false);
         let iter = self.snap.raw_iterator_cf_opt(&h, ro);
         let cursor = Box::new(RocksCursor::start(iter, range, dir));
-        Ok(Hiding::wrap(cursor, view_of(&self.views, cf)))
+        Ok(SkipHeld::wrap(cursor, view_of(&self.views, cf)))
     }
 
     fn cursor_skipping_at_most(
@@ -552,7 +552,7 @@ impl Snapshot for RocksSnapshot<'_> {
         ro.set_max_skippable_internal_keys(max_skipped);
         let iter = self.snap.raw_iterator_cf_opt(&h, ro);
         let cursor = Box::new(RocksCursor::start(iter, range, dir));
-        Ok(Hiding::wrap(cursor, view_of(&self.views, cf)))
+        Ok(SkipHeld::wrap(cursor, view_of(&self.views, cf)))
     }
 }
 

@@ -6,7 +6,7 @@
 //! enc(field₁) ‖ enc(field₂) ‖ … ‖ enc(_id)
 //! ```
 //!
-//! where `enc` is [`crate::encoding::keycode`]'s order-preserving encoding, inverted
+//! where `enc` is [`ebb_lang::encoding::keycode`]'s order-preserving encoding, inverted
 //! for descending fields. Appending `_id` makes every entry unique, so equal
 //! field values sort by `_id`, and the `_id` of an entry is recovered by
 //! skipping the field values. A unique index is checked by looking for
@@ -22,14 +22,15 @@ use std::sync::Arc;
 
 use bson::{RawBsonRef, RawDocument};
 
+use super::floor::Floor;
+use super::rule::{cutoff_millis, due_millis};
 use crate::catalog::IndexMeta;
-use crate::encoding::collation::Collation;
-use crate::encoding::{display, keycode};
-use crate::error::{Error, ErrorKind, Result};
-use crate::query::filter::Filter;
-use crate::query::path::index_keys;
-use crate::query::path::index_values;
-use crate::ttl::{Floor, cutoff_millis, due_millis};
+use ebb_lang::encoding::collation::Collation;
+use ebb_lang::encoding::{display, keycode};
+use ebb_lang::error::{Error, ErrorKind, Result};
+use ebb_lang::query::filter::Filter;
+use ebb_lang::query::path::index_keys;
+use ebb_lang::query::path::index_values;
 
 /// Computes the entry keys of one index.
 #[derive(Debug)]
@@ -83,7 +84,7 @@ impl KeyGen {
         })
     }
 
-    /// The floor of an ascending TTL index (`expire.rs` explains it).
+    /// The floor of an ascending TTL index (`index::floor` explains it).
     pub fn floor(&self) -> Option<&Floor> {
         self.floor.as_ref()
     }
@@ -103,8 +104,8 @@ impl KeyGen {
 
     /// For a TTL index: whether `doc` is due at `now_millis` by this
     /// index alone — it would put an entry holding a Date at or before the
-    /// cutoff into the index (spec F: the earliest Date of an array; a
-    /// document the partial filter excludes has no entry). Exactly the
+    /// cutoff into the index (MongoDB's rule: the earliest Date of an
+    /// array; a document the partial filter excludes has no entry). Exactly the
     /// documents the monitor's range scan of this index would delete.
     pub fn due_by(&self, doc: &RawDocument, now_millis: i64) -> bool {
         let Some(secs) = self.expire_after_secs else {

@@ -1,9 +1,10 @@
-//! Secondary indexes: which entry keys a document puts into each index
-//! (`keygen`), and the immutable collection handle that holds a
-//! collection's catalog record with its key generators (`set`).
+//! Secondary indexes: which entry keys a document puts into each index.
+//! The collection handle that holds them is `collection`'s.
 
+pub mod floor;
 mod keygen;
-mod set;
+mod rule;
 
+pub use floor::Floor;
 pub use keygen::{KeyGen, duplicate_key_error};
-pub use set::IndexSet;
+pub use rule::{cutoff_millis, due_millis};

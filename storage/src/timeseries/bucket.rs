@@ -39,8 +39,8 @@ use bson::{
 
 use super::column::{self, Column};
 use super::options::TimeseriesOptions;
-use crate::encoding::cmp::compare_values;
-use crate::error::{Error, Result};
+use ebb_lang::encoding::cmp::compare_values;
+use ebb_lang::error::{Error, Result};
 
 /// The binary subtype of a compressed column (ebb's encoding, `column`;
 /// not MongoDB's BSONColumn, whose subtype is 7).

@@ -30,7 +30,7 @@
 use bson::oid::ObjectId;
 use bson::{DateTime, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 
-use crate::error::{Error, Result};
+use ebb_lang::error::{Error, Result};
 
 const RAW: u8 = 0;
 const DATE: u8 = 1;

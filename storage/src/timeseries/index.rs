@@ -16,7 +16,7 @@
 //! ```
 //!
 //! compound keys translate field by field. A partial TTL index on the
-//! timeField (spec item 61) becomes `{control.min.<time>: d}` with the
+//! timeField (MongoDB 7.0+) becomes `{control.min.<time>: d}` with the
 //! filter moved onto `meta` and `expireAfterSeconds + span`. Refused as
 //! mongod refuses: `unique` (72), `sparse` over a measurement field (72),
 //! special index types on measurements or the time (67), TTL other than
@@ -32,8 +32,8 @@ use bson::{Bson, Document, doc};
 
 use super::options::{TimeseriesOptions, bucket_expire_after, invalid};
 use crate::catalog::IndexMeta;
-use crate::encoding::display::shell;
-use crate::error::{Error, ErrorKind, Result};
+use ebb_lang::encoding::display::shell;
+use ebb_lang::error::{Error, ErrorKind, Result};
 
 /// Where a time-series index keeps the spec the user gave: `{key,
 /// partialFilterExpression?, expireAfterSeconds?}` (`listIndexes` shows

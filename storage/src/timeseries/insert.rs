@@ -21,14 +21,15 @@ use bson::{Bson, RawBsonRef, RawDocumentBuf};
 
 use super::bucket::{Bucket, MAX_MEASUREMENTS, bucket_count, measurement_time};
 use super::options::{META_INDEX, TIME_INDEX, TimeseriesOptions};
-use crate::encoding::keycode;
+use crate::collection::Collection;
 use crate::engine::{Cf, Direction, Engine, KeyRange};
-use crate::error::{Error, Result};
-use crate::index::IndexSet;
 use crate::write::writer::{Writer, prepare_insert};
+use ebb_lang::encoding::keycode;
+use ebb_lang::error::{Error, Result};
 
 /// The last millisecond of 2038-01-19T03:14:07Z: later (or pre-1970)
-/// measurements put a collection in the extended range (spec item 63).
+/// measurements put a collection in the extended range, which MongoDB
+/// 7.0–8.0's TTL monitor skips.
 pub const EXTENDED_RANGE_END_MILLIS: i64 = (i32::MAX as i64) * 1000;
 
 /// What an insert of measurements did: how many were stored and which
@@ -75,9 +76,9 @@ impl Catalog {
         self.keys.contains(id_key)
     }
 
-    fn add(&mut self, set: &IndexSet, meta_key: Vec<u8>, t: Touched) -> usize {
+    fn add(&mut self, coll: &Collection, meta_key: Vec<u8>, t: Touched) -> usize {
         self.keys
-            .insert(set.record_key(RawBsonRef::ObjectId(t.bucket.id)));
+            .insert(coll.record_key(RawBsonRef::ObjectId(t.bucket.id)));
         self.buckets.push(t);
         let i = self.buckets.len() - 1;
         self.by_meta.entry(meta_key).or_default().push(i);
@@ -89,12 +90,12 @@ impl Catalog {
 pub fn insert_measurements(
     engine: &dyn Engine,
     w: &mut Writer<'_>,
-    set: &IndexSet,
+    coll: &Collection,
     opts: &TimeseriesOptions,
     docs: Vec<RawDocumentBuf>,
     ordered: bool,
 ) -> Result<Inserted> {
-    let mut done = insert_statements(engine, w, set, opts, vec![(docs, ordered)])?;
+    let mut done = insert_statements(engine, w, coll, opts, vec![(docs, ordered)])?;
     Ok(done.pop().unwrap_or_default())
 }
 
@@ -106,7 +107,7 @@ pub fn insert_measurements(
 pub fn insert_statements(
     engine: &dyn Engine,
     w: &mut Writer<'_>,
-    set: &IndexSet,
+    coll: &Collection,
     opts: &TimeseriesOptions,
     statements: Vec<(Vec<RawDocumentBuf>, bool)>,
 ) -> Result<Vec<Inserted>> {
@@ -115,7 +116,7 @@ pub fn insert_statements(
     for (docs, ordered) in statements {
         let mut out = Inserted::default();
         for (index, doc) in docs.into_iter().enumerate() {
-            match route(engine, set, opts, doc, &mut touched) {
+            match route(engine, coll, opts, doc, &mut touched) {
                 Ok(extended) => {
                     out.n += 1;
                     out.extended_range |= extended;
@@ -130,18 +131,18 @@ pub fn insert_statements(
         }
         outs.push(out);
     }
-    if outs.iter().any(|o| o.extended_range) && set.enter_extended_range() {
-        tracing::warn!(ns = %set.ns(), "time-series collection received a measurement before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
+    if outs.iter().any(|o| o.extended_range) && coll.enter_extended_range() {
+        tracing::warn!(ns = %coll.ns(), "time-series collection received a measurement before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
     }
     for t in touched.buckets {
         let new = t.bucket.to_raw()?;
-        let id_key = set.record_key(RawBsonRef::ObjectId(t.bucket.id));
+        let id_key = coll.record_key(RawBsonRef::ObjectId(t.bucket.id));
         match &t.stored {
             Some(old) => w.replace(&id_key, old, &new)?,
             None => w.insert(&new)?,
         }
         if t.bucket.accepts_more() {
-            set.open_buckets.put(id_key, new.into_bytes(), t.bucket);
+            coll.open_buckets.put(id_key, new.into_bytes(), t.bucket);
         }
     }
     Ok(outs)
@@ -158,14 +159,14 @@ fn meta_key(meta: Option<&Bson>) -> Result<Vec<u8>> {
 }
 
 /// Whether a stored time-series collection holds a measurement outside
-/// 1970..2038 (read when its index set is opened): a bucket starting
+/// 1970..2038 (read when its collection handle is opened): a bucket starting
 /// before the epoch, or one of the buckets starting in the last span
 /// whose `control.max.<time>` is past 2038-01-19T03:14:07Z.
-pub fn holds_extended_range(engine: &dyn Engine, set: &IndexSet) -> Result<bool> {
-    let Some(opts) = &set.timeseries else {
+pub fn holds_extended_range(engine: &dyn Engine, coll: &Collection) -> Result<bool> {
+    let Some(opts) = &coll.timeseries else {
         return Ok(false);
     };
-    let Some(kg) = set.keygen(TIME_INDEX) else {
+    let Some(kg) = coll.keygen(TIME_INDEX) else {
         return Ok(false);
     };
     let (lower, upper) = keycode::date_range_up_to(i64::MAX, false);
@@ -188,7 +189,7 @@ pub fn holds_extended_range(engine: &dyn Engine, set: &IndexSet) -> Result<bool>
             break;
         }
         let id_key = kg.id_suffix(last.key())?.to_vec();
-        if let Some(bytes) = engine.get(set.records(), &id_key)? {
+        if let Some(bytes) = engine.get(coll.records(), &id_key)? {
             let bucket = RawDocumentBuf::from_bytes(bytes)?;
             let max = bucket
                 .get_document("control")
@@ -209,7 +210,7 @@ pub fn holds_extended_range(engine: &dyn Engine, set: &IndexSet) -> Result<bool>
 /// the extended range.
 fn route(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     opts: &TimeseriesOptions,
     doc: RawDocumentBuf,
     touched: &mut Catalog,
@@ -224,12 +225,12 @@ fn route(
     let slot = match touched.find(&meta_key, meta.as_ref(), time, opts) {
         Some(i) => i,
         None => {
-            let found = find_stored(engine, set, opts, &meta_key, meta.as_ref(), time, touched)?;
+            let found = find_stored(engine, coll, opts, &meta_key, meta.as_ref(), time, touched)?;
             let t = found.unwrap_or_else(|| Touched {
                 bucket: Bucket::new(opts.bucket_start(time), meta, opts),
                 stored: None,
             });
-            touched.add(set, meta_key, t)
+            touched.add(coll, meta_key, t)
         }
     };
     touched.buckets[slot].bucket.push(&doc, opts)?;
@@ -240,7 +241,7 @@ fn route(
 /// that the statement has not touched yet.
 fn find_stored(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     opts: &TimeseriesOptions,
     meta_key: &[u8],
     meta: Option<&Bson>,
@@ -252,10 +253,10 @@ fn find_stored(
     } else {
         TIME_INDEX
     };
-    let Some(kg) = set.keygen(index) else {
+    let Some(kg) = coll.keygen(index) else {
         return Err(Error::corrupt(format!(
             "time-series collection {} lacks its bucket index",
-            set.ns()
+            coll.ns()
         )));
     };
     let prefix = if opts.meta_field.is_some() {
@@ -279,7 +280,7 @@ fn find_stored(
     while cursor.valid() {
         let id_key = kg.id_suffix(cursor.key())?.to_vec();
         if !touched.holds(&id_key)
-            && let Some(bytes) = engine.get(set.records(), &id_key)?
+            && let Some(bytes) = engine.get(coll.records(), &id_key)?
         {
             let stored = RawDocumentBuf::from_bytes(bytes)?;
             // A bucket full by count is passed over undecoded: every
@@ -288,7 +289,7 @@ fn find_stored(
                 cursor.advance();
                 continue;
             }
-            let bucket = match set.open_buckets.take(&id_key, stored.as_bytes()) {
+            let bucket = match coll.open_buckets.take(&id_key, stored.as_bytes()) {
                 Some(open) => open,
                 None => Bucket::from_raw(&stored, opts)?,
             };

@@ -24,7 +24,6 @@ pub mod index;
 pub mod insert;
 pub mod open;
 pub mod options;
-pub mod prune;
 pub mod rewrite;
 
 pub use bucket::{Bucket, unpack};

@@ -9,7 +9,7 @@
 use bson::{Bson, Document, RawBsonRef, RawDocument, doc};
 
 use crate::catalog::{CollectionMeta, IndexMeta};
-use crate::error::{Error, ErrorKind, Result};
+use ebb_lang::error::{Error, ErrorKind, Result};
 
 /// The buckets' TTL index: `{control.min.<timeField>: 1}`.
 pub const TIME_INDEX: &str = "$ebb_bucket_time";

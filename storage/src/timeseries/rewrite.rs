@@ -20,7 +20,7 @@
 //! find and fill like any other.
 //!
 //! It must not find the measurements (the statement's query does) nor
-//! apply update operators (`crate::update`).
+//! apply update operators (`ebb_lang::update`).
 
 use std::collections::BTreeMap;
 
@@ -29,9 +29,9 @@ use bson::{Bson, RawBsonRef, RawDocument, RawDocumentBuf};
 use super::bucket::{Bucket, measurement_time, unpack};
 use super::insert::{EXTENDED_RANGE_END_MILLIS, insert_measurements};
 use super::options::TimeseriesOptions;
-use crate::error::{Error, Result};
-use crate::index::IndexSet;
+use crate::collection::Collection;
 use crate::write::writer::{Writer, prepare_insert};
+use ebb_lang::error::{Error, Result};
 
 /// What happens to one noted measurement: None deletes it.
 type Change = Option<RawDocumentBuf>;
@@ -87,7 +87,7 @@ impl Rewrites {
     pub fn apply(
         self,
         w: &mut Writer<'_>,
-        set: &IndexSet,
+        coll: &Collection,
         opts: &TimeseriesOptions,
     ) -> Result<u64> {
         let mut deleted = 0;
@@ -111,7 +111,7 @@ impl Rewrites {
             });
         }
         for m in moving {
-            place(m, &mut held, set, opts)?;
+            place(m, &mut held, coll, opts)?;
         }
         for h in held {
             match (h.bucket.count, h.stored) {
@@ -130,13 +130,13 @@ impl Rewrites {
 pub fn upsert(
     engine: &dyn crate::engine::Engine,
     w: &mut Writer<'_>,
-    set: &IndexSet,
+    coll: &Collection,
     opts: &TimeseriesOptions,
     doc: RawDocumentBuf,
 ) -> Result<(RawDocumentBuf, Option<Bson>)> {
     let doc = prepare_insert(doc)?;
     let id = doc.get("_id")?.map(Bson::try_from).transpose()?;
-    let done = insert_measurements(engine, w, set, opts, vec![doc.clone()], true)?;
+    let done = insert_measurements(engine, w, coll, opts, vec![doc.clone()], true)?;
     if let Some((_, e)) = done.errors.into_iter().next() {
         return Err(e);
     }
@@ -161,12 +161,12 @@ fn meta_of(m: &RawDocument, opts: &TimeseriesOptions) -> Result<Option<Bson>> {
 fn place(
     m: RawDocumentBuf,
     held: &mut Vec<Held>,
-    set: &IndexSet,
+    coll: &Collection,
     opts: &TimeseriesOptions,
 ) -> Result<()> {
     let time = measurement_time(&m, opts)?;
-    if !(0..=EXTENDED_RANGE_END_MILLIS).contains(&time) && set.enter_extended_range() {
-        tracing::warn!(ns = %set.ns(), "time-series collection received a measurement before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
+    if !(0..=EXTENDED_RANGE_END_MILLIS).contains(&time) && coll.enter_extended_range() {
+        tracing::warn!(ns = %coll.ns(), "time-series collection received a measurement before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
     }
     for h in held.iter_mut() {
         if takes(&h.bucket, &m, opts)? {
@@ -176,7 +176,7 @@ fn place(
     let mut bucket = Bucket::new(opts.bucket_start(time), meta_of(&m, opts)?, opts);
     bucket.push(&m, opts)?;
     held.push(Held {
-        key: set.record_key(RawBsonRef::ObjectId(bucket.id)),
+        key: coll.record_key(RawBsonRef::ObjectId(bucket.id)),
         stored: None,
         bucket,
     });
@@ -196,7 +196,7 @@ mod tests {
     use crate::timeseries::internal_indexes;
 
     /// A time-series collection (time `t`, meta `m`) on a temp-dir RocksDB.
-    fn collection() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
+    fn collection() -> (tempfile::TempDir, RocksEngine, Arc<Collection>) {
         let (dir, engine) = crate::testing::temp_engine();
         let options = doc! { "timeseries": { "timeField": "t", "metaField": "m", "granularity": "seconds", "bucketMaxSpanSeconds": 3600 } };
         let mut indexes = vec![CollectionMeta::id_index(10)];
@@ -208,14 +208,14 @@ mod tests {
             engine.create_cf(Cf::Id(index.id)).unwrap();
         }
         let meta = crate::testing::meta("w", options, None, indexes);
-        (dir, engine, IndexSet::new(meta).unwrap())
+        (dir, engine, Collection::new(meta).unwrap())
     }
 
     /// The stored buckets: (record key, meta, measurement `_id`s).
-    fn stored(engine: &RocksEngine, set: &IndexSet) -> Vec<(Vec<u8>, Bson, Vec<i32>)> {
-        let opts = set.timeseries.as_ref().unwrap();
+    fn stored(engine: &RocksEngine, coll: &Collection) -> Vec<(Vec<u8>, Bson, Vec<i32>)> {
+        let opts = coll.timeseries.as_ref().unwrap();
         let mut c = engine
-            .cursor(set.records(), KeyRange::all(), Direction::Forward)
+            .cursor(coll.records(), KeyRange::all(), Direction::Forward)
             .unwrap();
         let mut out = Vec::new();
         while c.valid() {
@@ -234,16 +234,16 @@ mod tests {
 
     #[test]
     fn a_rewrite_keeps_deletes_and_moves_measurements_in_one_batch() {
-        let (_dir, engine, set) = collection();
-        let opts = set.timeseries.clone().unwrap();
+        let (_dir, engine, coll) = collection();
+        let opts = coll.timeseries.clone().unwrap();
         let t = |s: i64| DateTime::from_millis(1_767_225_600_000 + s * 1000);
         let docs = (0..3)
             .map(|i| rawdoc! { "_id": i, "t": t(i64::from(i)), "m": "a" })
             .collect();
-        let mut w = Writer::new(&engine, &set).unwrap();
-        insert_measurements(&engine, &mut w, &set, &opts, docs, true).unwrap();
+        let mut w = Writer::new(&engine, &coll).unwrap();
+        insert_measurements(&engine, &mut w, &coll, &opts, docs, true).unwrap();
         w.commit(false).unwrap();
-        let [(key, _, ids)] = stored(&engine, &set).try_into().unwrap();
+        let [(key, _, ids)] = stored(&engine, &coll).try_into().unwrap();
         assert_eq!(ids, [0, 1, 2]);
         let at = |pos: u32| [key.as_slice(), &pos.to_be_bytes()].concat();
         let mut r = Rewrites::default();
@@ -260,10 +260,10 @@ mod tests {
             r.replace(&at(2), rawdoc! { "_id": 2, "m": "b" }, &opts)
                 .is_err()
         );
-        let mut w = Writer::new(&engine, &set).unwrap();
-        assert_eq!(r.apply(&mut w, &set, &opts).unwrap(), 1);
+        let mut w = Writer::new(&engine, &coll).unwrap();
+        assert_eq!(r.apply(&mut w, &coll, &opts).unwrap(), 1);
         w.commit(false).unwrap();
-        let after = stored(&engine, &set);
+        let after = stored(&engine, &coll);
         assert_eq!(after.len(), 2);
         let a = after
             .iter()
@@ -279,9 +279,9 @@ mod tests {
         let mut r = Rewrites::default();
         r.delete(&[key.as_slice(), &0u32.to_be_bytes()].concat())
             .unwrap();
-        let mut w = Writer::new(&engine, &set).unwrap();
-        r.apply(&mut w, &set, &opts).unwrap();
+        let mut w = Writer::new(&engine, &coll).unwrap();
+        r.apply(&mut w, &coll, &opts).unwrap();
         w.commit(false).unwrap();
-        assert_eq!(stored(&engine, &set).len(), 1);
+        assert_eq!(stored(&engine, &coll).len(), 1);
     }
 }

@@ -4,10 +4,10 @@
 //! entries are otherwise empty-valued; only TTL entries carry this.
 //!
 //! The value names the column families it covers. A chunk uses it only when
-//! they are exactly the indexes of the current index set: an index built or
-//! dropped since the document was written, or a value written before this
-//! format existed (empty), makes the chunk read the record instead, as it
-//! always did. Column-family ids are never reused, so equal sets mean equal
+//! they are exactly the indexes of the current collection handle: an index
+//! built or dropped since the document was written, or an empty value (as
+//! data from builds without carried keys holds), makes the chunk read the
+//! record instead. Column-family ids are never reused, so equal sets mean equal
 //! indexes.
 //!
 //! Layout (format 2): `2`, then per index `cf ‖ n` and `n` times
@@ -15,20 +15,20 @@
 //! index of a set, a document with one entry there writes it as `len = 0`:
 //! "the entry that carries this value" (an entry key is never empty, as it
 //! ends with the record key), so the common value is a few bytes instead
-//! of a second copy of its own key. Format 1, written before, had fixed
-//! widths (`cf: u64 LE ‖ n: u32 LE`, `len: u32 LE ‖ key`) and no
-//! self-reference; it is still read.
+//! of a second copy of its own key. Format 1, which older data holds, has
+//! fixed widths (`cf: u64 LE ‖ n: u32 LE`, `len: u32 LE ‖ key`) and no
+//! self-reference; it is read as well.
 
+use crate::collection::Collection;
 use crate::engine::Cf;
-use crate::index::IndexSet;
 
 /// The format written; [`decode`] also reads [`FIXED`].
 const FORMAT: u8 = 2;
 const FIXED: u8 = 1;
 
 /// Appends to `out` the value of a document's TTL entries from its entries
-/// in every index of the set: `(cf, keys)` in the set's order. `own` is the
-/// family of the TTL index when the set has only one: a lone entry there is
+/// in every index of the collection: `(cf, keys)` in the handle's order. `own` is the
+/// family of the TTL index when the collection has only one: a lone entry there is
 /// written as a reference to the entry carrying the value.
 pub fn encode_into<'a>(
     out: &mut Vec<u8>,
@@ -51,12 +51,12 @@ pub fn encode_into<'a>(
 }
 
 /// The entries a TTL value lists, when it covers exactly the indexes of
-/// `set`; `None` otherwise (read the record instead). `own` is the TTL
+/// `coll`; `None` otherwise (read the record instead). `own` is the TTL
 /// entry the value was read from: its family and key.
 pub fn decode<'v>(
     value: &'v [u8],
     own: (u64, &'v [u8]),
-    set: &IndexSet,
+    coll: &Collection,
 ) -> Option<Vec<(Cf, &'v [u8])>> {
     let (&format, mut rest) = value.split_first()?;
     let fixed = match format {
@@ -71,8 +71,8 @@ pub fn decode<'v>(
             true => (u64_le(&mut rest)?, u64::from(u32_le(&mut rest)?)),
             false => (varint(&mut rest)?, varint(&mut rest)?),
         };
-        // In the set's order, so a stale value fails at the first mismatch.
-        if set.keygens.get(covered)?.cf != cf {
+        // In the handle's order, so a stale value fails at the first mismatch.
+        if coll.keygens.get(covered)?.cf != cf {
             return None;
         }
         covered += 1;
@@ -94,7 +94,7 @@ pub fn decode<'v>(
             out.push((Cf::Id(cf), key));
         }
     }
-    (covered == set.keygens.len()).then_some(out)
+    (covered == coll.keygens.len()).then_some(out)
 }
 
 fn put_varint(out: &mut Vec<u8>, mut n: u64) {
@@ -141,7 +141,7 @@ mod tests {
 
     /// `_id` (10), a TTL index on `at` (11) and one on `k` (12); with
     /// `second_ttl`, `k_1` is a TTL index too.
-    fn indexes(second_ttl: bool) -> Arc<IndexSet> {
+    fn indexes(second_ttl: bool) -> Arc<Collection> {
         let index = |id, name: &str, key, ttl: bool| IndexMeta {
             id,
             name: name.into(),
@@ -155,7 +155,7 @@ mod tests {
             index(11, "at_1", doc! { "at": 1 }, true),
             index(12, "k_1", doc! { "k": 1 }, second_ttl),
         ];
-        IndexSet::new(crate::testing::meta("c", doc! {}, None, indexes)).unwrap()
+        Collection::new(crate::testing::meta("c", doc! {}, None, indexes)).unwrap()
     }
 
     fn encoded(own: Option<u64>, at: &[&[u8]], k: &[&[u8]]) -> Vec<u8> {
@@ -168,23 +168,23 @@ mod tests {
 
     #[test]
     fn a_lone_entry_of_the_one_ttl_index_is_the_entry_read() {
-        let set = indexes(false);
+        let coll = indexes(false);
         let value = encoded(Some(11), &[b"date|id"], &[b"k|id"]);
         assert_eq!(value.len(), 1 + 3 + 3 + 4, "no second copy of its own key");
-        let got = decode(&value, (11, b"date|id"), &set).unwrap();
+        let got = decode(&value, (11, b"date|id"), &coll).unwrap();
         assert_eq!(
             got,
             vec![(Cf::Id(11), &b"date|id"[..]), (Cf::Id(12), &b"k|id"[..])]
         );
         // Read through an entry of another family, the reference is unknown.
-        assert_eq!(decode(&value, (12, b"k|id"), &set), None);
+        assert_eq!(decode(&value, (12, b"k|id"), &coll), None);
     }
 
     #[test]
     fn several_dates_or_two_ttl_indexes_list_every_key() {
-        let set = indexes(false);
+        let coll = indexes(false);
         let value = encoded(Some(11), &[b"d1|id", b"d2|id"], &[b"k|id"]);
-        let got = decode(&value, (11, b"d2|id"), &set).unwrap();
+        let got = decode(&value, (11, b"d2|id"), &coll).unwrap();
         let listed: Vec<&[u8]> = got.iter().map(|(_, k)| *k).collect();
         assert_eq!(listed, vec![&b"d1|id"[..], b"d2|id", b"k|id"]);
 
@@ -214,11 +214,11 @@ mod tests {
 
     #[test]
     fn a_value_that_does_not_cover_the_set_or_is_cut_short_is_refused() {
-        let set = indexes(false);
+        let coll = indexes(false);
         let value = encoded(Some(11), &[b"d1|id", b"d2|id"], &[b"k|id"]);
         for end in 0..value.len() {
             assert_eq!(
-                decode(&value[..end], (11, b"d|id"), &set),
+                decode(&value[..end], (11, b"d|id"), &coll),
                 None,
                 "cut at {end}"
             );
@@ -229,13 +229,17 @@ mod tests {
             Some(11),
             [(11, &[b"d|id".to_vec()][..])].into_iter(),
         );
-        assert_eq!(decode(&only_ttl, (11, b"d|id"), &set), None, "k_1 missing");
+        assert_eq!(decode(&only_ttl, (11, b"d|id"), &coll), None, "k_1 missing");
         assert_eq!(
-            decode(&[], (11, b"d|id"), &set),
+            decode(&[], (11, b"d|id"), &coll),
             None,
             "written before carrying"
         );
-        assert_eq!(decode(&[9, 0], (11, b"d|id"), &set), None, "unknown format");
+        assert_eq!(
+            decode(&[9, 0], (11, b"d|id"), &coll),
+            None,
+            "unknown format"
+        );
     }
 
     #[test]

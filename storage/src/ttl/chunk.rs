@@ -8,7 +8,8 @@
 //! filter. Nothing is re-checked and nothing can change between the scan
 //! and the delete. [`plan`] does the same reading without the writer and
 //! [`apply`] commits its deletions later; the writer applies a plan only if
-//! it wrote nothing in between, which keeps the same guarantee.
+//! it wrote nothing in between, which keeps the same guarantee (the
+//! invariant: docs/expiry.md#plan-epoch).
 //!
 //! [`plan_after`] plans the next chunk of a visit while the previous plan
 //! is still being applied (the writer's lookahead): the only write in
@@ -48,15 +49,16 @@
 use bson::RawDocument;
 
 use super::carry;
-use super::floor::lowest_possible;
 use super::policy::ExpiryPolicy;
 use super::queue::{QueueItem, Queued};
 use super::sweep;
 use crate::capped::order;
-use crate::encoding::keycode;
+use crate::collection::Collection;
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, KeySet, SealedBatch, key_after};
-use crate::error::Result;
-use crate::index::{IndexSet, KeyGen};
+use crate::index::KeyGen;
+use crate::index::floor::lowest_possible;
+use ebb_lang::encoding::keycode;
+use ebb_lang::error::Result;
 
 /// Result of one TTL expiry chunk.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -85,11 +87,11 @@ pub struct Chunk<'a> {
 /// Deletes one chunk of expired documents in one batch.
 pub fn expire(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
 ) -> Result<ExpireOutcome> {
-    apply(engine, set, plan(engine, set, chunk, policy)?)
+    apply(engine, coll, plan(engine, coll, chunk, policy)?)
 }
 
 /// A chunk read and decided without holding the writer: the deletions it
@@ -142,8 +144,8 @@ impl Plan {
 /// `resume_after` would: the chunk that ended there raised the floor to it
 /// (it scanned from the floor and found more). A plan made for the
 /// resuming chunk then serves the new visit's first chunk.
-pub fn resumes_at_floor(set: &IndexSet, index: &str, resume_after: &[u8]) -> bool {
-    set.keygen(index)
+pub fn resumes_at_floor(coll: &Collection, index: &str, resume_after: &[u8]) -> bool {
+    coll.keygen(index)
         .and_then(KeyGen::floor)
         .is_some_and(|floor| floor.is_at(&key_after(resume_after)))
 }
@@ -155,49 +157,49 @@ pub struct DeletedIds(KeySet);
 /// Reads one chunk like [`expire`] but only records its deletions.
 pub fn plan(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
 ) -> Result<Plan> {
-    plan_after(engine, set, chunk, policy, DeletedIds::default())
+    plan_after(engine, coll, chunk, policy, DeletedIds::default())
 }
 
 /// Plans the chunk that follows a plan not yet applied (the writer's
 /// lookahead; see the module doc): documents in `gone` are left to it.
 pub fn plan_after(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
     gone: DeletedIds,
 ) -> Result<Plan> {
     let mut batch = engine.batch();
-    let (found, ids) = collect(engine, set, chunk, policy, &gone.0, batch.as_mut())?;
+    let (found, ids) = collect(engine, coll, chunk, policy, &gone.0, batch.as_mut())?;
     Ok(Plan {
         index_name: chunk.index.to_owned(),
         batch: batch.seal(),
         found,
         ids,
-        follows_ok: set.natural().is_none(),
+        follows_ok: coll.natural().is_none(),
     })
 }
 
-/// Applies a [`Plan`] made against this same `set` with no write since.
+/// Applies a [`Plan`] made against this same `coll` with no write since.
 ///
 /// The records the plan leaves to the sweep are hidden from readers
-/// before it commits (`engine::hidden`): a read in between passes over
+/// before it commits (`engine::held`): a read in between passes over
 /// documents about to go, as one a moment later would.
-pub fn apply(engine: &dyn Engine, set: &IndexSet, mut plan: Plan) -> Result<ExpireOutcome> {
+pub fn apply(engine: &dyn Engine, coll: &Collection, mut plan: Plan) -> Result<ExpireOutcome> {
     let queued = std::mem::take(&mut plan.found.queued);
-    let holding = set.sweep.hold(engine, set.meta.id, queued)?;
+    let holding = coll.sweep.hold(engine, coll.meta.id, queued)?;
     if !plan.batch.is_empty()
         && let Err(e) = engine.commit_sealed(plan.batch, false)
     {
-        set.sweep.not_queued(holding);
+        coll.sweep.not_queued(holding);
         return Err(e);
     }
-    set.sweep.queued(holding);
-    Ok(plan.found.finish(set, &plan.index_name))
+    coll.sweep.queued(holding);
+    Ok(plan.found.finish(coll, &plan.index_name))
 }
 
 /// What a chunk found, beyond its deletions.
@@ -225,9 +227,9 @@ struct Raise {
 
 impl Found {
     /// Called once the deletions are committed.
-    fn finish(self, set: &IndexSet, index_name: &str) -> ExpireOutcome {
+    fn finish(self, coll: &Collection, index_name: &str) -> ExpireOutcome {
         if let (Some(raise), Some(floor)) =
-            (self.raise, set.keygen(index_name).and_then(KeyGen::floor))
+            (self.raise, coll.keygen(index_name).and_then(KeyGen::floor))
             && (raise.from_floor || floor.is_at(&raise.from))
         {
             floor.raise(raise.to);
@@ -243,91 +245,184 @@ impl Found {
 
 /// Scans one chunk and puts its deletions into `out`, leaving out the
 /// documents in `gone`; returns what it found and the documents it deletes.
+/// Three steps: [`scan`] the TTL range, [`decide`] how the deletions go,
+/// [`encode`] them into the batch.
 fn collect(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
     gone: &KeySet,
     out: &mut dyn Batch,
 ) -> Result<(Found, KeySet)> {
-    let Chunk {
-        index,
-        cutoff_millis,
-        limit,
-        resume_after,
-    } = chunk;
-    let Some(ttl) = set.keygen(index) else {
+    let Some(ttl) = coll.keygen(chunk.index) else {
         // Dropped since the monitor looked: nothing to do.
         return Ok((Found::default(), KeySet::default()));
     };
-    let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
-    let base = lowest_possible(ttl.floor(), start);
-    let lower = match resume_after {
-        Some(after) if after >= base.as_slice() => key_after(after),
-        _ => base.clone(),
-    };
-    let from_bottom = lower == base;
-    if lower >= end {
+    let Some(span) = Span::of(ttl, chunk.cutoff_millis, chunk.resume_after) else {
         return Ok((Found::default(), KeySet::default()));
+    };
+    let cx = Cx {
+        engine,
+        coll,
+        ttl,
+        policy,
+        deferred: (coll.keygens.iter())
+            .filter(|kg| sweep::defers(policy, coll, kg))
+            .map(|kg| kg.cf)
+            .collect(),
+    };
+    let mut scanned = scan(&cx, &span, chunk.limit, gone)?;
+    let seen = std::mem::take(&mut scanned.seen);
+    // An index key is never empty: nothing was scanned.
+    if scanned.last_key.is_empty() {
+        let found = Found {
+            raise: span.raise(ttl, span.end.clone()),
+            ..Found::default()
+        };
+        return Ok((found, seen));
+    }
+    let how = decide(&cx, &scanned);
+    let found = encode(&cx, &span, scanned, how, out)?;
+    Ok((found, seen))
+}
+
+/// What every step of one chunk reads.
+struct Cx<'a> {
+    engine: &'a dyn Engine,
+    coll: &'a Collection,
+    /// The TTL index's key generator.
+    ttl: &'a KeyGen,
+    policy: &'a ExpiryPolicy,
+    /// The indexes whose entries are left to the sweep, by family.
+    deferred: Vec<u64>,
+}
+
+/// Where a chunk scans in its TTL index: from `lower` (the floor, or just
+/// past where the chunk before it stopped) up to `end`, the cutoff's bound.
+struct Span {
+    lower: Vec<u8>,
+    end: Vec<u8>,
+    /// `lower` is the lowest key that can hold an entry.
+    from_bottom: bool,
+}
+
+impl Span {
+    /// `None` when nothing lies below the cutoff past `resume_after`.
+    fn of(ttl: &KeyGen, cutoff_millis: i64, resume_after: Option<&[u8]>) -> Option<Span> {
+        let (start, end) = keycode::date_range_up_to(cutoff_millis, ttl.leading_descending());
+        let base = lowest_possible(ttl.floor(), start);
+        let lower = match resume_after {
+            Some(after) if after >= base.as_slice() => key_after(after),
+            _ => base.clone(),
+        };
+        let from_bottom = lower == base;
+        (lower < end).then_some(Span {
+            lower,
+            end,
+            from_bottom,
+        })
     }
 
-    // The chunk: up to `limit` distinct documents from the TTL range.
+    /// Where the index's floor goes once a chunk that leaves nothing below
+    /// `to` is applied (an index without a floor has none to raise).
+    fn raise(&self, ttl: &KeyGen, to: Vec<u8>) -> Option<Raise> {
+        ttl.floor().is_some().then(|| Raise {
+            from: self.lower.clone(),
+            to,
+            from_floor: self.from_bottom,
+        })
+    }
+}
+
+/// What [`scan`] took from the TTL range: the documents, split by whether
+/// their TTL entry carries their other entries (`carry`) or their records
+/// must be read, and what the chunk's outcome needs of the scan.
+struct Scanned {
+    /// Documents taken.
+    taken: usize,
+    /// Documents taken that a multikey entry could name again.
+    seen: KeySet,
+    /// Documents whose entries are carried: their sort prefix, `_id`, and
+    /// whether they have entries queued for the sweep.
+    carried_ids: Vec<(u128, Vec<u8>, bool)>,
+    /// The carried entries deleted now: family and place in
+    /// `carried_bytes`, one buffer (an allocation per entry showed).
+    carried: Vec<(Cf, std::ops::Range<usize>)>,
+    carried_bytes: Vec<u8>,
+    /// Whether the carried documents' `_id`s came in ascending order, as
+    /// documents inserted together with one lifetime do (ObjectIds grow
+    /// with time).
+    ascending: bool,
+    /// The sweep's queue item, with the deferred entries of carried
+    /// documents so far.
+    queue: QueueItem,
+    /// Documents whose records must be read to find their entries.
+    read_ids: Vec<Vec<u8>>,
+    /// The last key scanned, in one buffer (a copy per entry showed);
+    /// empty when nothing was.
+    last_key: Vec<u8>,
+    /// The indexed Date of the oldest document taken.
+    oldest_millis: Option<i64>,
+    /// Whether expired entries remain past `last_key`.
+    more: bool,
+}
+
+/// Scans up to `limit` distinct documents from the TTL range, leaving out
+/// those in `gone`.
+fn scan(cx: &Cx<'_>, span: &Span, limit: usize, gone: &KeySet) -> Result<Scanned> {
+    let Cx {
+        engine,
+        coll,
+        ttl,
+        policy,
+        ..
+    } = *cx;
+    let deferred = cx.deferred.as_slice();
     let mut cursor = engine.cursor(
         Cf::Id(ttl.cf),
-        KeyRange::new(lower.clone(), Some(end.clone())),
+        KeyRange::new(span.lower.clone(), Some(span.end.clone())),
         Direction::Forward,
     )?;
-    // Documents whose TTL entry carries their other entries go without
-    // reading the record (`carry`); the others are read. A document whose
-    // carried entries list one in this index appears once in it; the
-    // others (several dates, or nothing carried) are deduplicated here.
-    // Documents taken so far:
-    let mut taken = 0;
-    let mut seen = KeySet::default();
-    // The buffers below are sized for the chunk up front: grown from
-    // empty, each step copied them into fresh pages, and the kernel's
-    // page clearing was a quarter of a large chunk's plan.
+    // The buffers are sized for the chunk up front: grown from empty, each
+    // step copied them into fresh pages, and the kernel's page clearing was
+    // a quarter of a large chunk's plan.
     let room = limit.clamp(1, policy.quiet_chunk_max_docs.max(1));
-    // With their sort prefix, and whether each has entries queued for the
-    // sweep.
-    let mut carried_ids: Vec<(u128, Vec<u8>, bool)> = Vec::with_capacity(room);
-    // The carried entries deleted now: family and place in one buffer (an
-    // allocation per entry showed).
-    let mut carried: Vec<(Cf, std::ops::Range<usize>)> = Vec::with_capacity(room);
-    let mut carried_bytes: Vec<u8> = Vec::new();
-    // Whether their `_id`s came in ascending order, as documents inserted
-    // together with one lifetime do (ObjectIds grow with time).
-    let mut ascending = true;
-    // Entries of the indexes that allow it are left to the sweep.
-    let deferred: Vec<u64> = (set.keygens.iter())
-        .filter(|kg| sweep::defers(policy, set, kg))
-        .map(|kg| kg.cf)
-        .collect();
+    let mut s = Scanned {
+        taken: 0,
+        seen: KeySet::default(),
+        carried_ids: Vec::with_capacity(room),
+        carried: Vec::with_capacity(room),
+        carried_bytes: Vec::new(),
+        ascending: true,
+        queue: QueueItem::new(policy.sweep_item_entries),
+        read_ids: Vec::new(),
+        last_key: Vec::new(),
+        oldest_millis: None,
+        more: false,
+    };
     let defers = |cf: Cf| matches!(cf, Cf::Id(id) if deferred.contains(&id));
-    let mut queue = QueueItem::new(policy.sweep_item_entries);
-    let mut read_ids: Vec<Vec<u8>> = Vec::new();
-    // The last key scanned, in one buffer: a copy per entry showed.
-    let mut last_key = Vec::new();
-    let mut oldest_millis: Option<i64> = None;
     let descending = ttl.leading_descending();
-    while cursor.valid() && taken < limit.max(1) {
+    while cursor.valid() && s.taken < limit.max(1) {
         let id = ttl.id_suffix(cursor.key())?;
         // A capped collection's removals need each document's size.
-        let carried_entries = match set.natural() {
+        let carried_entries = match coll.natural() {
             Some(_) => None,
-            None => carry::decode(cursor.value(), (ttl.cf, cursor.key()), set),
+            None => carry::decode(cursor.value(), (ttl.cf, cursor.key()), coll),
         };
+        // A document whose carried entries list one in this index appears
+        // once in it; the others (a multikey document appears once per
+        // date in the range, and may have dates in the plan before this
+        // one too; or nothing carried) are deduplicated here.
         let once = carried_entries
             .as_ref()
             .is_some_and(|e| e.iter().filter(|(cf, _)| *cf == Cf::Id(ttl.cf)).count() == 1);
-        // A multikey document appears once per date in the range, and may
-        // have dates in the plan before this one too.
-        let new = once || (!seen.contains(id) && !gone.contains(id) && seen.insert(id.to_vec()));
+        let new =
+            once || (!s.seen.contains(id) && !gone.contains(id) && s.seen.insert(id.to_vec()));
         if new {
-            taken += 1;
+            s.taken += 1;
             if let Some(date) = keycode::leading_date(cursor.key(), descending) {
-                oldest_millis = Some(oldest_millis.map_or(date, |o| o.min(date)));
+                s.oldest_millis = Some(s.oldest_millis.map_or(date, |o| o.min(date)));
             }
             match carried_entries {
                 Some(entries) => {
@@ -335,63 +430,85 @@ fn collect(
                         Cf::Id(id) if deferred.contains(&id) => Some((id, e)),
                         _ => None,
                     });
-                    let queued = queue.push(id, later);
-                    ascending &= carried_ids
+                    let queued = s.queue.push(id, later);
+                    s.ascending &= s
+                        .carried_ids
                         .last()
                         .is_none_or(|(_, prev, _)| prev.as_slice() < id);
-                    carried_ids.push((sort_prefix(id), id.to_vec(), queued));
-                    if carried_bytes.capacity() == 0 {
+                    s.carried_ids.push((sort_prefix(id), id.to_vec(), queued));
+                    if s.carried_bytes.capacity() == 0 {
                         // As many bytes per document as the first has, up
                         // to a bound: one large multikey document must not
                         // size the buffer for a chunk of them.
                         let first: usize = entries.iter().map(|(_, e)| e.len()).sum();
-                        carried_bytes.reserve(room * first.clamp(1, CARRIED_BYTES_PER_DOC_MAX));
+                        s.carried_bytes
+                            .reserve(room * first.clamp(1, CARRIED_BYTES_PER_DOC_MAX));
                     }
                     for (cf, e) in entries.into_iter().filter(|(cf, _)| !defers(*cf)) {
-                        let start = carried_bytes.len();
-                        carried_bytes.extend_from_slice(e);
-                        carried.push((cf, start..carried_bytes.len()));
+                        let start = s.carried_bytes.len();
+                        s.carried_bytes.extend_from_slice(e);
+                        s.carried.push((cf, start..s.carried_bytes.len()));
                     }
                 }
-                None => read_ids.push(id.to_vec()),
+                None => s.read_ids.push(id.to_vec()),
             }
         }
-        last_key.clear();
-        last_key.extend_from_slice(cursor.key());
+        s.last_key.clear();
+        s.last_key.extend_from_slice(cursor.key());
         cursor.advance();
     }
-    let more = cursor.valid();
+    s.more = cursor.valid();
     cursor.status()?;
-    drop(cursor);
-    let raise = |to: Vec<u8>| {
-        ttl.floor().is_some().then(|| Raise {
-            from: lower.clone(),
-            to,
-            from_floor: from_bottom,
-        })
-    };
-    // An index key is never empty: nothing was scanned.
-    if last_key.is_empty() {
-        let found = Found {
-            raise: raise(end),
-            ..Found::default()
-        };
-        return Ok((found, seen));
-    }
+    Ok(s)
+}
 
-    // A capped collection's order entries go with each document, point by
-    // point: its records are deleted point by point too.
-    let ranged = taken >= policy.range_delete_min_docs && set.natural().is_none();
+/// How a chunk deletes what it took.
+#[derive(Debug, Clone, Copy)]
+struct How {
+    /// Range tombstones for the TTL range and a run of records: a large
+    /// chunk of a collection that is not capped (a capped collection's
+    /// order entries go with each document, point by point, so its records
+    /// do too).
+    ranged: bool,
+    /// The carried documents' records wait for the sweep, hidden: their
+    /// `_id`s were scattered (mixed lifetimes) and the policy defers
+    /// records. Otherwise they are deleted now: one range tombstone for an
+    /// exact run in a ranged chunk, else point deletes in key order, as
+    /// cheap as queueing them.
+    records_wait: bool,
+}
+
+fn decide(cx: &Cx<'_>, s: &Scanned) -> How {
+    How {
+        ranged: s.taken >= cx.policy.range_delete_min_docs && cx.coll.natural().is_none(),
+        records_wait: sweep::defers_records(cx.policy, cx.coll) && !s.ascending,
+    }
+}
+
+/// Puts the deletions of what [`scan`] took into `out`: the records, the
+/// entries of the documents read now, a capped collection's order entries,
+/// the TTL range, the carried entries, and the sweep's queue item.
+fn encode(cx: &Cx<'_>, span: &Span, s: Scanned, how: How, out: &mut dyn Batch) -> Result<Found> {
+    let Cx {
+        engine, coll, ttl, ..
+    } = *cx;
+    let deferred = cx.deferred.as_slice();
+    let Scanned {
+        mut carried_ids,
+        carried,
+        carried_bytes,
+        mut queue,
+        read_ids,
+        last_key,
+        oldest_millis,
+        more,
+        ..
+    } = s;
     // What the batch will hold, about (records queued or deleted, a few
     // bytes of framing per write), so it is allocated once.
     let ids_bytes: usize = carried_ids.iter().map(|(_, id, _)| id.len() + 12).sum();
     out.reserve(queue.byte_len() + ids_bytes + carried_bytes.len() + 12 * carried.len() + 256);
-    // Records of documents inserted together (their `_id`s came in due
-    // order) are deleted now: one range tombstone for an exact run in a
-    // large chunk, else point deletes in key order, as cheap as queueing
-    // them. Scattered ones (mixed lifetimes) wait for the sweep, hidden,
-    // and are not even sorted.
-    if sweep::defers_records(policy, set) && !ascending {
+    if how.records_wait {
         queue.records_wait();
         for (_, id, queued) in &mut carried_ids {
             if !*queued {
@@ -402,24 +519,25 @@ fn collect(
     } else {
         carried_ids.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
         let sorted: Vec<&[u8]> = carried_ids.iter().map(|(_, id, _)| id.as_slice()).collect();
-        if !(ranged && delete_run(engine, set, &sorted, out)?) {
+        if !(how.ranged && delete_run(engine, coll, &sorted, out)?) {
             for id in &sorted {
-                out.delete(set.records(), id)?;
+                out.delete(coll.records(), id)?;
             }
         }
     }
     let carried_docs = carried_ids.len();
-    let docs = read_and_delete_records(engine, set, &read_ids, ranged, out)?;
-    if let Some(cf) = set.natural() {
+    let docs = read_and_delete_records(engine, coll, &read_ids, how.ranged, out)?;
+    if let Some(cf) = coll.natural() {
         forget_capped(engine, cf, &docs, out)?;
     }
+    let lower = span.lower.as_slice();
     let ttl_upper = key_after(&last_key);
-    if ranged {
-        out.delete_range(Cf::Id(ttl.cf), &lower, &ttl_upper)?;
+    if how.ranged {
+        out.delete_range(Cf::Id(ttl.cf), lower, &ttl_upper)?;
     }
     // Entries the TTL range tombstone already covers need no point delete.
     let covered = |cf: Cf, e: &[u8]| {
-        ranged && cf == Cf::Id(ttl.cf) && e >= lower.as_slice() && e < ttl_upper.as_slice()
+        how.ranged && cf == Cf::Id(ttl.cf) && e >= lower && e < ttl_upper.as_slice()
     };
     for (cf, at) in carried {
         let e = &carried_bytes[at];
@@ -433,7 +551,7 @@ fn collect(
     for (id, doc) in &docs {
         let doc = RawDocument::from_bytes(doc)?;
         later.clear();
-        for kg in &set.keygens {
+        for kg in &coll.keygens {
             entries.clear();
             kg.keys(doc, id, &mut entries)?;
             if deferred.contains(&kg.cf) {
@@ -454,15 +572,14 @@ fn collect(
         .filter_map(|(_, id, queued)| queued.then_some(id))
         .collect();
     held.append(&mut read_held);
-    let found = Found {
-        queued: sweep::write(queue, held, engine, set, out)?,
+    Ok(Found {
+        queued: sweep::write(queue, held, engine, coll, out)?,
         deleted: (carried_docs + docs.len()) as u64,
-        raise: raise(if more { ttl_upper } else { end }),
+        raise: span.raise(ttl, if more { ttl_upper } else { span.end.clone() }),
         last: Some(last_key),
         more,
         oldest_millis,
-    };
-    Ok((found, seen))
+    })
 }
 
 /// The most bytes of carried entries per document a chunk's buffer is
@@ -506,7 +623,7 @@ fn forget_capped(
 /// Returns whether they were.
 fn delete_run(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     sorted: &[&[u8]],
     out: &mut dyn Batch,
 ) -> Result<bool> {
@@ -515,7 +632,7 @@ fn delete_run(
     };
     let upper = key_after(last);
     let mut cursor = engine.cursor(
-        set.records(),
+        coll.records(),
         KeyRange::new(first.to_vec(), Some(upper.clone())),
         Direction::Forward,
     )?;
@@ -529,7 +646,7 @@ fn delete_run(
     if matched < sorted.len() {
         return Ok(false);
     }
-    out.delete_range(set.records(), first, &upper)?;
+    out.delete_range(coll.records(), first, &upper)?;
     Ok(true)
 }
 
@@ -538,7 +655,7 @@ fn delete_run(
 /// too when `ranged`), a multi-get otherwise.
 fn read_and_delete_records(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     ids: &[Vec<u8>],
     ranged: bool,
     batch: &mut dyn Batch,
@@ -550,7 +667,7 @@ fn read_and_delete_records(
     };
     let upper = key_after(last);
     let mut cursor = engine.cursor(
-        set.records(),
+        coll.records(),
         KeyRange::new((*first).clone(), Some(upper.clone())),
         Direction::Forward,
     )?;
@@ -573,19 +690,19 @@ fn read_and_delete_records(
     drop(cursor);
     if adjacent {
         if ranged {
-            batch.delete_range(set.records(), first, &upper)?;
+            batch.delete_range(coll.records(), first, &upper)?;
         } else {
             for (id, _) in &docs {
-                batch.delete(set.records(), id)?;
+                batch.delete(coll.records(), id)?;
             }
         }
         return Ok(docs);
     }
-    let values = engine.multi_get(set.records(), ids)?;
+    let values = engine.multi_get(coll.records(), ids)?;
     let mut docs = Vec::with_capacity(ids.len());
     for (id, value) in ids.iter().zip(values) {
         if let Some(value) = value {
-            batch.delete(set.records(), id)?;
+            batch.delete(coll.records(), id)?;
             docs.push((id.clone(), value));
         }
     }

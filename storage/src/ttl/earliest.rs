@@ -4,16 +4,20 @@
 //! backlog `/metrics` shows). Both start at the index's floor, so they do
 //! not walk the tombstones of earlier passes.
 
-use super::floor::lowest_possible;
-use crate::encoding::keycode;
+use crate::collection::Collection;
 use crate::engine::{Cf, Direction, Engine, KeyRange, first_key};
-use crate::error::Result;
-use crate::index::IndexSet;
+use crate::index::floor::lowest_possible;
+use ebb_lang::encoding::keycode;
+use ebb_lang::error::Result;
 
 /// The earliest Date in a TTL index (its first entry in the Date bracket),
 /// for scheduling the next wake-up.
-pub fn earliest_date(engine: &dyn Engine, set: &IndexSet, index_name: &str) -> Result<Option<i64>> {
-    let Some(kg) = set.keygen(index_name) else {
+pub fn earliest_date(
+    engine: &dyn Engine,
+    coll: &Collection,
+    index_name: &str,
+) -> Result<Option<i64>> {
+    let Some(kg) = coll.keygen(index_name) else {
         return Ok(None);
     };
     let descending = kg.leading_descending();
@@ -38,11 +42,11 @@ pub fn earliest_date(engine: &dyn Engine, set: &IndexSet, index_name: &str) -> R
 /// it costs in proportion to the backlog.
 pub fn count_due(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     index_name: &str,
     cutoff_millis: i64,
 ) -> Result<u64> {
-    let Some(kg) = set.keygen(index_name) else {
+    let Some(kg) = coll.keygen(index_name) else {
         return Ok(0);
     };
     let (start, end) = keycode::date_range_up_to(cutoff_millis, kg.leading_descending());

@@ -1,6 +1,6 @@
 //! The record keys of expired documents that still wait for the sweep:
 //! their records, left in place by a chunk (every read passes over them,
-//! `engine::hidden`), or their entries in the indexes the sweep deletes
+//! `engine::held`), or their entries in the indexes the sweep deletes
 //! (the writer sweeps before it stores a record at one of them,
 //! `queue::Sweep::holds`).
 //!
@@ -19,7 +19,7 @@
 
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::engine::hidden::{HiddenKeys, KeyFilter};
+use crate::engine::held::{HeldFamily, HeldView};
 
 /// The table's hash of a key. Its seeds are fixed, so a list can be
 /// hashed on another thread than the one adding it; a key made to collide
@@ -222,8 +222,8 @@ impl Held {
     }
 }
 
-impl KeyFilter for Held {
-    fn hides(&self, key: &[u8]) -> bool {
+impl HeldView for Held {
+    fn holds(&self, key: &[u8]) -> bool {
         if self.lists.is_empty() || key < self.least.as_slice() || key > self.greatest.as_slice() {
             return false;
         }
@@ -235,8 +235,8 @@ impl KeyFilter for Held {
     }
 }
 
-impl HiddenKeys for HeldKeys {
-    fn view(&self) -> Arc<dyn KeyFilter> {
+impl HeldFamily for HeldKeys {
+    fn view(&self) -> Arc<dyn HeldView> {
         self.current()
     }
 }
@@ -336,7 +336,7 @@ impl HeldKeys {
 
     /// Whether `id` is held.
     pub fn contains(&self, id: &[u8]) -> bool {
-        self.current().hides(id)
+        self.current().holds(id)
     }
 }
 
@@ -380,14 +380,14 @@ mod tests {
         held.release_below(mark);
         assert!(!held.contains(&key(10)), "released");
         assert!(held.contains(&key(3500)), "added after the mark");
-        assert!(before.hides(&key(10)), "a view taken before the release");
+        assert!(before.holds(&key(10)), "a view taken before the release");
         // Keys added again after their release are held again.
         held.add(list(5..6));
         assert!(held.contains(&key(5)));
         assert!(!held.contains(&key(6)));
         held.clear();
         assert!(held.is_empty() && !held.contains(&key(3500)) && !held.contains(&key(5)));
-        assert!(before.hides(&key(3500)));
+        assert!(before.holds(&key(3500)));
     }
 
     #[test]

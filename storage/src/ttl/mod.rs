@@ -16,16 +16,13 @@
 pub(crate) mod carry;
 mod chunk;
 mod earliest;
-mod floor;
 mod held;
+mod hidden;
 mod policy;
 mod queue;
-mod rule;
 pub mod sweep;
-mod visible;
 #[cfg(test)]
-use visible::{count_visible_capped, due_from_keys};
-mod visibility;
+use hidden::{count_unhidden_capped, due_from_keys};
 mod whole;
 
 #[cfg(test)]
@@ -37,11 +34,8 @@ pub use chunk::{
     Chunk, DeletedIds, ExpireOutcome, Plan, apply, expire, plan, plan_after, resumes_at_floor,
 };
 pub use earliest::{count_due, earliest_date};
-pub use floor::Floor;
+pub use hidden::{Due, count_unhidden};
 pub use policy::{ExpiryPolicy, ForegroundChunks};
 pub use queue::Sweep;
-pub use rule::{cutoff_millis, due_millis};
 pub use sweep::{sweep, sweep_step};
-pub use visibility::{ShowAll, Visibility};
-pub use visible::{Due, count_visible};
 pub use whole::expire_all;

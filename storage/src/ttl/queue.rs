@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use super::held::{HeldKeys, HeldList};
 use super::policy::ExpiryPolicy;
 use crate::catalog;
-use crate::engine::hidden::Gate;
+use crate::engine::held::Gate;
 use crate::engine::{Cf, Direction, Engine, KeyRange};
-use crate::error::{Error, Result};
+use ebb_lang::error::{Error, Result};
 
 const FORMAT: u8 = 1;
 /// Set in a document's entry count when its record waits for the sweep.
@@ -33,7 +33,7 @@ static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 /// What a collection's writer knows of its sweep queue: which record keys
 /// it holds (registered with the engine, whose reads pass over them), how
 /// many entries and records wait, and since when. Lives in the
-/// `IndexSet`, read from the engine when first needed (at startup, for a
+/// `Collection`, read from the engine when first needed (at startup, for a
 /// collection with a queue, before any read).
 #[derive(Debug, Default)]
 pub struct Sweep {
@@ -231,7 +231,7 @@ impl Sweep {
     /// the engine's registry, never the other way round.
     fn register(&self, engine: &dyn Engine, records_cf: u64) {
         if !self.registered.swap(true, Ordering::AcqRel) {
-            engine.hidden().register(records_cf, self.held.clone());
+            engine.held().register(records_cf, self.held.clone());
         }
     }
 
@@ -329,7 +329,7 @@ impl Sweep {
     /// Everything queued is deleted: the keys held are released under the
     /// engine's hidden-keys gate, then the state is reset.
     pub(super) fn swept(&self, engine: &dyn Engine, records_cf: u64) {
-        engine.hidden().exclusive(|gate| {
+        engine.held().exclusive(|gate| {
             self.held.clear();
             self.unregister_if_empty(gate, records_cf);
         });
@@ -342,7 +342,7 @@ impl Sweep {
     /// A sweep run ended: the keys held before it began are released,
     /// under the engine's hidden-keys gate.
     pub(super) fn run_done(&self, engine: &dyn Engine, records_cf: u64, end: u64) {
-        engine.hidden().exclusive(|gate| {
+        engine.held().exclusive(|gate| {
             self.held.release_below(end);
             self.unregister_if_empty(gate, records_cf);
         });

@@ -8,8 +8,8 @@
 //! documents' record keys, as one item of the collection's sweep queue
 //! (`catalog::sweep_key`), in the batch that deletes the records. The
 //! sweep deletes the queued entries sorted by family and key, and the
-//! items with them. Under a steady stream these point deletes,
-//! made chunk by chunk into a random index, were most of a chunk's cost
+//! items with them. Made chunk by chunk into a random index, these point
+//! deletes would be most of a chunk's cost under a steady stream
 //! (BENCHMARKS.md, "The sweep").
 //!
 //! Until the sweep, an entry whose document is gone stays in its index.
@@ -26,22 +26,23 @@
 //! - `validate` counts queued entries as accounted for (`integrity`).
 //!
 //! The queue lives in the catalog family and commits with the chunk, so a
-//! crash keeps or loses both. After a restart, or in a new index set, the
+//! crash keeps or loses both. After a restart, or in a new collection handle, the
 //! writer's [`Sweep`] reads the queue back. A dropped collection's queue
 //! goes with it; entries of a dropped index are passed over.
 //!
 //! The collection's writer sweeps once `ExpiryPolicy::sweep_entries` are
 //! queued or the oldest has waited `sweep_after`, when it starts, and
-//! when it takes a new index set; the actor decides when
+//! when it takes a new collection handle; the actor decides when
 //! ([`Sweep::due_in`]) and runs the sweep in turns no longer than a chunk
 //! ([`sweep_step`]): a few queue items read and sorted per turn, then a
 //! slice of entries deleted per turn in key order across them.
 //! `queue` holds the item format and the writer's [`Sweep`].
 
 use crate::catalog::{self, INTERNAL_PREFIX};
+use crate::collection::Collection;
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, Snapshot};
-use crate::error::{Error, Result};
-use crate::index::{IndexSet, KeyGen};
+use crate::index::KeyGen;
+use ebb_lang::error::{Error, Result};
 
 use super::policy::ExpiryPolicy;
 pub use super::queue::Sweep;
@@ -53,10 +54,10 @@ use super::queue::{QueueItem, Queued, Run, Sorted, for_each_document, take_merge
 /// document would meet it), and a TTL index's entries are what chunks
 /// scan; internal indexes belong to time-series and clustered
 /// collections, whose chunks delete everything themselves.
-pub fn defers(policy: &ExpiryPolicy, set: &IndexSet, kg: &KeyGen) -> bool {
+pub fn defers(policy: &ExpiryPolicy, coll: &Collection, kg: &KeyGen) -> bool {
     policy.defers_index_deletes()
-        && set.natural().is_none()
-        && set.timeseries.is_none()
+        && coll.natural().is_none()
+        && coll.timeseries.is_none()
         && !kg.unique
         && kg.expire_after_secs().is_none()
         && !kg.name.starts_with(INTERNAL_PREFIX)
@@ -65,8 +66,8 @@ pub fn defers(policy: &ExpiryPolicy, set: &IndexSet, kg: &KeyGen) -> bool {
 /// Whether a chunk leaves the records of the documents it expires to the
 /// sweep when they are not one contiguous run: whenever it defers index
 /// entries at all (see [`defers`]).
-pub fn defers_records(policy: &ExpiryPolicy, set: &IndexSet) -> bool {
-    policy.defers_index_deletes() && set.natural().is_none() && set.timeseries.is_none()
+pub fn defers_records(policy: &ExpiryPolicy, coll: &Collection) -> bool {
+    policy.defers_index_deletes() && coll.natural().is_none() && coll.timeseries.is_none()
 }
 
 /// Adds a chunk's queue items to `out`, the batch that deletes its
@@ -76,15 +77,15 @@ pub(super) fn write(
     item: QueueItem,
     held: Vec<Vec<u8>>,
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     out: &mut dyn Batch,
 ) -> Result<Queued> {
     let Some((items, queued)) = item.finish(held) else {
         return Ok(Queued::default());
     };
     for bytes in items {
-        let seq = set.sweep.next_seq(engine, set.meta.id)?;
-        out.put(Cf::Catalog, &catalog::sweep_key(set.meta.id, seq), &bytes)?;
+        let seq = coll.sweep.next_seq(engine, coll.meta.id)?;
+        out.put(Cf::Catalog, &catalog::sweep_key(coll.meta.id, seq), &bytes)?;
     }
     Ok(queued)
 }
@@ -93,23 +94,23 @@ pub(super) fn write(
 /// batch sorted by family and key; returns how many entries went. Runs on
 /// the collection's writer, which calls it before it stores a record
 /// under a queued record key.
-pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
+pub fn sweep(engine: &dyn Engine, coll: &Collection) -> Result<u64> {
     let all = || -> Result<u64> {
         let mut run = Run {
-            unread: Some(catalog::sweep_range(set.meta.id)),
+            unread: Some(catalog::sweep_range(coll.meta.id)),
             ..Run::default()
         };
-        read_group(engine, set, &mut run, usize::MAX)?;
+        read_group(engine, coll, &mut run, usize::MAX)?;
         let (batch, deleted, _) = delete_slice(engine, &mut run, usize::MAX)?;
         if !batch.is_empty() {
             batch.commit(false)?;
         }
-        set.sweep.swept(engine, set.meta.id);
+        coll.sweep.swept(engine, coll.meta.id);
         Ok(deleted)
     };
     let all = all();
     if all.is_err() {
-        set.sweep.forget();
+        coll.sweep.forget();
     }
     all
 }
@@ -122,12 +123,12 @@ pub fn sweep(engine: &dyn Engine, set: &IndexSet) -> Result<u64> {
 /// Returns how many entries went (none in a reading turn). Entries
 /// deleted twice (a crash between turns, or a full [`sweep`] in between)
 /// cost nothing.
-pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) -> Result<u64> {
+pub fn sweep_step(engine: &dyn Engine, coll: &Collection, policy: &ExpiryPolicy) -> Result<u64> {
     let step = || -> Result<(u64, Option<Run>)> {
-        let mut run = match set.sweep.take_run() {
+        let mut run = match coll.sweep.take_run() {
             Some(run) => run,
             None => {
-                let (end, unread) = set.sweep.begin_run(engine, set.meta.id)?;
+                let (end, unread) = coll.sweep.begin_run(engine, coll.meta.id)?;
                 Run {
                     end,
                     unread: Some(unread),
@@ -136,7 +137,7 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
             }
         };
         if run.unread.is_some() {
-            read_group(engine, set, &mut run, policy.sweep_read.max(1))?;
+            read_group(engine, coll, &mut run, policy.sweep_read.max(1))?;
             let left: usize = run.groups.iter().map(Sorted::left).sum();
             if run.unread.is_some() || left > 0 {
                 return Ok((0, Some(run)));
@@ -149,18 +150,18 @@ pub fn sweep_step(engine: &dyn Engine, set: &IndexSet, policy: &ExpiryPolicy) ->
         if !last {
             return Ok((deleted, Some(run)));
         }
-        set.sweep.run_done(engine, set.meta.id, run.end);
+        coll.sweep.run_done(engine, coll.meta.id, run.end);
         Ok((deleted, None))
     };
     match step() {
         Ok((deleted, run)) => {
             if let Some(run) = run {
-                set.sweep.keep_run(run);
+                coll.sweep.keep_run(run);
             }
             Ok(deleted)
         }
         Err(e) => {
-            set.sweep.forget();
+            coll.sweep.forget();
             Err(e)
         }
     }
@@ -188,11 +189,11 @@ fn delete_slice<'e>(
 /// Reads the run's next queue items, until about `budget` entries, and
 /// adds their entries in the indexes the collection still has to the run
 /// as one sorted group.
-fn read_group(engine: &dyn Engine, set: &IndexSet, run: &mut Run, budget: usize) -> Result<()> {
+fn read_group(engine: &dyn Engine, coll: &Collection, run: &mut Run, budget: usize) -> Result<()> {
     let Some(range) = run.unread.take() else {
         return Ok(());
     };
-    let live: Vec<u64> = set.keygens.iter().map(|kg| kg.cf).collect();
+    let live: Vec<u64> = coll.keygens.iter().map(|kg| kg.cf).collect();
     let upper = range.upper.clone();
     let mut group = Sorted::default();
     let mut read = 0usize;
@@ -202,7 +203,7 @@ fn read_group(engine: &dyn Engine, set: &IndexSet, run: &mut Run, budget: usize)
         for_each_document(cursor.value(), |id, record, queued| {
             read += queued.len() + usize::from(record);
             if record {
-                group.push(set.meta.id, id);
+                group.push(coll.meta.id, id);
             }
             // An index dropped since has no entries left to delete.
             for (cf, key) in queued {
@@ -225,20 +226,20 @@ fn read_group(engine: &dyn Engine, set: &IndexSet, run: &mut Run, budget: usize)
     Ok(())
 }
 
-/// The queued entries of `set`'s collection still in its indexes on
+/// The queued entries of `coll`'s collection still in its indexes on
 /// `snap`, per index in `set.keygens` order (`validate`).
-pub fn pending_on(snap: &dyn Snapshot, set: &IndexSet) -> Result<Vec<u64>> {
-    let mut pending = vec![0u64; set.keygens.len()];
+pub fn pending_on(snap: &dyn Snapshot, coll: &Collection) -> Result<Vec<u64>> {
+    let mut pending = vec![0u64; coll.keygens.len()];
     let mut cursor = snap.cursor(
         Cf::Catalog,
-        catalog::sweep_range(set.meta.id),
+        catalog::sweep_range(coll.meta.id),
         Direction::Forward,
     )?;
     let mut queued: Vec<(usize, Vec<u8>)> = Vec::new();
     while cursor.valid() {
         for_each_document(cursor.value(), |_, _, entries| {
             for (cf, key) in entries {
-                if let Some(i) = set.keygens.iter().position(|kg| kg.cf == *cf) {
+                if let Some(i) = coll.keygens.iter().position(|kg| kg.cf == *cf) {
                     queued.push((i, key.to_vec()));
                 }
             }
@@ -250,7 +251,7 @@ pub fn pending_on(snap: &dyn Snapshot, set: &IndexSet) -> Result<Vec<u64>> {
     queued.sort_unstable();
     queued.dedup();
     for (i, key) in queued {
-        if snap.get(Cf::Id(set.keygens[i].cf), &key)?.is_some() {
+        if snap.get(Cf::Id(coll.keygens[i].cf), &key)?.is_some() {
             pending[i] += 1;
         }
     }

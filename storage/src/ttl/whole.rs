@@ -14,10 +14,10 @@
 
 use super::ExpireOutcome;
 use super::policy::ExpiryPolicy;
-use crate::encoding::keycode;
+use crate::collection::Collection;
 use crate::engine::{Cf, Direction, Engine, KeyRange, first_key, key_after};
-use crate::error::Result;
-use crate::index::IndexSet;
+use ebb_lang::encoding::keycode;
+use ebb_lang::error::Result;
 
 /// Deletes every document of the collection when every one of them is due
 /// by TTL index `index_name` at `cutoff_millis` (see the module doc);
@@ -25,16 +25,16 @@ use crate::index::IndexSet;
 /// proven from the index's first and last entries.
 pub fn expire_all(
     engine: &dyn Engine,
-    set: &IndexSet,
+    coll: &Collection,
     index_name: &str,
     cutoff_millis: i64,
     policy: &ExpiryPolicy,
 ) -> Result<Option<ExpireOutcome>> {
-    let Some(ttl) = set.keygen(index_name) else {
+    let Some(ttl) = coll.keygen(index_name) else {
         return Ok(None);
     };
     // A capped collection's order family and totals are left to chunks.
-    if !ttl.indexes_every_document() || set.natural().is_some() {
+    if !ttl.indexes_every_document() || coll.natural().is_some() {
         return Ok(None);
     }
     let descending = ttl.leading_descending();
@@ -58,14 +58,14 @@ pub fn expire_all(
 
     // Counting holds the writer (about 0.2 s per million documents here):
     // beyond this size chunks keep a foreground write from waiting long.
-    if engine.stats(set.records())?.estimated_keys > policy.whole_collection_max_docs {
+    if engine.stats(coll.records())?.estimated_keys > policy.whole_collection_max_docs {
         return Ok(None);
     }
     // Nothing else writes while this runs (single writer), so the count is
     // exactly what the range tombstones below remove.
-    let count = engine.count(set.records(), KeyRange::all())?;
+    let count = engine.count(coll.records(), KeyRange::all())?;
     let mut batch = engine.batch();
-    for cf in std::iter::once(set.records()).chain(set.keygens.iter().map(|kg| Cf::Id(kg.cf))) {
+    for cf in std::iter::once(coll.records()).chain(coll.keygens.iter().map(|kg| Cf::Id(kg.cf))) {
         if let Some(last) = first_key(engine, cf, KeyRange::all(), Direction::Reverse)? {
             batch.delete_range(cf, &[], &key_after(&last))?;
         }

@@ -4,8 +4,6 @@
 //! writer, except `writer::prepare_statement`, which a connection runs on
 //! an insert's documents before they reach it.
 
-pub mod bound;
-pub mod statement;
 pub mod writer;
 
 pub use writer::{Writer, check_id, prepare_insert};

@@ -8,17 +8,17 @@ use std::sync::Arc;
 
 use bson::{RawDocumentBuf, doc, rawdoc};
 
-use super::statement::{self, CHUNK_OPS, InsertStatement};
 use super::writer::prepare_statement;
 use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::collection::Collection;
 use crate::engine::rocks::RocksEngine;
 use crate::engine::{Cf, Engine, KeyRange};
-use crate::error::ErrorKind;
-use crate::index::IndexSet;
+use crate::statement::{self, CHUNK_OPS, InsertStatement};
+use ebb_lang::error::ErrorKind;
 
 /// Records in 10, indexes `a_1` in 11 and `b_1` in 12: three writes per
 /// document.
-fn collection() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
+fn collection() -> (tempfile::TempDir, RocksEngine, Arc<Collection>) {
     let (dir, engine) = crate::testing::temp_engine();
     let index = |id, field: &str| IndexMeta {
         id,
@@ -36,7 +36,7 @@ fn collection() -> (tempfile::TempDir, RocksEngine, Arc<IndexSet>) {
     for cf in [10, 11, 12] {
         engine.create_cf(Cf::Id(cf)).unwrap();
     }
-    (dir, engine, IndexSet::new(meta).unwrap())
+    (dir, engine, Collection::new(meta).unwrap())
 }
 
 fn stored(engine: &RocksEngine) -> u64 {
@@ -45,8 +45,8 @@ fn stored(engine: &RocksEngine) -> u64 {
 
 #[test]
 fn a_duplicate_id_is_refused_within_a_statement_across_its_commits_and_against_stored_ones() {
-    let (_dir, engine, set) = collection();
-    statement::insert(&engine, &set, vec![rawdoc! { "_id": -1 }], true).unwrap();
+    let (_dir, engine, coll) = collection();
+    statement::insert(&engine, &coll, vec![rawdoc! { "_id": -1 }], true).unwrap();
     // Documents 2m and 2m+1 share `_id` m. Each first of a pair writes
     // three entries and each second writes none, so every chunk commit
     // falls between the two of a pair, where the second must still be
@@ -56,7 +56,7 @@ fn a_duplicate_id_is_refused_within_a_statement_across_its_commits_and_against_s
         .map(|i| rawdoc! { "_id": i / 2, "a": i, "b": i })
         .collect();
     docs.push(rawdoc! { "_id": -1 });
-    let out = statement::insert(&engine, &set, docs, false).unwrap();
+    let out = statement::insert(&engine, &coll, docs, false).unwrap();
     assert_eq!(out.n, pairs as u64);
     let refused: Vec<usize> = out.errors.iter().map(|e| e.index).collect();
     let expected: Vec<usize> = (0..pairs as usize)
@@ -79,11 +79,11 @@ fn a_duplicate_id_is_refused_within_a_statement_across_its_commits_and_against_s
 
 #[test]
 fn an_ordered_statement_stops_at_its_first_duplicate() {
-    let (_dir, engine, set) = collection();
+    let (_dir, engine, coll) = collection();
     let docs = (0..1000)
         .map(|i| rawdoc! { "_id": if i == 700 { 3 } else { i } })
         .collect();
-    let out = statement::insert(&engine, &set, docs, true).unwrap();
+    let out = statement::insert(&engine, &coll, docs, true).unwrap();
     assert_eq!(out.n, 700);
     assert_eq!(out.errors.len(), 1);
     assert_eq!(out.errors[0].index, 700);
@@ -92,7 +92,7 @@ fn an_ordered_statement_stops_at_its_first_duplicate() {
 
 #[test]
 fn documents_prepared_before_the_writer_are_stored_as_the_writer_would_store_them() {
-    let (_dir, engine, set) = collection();
+    let (_dir, engine, coll) = collection();
     let sent = [
         rawdoc! { "a": 1, "_id": "second" },
         rawdoc! { "_id": "first", "a": 2 },
@@ -109,7 +109,7 @@ fn documents_prepared_before_the_writer_are_stored_as_the_writer_would_store_the
         bypass_validation: false,
         prepared: true,
     };
-    let out = statement::insert_with(&engine, &set, statement).unwrap();
+    let out = statement::insert_with(&engine, &coll, statement).unwrap();
     assert_eq!((out.n, out.errors.len()), (3, 0));
     assert_eq!(stored(&engine), 3);
 
@@ -118,7 +118,7 @@ fn documents_prepared_before_the_writer_are_stored_as_the_writer_would_store_the
     let sent = [rawdoc! { "_id": 7 }, rawdoc! { "_id": [1] }];
     let refs: Vec<&bson::RawDocument> = sent.iter().map(|d| d.as_ref()).collect();
     assert!(prepare_statement(&refs).is_none());
-    let out = statement::insert(&engine, &set, sent.to_vec(), false).unwrap();
+    let out = statement::insert(&engine, &coll, sent.to_vec(), false).unwrap();
     assert_eq!(out.n, 1);
     assert_eq!(out.errors[0].index, 1);
     assert_eq!(out.errors[0].error.kind, ErrorKind::BadValue);

@@ -12,7 +12,7 @@
 //! documents are hidden, is treated as already gone: an insert of its
 //! `_id` or a write taking one of its unique keys deletes it in the same
 //! batch and goes ahead, where it would otherwise fail with a duplicate
-//! key (`crate::ttl::visible`). An index build deletes every due document
+//! key (`crate::ttl::hidden`). An index build deletes every due document
 //! it meets instead of indexing it (`remove_due`), and never removes the
 //! owner of a unique key it claims (`keeping_due`): every owner it meets
 //! was indexed because it was not due.
@@ -33,15 +33,16 @@ use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_STORED_DEPTH};
 
 use crate::capped::tracker::Tracker;
-use crate::encoding::field_names::field_names;
+use crate::collection::Collection;
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, KeySet};
-use crate::error::{Error, ErrorKind, Result};
-use crate::index::{IndexSet, KeyGen, duplicate_key_error};
+use crate::index::{KeyGen, duplicate_key_error};
+use ebb_lang::encoding::field_names::field_names;
+use ebb_lang::error::{Error, ErrorKind, Result};
 
 /// Single-document writes against one collection, buffered in one batch.
 pub struct Writer<'e> {
     engine: &'e dyn Engine,
-    set: &'e IndexSet,
+    coll: &'e Collection,
     batch: Box<dyn Batch + 'e>,
     /// Records written by the uncommitted batch: Some(the document's bytes
     /// in `written`) or None (deleted).
@@ -73,30 +74,30 @@ pub struct Writer<'e> {
 struct Scratch {
     /// The document's index entries, every index's after the previous one's.
     entries: Vec<Vec<u8>>,
-    /// Each index's part of `entries`, in the set's order.
+    /// Each index's part of `entries`, in the handle's order.
     spans: Vec<Range<usize>>,
     /// What its TTL entries carry (`ttl::carry`).
     carried: Vec<u8>,
 }
 
 impl<'e> Writer<'e> {
-    /// A writer for `set`'s collection; a capped collection's totals are
+    /// A writer for `coll`'s collection; a capped collection's totals are
     /// read once here (nothing else writes while this writer exists).
-    pub fn new(engine: &'e dyn Engine, set: &'e IndexSet) -> Result<Self> {
-        let capped = match (set.natural(), set.capped) {
+    pub fn new(engine: &'e dyn Engine, coll: &'e Collection) -> Result<Self> {
+        let capped = match (coll.natural(), coll.capped) {
             (Some(cf), Some(options)) => Some(Tracker::open(engine, cf, options)?),
             _ => None,
         };
         Ok(Writer {
             capped,
             engine,
-            set,
+            coll,
             batch: engine.batch(),
             records: HashMap::default(),
             written: Vec::new(),
             unique: HashMap::default(),
             absent: KeySet::default(),
-            ns: set.ns(),
+            ns: coll.ns(),
             earliest_due: None,
             bypass_validation: false,
             replace_due: true,
@@ -128,7 +129,7 @@ impl<'e> Writer<'e> {
     /// Checks a document about to be stored against the validator;
     /// `before` is the version an update replaces.
     fn validate(&self, doc: &RawDocument, before: Option<&RawDocument>) -> Result<()> {
-        match &self.set.validator {
+        match &self.coll.validator {
             Some(validator) if !self.bypass_validation => validator.check(&self.ns, doc, before),
             _ => Ok(()),
         }
@@ -184,7 +185,7 @@ impl<'e> Writer<'e> {
     pub fn get(&self, id_key: &[u8]) -> Result<Option<RawDocumentBuf>> {
         let bytes = match self.records.get(id_key) {
             Some(v) => v.as_ref().map(|at| self.written[at.clone()].to_vec()),
-            None => self.engine.get(self.set.records(), id_key)?,
+            None => self.engine.get(self.coll.records(), id_key)?,
         };
         bytes
             .map(|b| RawDocumentBuf::from_bytes(b).map_err(Error::from))
@@ -205,23 +206,23 @@ impl<'e> Writer<'e> {
         if let Some(record) = self.records.get(id_key) {
             return Ok(record.is_some());
         }
-        let bound = &self.set.record_bound;
-        if bound.claim(self.engine, self.set.records(), id_key)? || self.absent.contains(id_key) {
+        let bound = &self.coll.record_bound;
+        if bound.claim(self.engine, self.coll.records(), id_key)? || self.absent.contains(id_key) {
             return Ok(false);
         }
-        Ok(self.engine.get(self.set.records(), id_key)?.is_some())
+        Ok(self.engine.get(self.coll.records(), id_key)?.is_some())
     }
 
     /// Looks up many record keys in one batched read and remembers which
     /// are absent, so that inserting them needs no read of its own; keys
-    /// above the collection's [`RecordBound`](super::bound::RecordBound) or
+    /// above the collection's [`RecordBound`](crate::collection::bound::RecordBound) or
     /// in one of its gaps need no read at all (and no memory:
-    /// [`Writer::stored_claiming`] asks the bound again). The window's
+    /// `Writer::stored_claiming` asks the bound again). The window's
     /// smallest key leaves a gap below it when it lies above the bound. What
     /// it learns holds until the next commit: only this writer adds records.
     pub fn prefetch<'k>(&mut self, id_keys: impl Iterator<Item = &'k [u8]>) -> Result<()> {
         let mut keys: Vec<Vec<u8>> = Vec::new();
-        let (bound, records) = (&self.set.record_bound, self.set.records());
+        let (bound, records) = (&self.coll.record_bound, self.coll.records());
         let window: Vec<&[u8]> = id_keys.filter(|k| !self.records.contains_key(*k)).collect();
         if let Some(lowest) = window.iter().min() {
             bound.note_gap_below(self.engine, records, lowest)?;
@@ -231,7 +232,7 @@ impl<'e> Writer<'e> {
                 keys.push(key.to_vec());
             }
         }
-        let found = self.engine.multi_get(self.set.records(), &keys)?;
+        let found = self.engine.multi_get(self.coll.records(), &keys)?;
         for (key, value) in keys.into_iter().zip(found) {
             if value.is_none() {
                 self.absent.insert(key);
@@ -242,7 +243,7 @@ impl<'e> Writer<'e> {
 
     /// Inserts a prepared document (see [`prepare_insert`]).
     pub fn insert(&mut self, doc: &RawDocument) -> Result<()> {
-        let id_key = record_key(self.set, doc)?;
+        let id_key = record_key(self.coll, doc)?;
         self.insert_keyed(doc, id_key)
     }
 
@@ -264,11 +265,11 @@ impl<'e> Writer<'e> {
                 key_value,
             ));
         }
-        let set = self.set;
+        let coll = self.coll;
         // Entries of an expired document stored here may wait for the
         // sweep; one of them could be this document's too (`ttl::sweep`).
-        if set.sweep.holds(self.engine, set.meta.id, &id_key)? {
-            crate::ttl::sweep(self.engine, set)?;
+        if coll.sweep.holds(self.engine, coll.meta.id, &id_key)? {
+            crate::ttl::sweep(self.engine, coll)?;
         }
         // Scratch kept across documents (taken out while `self` is borrowed
         // again; an error drops it, and the next document makes new ones).
@@ -279,12 +280,12 @@ impl<'e> Writer<'e> {
         } = std::mem::take(&mut self.scratch);
         entries.clear();
         spans.clear();
-        for kg in &self.set.keygens {
+        for kg in &self.coll.keygens {
             let start = entries.len();
             kg.keys(doc, &id_key, &mut entries)?;
             spans.push(start..entries.len());
         }
-        for (kg, span) in self.set.keygens.iter().zip(&spans) {
+        for (kg, span) in self.coll.keygens.iter().zip(&spans) {
             if kg.unique {
                 for entry in &entries[span.clone()] {
                     self.claim_unique(kg, entry, &id_key)?;
@@ -292,17 +293,17 @@ impl<'e> Writer<'e> {
             }
         }
         self.batch
-            .put(self.set.records(), &id_key, doc.as_bytes())?;
+            .put(self.coll.records(), &id_key, doc.as_bytes())?;
         carried.clear();
         carry_into(
             &mut carried,
-            set,
-            set.keygens
+            coll,
+            coll.keygens
                 .iter()
                 .zip(&spans)
                 .map(|(kg, span)| (kg.cf, &entries[span.clone()])),
         );
-        for (kg, span) in set.keygens.iter().zip(&spans) {
+        for (kg, span) in coll.keygens.iter().zip(&spans) {
             for entry in &entries[span.clone()] {
                 self.put_index_entry(kg, entry, &carried)?;
             }
@@ -349,7 +350,7 @@ impl<'e> Writer<'e> {
             )?;
         }
         let mut entries = Vec::new();
-        for kg in &self.set.keygens {
+        for kg in &self.coll.keygens {
             entries.clear();
             kg.keys(doc, id_key, &mut entries)?;
             for entry in &entries {
@@ -360,7 +361,7 @@ impl<'e> Writer<'e> {
                 }
             }
         }
-        self.batch.delete(self.set.records(), id_key)?;
+        self.batch.delete(self.coll.records(), id_key)?;
         self.records.insert(id_key.to_vec(), None);
         Ok(())
     }
@@ -370,11 +371,11 @@ impl<'e> Writer<'e> {
     pub fn replace(&mut self, id_key: &[u8], old: &RawDocument, new: &RawDocument) -> Result<()> {
         check_storable(new, WriteKind::Update)?;
         self.validate(new, Some(old))?;
-        let set = self.set;
+        let coll = self.coll;
         let mut old_entries = Vec::new();
-        let mut all_new = Vec::with_capacity(set.keygens.len());
+        let mut all_new = Vec::with_capacity(coll.keygens.len());
         let mut changes = Vec::new();
-        for kg in &set.keygens {
+        for kg in &coll.keygens {
             old_entries.clear();
             let mut new_entries = Vec::new();
             kg.keys(old, id_key, &mut old_entries)?;
@@ -408,8 +409,8 @@ impl<'e> Writer<'e> {
             .any(|(_, removed, added)| !removed.is_empty() || !added.is_empty());
         let carried = match changed {
             true => carried(
-                set,
-                set.keygens
+                coll,
+                coll.keygens
                     .iter()
                     .zip(&all_new)
                     .map(|(kg, e)| (kg.cf, e.as_slice())),
@@ -425,7 +426,8 @@ impl<'e> Writer<'e> {
                 self.put_index_entry(kg, e, &carried)?;
             }
         }
-        self.batch.put(self.set.records(), id_key, new.as_bytes())?;
+        self.batch
+            .put(self.coll.records(), id_key, new.as_bytes())?;
         if let Some(capped) = &mut self.capped {
             capped.resized(old.as_bytes().len(), new.as_bytes().len());
         }
@@ -500,14 +502,14 @@ impl<'e> Writer<'e> {
     /// Deletes `doc` (stored at `id_key`) if it is due and hidden; returns
     /// whether it did. Index builds call it for every document they meet.
     pub fn remove_due(&mut self, id_key: &[u8], doc: &RawDocument) -> Result<bool> {
-        let Some(now) = self.set.hide_at() else {
+        let Some(now) = self.coll.hide_at() else {
             return Ok(false);
         };
-        if !self.set.is_due(doc, now) {
+        if !self.coll.is_due(doc, now) {
             return Ok(false);
         }
         self.remove(id_key, doc)?;
-        self.set.visibility().note_replaced(1);
+        self.coll.hide_due().note_replaced(1);
         Ok(true)
     }
 
@@ -517,17 +519,17 @@ impl<'e> Writer<'e> {
         if !self.replace_due {
             return Ok(false);
         }
-        let Some(now) = self.set.hide_at() else {
+        let Some(now) = self.coll.hide_at() else {
             return Ok(false);
         };
         let Some(doc) = self.get(id_key)? else {
             return Ok(false);
         };
-        if !self.set.is_due(&doc, now) {
+        if !self.coll.is_due(&doc, now) {
             return Ok(false);
         }
         self.remove(id_key, &doc)?;
-        self.set.visibility().note_replaced(1);
+        self.coll.hide_due().note_replaced(1);
         Ok(true)
     }
 }
@@ -587,20 +589,23 @@ fn exceeds_depth(doc: &RawDocument, max: usize) -> Result<bool> {
 }
 
 /// The value TTL entries carry for a document whose entries in each index
-/// of `set` are `per_index` (`ttl::carry`); empty without TTL indexes.
-fn carried<'a>(set: &IndexSet, per_index: impl Iterator<Item = (u64, &'a [Vec<u8>])>) -> Vec<u8> {
+/// of `coll` are `per_index` (`ttl::carry`); empty without TTL indexes.
+fn carried<'a>(
+    coll: &Collection,
+    per_index: impl Iterator<Item = (u64, &'a [Vec<u8>])>,
+) -> Vec<u8> {
     let mut out = Vec::new();
-    carry_into(&mut out, set, per_index);
+    carry_into(&mut out, coll, per_index);
     out
 }
 
 /// [`carried`] appended to `out`.
 fn carry_into<'a>(
     out: &mut Vec<u8>,
-    set: &IndexSet,
+    coll: &Collection,
     per_index: impl Iterator<Item = (u64, &'a [Vec<u8>])>,
 ) {
-    let mut ttl = set.ttl_keygens();
+    let mut ttl = coll.ttl_keygens();
     if let Some(first) = ttl.next() {
         let own = ttl.next().is_none().then_some(first.cf);
         crate::ttl::carry::encode_into(out, own, per_index);
@@ -675,11 +680,11 @@ pub fn prepare(doc: &RawDocument) -> Result<Option<RawDocumentBuf>> {
 }
 
 /// The record key of a document that has an `_id` (a prepared one).
-pub fn record_key(set: &IndexSet, doc: &RawDocument) -> Result<Vec<u8>> {
+pub fn record_key(coll: &Collection, doc: &RawDocument) -> Result<Vec<u8>> {
     let id = doc
         .get("_id")?
         .ok_or_else(|| Error::bad_value("document has no _id"))?;
-    Ok(set.record_key(id))
+    Ok(coll.record_key(id))
 }
 
 /// [`prepare`] for every document of an insert statement, before it

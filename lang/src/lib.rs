@@ -1,0 +1,28 @@
+//! ebb-lang: MongoDB's language and values, with no storage engine and no
+//! actors beneath it.
+//!
+//! Rooms, from the bottom up (ARCHITECTURE.md draws the map):
+//!
+//! - `error`: the semantic error type every crate above shares.
+//! - `encoding`: type brackets, MongoDB's comparison order, exact numbers,
+//!   collation, the order-preserving key encoding.
+//! - `query`: paths, filters, projections, sorts, regexes, the external
+//!   sort.
+//! - `schema`: `$jsonSchema` (parse, match, explain a failure).
+//! - `validator`: a collection's document validator (`validator`,
+//!   `validationLevel`, `validationAction`) and its error details.
+//! - `pipeline`: aggregation (stages, expressions, accumulators, windows).
+//! - `update`: update documents and their operators.
+//!
+//! It knows nothing about RocksDB, actors, sockets or MongoDB's numeric
+//! error codes.
+
+pub mod encoding;
+pub mod error;
+pub mod pipeline;
+pub mod query;
+pub mod schema;
+pub mod update;
+pub mod validator;
+
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,230 @@
+//! The filter's types: the parsed tree ([`Filter`], its [`Expr`] nodes,
+//! the [`Pred`]icates on paths, [`ElemMatch`] conditions and [`TypeSet`]s)
+//! and the small accessors the planner and callers read it with. Building
+//! the tree is `parse`'s; evaluating it is `matcher`'s.
+
+use std::sync::Arc;
+
+use bson::{RawBson, RawBsonRef};
+
+use crate::encoding::cmp::Cmp;
+use crate::encoding::collation::Collation;
+use crate::error::Error;
+use crate::pipeline::Expr as AggExpr;
+use crate::query::in_list::InList;
+use crate::query::regex::Regex;
+use crate::schema::JsonSchema;
+
+/// A parsed filter, with the collation its string comparisons use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    pub(super) root: Expr,
+    pub(super) collation: Option<Arc<Collation>>,
+}
+
+/// A node of the filter tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Every child matches; an empty `And` matches every document.
+    And(Vec<Expr>),
+    /// Some child matches.
+    Or(Vec<Expr>),
+    /// No child matches.
+    Nor(Vec<Expr>),
+    /// The predicate holds for the value(s) at a dotted path.
+    Path { path: String, pred: Pred },
+    /// Matches every document (`$alwaysTrue`).
+    AlwaysTrue,
+    /// Matches no document (`$alwaysFalse`).
+    AlwaysFalse,
+    /// The document satisfies a `$jsonSchema`.
+    JsonSchema(Arc<JsonSchema>),
+    /// `$expr`: an aggregation expression that must be true.
+    Expr(ExprClause),
+}
+
+/// The expression of a `$expr` clause, with the specification it was parsed
+/// from (what explain shows, and what two clauses compare by).
+#[derive(Debug, Clone)]
+pub struct ExprClause {
+    pub spec: RawBson,
+    pub expr: AggExpr,
+}
+
+impl PartialEq for ExprClause {
+    fn eq(&self, other: &Self) -> bool {
+        self.spec == other.spec
+    }
+}
+
+/// A predicate on the value(s) at one path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pred {
+    Eq(RawBson),
+    /// Not `Eq`, over the whole path.
+    Ne(RawBson),
+    Gt(RawBson),
+    Gte(RawBson),
+    Lt(RawBson),
+    Lte(RawBson),
+    /// Equal to one of the values; a `null` in the list also matches
+    /// missing and `undefined`.
+    In(InList),
+    /// Not `In`, over the whole path.
+    Nin(InList),
+    Exists(bool),
+    /// None of: all of these predicates hold (`$not: {$gt: 1, $lt: 5}`).
+    Not(Vec<Pred>),
+    /// Equal to every one of the values; never matches when empty.
+    All(Vec<RawBson>),
+    /// An array with an element matching the condition.
+    ElemMatch(ElemMatch),
+    /// An array with exactly this many elements.
+    Size(i64),
+    /// A number whose truncated value modulo `divisor` is `remainder`.
+    Mod {
+        divisor: i64,
+        remainder: i64,
+    },
+    /// A value of one of the types.
+    Type(TypeSet),
+    /// A string or symbol the regex matches, or an equal regex value.
+    Regex(Regex),
+    /// Some of these predicates holds: `$in` with regexes in its list.
+    AnyOf(Vec<Pred>),
+}
+
+/// The condition of an `$elemMatch`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElemMatch {
+    /// `{$elemMatch: {b: 1, c: {$gt: 2}}}`: an element that is a document
+    /// (or an array, read as one) matching the filter.
+    Document(Box<Expr>),
+    /// `{$elemMatch: {$gt: 1, $lt: 5}}`: an element satisfying every
+    /// predicate itself.
+    Value(Vec<Pred>),
+}
+
+/// The types a `$type` predicate accepts, by BSON type number (`-1` is
+/// MinKey, `127` MaxKey).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TypeSet {
+    /// The `"number"` alias: every numeric type.
+    pub numbers: bool,
+    pub codes: Vec<i32>,
+}
+
+impl Filter {
+    /// The filter comparing strings by `collation` (`None`: as bytes).
+    pub fn collated(mut self, collation: Option<Arc<Collation>>) -> Filter {
+        self.collation = collation;
+        self
+    }
+
+    pub fn collation(&self) -> Option<&Arc<Collation>> {
+        self.collation.as_ref()
+    }
+
+    /// The comparator of this filter's collation.
+    pub fn cmp(&self) -> Cmp<'_> {
+        Cmp::new(self.collation.as_deref())
+    }
+
+    /// Whether the filter uses `$expr` anywhere (partial index filters may
+    /// not).
+    pub fn has_expr(&self) -> bool {
+        fn walk(e: &Expr) -> bool {
+            match e {
+                Expr::Expr(_) => true,
+                Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().any(walk),
+                _ => false,
+            }
+        }
+        walk(&self.root)
+    }
+
+    pub fn root(&self) -> &Expr {
+        &self.root
+    }
+
+    /// The predicates ANDed at the top level (flattening `$and`), as
+    /// (path, predicate) pairs: what an index can serve.
+    pub fn top_level_predicates(&self) -> Vec<(&str, &Pred)> {
+        let mut found = Vec::new();
+        collect_conjuncts(&self.root, &mut found);
+        found
+    }
+
+    /// The error of a regex that ran out of backtracking budget while this
+    /// filter matched documents (those matches counted as no match, so
+    /// the query must report it rather than return a short answer).
+    pub fn failure(&self) -> Option<Error> {
+        let mut found = None;
+        self.root.visit_regexes(&mut |r| {
+            if found.is_none() {
+                found = r.failure();
+            }
+        });
+        found
+    }
+
+    /// Whether the filter has no predicate at all (matches every document).
+    pub fn is_empty(&self) -> bool {
+        matches!(&self.root, Expr::And(children) if children.is_empty())
+    }
+
+    /// The `_id` of a point lookup: `Some` when the filter is exactly
+    /// `{_id: v}` or `{_id: {$eq: v}}` for a scalar `v` (not an array,
+    /// document, null or regex).
+    pub fn id_equality(&self) -> Option<RawBsonRef<'_>> {
+        let Expr::Path {
+            path,
+            pred: Pred::Eq(value),
+        } = &self.root
+        else {
+            return None;
+        };
+        let point = !matches!(
+            value,
+            RawBson::Array(_)
+                | RawBson::Document(_)
+                | RawBson::Null
+                | RawBson::Undefined
+                | RawBson::RegularExpression(_)
+        );
+        (path == "_id" && point).then(|| value.as_raw_bson_ref())
+    }
+}
+
+fn collect_conjuncts<'a>(expr: &'a Expr, found: &mut Vec<(&'a str, &'a Pred)>) {
+    match expr {
+        Expr::And(children) => children.iter().for_each(|c| collect_conjuncts(c, found)),
+        Expr::Path { path, pred } => found.push((path, pred)),
+        _ => {}
+    }
+}
+
+impl Expr {
+    fn visit_regexes(&self, f: &mut dyn FnMut(&Regex)) {
+        match self {
+            Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().for_each(|e| e.visit_regexes(f)),
+            Expr::Path { pred, .. } => pred.visit_regexes(f),
+            // A schema's patterns are its own (`schema::pattern`).
+            Expr::AlwaysTrue | Expr::AlwaysFalse | Expr::JsonSchema(_) | Expr::Expr(_) => {}
+        }
+    }
+}
+
+impl Pred {
+    fn visit_regexes(&self, f: &mut dyn FnMut(&Regex)) {
+        match self {
+            Pred::Regex(r) => f(r),
+            Pred::Not(preds) | Pred::AnyOf(preds) => preds.iter().for_each(|p| p.visit_regexes(f)),
+            Pred::ElemMatch(ElemMatch::Document(e)) => e.visit_regexes(f),
+            Pred::ElemMatch(ElemMatch::Value(preds)) => {
+                preds.iter().for_each(|p| p.visit_regexes(f))
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,684 @@
+//! The query planner: how a query reaches its documents.
+//!
+//! Records are clustered by `_id`, so the `_id_` index is the records
+//! column family itself and an `_id` range is a record range. A secondary
+//! index serves equality, `$in` and ranges on its leading field, and a sort
+//! that matches its key pattern; every candidate is still checked against
+//! the whole filter, so an index only ever narrows the scan — results are
+//! identical with and without it. Bounds are computed in value space
+//! ([`Interval`]) and turned into key ranges for the field's direction.
+//!
+//! Choices, in order: a hint; `_id` equality or `$in` (point lookups); a
+//! secondary index with equality/`$in` on its leading field; one with a
+//! range; an index that provides the requested sort; a collection scan.
+//! Hidden, sparse and partial indexes are used only when hinted (a sparse
+//! or partial index does not hold every document).
+//!
+//! Collations: an index with a collation holds sort keys for strings, so
+//! it serves string bounds and sorts only for a query with the same
+//! collation (as in MongoDB); bounds of other types are the same bytes in
+//! every collation. Records are keyed by `_id` in the collection's
+//! default collation (the `_id_` index's, as in mongod), so string `_id`
+//! lookups and `_id` order serve queries with that collation.
+
+use bson::{RawBson, RawBsonRef};
+
+use crate::catalog::{CollectionMeta, IndexMeta};
+use crate::engine::{Direction, KeyRange};
+use crate::timeseries::index as ts_index;
+use crate::timeseries::options::{META_INDEX, TimeseriesOptions};
+use ebb_lang::encoding::collation::{self, Collation};
+use ebb_lang::encoding::{bracket, keycode};
+use ebb_lang::error::{Error, ErrorKind, Result};
+use ebb_lang::query::filter::{Filter, Pred};
+use ebb_lang::query::regex::prefix_upper_bound;
+use ebb_lang::query::sort::SortSpec;
+
+/// What the client asked for, already parsed.
+#[derive(Debug, Clone)]
+pub struct QuerySpec {
+    pub filter: Filter,
+    pub sort: Option<SortSpec>,
+    pub hint: Option<Hint>,
+}
+
+impl QuerySpec {
+    /// The query comparing strings by `collation` in its filter and sort.
+    pub fn collated(mut self, collation: Option<std::sync::Arc<Collation>>) -> QuerySpec {
+        self.sort = self.sort.map(|s| s.collated(collation.clone()));
+        self.filter = self.filter.collated(collation);
+        self
+    }
+}
+
+/// A `hint`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Hint {
+    Name(String),
+    KeyPattern(bson::Document),
+    /// `{$natural: 1}` / `{$natural: -1}`: a collection scan in that order.
+    Natural(Direction),
+}
+
+/// How documents are reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Access {
+    /// Ranges of the records column family (`_id` order); no fetch needed.
+    Records {
+        ranges: Vec<KeyRange>,
+        dir: Direction,
+    },
+    /// Ranges of a secondary index; each entry's `_id` is fetched.
+    Index {
+        index: Box<IndexMeta>,
+        ranges: Vec<KeyRange>,
+        dir: Direction,
+    },
+    /// A capped collection's insertion order (`capped::order`): its
+    /// collection scan; each entry's record is fetched.
+    Natural { dir: Direction },
+}
+
+/// A chosen plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub access: Access,
+    /// Whether the access path already yields the requested sort order.
+    pub sorted_by_access: bool,
+    /// Bounds per key field, in MongoDB's explain notation.
+    pub bounds: Vec<(String, Vec<String>)>,
+    /// For explain: the stage name (`COLLSCAN`, `IXSCAN`, `IDHACK`).
+    pub stage: &'static str,
+}
+
+impl Plan {
+    pub fn index_name(&self) -> Option<&str> {
+        match &self.access {
+            Access::Index { index, .. } => Some(&index.name),
+            Access::Records { .. } if self.stage != "COLLSCAN" => {
+                Some(crate::catalog::ID_INDEX_NAME)
+            }
+            Access::Records { .. } | Access::Natural { .. } => None,
+        }
+    }
+}
+
+/// One end of a value interval.
+#[derive(Debug, Clone, PartialEq)]
+enum End {
+    /// The end of the value's type bracket.
+    Open,
+    Incl(RawBson),
+    Excl(RawBson),
+}
+
+/// A set of values of one type bracket: `(lower, upper)`.
+#[derive(Debug, Clone, PartialEq)]
+struct Interval {
+    tag: u8,
+    lower: End,
+    upper: End,
+    /// Bounds in byte order whatever the query's collation (a regex
+    /// prefix: regexes never use a collation), so only an index without
+    /// one can serve them.
+    binary: bool,
+}
+
+/// Chooses a plan.
+pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
+    if let Some(hint) = &q.hint {
+        return plan_hinted(meta, q, hint);
+    }
+    let preds = q.filter.top_level_predicates();
+    let coll = q.filter.collation().map(|c| &**c);
+    let id_coll = match meta.index(crate::catalog::ID_INDEX_NAME) {
+        Some(id) => index_collation(id)?,
+        None => None,
+    };
+    if let Some(intervals) = point_intervals(&preds, "_id")
+        && serves(id_coll.as_deref(), coll, &intervals)
+    {
+        return Ok(records_plan(intervals, q, id_coll.as_deref()));
+    }
+    let mut usable = Vec::new();
+    for index in meta.indexes.iter().filter(|i| general_purpose(i)) {
+        usable.push((index, index_collation(index)?));
+    }
+    for want_points in [true, false] {
+        for (index, index_coll) in &usable {
+            let field = leading_field(index);
+            let intervals = if want_points {
+                point_intervals(&preds, &field)
+            } else {
+                range_intervals(&preds, &field, coll).or_else(|| regex_intervals(&preds, &field))
+            };
+            if let Some(intervals) = intervals
+                && serves(index_coll.as_deref(), coll, &intervals)
+            {
+                return Ok(index_plan(index, intervals, q));
+            }
+        }
+    }
+    if let Some(sort) = &q.sort {
+        for (index, index_coll) in &usable {
+            if let Some(dir) = sort_direction(index, sort)
+                && collation::same(index_coll.as_deref(), sort.collation().map(|c| &**c))
+            {
+                return Ok(whole_index_plan(index, dir, true));
+            }
+        }
+    }
+    Ok(collscan(meta, Direction::Forward))
+}
+
+/// The collation an index's keys are ordered by (for `_id_`, the records
+/// family's: the collection's default collation).
+pub(crate) fn index_collation(index: &IndexMeta) -> Result<Option<std::sync::Arc<Collation>>> {
+    index.collation()
+}
+
+/// Whether an index in collation `index` can serve these bounds of a query
+/// in collation `query`: always when they are the same, and otherwise
+/// when no bound is a string (other values are keyed alike in every
+/// collation).
+fn serves(index: Option<&Collation>, query: Option<&Collation>, intervals: &[Interval]) -> bool {
+    if intervals.iter().any(|iv| iv.binary) {
+        return index.is_none();
+    }
+    collation::same(index, query) || intervals.iter().all(|iv| iv.tag != bracket::TAG_STRING)
+}
+
+/// The index a hint names (None for `$natural`); BadHint when there is
+/// no such index or it is hidden (a hidden index cannot be hinted, as in
+/// mongod: jstests/core/index/hidden_index.js, timeseries_index.js).
+pub(crate) fn hinted_index<'m>(
+    meta: &'m CollectionMeta,
+    hint: &Hint,
+) -> Result<Option<&'m IndexMeta>> {
+    // mongod's `{<meta>: 1, <time>: 1}` index is ebb's internal one.
+    let meta_time = TimeseriesOptions::from_stored(&meta.options)
+        .and_then(|ts| ts_index::meta_time_index(&ts))
+        .filter(|(name, key)| match hint {
+            Hint::Name(n) => n == name,
+            Hint::KeyPattern(k) => k == key,
+            Hint::Natural(_) => false,
+        });
+    if meta_time.is_some() {
+        return Ok(meta.index(META_INDEX));
+    }
+    let index = match hint {
+        Hint::Natural(_) => return Ok(None),
+        Hint::Name(name) => meta.indexes.iter().find(|i| &i.name == name),
+        // A time-series index is also named by the user's key pattern.
+        Hint::KeyPattern(key) => meta
+            .indexes
+            .iter()
+            .find(|i| &i.key == key || ts_index::user_key(i) == Some(key)),
+    };
+    match index.filter(|i| !i.hidden) {
+        Some(index) => Ok(Some(index)),
+        None => Err(Error::new(
+            ErrorKind::BadHint,
+            "hint provided does not correspond to an existing index",
+        )),
+    }
+}
+
+fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan> {
+    if let Hint::Natural(dir) = hint {
+        return Ok(collscan(meta, *dir));
+    }
+    let Some(index) = hinted_index(meta, hint)? else {
+        return Ok(collscan(meta, Direction::Forward));
+    };
+    // A time-series index holds buckets: the filter's bounds are on
+    // measurements, so the hinted index is read whole
+    // (`timeseries::prune` keeps this plan).
+    if ts_index::user_key(index).is_some() || index.name == META_INDEX {
+        return Ok(whole_index_plan(index, Direction::Forward, false));
+    }
+    let preds = q.filter.top_level_predicates();
+    let field = leading_field(index);
+    let coll = q.filter.collation().map(|c| &**c);
+    let index_coll = index_collation(index)?;
+    let intervals = point_intervals(&preds, &field)
+        .or_else(|| range_intervals(&preds, &field, coll))
+        .or_else(|| regex_intervals(&preds, &field))
+        .filter(|iv| serves(index_coll.as_deref(), coll, iv));
+    match intervals {
+        Some(intervals) => Ok(index_plan(index, intervals, q)),
+        None => {
+            let dir = q
+                .sort
+                .as_ref()
+                .filter(|s| collation::same(index_coll.as_deref(), s.collation().map(|c| &**c)))
+                .and_then(|s| sort_direction(index, s));
+            Ok(whole_index_plan(
+                index,
+                dir.unwrap_or(Direction::Forward),
+                dir.is_some(),
+            ))
+        }
+    }
+}
+
+/// An index the planner may choose by itself: not hidden, holding every
+/// document, and over documents (a time-series index and ebb's internal
+/// ones are over buckets: `timeseries::prune` chooses those).
+fn general_purpose(i: &IndexMeta) -> bool {
+    !i.hidden
+        && !i.sparse
+        && i.partial_filter.is_none()
+        && ts_index::user_key(i).is_none()
+        && !i.is_internal()
+}
+
+fn leading_field(index: &IndexMeta) -> String {
+    index.key.keys().next().cloned().unwrap_or_default()
+}
+
+/// A collection scan: in `_id` order, or in insertion order on a capped
+/// collection (its natural order, as mongod's).
+fn collscan(meta: &CollectionMeta, dir: Direction) -> Plan {
+    let access = match meta.natural {
+        Some(_) => Access::Natural { dir },
+        None => Access::Records {
+            ranges: vec![KeyRange::all()],
+            dir,
+        },
+    };
+    Plan {
+        access,
+        sorted_by_access: false,
+        bounds: Vec::new(),
+        stage: "COLLSCAN",
+    }
+}
+
+/// Whether scanning `index` in some direction yields `sort`'s order:
+/// the sort is a prefix of the key pattern with all directions equal or
+/// all reversed.
+fn sort_direction(index: &IndexMeta, sort: &SortSpec) -> Option<Direction> {
+    let fields = index.fields();
+    let wanted = sort.fields();
+    if wanted.is_empty() || wanted.len() > fields.len() {
+        return None;
+    }
+    let same = wanted
+        .iter()
+        .zip(&fields)
+        .all(|((p, a), (q, b))| p == q && a == b);
+    let reversed = wanted
+        .iter()
+        .zip(&fields)
+        .all(|((p, a), (q, b))| p == q && a != b);
+    match (same, reversed) {
+        (true, _) => Some(Direction::Forward),
+        (_, true) => Some(Direction::Reverse),
+        _ => None,
+    }
+}
+
+fn whole_index_plan(index: &IndexMeta, dir: Direction, sorted: bool) -> Plan {
+    let bounds = index
+        .fields()
+        .into_iter()
+        .map(|(f, _)| (f, vec!["[MinKey, MaxKey]".to_owned()]))
+        .collect();
+    if index.is_id_index() {
+        return Plan {
+            access: Access::Records {
+                ranges: vec![KeyRange::all()],
+                dir,
+            },
+            sorted_by_access: sorted,
+            bounds,
+            stage: "IXSCAN",
+        };
+    }
+    Plan {
+        access: Access::Index {
+            index: Box::new(index.clone()),
+            ranges: vec![KeyRange::all()],
+            dir,
+        },
+        sorted_by_access: sorted,
+        bounds,
+        stage: "IXSCAN",
+    }
+}
+
+/// A plan over `index` for `intervals` of its leading field. The caller
+/// checked ([`serves`]) that the query's collation encodes the bounds as
+/// the index does.
+fn index_plan(index: &IndexMeta, intervals: Vec<Interval>, q: &QuerySpec) -> Plan {
+    let descending = !index.fields().first().is_some_and(|(_, asc)| *asc);
+    let coll = q.filter.collation().map(|c| &**c);
+    let index_coll = index_collation(index).ok().flatten();
+    let sort_dir = q.sort.as_ref().and_then(|s| {
+        // Only a sort on the leading field alone is served by a ranged scan:
+        // later fields are ordered only within one leading value.
+        (s.fields().len() == 1
+            && collation::same(index_coll.as_deref(), s.collation().map(|c| &**c)))
+        .then(|| sort_direction(index, s))
+        .flatten()
+    });
+    let dir = sort_dir.unwrap_or(Direction::Forward);
+    let mut ranges: Vec<KeyRange> = intervals
+        .iter()
+        .map(|iv| key_range(iv, descending, coll))
+        .collect();
+    ranges.sort_by(|a, b| a.lower.cmp(&b.lower));
+    if dir == Direction::Reverse {
+        ranges.reverse();
+    }
+    let mut bounds = vec![(
+        leading_field(index),
+        intervals.iter().map(|iv| show(iv, descending)).collect(),
+    )];
+    bounds.extend(
+        index
+            .fields()
+            .into_iter()
+            .skip(1)
+            .map(|(f, _)| (f, vec!["[MinKey, MaxKey]".to_owned()])),
+    );
+    if index.is_id_index() {
+        return Plan {
+            access: Access::Records { ranges, dir },
+            sorted_by_access: sort_dir.is_some(),
+            bounds,
+            stage: "IXSCAN",
+        };
+    }
+    Plan {
+        access: Access::Index {
+            index: Box::new(index.clone()),
+            ranges,
+            dir,
+        },
+        sorted_by_access: sort_dir.is_some(),
+        bounds,
+        stage: "IXSCAN",
+    }
+}
+
+/// `_id` point lookups in the records family, whose keys are in the
+/// `_id` collation `id_coll` (the caller checked that it serves them).
+fn records_plan(intervals: Vec<Interval>, q: &QuerySpec, id_coll: Option<&Collation>) -> Plan {
+    let coll = q.filter.collation().map(|c| &**c);
+    let mut ranges: Vec<KeyRange> = intervals
+        .iter()
+        .map(|iv| key_range(iv, false, coll))
+        .collect();
+    ranges.sort_by(|a, b| a.lower.cmp(&b.lower));
+    let sorted = q.sort.as_ref().is_some_and(|s| {
+        s.fields() == [("_id".to_owned(), true)]
+            && collation::same(id_coll, s.collation().map(|c| &**c))
+    });
+    Plan {
+        access: Access::Records {
+            ranges,
+            dir: Direction::Forward,
+        },
+        sorted_by_access: sorted,
+        bounds: vec![(
+            "_id".to_owned(),
+            intervals.iter().map(|iv| show(iv, false)).collect(),
+        )],
+        stage: "IDHACK",
+    }
+}
+
+/// Whether an index can look this value up: scalars with a total order
+/// inside their bracket. Null, arrays, documents, regexes and NaN have
+/// matching rules an index range does not capture, so they fall back to a
+/// scan.
+fn indexable(v: &RawBson) -> bool {
+    match v.as_raw_bson_ref() {
+        RawBsonRef::Null
+        | RawBsonRef::Undefined
+        | RawBsonRef::Array(_)
+        | RawBsonRef::Document(_)
+        | RawBsonRef::RegularExpression(_)
+        | RawBsonRef::MinKey
+        | RawBsonRef::MaxKey => false,
+        RawBsonRef::Double(d) => !d.is_nan(),
+        RawBsonRef::Decimal128(d) => !d.to_string().contains("NaN"),
+        _ => true,
+    }
+}
+
+fn tag_of(v: &RawBson) -> u8 {
+    let mut buf = Vec::with_capacity(16);
+    keycode::encode_value(&mut buf, v.as_raw_bson_ref());
+    buf[0]
+}
+
+/// Equality / `$in` on `path` as point intervals, if every value is
+/// indexable.
+fn point_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>> {
+    for (p, pred) in preds {
+        if *p != path {
+            continue;
+        }
+        let values: Vec<&RawBson> = match pred {
+            Pred::Eq(v) => vec![v],
+            Pred::In(vs) if !vs.is_empty() => vs.iter().collect(),
+            _ => continue,
+        };
+        if values.iter().all(|v| indexable(v)) {
+            return Some(
+                values
+                    .into_iter()
+                    .map(|v| Interval {
+                        tag: tag_of(v),
+                        lower: End::Incl(v.clone()),
+                        upper: End::Incl(v.clone()),
+                        binary: false,
+                    })
+                    .collect(),
+            );
+        }
+    }
+    None
+}
+
+/// `$gt/$gte/$lt/$lte` on `path` intersected into one interval, strings
+/// ordered by `coll`.
+fn range_intervals(
+    preds: &[(&str, &Pred)],
+    path: &str,
+    coll: Option<&Collation>,
+) -> Option<Vec<Interval>> {
+    let mut iv: Option<Interval> = None;
+    for (p, pred) in preds {
+        if *p != path {
+            continue;
+        }
+        let (v, is_lower, end) = match pred {
+            Pred::Gt(v) => (v, true, End::Excl(v.clone())),
+            Pred::Gte(v) => (v, true, End::Incl(v.clone())),
+            Pred::Lt(v) => (v, false, End::Excl(v.clone())),
+            Pred::Lte(v) => (v, false, End::Incl(v.clone())),
+            _ => continue,
+        };
+        if !indexable(v) {
+            continue;
+        }
+        let tag = tag_of(v);
+        let cur = iv.get_or_insert(Interval {
+            tag,
+            lower: End::Open,
+            upper: End::Open,
+            binary: false,
+        });
+        if cur.tag != tag {
+            // Two brackets: nothing can match; an empty interval says so.
+            return Some(Vec::new());
+        }
+        if is_lower {
+            cur.lower = tighter(&cur.lower, end, true, coll);
+        } else {
+            cur.upper = tighter(&cur.upper, end, false, coll);
+        }
+    }
+    iv.map(|i| vec![i])
+}
+
+/// A regex with a literal prefix on `path` (`^abc`): the strings from
+/// `"abc"` up to (not including) `"abd"`, and the regex value itself (an
+/// equal stored regex matches too), as MongoDB bounds it. The regex still
+/// checks every candidate.
+fn regex_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>> {
+    preds.iter().find_map(|(p, pred)| {
+        let Pred::Regex(regex) = pred else {
+            return None;
+        };
+        if *p != path {
+            return None;
+        }
+        let prefix = regex.literal_prefix().filter(|p| !p.is_empty())?;
+        let upper = match prefix_upper_bound(&prefix) {
+            Some(u) => End::Excl(RawBson::String(u)),
+            None => End::Open,
+        };
+        let value = RawBson::RegularExpression(bson::Regex {
+            pattern: regex.pattern().try_into().ok()?,
+            options: regex.options().try_into().ok()?,
+        });
+        Some(vec![
+            Interval {
+                tag: bracket::TAG_STRING,
+                lower: End::Incl(RawBson::String(prefix)),
+                upper,
+                binary: true,
+            },
+            Interval {
+                tag: bracket::TAG_REGEX,
+                lower: End::Incl(value.clone()),
+                upper: End::Incl(value),
+                binary: true,
+            },
+        ])
+    })
+}
+
+fn end_key(e: &End, coll: Option<&Collation>) -> Option<(Vec<u8>, bool)> {
+    let encode = |v: &RawBson| {
+        let mut key = Vec::new();
+        keycode::encode_collated(&mut key, v.as_raw_bson_ref(), coll);
+        key
+    };
+    match e {
+        End::Open => None,
+        End::Incl(v) => Some((encode(v), true)),
+        End::Excl(v) => Some((encode(v), false)),
+    }
+}
+
+/// The stricter of two ends of the same side.
+fn tighter(cur: &End, new: End, lower: bool, coll: Option<&Collation>) -> End {
+    let (Some((a, a_incl)), Some((b, b_incl))) = (end_key(cur, coll), end_key(&new, coll)) else {
+        return if matches!(cur, End::Open) {
+            new
+        } else {
+            cur.clone()
+        };
+    };
+    let new_wins = match a.cmp(&b) {
+        std::cmp::Ordering::Equal => a_incl && !b_incl,
+        std::cmp::Ordering::Less => lower,
+        std::cmp::Ordering::Greater => !lower,
+    };
+    if new_wins { new } else { cur.clone() }
+}
+
+fn invert(bytes: &[u8]) -> Vec<u8> {
+    bytes.iter().map(|b| !b).collect()
+}
+
+fn succ(bytes: &[u8]) -> Vec<u8> {
+    keycode::prefix_successor(bytes).unwrap_or_else(|| vec![0xFF; bytes.len() + 1])
+}
+
+/// The key range holding every entry whose leading field lies in `iv`.
+fn key_range(iv: &Interval, descending: bool, coll: Option<&Collation>) -> KeyRange {
+    let coll = if iv.binary { None } else { coll };
+    let lo = end_key(&iv.lower, coll);
+    // A point's two ends are one key: encode it once (a collation sort key
+    // is the costly part of planning a collated lookup).
+    let hi = if iv.lower == iv.upper {
+        lo.clone()
+    } else {
+        end_key(&iv.upper, coll)
+    };
+    if !descending {
+        let lower = match lo {
+            None => vec![iv.tag],
+            Some((k, true)) => k,
+            Some((k, false)) => succ(&k),
+        };
+        let upper = match hi {
+            None => vec![iv.tag + 1],
+            Some((k, true)) => succ(&k),
+            Some((k, false)) => k,
+        };
+        KeyRange::new(lower, Some(upper))
+    } else {
+        let lower = match hi {
+            None => vec![!iv.tag],
+            Some((k, true)) => invert(&k),
+            Some((k, false)) => succ(&invert(&k)),
+        };
+        let upper = match lo {
+            None => vec![(!iv.tag).wrapping_add(1)],
+            Some((k, true)) => succ(&invert(&k)),
+            Some((k, false)) => invert(&k),
+        };
+        KeyRange::new(lower, Some(upper))
+    }
+}
+
+/// An interval in explain notation: `[5, 5]`, `(3, inf.0]`.
+fn show(iv: &Interval, descending: bool) -> String {
+    let val = |e: &End, low: bool| match e {
+        End::Incl(v) | End::Excl(v) => bson::Bson::try_from(v.clone())
+            .map(|b| ebb_lang::encoding::display::shell(&b))
+            .unwrap_or_default(),
+        End::Open => bracket_end(iv.tag, low),
+    };
+    let open = |e: &End| if matches!(e, End::Excl(_)) { "(" } else { "[" };
+    let close = |e: &End| if matches!(e, End::Excl(_)) { ")" } else { "]" };
+    if descending {
+        format!(
+            "{}{}, {}{}",
+            open(&iv.upper),
+            val(&iv.upper, false),
+            val(&iv.lower, true),
+            close(&iv.lower)
+        )
+    } else {
+        format!(
+            "{}{}, {}{}",
+            open(&iv.lower),
+            val(&iv.lower, true),
+            val(&iv.upper, false),
+            close(&iv.upper)
+        )
+    }
+}
+
+fn bracket_end(tag: u8, low: bool) -> String {
+    let s = match (tag, low) {
+        (t, true) if t == bracket::TAG_NUMBER => "-inf.0",
+        (t, false) if t == bracket::TAG_NUMBER => "inf.0",
+        (t, true) if t == bracket::TAG_STRING => "\"\"",
+        (t, false) if t == bracket::TAG_STRING => "{}",
+        (t, true) if t == bracket::TAG_DATE => "new Date(-9223372036854775808)",
+        (t, false) if t == bracket::TAG_DATE => "new Date(9223372036854775807)",
+        (_, true) => "MinKey",
+        (_, false) => "MaxKey",
+    };
+    s.to_owned()
+}
