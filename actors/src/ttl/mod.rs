@@ -1,7 +1,8 @@
 //! The TTL monitor: the actor that runs MongoDB's passes (`monitor`), the
 //! decision of when to wake (`wake`), the deletion rate (`pacer`), the
 //! state writers and `serverStatus` share with it (`state`), and what
-//! readers see of documents it has yet to delete (`visibility`).
+//! readers see of documents it has yet to delete (`hide`: as of when due
+//! documents are hidden).
 
 mod hide;
 mod monitor;

@@ -67,13 +67,13 @@ pub struct Collection {
 }
 
 impl Collection {
-    /// A set whose readers see every document until the monitor deletes
+    /// A handle whose readers see every document until the monitor deletes
     /// it (MongoDB's behaviour; tests and tools that run no node).
     pub fn new(meta: CollectionMeta) -> Result<Arc<Self>> {
         Self::open(meta, Arc::new(HideNothing))
     }
 
-    /// A set whose readers see what `visibility` says.
+    /// A handle whose readers pass over the due documents `hide_due` hides.
     pub fn open(meta: CollectionMeta, hide_due: Arc<dyn HideDue>) -> Result<Arc<Self>> {
         let keygens: Vec<KeyGen> = meta
             .secondary_indexes()

@@ -1,7 +1,7 @@
 //! The question every reader and writer of a collection with TTL indexes
 //! asks the node: are due documents hidden, and as of when? The node
 //! answers it (the TTL monitor's clock and switches); storage only asks.
-//! `visible` explains what is done with the answer.
+//! `crate::ttl::hidden` explains what is done with the answer.
 
 /// Whether due documents are hidden, and as of when.
 pub trait HideDue: Send + Sync + std::fmt::Debug {

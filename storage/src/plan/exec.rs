@@ -10,7 +10,7 @@
 //! through `spill`'s external merge sort.
 //!
 //! A document that a TTL index of the collection makes due is passed over
-//! as if absent while the collection's visibility hides due documents
+//! as if absent while the collection hides due documents
 //! (`crate::ttl::hidden`); the moment it is judged at is taken afresh for
 //! every batch, so a `getMore` never returns what fell due before it. The
 //! batch first reads the TTL indexes' due ranges in its snapshot (usually

@@ -4,7 +4,7 @@
 //!
 //! A query on a time-series collection names each measurement by its
 //! bucket's record key followed by its position (4 bytes, big-endian; see
-//! `query::exec`). Each touched bucket is rebuilt once with its kept
+//! `plan::exec`). Each touched bucket is rebuilt once with its kept
 //! measurements in their order (same `_id`, same start, so its expiry
 //! does not move); a replaced measurement stays in place when its bucket
 //! still takes it (same meta, time within the span, MongoDB's limits) and

@@ -1,17 +1,18 @@
-//! TTL expiry on the storage side, all of it: the expiry rule, the policy
-//! that sizes chunks, an index's floor, one chunk (run on the writer, or
-//! planned off it and applied later), a whole collection that is entirely
-//! due, the earliest due Date of an index, and hiding due documents from
-//! readers.
+//! TTL expiry on the storage side: the policy that sizes chunks, one chunk
+//! (run on the writer, or planned off it and applied later), a whole
+//! collection that is entirely due, the earliest due Date of an index, the
+//! sweep of what chunks leave behind, and hiding due documents from
+//! readers. When a Date is due and where an index's due entries start are
+//! facts about the index (`crate::index`: `rule`, `floor`); docs/expiry.md
+//! maps the whole path.
 //!
 //! Files, in the order a chunk uses them: `carry` (what a TTL entry holds
-//! so its document can go without reading the record), `rule` (when a Date is due),
-//! `policy` (chunk sizes), `floor` (where due entries can start), `chunk`
-//! (scan, decide, delete), `whole` (a collection entirely due),
-//! `earliest` (when the next entry falls due), `visibility` and
-//! `visible` (what readers see of a due document the monitor has yet to
-//! delete). Scheduling — which chunk runs when — belongs to the actors;
-//! this module only does the work.
+//! so its document can go without reading the record), `policy` (chunk
+//! sizes), `chunk` (scan, decide, encode), `whole` (a collection entirely
+//! due), `earliest` (when the next entry falls due), `sweep`, `queue` and
+//! `held` (entries and records left to the sweep, held from every read),
+//! `hidden` (which due documents readers pass over). Scheduling — which
+//! chunk runs when — belongs to the actors; this module only does the work.
 
 pub(crate) mod carry;
 mod chunk;

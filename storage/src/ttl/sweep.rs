@@ -17,7 +17,7 @@
 //!
 //! - readers answer from records, never from an index entry alone: an
 //!   index scan fetches the record of each entry and passes over an entry
-//!   whose record is missing (`query::exec`);
+//!   whose record is missing (`plan::exec`);
 //! - the writer sweeps before it stores a record under an id that has
 //!   queued entries (`Writer::insert_keyed` asks [`Sweep::holds`]): the new
 //!   document may share an entry with the old one, which the sweep would
