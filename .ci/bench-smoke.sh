@@ -17,6 +17,7 @@ trap 'rm -rf "$out"' EXIT
 "$bin/ebb-bench" timeseries --docs 3000 --ebbd "$bin/ebbd" --json "$out/timeseries.json" --plot "$out/timeseries.svg"
 "$bin/ebb-bench" interleaved --docs 3000 --ebbd "$bin/ebbd" --json "$out/interleaved.json" --plot "$out/interleaved.svg"
 "$bin/ebb-bench" churn --rate 2000 --duration 4 --ttl 1 --ebbd "$bin/ebbd" --json "$out/churn.json" --plot "$out/churn.svg"
+"$bin/ebb-bench" churn --find-capacity --rate 20000 --duration 2 --ttl 1 --docs 3000 --ebbd "$bin/ebbd" --json "$out/capacity.json" --plot "$out/capacity.svg"
 "$bin/ebb-bench" timeseries-churn --rate 20000 --duration 4 --ttl 1 --ebbd "$bin/ebbd" --json "$out/tschurn.json" --plot "$out/tschurn.svg"
 "$bin/ebb-bench" aggregation --docs 3000 --runs 1 --ebbd "$bin/ebbd" --json "$out/aggregation.json"
 # Peers whose servers are not installed are skipped, and the run says so

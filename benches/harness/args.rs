@@ -68,6 +68,11 @@ pub struct Args {
     /// is skipped and the report says so (`benches/install-peers.sh`).
     #[arg(long, value_delimiter = ',', default_value = "redis,postgres")]
     pub peers: Vec<String>,
+    /// Find the node's expiry capacity (churn): the highest rate whose lag
+    /// holds p99 ≤ 100 ms and max ≤ 1 s for a step of `--duration` seconds
+    /// (default 30), against the node's insert rate in the same run.
+    #[arg(long)]
+    pub find_capacity: bool,
     /// Skip the churn half of `peers` (interleaved only).
     #[arg(long)]
     pub no_churn: bool,

@@ -20,7 +20,8 @@
 //!   point deletes of the same keys.
 //! - `churn`: a steady stream in with a TTL, for minutes: lag, live set,
 //!   SST bytes, RSS, TTL chunk time, and a full scan during the run
-//!   against the same scan idle.
+//!   against the same scan idle. With `--find-capacity`: the highest rate
+//!   whose lag holds its line, against the node's insert rate.
 //! - `peers`: `interleaved` and `churn` against Redis and PostgreSQL too,
 //!   with ebb/peer ratios (peers not installed are skipped, and said so).
 //! - `scans`: find-by-_id latency from one client, idle and while C clients
@@ -42,6 +43,7 @@
 mod access;
 mod aggregation;
 mod args;
+mod capacity;
 mod churn;
 mod daemon;
 mod floor;
@@ -72,6 +74,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Insert => scenarios::insert(args).await,
         Scenario::Foreground => scenarios::foreground(args).await,
         Scenario::Interleaved => interleaved::run(args).await,
+        Scenario::Churn if args.find_capacity => capacity::run(args).await,
         Scenario::Churn => churn::run(args).await,
         Scenario::Peers => peers::run(args).await,
         Scenario::Scans => scans::run(args).await,
