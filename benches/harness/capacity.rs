@@ -14,11 +14,11 @@
 //! of 1,000 encoded before the clock starts) into a collection with a TTL
 //! index, on the same node.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use mongodb::bson::{DateTime, RawDocumentBuf, doc};
+use mongodb::bson::{DateTime, doc};
 use serde_json::json;
 
 use crate::args::Args;
@@ -27,7 +27,7 @@ use crate::daemon::Target;
 use crate::report::{Outcome, Series};
 use crate::scenarios::{DAY_SECS, connect, index};
 use crate::steady::{self, Store, Stream};
-use crate::workload::{load_batches, make_doc, now_ms};
+use crate::workload::{encoded_batches, load_encoded, now_ms};
 
 /// The lag line a rate must hold for a whole step.
 const P99_LINE_MS: f64 = 100.0;
@@ -168,20 +168,8 @@ async fn insert_rate(target: &Target, n: usize, clients: usize) -> Result<f64> {
     let (_client, coll) = connect(target, "capacity_insert").await?;
     index(&coll, doc! { "at": 1 }, Some(DAY_SECS)).await?;
     let at = DateTime::from_millis(now_ms() + DAY_SECS * 1000);
-    let batches: Vec<Vec<RawDocumentBuf>> = (0..n)
-        .step_by(1000)
-        .map(|from| {
-            (from..(from + 1000).min(n))
-                .map(|i| RawDocumentBuf::try_from(&make_doc(at, (i % 1000) as i32)))
-                .collect::<Result<_, _>>()
-        })
-        .collect::<Result<_, _>>()?;
-    let batches = Mutex::new(batches);
-    let raw = coll.clone_with_type::<RawDocumentBuf>();
-    let (took, _) = load_batches(&raw, n, clients, move |range| {
-        std::mem::take(&mut batches.lock().expect("batches")[range.start / 1000])
-    })
-    .await?;
+    let batches = encoded_batches(n, at)?;
+    let (took, _) = load_encoded(&coll, batches, clients).await?;
     Ok(n as f64 / took.as_secs_f64())
 }
 

@@ -3,12 +3,12 @@
 //! deletes). Each returns an [`Outcome`]; none asserts a target (targets
 //! live in BENCHMARKS.md, next to the figures measured).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use mongodb::bson::{Bson, DateTime, Document, RawDocumentBuf, doc};
+use mongodb::bson::{Bson, DateTime, Document, doc};
 use mongodb::options::IndexOptions;
 use mongodb::{Client, Collection, IndexModel};
 
@@ -16,7 +16,9 @@ use crate::args::Args;
 use crate::daemon::{Target, cpu_spent, own_cpu};
 use crate::floor;
 use crate::report::{Outcome, Series};
-use crate::workload::{PAYLOAD, Rng, deleted, load, load_batches, make_doc, now_ms, percentile};
+use crate::workload::{
+    PAYLOAD, Rng, deleted, encoded_batches, load, load_encoded, make_doc, now_ms, percentile,
+};
 
 pub const DAY_SECS: i64 = 86_400;
 
@@ -306,24 +308,9 @@ pub async fn insert(args: &Args) -> Result<Outcome> {
     eprintln!("  measuring the raw RocksDB floor for {n} documents");
     let floor = tokio::task::spawn_blocking(move || floor::insert(n)).await??;
     let at = DateTime::from_millis(now_ms() + DAY_SECS * 1000);
-    // The documents are encoded before the clock starts, as the timeseries
-    // scenario does: on two shared cores, building and encoding them in the
-    // window took as much CPU as ebbd spent storing them.
-    let batches: Vec<Vec<RawDocumentBuf>> = (0..n)
-        .step_by(1000)
-        .map(|from| {
-            (from..(from + 1000).min(n))
-                .map(|i| RawDocumentBuf::try_from(&make_doc(at, (i % 1000) as i32)))
-                .collect::<Result<_, _>>()
-        })
-        .collect::<Result<_, _>>()?;
-    let batches = Mutex::new(batches);
-    let raw = c.clone_with_type::<RawDocumentBuf>();
+    let batches = encoded_batches(n, at)?;
     let (cpu_before, client_before) = (target.cpu(), own_cpu());
-    let (took, points) = load_batches(&raw, n, args.clients, move |range| {
-        std::mem::take(&mut batches.lock().expect("batches")[range.start / 1000])
-    })
-    .await?;
+    let (took, points) = load_encoded(&c, batches, args.clients).await?;
     let cpu = cpu_spent(cpu_before, target.cpu());
     let client_cpu = cpu_spent(client_before, own_cpu());
     let rate = n as f64 / took.as_secs_f64();

@@ -1,12 +1,12 @@
 //! What the scenarios send: documents of a fixed shape, loaded in batches
 //! from concurrent clients, and the server figures they poll.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use mongodb::bson::{DateTime, Document, doc, oid::ObjectId};
+use mongodb::bson::{DateTime, Document, RawDocumentBuf, doc, oid::ObjectId};
 use mongodb::{Client, Collection};
 
 /// The 100-byte payload every document carries.
@@ -15,6 +15,34 @@ pub const PAYLOAD: &str = "ebb-bench-payload-0123456789-abcdefghijklmnopqrstuvwx
 /// One benchmark document: ObjectId `_id`, the TTL date, a secondary key.
 pub fn make_doc(at: DateTime, k: i32) -> Document {
     doc! { "_id": ObjectId::new(), "at": at, "k": k, "payload": PAYLOAD }
+}
+
+/// `n` documents dated `at`, encoded now in batches of 1,000: a load that
+/// times the node hands them over with [`load_encoded`] after its clock
+/// starts (on two shared cores, building and encoding them in the window
+/// took as much CPU as ebbd spent storing them).
+pub fn encoded_batches(n: usize, at: DateTime) -> Result<Vec<Vec<RawDocumentBuf>>> {
+    let batches = (0..n).step_by(1000).map(|from| {
+        (from..(from + 1000).min(n))
+            .map(|i| RawDocumentBuf::try_from(&make_doc(at, (i % 1000) as i32)))
+            .collect::<Result<_, _>>()
+    });
+    Ok(batches.collect::<Result<_, _>>()?)
+}
+
+/// [`load_batches`] of batches [`encoded_batches`] made.
+pub async fn load_encoded(
+    coll: &Collection<Document>,
+    batches: Vec<Vec<RawDocumentBuf>>,
+    clients: usize,
+) -> Result<(Duration, Vec<(f64, f64)>)> {
+    let n = batches.iter().map(Vec::len).sum();
+    let batches = Mutex::new(batches);
+    let raw = coll.clone_with_type::<RawDocumentBuf>();
+    load_batches(&raw, n, clients, move |range| {
+        std::mem::take(&mut batches.lock().expect("batches")[range.start / 1000])
+    })
+    .await
 }
 
 /// Inserts `n` documents made by `make(i)` in batches of 1,000 from
