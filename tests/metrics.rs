@@ -90,6 +90,17 @@ async fn metrics_count_what_clients_did() {
     assert_eq!(get("ebb_ttl_deleted_documents_total", vec![]), 0.0);
     assert_eq!(get("ebb_ttl_monitor_running", vec![]), 1.0);
     assert!(get("ebb_storage_memtable_bytes", vec![]) > 0.0);
+    // What memory is made of: memtables (pinned ones too), the block
+    // cache, the sweep's queue and held keys, and the allocator's totals.
+    assert!(
+        get("ebb_storage_memtable_all_bytes", vec![]) >= get("ebb_storage_memtable_bytes", vec![])
+    );
+    assert!(get("ebb_storage_block_cache_bytes", vec![]) >= 0.0);
+    assert_eq!(get("ebb_ttl_sweep_queued_entries", vec![]), 0.0);
+    assert_eq!(get("ebb_ttl_sweep_held_keys", vec![]), 0.0);
+    let allocated = get("ebb_memory_allocated_bytes", vec![]);
+    assert!(allocated > 0.0);
+    assert!(get("ebb_memory_resident_bytes", vec![]) >= allocated);
     // The latency histogram of insert holds the three inserts.
     assert!(
         text.contains("ebb_command_duration_seconds_count{command=\"insert\"} 3"),

@@ -2,7 +2,8 @@
 //!
 //! Expiry is background work: it must not take CPU from foreground reads
 //! and writes on a small machine. TTL chunks that hold a collection's
-//! writer run on `ebb-ttl`, whose scheduling priority is lowered once at
+//! writer run on `ebb-ttl` (those of an index whose expiry is seconds
+//! behind run on the blocking pool instead: writes wait for them), whose scheduling priority is lowered once at
 //! start (nice +10 on Linux; the nice value is per thread there), so the
 //! kernel prefers foreground threads whenever both are runnable, yet a
 //! write waiting behind a chunk is not kept waiting long. Chunks planned

@@ -65,6 +65,28 @@ fn load(value: &AtomicU64) -> u64 {
     value.load(Ordering::Relaxed)
 }
 
+/// The allocator's own figures: what the process holds live, and what
+/// its pages keep resident (freed memory not yet returned included).
+#[derive(Default)]
+struct Heap {
+    allocated: u64,
+    resident: u64,
+}
+
+impl Heap {
+    fn read() -> Heap {
+        use tikv_jemalloc_ctl::{epoch, stats};
+        // The statistics are a snapshot refreshed by advancing the epoch.
+        if epoch::advance().is_err() {
+            return Heap::default();
+        }
+        Heap {
+            allocated: stats::allocated::read().unwrap_or(0) as u64,
+            resident: stats::resident::read().unwrap_or(0) as u64,
+        }
+    }
+}
+
 /// Storage figures summed over every family of every collection.
 #[derive(Default)]
 struct StorageTotals {
@@ -72,12 +94,18 @@ struct StorageTotals {
     memtable_bytes: u64,
     pending_compaction_bytes: u64,
     live_data_bytes: u64,
+    memtable_all_bytes: u64,
+    table_readers_bytes: u64,
+    sweep_queued_entries: u64,
+    sweep_held_keys: u64,
 }
 
 fn storage_totals(ctx: &NodeContext) -> StorageTotals {
     let mut totals = StorageTotals::default();
     let engine = ctx.shared.engine.as_ref();
     for handle in ctx.view.load().collections.values() {
+        totals.sweep_queued_entries += handle.coll.sweep.entries() as u64;
+        totals.sweep_held_keys += handle.coll.sweep.held_keys() as u64;
         for index in &handle.coll.meta.indexes {
             let Ok(stats) = engine.stats(ebb_storage::engine::Cf::Id(index.id)) else {
                 continue; // dropped between the catalog read and now
@@ -86,6 +114,8 @@ fn storage_totals(ctx: &NodeContext) -> StorageTotals {
             totals.memtable_bytes += stats.memtable_bytes;
             totals.pending_compaction_bytes += stats.pending_compaction_bytes;
             totals.live_data_bytes += stats.live_data_bytes;
+            totals.memtable_all_bytes += stats.memtable_all_bytes;
+            totals.table_readers_bytes += stats.table_readers_bytes;
         }
     }
     totals
@@ -210,6 +240,8 @@ pub fn render(ctx: &NodeContext) -> String {
         ctx.latencies.family(),
     );
     let totals = storage_totals(ctx);
+    let engine_memory = ctx.shared.engine.memory().unwrap_or_default();
+    let heap = Heap::read();
     for (name, help, value) in [
         (
             "connections_current",
@@ -250,6 +282,46 @@ pub fn render(ctx: &NodeContext) -> String {
             "storage_live_data_bytes",
             "Estimated bytes of live keys and values",
             totals.live_data_bytes,
+        ),
+        (
+            "storage_memtable_all_bytes",
+            "Bytes of RocksDB memtables in memory, flushed ones pinned by readers included",
+            totals.memtable_all_bytes,
+        ),
+        (
+            "storage_table_readers_bytes",
+            "Bytes RocksDB's open table readers hold outside the block cache",
+            totals.table_readers_bytes,
+        ),
+        (
+            "storage_block_cache_bytes",
+            "Bytes in RocksDB's block cache",
+            engine_memory.block_cache_bytes,
+        ),
+        (
+            "storage_block_cache_pinned_bytes",
+            "Bytes of RocksDB's block cache pinned by readers",
+            engine_memory.block_cache_pinned_bytes,
+        ),
+        (
+            "ttl_sweep_queued_entries",
+            "Index entries and records of expired documents waiting for the sweep",
+            totals.sweep_queued_entries,
+        ),
+        (
+            "ttl_sweep_held_keys",
+            "Record keys of expired documents held (masked from reads) until the sweep deletes them",
+            totals.sweep_held_keys,
+        ),
+        (
+            "memory_allocated_bytes",
+            "Bytes the process has allocated and not freed (jemalloc)",
+            heap.allocated,
+        ),
+        (
+            "memory_resident_bytes",
+            "Bytes of the allocator's pages resident in memory (jemalloc)",
+            heap.resident,
         ),
     ] {
         registry.register(name, help, gauge(value));

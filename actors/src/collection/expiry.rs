@@ -4,7 +4,8 @@
 //!
 //! A chunk runs in one of two ways, as the [`Schedule`](super::schedule)
 //! says. Without foreground writes it runs on the writer itself, on the
-//! `ebb-ttl` thread at lowered priority ([`CollectionActor::run_expiry`]):
+//! `ebb-ttl` thread at lowered priority, or, for a chunk sent `behind`,
+//! on the blocking pool at normal priority ([`CollectionActor::run_expiry`]):
 //! a plan made ahead is used if it is back within its patience, otherwise
 //! the chunk is planned there and then, or the whole collection goes at
 //! once (`ttl::expire_all`). With foreground writes it is planned on
@@ -116,7 +117,9 @@ struct Ran {
 }
 
 impl CollectionActor {
-    /// Runs one TTL chunk on the writer, on the low-priority TTL thread.
+    /// Runs one TTL chunk on the writer: on the low-priority TTL thread,
+    /// or at normal priority if the monitor sent it `behind` (writes wait
+    /// for it, so it must not wait for a busy CPU).
     /// Without foreground activity it may take the whole collection at
     /// once (`ttl::expire_all`), and the next chunk is planned while this
     /// one commits (`lookahead`).
@@ -137,7 +140,7 @@ impl CollectionActor {
         let epoch = self.schedule().epoch();
         let at_floor = |after: &[u8]| ttl::resumes_at_floor(&self.coll, &msg.index, after);
         let ahead = self.lookahead.take_for_visit(&msg, limit, epoch, &at_floor);
-        let prompt = msg.prompt;
+        let (prompt, behind) = (msg.prompt, msg.behind);
         let job = WriterChunk {
             shared: self.shared.clone(),
             coll: self.coll.clone(),
@@ -165,7 +168,16 @@ impl CollectionActor {
                 let started = Instant::now();
                 (job.run(engine, planned), started.elapsed())
             };
-            let (result, held) = match shared.background.run(&shared.engine, timed).await {
+            let ran = match behind {
+                true => {
+                    let engine = shared.engine.clone();
+                    tokio::task::spawn_blocking(move || timed(engine.as_ref()))
+                        .await
+                        .ok()
+                }
+                false => shared.background.run(&shared.engine, timed).await,
+            };
+            let (result, held) = match ran {
                 Some((result, held)) => (Some(result), held),
                 None => (None, Duration::ZERO),
             };
@@ -349,7 +361,7 @@ impl CollectionActor {
     pub(super) fn run_sweep(&mut self, ctx: &mut Context<Self>) {
         let engine = self.shared.engine.clone();
         let coll = self.coll.clone();
-        let policy = self.shared.policy;
+        let policy = self.foreground_chunks.sweep_turn(&self.shared.policy);
         let work =
             tokio::task::spawn_blocking(move || ttl::sweep_step(engine.as_ref(), &coll, &policy));
         ctx.spawn(

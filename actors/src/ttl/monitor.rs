@@ -32,8 +32,9 @@
 //! [`KEEPING_UP`] the next chunk is sent as `prompt`: its documents have
 //! only just fallen due, and the writer gives its plan a shorter patience.
 //! Beyond [`BEHIND`] the next chunk is sent as `behind`: expiry's promise
-//! is already broken, and the writer runs the chunk on its own TTL thread
-//! instead of planning it at idle priority, until the index is caught up.
+//! is already broken, and the writer runs the chunk itself at normal
+//! priority instead of planning it at idle priority, until the index is
+//! caught up.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -64,10 +65,11 @@ pub const KEEPING_UP: Duration = Duration::from_millis(100);
 /// busy by other work (another process, say) starves that thread, and a
 /// plan that comes back slowly but within its patience keeps every chunk
 /// that slow, so a backlog, once seconds old, would only grow. From here
-/// on the writer runs the chunks on its nice +10 TTL thread instead, which
-/// still gets a share of a busy CPU (`churn` at 100k/s: lag p99 median
-/// 1.1 s against 3.4 s; BENCHMARKS.md). Never under a deletion-rate limit,
-/// where a backlog is the operator's choice.
+/// on the writer runs the chunks itself at normal priority: writes wait
+/// behind such a chunk, and on the nice +10 TTL thread a CPU busy with the
+/// writes starved it (`churn` at 150k/s: 6 % of ebbd's CPU, lag p99 11 s;
+/// BENCHMARKS.md). Never under a deletion-rate limit, where a backlog is
+/// the operator's choice.
 pub const BEHIND: Duration = Duration::from_secs(1);
 
 /// How late each index's last chunk was, in millis, by (namespace, index);

@@ -234,6 +234,20 @@ pub struct CfStats {
     pub memtable_bytes: u64,
     /// Bytes compaction estimates it still has to rewrite.
     pub pending_compaction_bytes: u64,
+    /// Bytes of its memtables still in memory, flushed ones that a
+    /// reader's iterator or snapshot pins included.
+    pub memtable_all_bytes: u64,
+    /// Bytes its open table files' readers hold outside the block cache.
+    pub table_readers_bytes: u64,
+}
+
+/// Memory the engine holds for all families together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineMemory {
+    /// Bytes in the block cache.
+    pub block_cache_bytes: u64,
+    /// Bytes of the block cache pinned by readers (not evictable now).
+    pub block_cache_pinned_bytes: u64,
 }
 
 /// The storage engine.
@@ -277,6 +291,9 @@ pub trait Engine: Send + Sync + 'static {
     /// reclaiming space held by deleted keys.
     fn compact(&self, cf: Cf, range: Option<KeyRange>) -> Result<()>;
     fn stats(&self, cf: Cf) -> Result<CfStats>;
+
+    /// Memory the engine holds beyond any one family (its block cache).
+    fn memory(&self) -> Result<EngineMemory>;
     /// The keys every read of this engine answers as absent
     /// ([`held`]).
     fn held(&self) -> &held::HeldRegistry;

@@ -329,6 +329,11 @@ impl HeldKeys {
         self.release_below(u64::MAX);
     }
 
+    /// How many keys are held (those of lists partly released included).
+    pub fn len(&self) -> usize {
+        self.current().live()
+    }
+
     /// Whether no key is held.
     pub fn is_empty(&self) -> bool {
         self.current().lists.is_empty()

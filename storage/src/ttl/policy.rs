@@ -30,12 +30,14 @@ pub struct ExpiryPolicy {
     /// fixed sizes: 128 and 32 cost insert p99 6x and 3.5x idle, 16 2.1x).
     pub foreground_chunk_docs: usize,
     /// The most documents a chunk may grow to while foreground writes are
-    /// active and expiry is behind (see [`ForegroundChunks`]). At 256,
-    /// chunks at `churn` 100k/s stayed at the cap and fell behind (lag p99
-    /// 430 ms against 270 ms at 512; BENCHMARKS.md); a chunk this large
-    /// deletes its TTL entries with a range tombstone. Chunks never grow
-    /// under a deletion-rate limit: an operator who set one chose
-    /// foreground latency over expiry speed.
+    /// active and expiry is behind (see [`ForegroundChunks`]). At 512,
+    /// chunks at `churn` 150k/s stayed at the cap, each 5 ms on the writer
+    /// against write groups that held it longer, and the backlog grew
+    /// without end (lag p99 11 s); with the cap at 4,096 they reached it
+    /// within a write group's time (lag p99 0.76 s), at 16,384 they settle
+    /// below it (BENCHMARKS.md, "churn"). Chunks never grow under a
+    /// deletion-rate limit: an operator who set one chose foreground
+    /// latency over expiry speed.
     pub foreground_chunk_max_docs: usize,
     /// How long a chunk may hold the writer while foreground writes are
     /// active: chunks grow while they take less than half of it and
@@ -75,6 +77,12 @@ pub struct ExpiryPolicy {
     pub sweep_slice: usize,
     /// Queued entries one reading turn of the sweep takes (see above).
     pub sweep_read: usize,
+    /// The most entries the sweep queue may hold: past it, chunks delete
+    /// every entry and record themselves instead of queueing them, so the
+    /// queue, and the record keys held for it, stay bounded however far
+    /// expiry falls behind (each queued entry costs about 100-150 bytes
+    /// of memory until the sweep).
+    pub sweep_max_entries: usize,
     /// The most entries a chunk writes into one queue item: a reading
     /// turn takes whole items, so a chunk's entries are split into items
     /// of this many, which holds a turn to what a chunk of 8,192 documents
@@ -89,7 +97,7 @@ impl Default for ExpiryPolicy {
             chunk_docs: 1024,
             quiet_chunk_max_docs: 32_768,
             foreground_chunk_docs: 16,
-            foreground_chunk_max_docs: 512,
+            foreground_chunk_max_docs: 16_384,
             foreground_hold_budget: Duration::from_micros(100),
             foreground_window: Duration::from_millis(100),
             range_delete_min_docs: 512,
@@ -101,6 +109,7 @@ impl Default for ExpiryPolicy {
             sweep_slice: 256,
             sweep_read: 512,
             sweep_item_entries: 8192,
+            sweep_max_entries: 250_000,
         }
     }
 }
@@ -136,8 +145,8 @@ impl ExpiryPolicy {
 /// collection writer. Fixed small chunks cap expiry under a steady stream
 /// of writes at a few tens of thousands of documents a second (each chunk
 /// is a round trip through the monitor, the planning thread and the
-/// writer); a writer that is behind lets them grow, as long as applying one
-/// holds the writer for less than its budget.
+/// writer); a writer that is behind sizes each chunk so that applying it
+/// holds the writer about as long as its budget.
 ///
 /// The budget is the policy's, or the time the writer's recent write
 /// groups held it, whichever is longer. Chunks and write groups take turns
@@ -155,6 +164,8 @@ pub struct ForegroundChunks {
     /// The size of the next chunk while no foreground write is active
     /// (see [`ExpiryPolicy::quiet_chunk_max_docs`]).
     quiet_docs: usize,
+    /// The size the last chunk ran at, by whichever rule applied.
+    last_docs: usize,
 }
 
 impl ForegroundChunks {
@@ -163,6 +174,24 @@ impl ForegroundChunks {
             docs: policy.foreground_chunk_docs,
             group_held: Duration::ZERO,
             quiet_docs: policy.chunk_docs,
+            last_docs: policy.foreground_chunk_docs,
+        }
+    }
+
+    /// The policy for one turn of the sweep: a turn that alternates with
+    /// chunks deletes at least as many entries as the last chunk could
+    /// queue, so the sweep keeps up with expiry however large chunks grow
+    /// (at the policy's slices of 256 under chunks of thousands, the queue,
+    /// and the record keys held for it, grew without bound).
+    pub fn sweep_turn(&self, policy: &ExpiryPolicy) -> ExpiryPolicy {
+        // A document may queue its record and an entry of each deferred
+        // index: two per document covers the common shape (one secondary
+        // index), and the queue's bound covers the rest.
+        let slice = policy.sweep_slice.max(2 * self.last_docs);
+        ExpiryPolicy {
+            sweep_slice: slice,
+            sweep_read: policy.sweep_read.max(2 * slice),
+            ..*policy
         }
     }
 
@@ -190,6 +219,7 @@ impl ForegroundChunks {
     /// A chunk ran with no foreground write active: the next may be twice
     /// as large.
     pub fn quiet_done(&mut self, policy: &ExpiryPolicy) {
+        self.last_docs = self.quiet_docs;
         self.quiet_docs = self.next_quiet(policy);
     }
 
@@ -208,14 +238,25 @@ impl ForegroundChunks {
     /// Learns from a chunk that held the writer for `held` while
     /// foreground writes were active: `more` says it stopped at its limit
     /// with due documents left, i.e. expiry is behind.
+    ///
+    /// The next size is this one scaled by budget / held, at most halved or
+    /// doubled per chunk, so a chunk behind the stream settles where it
+    /// holds the writer about as long as a write group does: expiry and the
+    /// writes it must keep up with share the writer evenly.
     pub fn record(&mut self, policy: &ExpiryPolicy, more: bool, held: Duration) {
         self.quiet_docs = policy.chunk_docs;
+        self.last_docs = self.docs;
         let budget = self.budget(policy);
-        if held > budget {
-            self.docs = (self.docs / 2).max(policy.foreground_chunk_docs);
-        } else if more && held <= budget / 2 && policy.max_deletes_per_sec == 0 {
-            self.docs = (self.docs * 2).min(policy.foreground_chunk_max_docs);
+        let grow = more && policy.max_deletes_per_sec == 0;
+        if held <= budget && !grow {
+            return;
         }
+        let scale = budget.as_secs_f64() / held.as_secs_f64().max(1e-9);
+        let docs = (self.docs as f64 * scale.clamp(0.5, 2.0)) as usize;
+        self.docs = docs.clamp(
+            policy.foreground_chunk_docs,
+            policy.foreground_chunk_max_docs,
+        );
     }
 }
 
@@ -241,8 +282,56 @@ mod tests {
         for _ in 0..10 {
             c.record(&policy, true, FAST);
         }
-        assert_eq!(c.limit(1024, true), 512);
+        assert_eq!(c.limit(1024, true), 1024);
+        assert_eq!(c.limit(1 << 20, true), policy.foreground_chunk_max_docs);
         assert_eq!(c.limit(100, true), 100, "never past the visit's own limit");
+    }
+
+    #[test]
+    fn chunks_behind_settle_where_they_hold_the_writer_as_long_as_a_write_group() {
+        let policy = ExpiryPolicy::default();
+        let mut c = ForegroundChunks::new(&policy);
+        let group = Duration::from_millis(2);
+        for _ in 0..32 {
+            c.group_done(&policy, group);
+        }
+        // A chunk costs 1 µs a document here.
+        for _ in 0..20 {
+            let docs = c.limit(1 << 20, true);
+            c.record(&policy, true, Duration::from_micros(docs as u64));
+        }
+        let docs = c.limit(1 << 20, true);
+        assert!((1500..=2500).contains(&docs), "settled at {docs}");
+        let slow = Duration::from_micros(4 * docs as u64);
+        c.record(&policy, true, slow);
+        assert_eq!(c.limit(1 << 20, true), docs / 2, "at most halved at once");
+    }
+
+    #[test]
+    fn a_sweep_turn_deletes_twice_as_many_entries_as_the_last_chunk_had_documents() {
+        let policy = ExpiryPolicy::default();
+        let mut c = ForegroundChunks::new(&policy);
+        let turn = c.sweep_turn(&policy);
+        assert_eq!(
+            (turn.sweep_slice, turn.sweep_read),
+            (256, 512),
+            "small chunks: the policy's"
+        );
+        for _ in 0..8 {
+            c.record(&policy, true, FAST);
+        }
+        c.record(&policy, true, FAST);
+        let turn = c.sweep_turn(&policy);
+        assert_eq!(turn.sweep_slice, 8192);
+        assert_eq!(turn.sweep_read, 16384);
+        for _ in 0..3 {
+            c.quiet_done(&policy);
+        }
+        assert_eq!(
+            c.sweep_turn(&policy).sweep_slice,
+            8192,
+            "the last quiet chunk's size"
+        );
     }
 
     #[test]
@@ -274,14 +363,18 @@ mod tests {
     }
 
     #[test]
-    fn chunks_keep_their_size_when_caught_up_or_halfway_to_the_budget() {
+    fn chunks_keep_their_size_when_caught_up_or_at_the_budget() {
         let policy = ExpiryPolicy::default();
         let mut c = ForegroundChunks::new(&policy);
         c.record(&policy, true, FAST);
         c.record(&policy, false, FAST);
         assert_eq!(c.limit(1024, true), 32, "caught up: no reason to grow");
         c.record(&policy, true, policy.foreground_hold_budget);
-        assert_eq!(c.limit(1024, true), 32, "within budget but not well within");
+        assert_eq!(
+            c.limit(1024, true),
+            32,
+            "at the budget: the size it should be"
+        );
     }
 
     #[test]

@@ -286,6 +286,12 @@ impl Sweep {
         self.state().entries
     }
 
+    /// Record keys held for the sweep (masked from every read until it
+    /// deletes them).
+    pub fn held_keys(&self) -> usize {
+        self.held.len()
+    }
+
     /// Holds the record keys of a chunk's queue item before the chunk
     /// commits; returns what [`Sweep::queued`] or [`Sweep::not_queued`]
     /// takes once the commit succeeded or failed.

@@ -49,13 +49,14 @@ pub use super::queue::Sweep;
 use super::queue::{QueueItem, Queued, Run, Sorted, for_each_document, take_merged};
 
 /// Whether a chunk leaves `kg`'s entries to the sweep. Not under a
-/// deletion-rate limit ([`ExpiryPolicy::defers_index_deletes`]). A unique
+/// deletion-rate limit ([`ExpiryPolicy::defers_index_deletes`]) nor while
+/// the queue is full ([`ExpiryPolicy::sweep_max_entries`]). A unique
 /// index must drop an expired document's key at once (an insert of another
 /// document would meet it), and a TTL index's entries are what chunks
 /// scan; internal indexes belong to time-series and clustered
 /// collections, whose chunks delete everything themselves.
 pub fn defers(policy: &ExpiryPolicy, coll: &Collection, kg: &KeyGen) -> bool {
-    policy.defers_index_deletes()
+    queue_has_room(policy, coll)
         && coll.natural().is_none()
         && coll.timeseries.is_none()
         && !kg.unique
@@ -67,7 +68,15 @@ pub fn defers(policy: &ExpiryPolicy, coll: &Collection, kg: &KeyGen) -> bool {
 /// sweep when they are not one contiguous run: whenever it defers index
 /// entries at all (see [`defers`]).
 pub fn defers_records(policy: &ExpiryPolicy, coll: &Collection) -> bool {
-    policy.defers_index_deletes() && coll.natural().is_none() && coll.timeseries.is_none()
+    queue_has_room(policy, coll) && coll.natural().is_none() && coll.timeseries.is_none()
+}
+
+/// Whether chunks may queue anything: not under a deletion-rate limit, and
+/// not while the queue holds `ExpiryPolicy::sweep_max_entries` (expiry far
+/// behind: the queue and the keys held for it must not grow with the
+/// backlog).
+fn queue_has_room(policy: &ExpiryPolicy, coll: &Collection) -> bool {
+    policy.defers_index_deletes() && coll.sweep.entries() < policy.sweep_max_entries
 }
 
 /// Adds a chunk's queue items to `out`, the batch that deletes its

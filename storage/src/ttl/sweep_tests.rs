@@ -483,3 +483,42 @@ fn reads_are_filtered_only_while_something_is_held() {
     assert!(engine.held().registered(10).is_none(), "all released");
     assert_eq!(ids(&engine), [1, 3]);
 }
+
+#[test]
+fn a_full_queue_makes_chunks_delete_everything_themselves() {
+    let (_d, engine, coll) = setup();
+    let policy = ExpiryPolicy {
+        sweep_max_entries: 8,
+        ..ExpiryPolicy::default()
+    };
+    insert_scattered(&engine, &coll, 40);
+    let chunk = |limit: usize| {
+        let chunk = Chunk {
+            index: "at_1",
+            cutoff_millis: 100,
+            limit,
+            resume_after: None,
+        };
+        super::expire(&engine, &coll, chunk, &policy)
+            .unwrap()
+            .deleted
+    };
+    // The first chunk queues its 5 documents' records and k entries: the
+    // queue passes its bound, and holds their record keys.
+    assert_eq!(chunk(5), 5);
+    assert_eq!(coll.sweep.entries(), 10);
+    assert_eq!(coll.sweep.held_keys(), 5);
+    // Every later chunk, however far behind, queues nothing and holds
+    // nothing more: it deletes records and entries at once.
+    assert_eq!(chunk(15), 15);
+    assert_eq!(coll.sweep.entries(), 10);
+    assert_eq!(coll.sweep.held_keys(), 5);
+    assert_eq!(stored(&engine, 10), 20 + 5, "the odd ones and the queued");
+    assert_eq!(keys(&engine, 12), 20 + 5);
+    valid(&engine, &coll);
+    // The sweep empties the queue; chunks queue again below the bound.
+    assert_eq!(sweep(&engine, &coll).unwrap(), 10);
+    assert_eq!((coll.sweep.entries(), coll.sweep.held_keys()), (0, 0));
+    assert_eq!(stored(&engine, 10), 20);
+    valid(&engine, &coll);
+}
