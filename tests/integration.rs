@@ -36,6 +36,7 @@ mod ttl_expiry;
 mod ttl_hidden;
 mod ttl_indexes;
 mod ttl_monitor;
+mod ttl_overload;
 mod ttl_sweep;
 mod updates;
 mod validation;

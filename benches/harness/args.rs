@@ -54,6 +54,10 @@ pub struct Args {
     /// documents until the monitor deletes them, as in MongoDB.
     #[arg(long)]
     pub show_expired: bool,
+    /// Run ebbd with this `ttl.overload` (churn): `backlog` (ebbd's
+    /// default) or `throttle`.
+    #[arg(long)]
+    pub overload: Option<String>,
     /// TTL delete-rate limit for the paced half of `foreground`.
     #[arg(long, default_value_t = 200_000)]
     pub paced_rate: u64,

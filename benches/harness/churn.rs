@@ -4,9 +4,11 @@
 //! the lag: the live set, SST bytes, ebbd's RSS and the TTL monitor's time
 //! per chunk every second (do they grow as tombstones accumulate?), and a
 //! full `count_documents({})` during the run against the same count on an
-//! idle collection of the same size.
+//! idle collection of the same size, and the read of the oldest document
+//! by the TTL index (`oldest`) during the run against the same read idle.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -16,6 +18,7 @@ use serde_json::json;
 
 use crate::args::Args;
 use crate::daemon::Target;
+use crate::oldest;
 use crate::report::{Outcome, Series};
 use crate::scenarios::{DAY_SECS, connect, index};
 use crate::status::{add_chunk_runs, chunk_runs, status};
@@ -223,11 +226,13 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         ttl: Duration::from_secs(args.ttl),
         workers: args.clients,
     };
-    let env: Vec<(&str, String)> = if args.show_expired {
-        vec![("EBB_TTL__HIDE_EXPIRED", "false".to_owned())]
-    } else {
-        Vec::new()
-    };
+    let mut env: Vec<(&str, String)> = Vec::new();
+    if args.show_expired {
+        env.push(("EBB_TTL__HIDE_EXPIRED", "false".to_owned()));
+    }
+    if let Some(overload) = &args.overload {
+        env.push(("EBB_TTL__OVERLOAD", overload.clone()));
+    }
     let target = Arc::new(Target::start(
         args.uri.as_deref(),
         args.ebbd.as_ref(),
@@ -259,7 +264,11 @@ pub async fn run(args: &Args) -> Result<Outcome> {
             anyhow::Ok(out)
         })
     };
+    let stop_probe = Arc::new(AtomicBool::new(false));
+    let probe_task = oldest::spawn(store.coll.clone(), stream.ttl, stop_probe.clone());
     let run = steady::drive(store.clone(), stream).await?;
+    stop_probe.store(true, Ordering::Relaxed);
+    let probe = probe_task.await??;
     let gauges = gauge_task.await??;
     let scans = scan_task.await??;
     let (p50, p99, max) = run.lag(stream.ttl);
@@ -304,8 +313,9 @@ pub async fn run(args: &Args) -> Result<Outcome> {
             rates.push(n as f64 / secs);
         }
         rates.sort_by(f64::total_cmp);
-        rates
+        (rates, oldest::idle(&idle, stream.ttl, 200).await?)
     };
+    let (idle_rates, idle_probe) = idle_rates;
     let idle_rate = percentile(&idle_rates, 50.0);
     let mut during: Vec<f64> = scans.iter().map(|s| s.1 as f64 / s.2).collect();
     during.sort_by(f64::total_cmp);
@@ -367,6 +377,23 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         "scan_idle_over_during_min",
         idle_rate / during.first().copied().unwrap_or(1.0).max(1e-9),
         "x",
+    );
+    // The oldest document by the TTL index, during the stream and idle.
+    let (during_p50, during_p99) = probe.p50_p99();
+    let (idle_p50, idle_p99) = idle_probe.p50_p99();
+    out.add("oldest_read_during_p50_ms", during_p50, "ms");
+    out.add("oldest_read_during_p99_ms", during_p99, "ms");
+    out.add("oldest_read_idle_p50_ms", idle_p50, "ms");
+    out.add("oldest_read_idle_p99_ms", idle_p99, "ms");
+    out.add(
+        "oldest_read_p99_over_idle",
+        during_p99 / idle_p99.max(1e-9),
+        "x",
+    );
+    out.add(
+        "oldest_read_due_returned",
+        probe.due_returned + idle_probe.due_returned,
+        "docs",
     );
     let windows = run.windows(Duration::from_secs(1));
     let mut timeline = timeline(&windows, &gauges);

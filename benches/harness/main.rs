@@ -48,6 +48,7 @@ mod churn;
 mod daemon;
 mod floor;
 mod interleaved;
+mod oldest;
 mod peers;
 mod report;
 mod scans;

@@ -38,6 +38,7 @@ pub fn add_chunk_runs(out: &mut Outcome, prefix: &str, runs: Option<&Document>) 
         ("plans_overdue", "overduePlans"),
         ("chunks_prompt", "prompt"),
         ("chunks_behind", "behind"),
+        ("chunks_throttled", "throttled"),
     ] {
         let n = runs.and_then(|r| r.get_i64(field).ok());
         out.add(&format!("{prefix}{key}"), n, "chunks");

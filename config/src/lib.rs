@@ -25,7 +25,7 @@ mod tests;
 pub use error::ConfigError;
 pub use load::{Loaded, Overrides};
 pub use model::{
-    Authorization, Config, Cursors, Http, Log, Net, Security, Storage, Tls, TlsMode, Ttl,
+    Authorization, Config, Cursors, Http, Log, Net, Overload, Security, Storage, Tls, TlsMode, Ttl,
     is_loopback,
 };
 pub use params::{

@@ -189,6 +189,9 @@ pub struct Ttl {
     /// `max_deletes_per_sec` they go with their documents instead.
     #[serde(with = "crate::units::humantime_text")]
     pub sweep_after: Duration,
+    /// What expiry does when documents fall due faster than it can delete
+    /// them.
+    pub overload: Overload,
 }
 
 impl Default for Ttl {
@@ -198,8 +201,24 @@ impl Default for Ttl {
             max_deletes_per_sec: 0,
             hide_expired: true,
             sweep_after: Duration::from_secs(2),
+            overload: Overload::Backlog,
         }
     }
+}
+
+/// `ttl.overload`: expiry's policy past its capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Overload {
+    /// Writes go on at their pace and due documents wait, hidden from
+    /// reads; what the backlog costs in memory stays bounded, and it drains
+    /// at full speed once the inflow drops.
+    #[default]
+    Backlog,
+    /// Writes to a collection whose expiry is late wait behind its TTL
+    /// chunks, so its inflow slows to what expiry deletes and the lag
+    /// stays bounded.
+    Throttle,
 }
 
 /// `[cursors]`: server-side cursor lifetime.

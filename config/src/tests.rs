@@ -30,6 +30,7 @@ fn defaults_match_the_documented_values() {
     assert!(config.ttl.hide_expired);
     assert_eq!(config.ttl.max_deletes_per_sec, 0);
     assert_eq!(config.ttl.sweep_after, Duration::from_secs(2));
+    assert_eq!(config.ttl.overload, crate::Overload::Backlog);
     assert_eq!(config.cursors.idle_timeout, Duration::from_secs(600));
     assert_eq!(config.log.level, "info");
     assert_eq!(config.log.format, LogFormat::Text);

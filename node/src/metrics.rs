@@ -182,6 +182,11 @@ pub fn render(ctx: &NodeContext) -> String {
             &ttl.swept,
         ),
         (
+            "ttl_throttle_micros",
+            "Microseconds writers spent on TTL chunks that made writes wait (ttl.overload = throttle)",
+            &ttl.throttle_micros,
+        ),
+        (
             "connections_created",
             "Connections accepted since start",
             &ctx.connections.total_created,

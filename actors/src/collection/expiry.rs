@@ -140,7 +140,7 @@ impl CollectionActor {
         let epoch = self.schedule().epoch();
         let at_floor = |after: &[u8]| ttl::resumes_at_floor(&self.coll, &msg.index, after);
         let ahead = self.lookahead.take_for_visit(&msg, limit, epoch, &at_floor);
-        let (prompt, behind) = (msg.prompt, msg.behind);
+        let (prompt, behind, throttle) = (msg.prompt, msg.behind || msg.throttle, msg.throttle);
         let job = WriterChunk {
             shared: self.shared.clone(),
             coll: self.coll.clone(),
@@ -201,7 +201,7 @@ impl CollectionActor {
             }
         };
         ctx.spawn(work.into_actor(self).map(move |ran, act, ctx| {
-            act.expiry_ran(ran, foreground_active, next_limit, epoch, ctx)
+            act.expiry_ran(ran, foreground_active, throttle, next_limit, epoch, ctx)
         }));
     }
 
@@ -211,14 +211,20 @@ impl CollectionActor {
         &mut self,
         ran: Ran,
         foreground_active: bool,
+        throttle: bool,
         next_limit: usize,
         epoch: u64,
         ctx: &mut Context<Self>,
     ) {
         let policy = self.shared.policy;
-        match foreground_active {
-            true => self.foreground_chunks.record(&policy, ran.more, ran.held),
-            false => self.foreground_chunks.quiet_done(&policy),
+        match (foreground_active, throttle) {
+            (true, true) => {
+                self.foreground_chunks.throttled(&policy, ran.more);
+                let micros = ran.held.as_micros() as u64;
+                self.shared.ttl.throttle_micros.fetch_add(micros, Relaxed);
+            }
+            (true, false) => self.foreground_chunks.record(&policy, ran.more, ran.held),
+            (false, _) => self.foreground_chunks.quiet_done(&policy),
         }
         if ran.late {
             self.shared.ttl.runs.overdue_plans.fetch_add(1, Relaxed);
@@ -414,8 +420,8 @@ impl Handler<ExpireChunk> for CollectionActor {
     fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
         let (reply, rx) = oneshot::channel();
         if !self.retired {
-            let behind = msg.behind;
-            self.schedule().push_chunk(Expiry { msg, reply }, behind);
+            let on_writer = msg.behind || msg.throttle;
+            self.schedule().push_chunk(Expiry { msg, reply }, on_writer);
             self.pump(ctx);
         }
         Box::pin(recv(rx))

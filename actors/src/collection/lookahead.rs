@@ -188,6 +188,7 @@ mod tests {
             whole: true,
             prompt: false,
             behind: false,
+            throttle: false,
             next_limit: 1024,
         }
     }

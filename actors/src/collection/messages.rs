@@ -74,10 +74,17 @@ pub struct ExpireChunk {
     pub prompt: bool,
     /// The monitor is seconds behind on this index: its last chunk deleted
     /// documents more than [`BEHIND`](crate::ttl::BEHIND) after
-    /// they fell due. The writer then runs the chunk itself (on its nice
-    /// +10 TTL thread) instead of planning it at idle priority: a busy CPU
-    /// starves that thread less than the planning one.
+    /// they fell due. The writer then runs the chunk itself, at normal
+    /// priority, instead of planning it at idle priority: a busy CPU
+    /// starves the planning thread.
     pub behind: bool,
+    /// Under `ttl.overload = "throttle"`, the monitor is late on this index
+    /// (its last chunk deleted documents more than
+    /// [`KEEPING_UP`](crate::ttl::KEEPING_UP) after they fell due): the
+    /// writer runs the chunk itself, as for `behind`, and sizes it to
+    /// delete faster than the writes it alternates with insert
+    /// (`ForegroundChunks::throttled`), which slows them.
+    pub throttle: bool,
     /// The limit of the monitor's next chunk of this index if this one
     /// deletes all it may: the visit's next, or the next visit's first
     /// when this one reaches the visit's target. The writer plans the next

@@ -17,10 +17,10 @@
 //! thread) sends its chunk to the writer, and so do later chunks for
 //! [`PLAN_BACKOFF`] and until that plan is back, so expiry always
 //! progresses. A chunk the monitor sent `behind` (seconds late on its
-//! index) is never planned: the idle-priority planning thread gets no CPU
-//! while anything else wants it, and a plan that comes back slowly but
-//! within its patience would keep each chunk that slow; the writer's own
-//! TTL thread (nice +10) still gets a share.
+//! index) or `throttle` is never planned: the idle-priority planning
+//! thread gets no CPU while anything else wants it, and a plan that comes
+//! back slowly but within its patience would keep each chunk that slow;
+//! the writer runs such a chunk itself at normal priority.
 //!
 //! The owner feeds events in (`push_*`, `*_done`, `plan_returned`,
 //! `plan_overdue`) and runs the [`Action`]s [`Schedule::next`] hands out,

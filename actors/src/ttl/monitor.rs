@@ -45,7 +45,7 @@ use actix::prelude::*;
 use ebb_storage::Collection;
 use ebb_storage::catalog::IndexMeta;
 use ebb_storage::index::{cutoff_millis, due_millis};
-use ebb_storage::ttl::earliest_date;
+use ebb_storage::ttl::{ExpiryPolicy, earliest_date};
 use tokio::sync::watch;
 
 use super::pacer::Pacer;
@@ -86,6 +86,14 @@ fn keeping_up(late: Option<i64>) -> bool {
 /// as `behind`.
 fn falling_behind(late: Option<i64>) -> bool {
     late.is_some_and(|l| l > BEHIND.as_millis() as i64)
+}
+
+/// Whether a chunk throttles its collection's writes: under
+/// `ttl.overload = "throttle"`, once its index's last chunk was later than
+/// [`KEEPING_UP`], until one is within it again. Never under a
+/// deletion-rate limit, which is a promise about deletions, not writes.
+fn throttles(policy: &ExpiryPolicy, unlimited: bool, late: Option<i64>) -> bool {
+    policy.throttle && unlimited && late.is_some() && !keeping_up(late)
 }
 
 /// Why deleting from one TTL index failed. The pass logs it and goes on
@@ -472,9 +480,10 @@ async fn visit(
             // Under a deletion-rate limit a backlog is the operator's
             // choice: its chunks keep sparing the foreground.
             behind: pacer.unlimited() && falling_behind(*last_late),
+            throttle: throttles(&shared.policy, pacer.unlimited(), *last_late),
             next_limit: next_limit as usize,
         };
-        let (prompt, behind) = (chunk.prompt, chunk.behind);
+        let (prompt, behind, throttle) = (chunk.prompt, chunk.behind, chunk.throttle);
         let sent = Instant::now();
         let answer = t.addr.send(chunk).await;
         shared.ttl.chunks.fetch_add(1, Ordering::Relaxed);
@@ -483,6 +492,9 @@ async fn visit(
         }
         if behind {
             shared.ttl.runs.behind.fetch_add(1, Ordering::Relaxed);
+        }
+        if throttle {
+            shared.ttl.runs.throttled.fetch_add(1, Ordering::Relaxed);
         }
         shared
             .ttl
@@ -581,5 +593,30 @@ mod tests {
         assert!(!falling_behind(Some(limit)));
         assert!(falling_behind(Some(limit + 1)));
         assert!(!keeping_up(Some(limit + 1)), "never both");
+    }
+
+    #[test]
+    fn chunks_throttle_writes_only_when_asked_and_late_without_a_rate_limit() {
+        let late = Some(KEEPING_UP.as_millis() as i64 + 1);
+        let on_time = Some(KEEPING_UP.as_millis() as i64);
+        let backlog = ExpiryPolicy::default();
+        let throttle = ExpiryPolicy {
+            throttle: true,
+            ..ExpiryPolicy::default()
+        };
+        assert!(
+            !throttles(&backlog, true, late),
+            "the default lets a backlog grow"
+        );
+        assert!(throttles(&throttle, true, late), "engages once late");
+        assert!(
+            !throttles(&throttle, true, on_time),
+            "releases once on time"
+        );
+        assert!(
+            !throttles(&throttle, true, None),
+            "an index not yet visited"
+        );
+        assert!(!throttles(&throttle, false, late), "not under a rate limit");
     }
 }

@@ -29,6 +29,9 @@ pub struct TtlState {
     /// long expiry takes per chunk as tombstones accumulate.
     pub chunks: AtomicU64,
     pub chunk_micros: AtomicU64,
+    /// Microseconds writers spent on chunks sent to throttle their
+    /// collection's writes: the time those writes waited behind expiry.
+    pub throttle_micros: AtomicU64,
     /// How writers ran those chunks, and the plans they threw away.
     pub runs: ChunkRuns,
     /// When the monitor will next wake (millis on the node's clock).
@@ -84,12 +87,15 @@ pub struct ChunkRuns {
     /// Chunks the monitor sent as `behind` (it was seconds late on their
     /// index, so the writer ran them itself instead of planning them).
     pub behind: AtomicU64,
+    /// Chunks the monitor sent to throttle their collection's writes
+    /// (`ttl.overload = "throttle"` and their index late).
+    pub throttled: AtomicU64,
 }
 
 impl ChunkRuns {
     /// Each counter under its name in `serverStatus.metrics.ttl.chunkRuns`
     /// (and `/metrics`' `run` label).
-    pub fn by_name(&self) -> [(&'static str, &AtomicU64); 7] {
+    pub fn by_name(&self) -> [(&'static str, &AtomicU64); 8] {
         [
             ("planned", &self.planned),
             ("ahead", &self.ahead),
@@ -98,6 +104,7 @@ impl ChunkRuns {
             ("overduePlans", &self.overdue_plans),
             ("prompt", &self.prompt),
             ("behind", &self.behind),
+            ("throttled", &self.throttled),
         ]
     }
 }
@@ -124,6 +131,7 @@ impl Default for TtlState {
             sub_passes: AtomicU64::new(0),
             chunks: AtomicU64::new(0),
             chunk_micros: AtomicU64::new(0),
+            throttle_micros: AtomicU64::new(0),
             runs: ChunkRuns::default(),
             next_wake_millis: AtomicI64::new(i64::MAX),
             wake: Notify::new(),

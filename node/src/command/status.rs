@@ -52,10 +52,14 @@ pub async fn server_status(req: Request) -> CommandResult {
                 // ebb's own: chunks sent to writers and the time they took.
                 "chunks": load(&ttl.chunks),
                 "chunkMicros": load(&ttl.chunk_micros),
+                // ebb's own: under `ttl.overload = "throttle"`, the time
+                // writers spent on chunks that made writes wait.
+                "throttleMicros": load(&ttl.throttle_micros),
                 // ebb's own: how writers ran them (planned off the writer,
                 // planned ahead, or on the writer), the plans discarded, and
-                // the chunks sent while the monitor kept up (`prompt`) or
-                // while it was seconds behind (`behind`).
+                // the chunks sent while the monitor kept up (`prompt`),
+                // while it was seconds behind (`behind`) or to throttle
+                // writes (`throttled`).
                 "chunkRuns": ttl
                     .runs
                     .by_name()

@@ -61,6 +61,9 @@ pub struct ExpiryPolicy {
     /// Wake the monitor when the earliest entry falls due (false =
     /// MongoDB's fixed `ttlMonitorSleepSecs` interval).
     pub prompt: bool,
+    /// `ttl.overload = "throttle"`: a collection's writes wait behind its
+    /// TTL chunks while its expiry is late (see [`ForegroundChunks::throttled`]).
+    pub throttle: bool,
     /// Queued index entries of expired documents that make the writer
     /// sweep at once (`sweep`): 50,000 per sorted batch kept most of the
     /// gain of never deleting them at `churn` 100k/s (BENCHMARKS.md).
@@ -104,6 +107,7 @@ impl Default for ExpiryPolicy {
             whole_collection_max_docs: 2_000_000,
             max_deletes_per_sec: 0,
             prompt: true,
+            throttle: false,
             sweep_entries: 50_000,
             sweep_after: Duration::from_secs(2),
             sweep_slice: 256,
@@ -121,6 +125,7 @@ impl ExpiryPolicy {
             max_deletes_per_sec: ttl.max_deletes_per_sec,
             prompt: ttl.prompt,
             sweep_after: ttl.sweep_after,
+            throttle: ttl.overload == ebb_config::Overload::Throttle,
             ..ExpiryPolicy::default()
         }
     }
@@ -233,6 +238,20 @@ impl ForegroundChunks {
     fn next_quiet(&self, policy: &ExpiryPolicy) -> usize {
         let max = policy.quiet_chunk_max_docs.max(policy.chunk_docs);
         (self.quiet_docs * 2).min(max)
+    }
+
+    /// Learns from a chunk sent to throttle its collection's writes (its
+    /// expiry late under `ttl.overload = "throttle"`): while due documents
+    /// remain beyond it, the next is twice as large, however long it held
+    /// the writer. Writes and chunks take turns on the writer, so the
+    /// writes slow down until each turn of theirs brings no more documents
+    /// than a chunk deletes, and the lag stops growing.
+    pub fn throttled(&mut self, policy: &ExpiryPolicy, more: bool) {
+        self.quiet_docs = policy.chunk_docs;
+        self.last_docs = self.docs;
+        if more {
+            self.docs = (self.docs * 2).min(policy.foreground_chunk_max_docs);
+        }
     }
 
     /// Learns from a chunk that held the writer for `held` while
@@ -397,6 +416,24 @@ mod tests {
         assert_eq!(c.budget(&policy), policy.foreground_hold_budget);
         c.record(&policy, true, chunk);
         assert_eq!(c.limit(1024, true), 16, "short groups: the policy's budget");
+    }
+
+    #[test]
+    fn chunks_that_throttle_double_while_due_documents_remain_however_long_they_hold() {
+        let policy = ExpiryPolicy::default();
+        let mut c = ForegroundChunks::new(&policy);
+        c.throttled(&policy, true);
+        c.throttled(&policy, true);
+        assert_eq!(c.limit(1 << 20, true), 64);
+        c.throttled(&policy, false);
+        assert_eq!(c.limit(1 << 20, true), 64, "caught up: no reason to grow");
+        for _ in 0..16 {
+            c.throttled(&policy, true);
+        }
+        assert_eq!(c.limit(1 << 20, true), policy.foreground_chunk_max_docs);
+        // Released: the next chunk that holds the writer too long shrinks.
+        c.record(&policy, false, SLOW);
+        assert_eq!(c.limit(1 << 20, true), policy.foreground_chunk_max_docs / 2);
     }
 
     #[test]
