@@ -46,7 +46,8 @@ pub struct TtlState {
     /// Times the monitor has woken from a sleep (for diagnostics and for
     /// tests that must know it looked at its parameters again).
     pub wakeups: AtomicU64,
-    /// Due documents reads passed over before the monitor deleted them.
+    /// Due documents reads passed over before the monitor deleted them
+    /// (those a scan of a TTL index leaves out unread are not counted).
     pub hidden_by_reads: AtomicU64,
     /// Due documents writes deleted because they held the `_id` or unique
     /// key being written (also counted in `deleted_documents`).

@@ -87,13 +87,20 @@ pub async fn explain(req: Request) -> CommandResult {
     );
     let mut execution = None;
     if verbosity != "queryPlanner"
-        && let (Some(spec), Some(plan), Some(coll)) = run
+        && let Some(Run {
+            spec,
+            plan,
+            coll,
+            skip,
+            limit,
+        }) = run
     {
         let started = std::time::Instant::now();
         let stats = req
             .node
             .scan(move |snap| {
-                let mut cursor = QueryCursor::new(&coll, plan, spec.filter, spec.sort, 0, None)?;
+                let mut cursor =
+                    QueryCursor::new(&coll, plan, spec.filter, spec.sort, skip, limit)?;
                 cursor.for_each(snap, &mut |_| true)?;
                 Ok(cursor.stats)
             })
@@ -125,12 +132,32 @@ pub async fn explain(req: Request) -> CommandResult {
     ok(reply)
 }
 
-/// Namespace, what an `executionStats` run needs, and the stage tree.
-type PlanParts = (
-    String,
-    (Option<QuerySpec>, Option<Plan>, Option<Arc<Collection>>),
-    Document,
-);
+/// Namespace, what an `executionStats` run needs (none for a collection
+/// that does not exist), and the stage tree.
+type PlanParts = (String, Option<Run>, Document);
+
+/// The query an `executionStats` run executes, with the find's skip and
+/// limit (mongod's run stops where the command would).
+struct Run {
+    spec: QuerySpec,
+    plan: Plan,
+    coll: Arc<Collection>,
+    skip: u64,
+    limit: Option<u64>,
+}
+
+impl Run {
+    /// A run of every match.
+    fn all(spec: QuerySpec, plan: Plan, coll: &Arc<Collection>) -> Run {
+        Run {
+            spec,
+            plan,
+            coll: coll.clone(),
+            skip: 0,
+            limit: None,
+        }
+    }
+}
 
 /// What one explained command comes to.
 struct Explained {
@@ -207,7 +234,7 @@ fn explain_aggregate(req: &Request, inner: &RawDocument) -> CommandResult<Explai
     };
     let Some(entry) = req.node.collection(&req.db, name) else {
         return Ok(Explained {
-            plan: (ns, (None, None, None), doc! { "stage": "EOF" }),
+            plan: (ns, None, doc! { "stage": "EOF" }),
             query: Some(query),
             later_stages: Some(later),
         });
@@ -222,7 +249,7 @@ fn explain_aggregate(req: &Request, inner: &RawDocument) -> CommandResult<Explai
     let plan = bucket_plan(&entry.coll, &spec, plan::plan(&entry.coll.meta, &spec)?);
     let root = query_stages(&entry.coll, &plan, &spec);
     Ok(Explained {
-        plan: (ns, (Some(spec), Some(plan), Some(entry.coll.clone())), root),
+        plan: (ns, Some(Run::all(spec, plan, &entry.coll)), root),
         query: Some(query),
         later_stages: Some(later),
     })
@@ -259,7 +286,7 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<PlanParts> 
     let cmd = parse_find(&args, &req.db, &env)?;
     let ns = format!("{}.{}", req.db, cmd.name);
     let Some(entry) = req.node.collection(&req.db, &cmd.name) else {
-        return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
+        return Ok((ns, None, doc! { "stage": "EOF" }));
     };
     let spec = cmd.collated_spec(&entry.coll.meta)?;
     let plan = bucket_plan(&entry.coll, &spec, cmd.plan(&entry.coll.meta, &spec)?);
@@ -273,7 +300,12 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<PlanParts> 
     if cmd.projection.is_some() {
         root = doc! { "stage": "PROJECTION_SIMPLE", "inputStage": root };
     }
-    Ok((ns, (Some(spec), Some(plan), Some(entry.coll.clone())), root))
+    let run = Run {
+        skip: cmd.skip,
+        limit: cmd.limit,
+        ..Run::all(spec, plan, &entry.coll)
+    };
+    Ok((ns, Some(run), root))
 }
 
 fn explain_filter(
@@ -295,7 +327,7 @@ fn explain_filter(
         hint: query::hint(args.get("hint"))?,
     };
     let Some(entry) = req.node.collection(&req.db, name) else {
-        return Ok((ns, (None, None, None), doc! { "stage": "EOF" }));
+        return Ok((ns, None, doc! { "stage": "EOF" }));
     };
     let spec = spec.collated(query::resolve(&collation, &entry.coll.meta)?);
     let plan = bucket_plan(&entry.coll, &spec, plan::plan(&entry.coll.meta, &spec)?);
@@ -304,7 +336,7 @@ fn explain_filter(
         input = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": input };
     }
     let root = doc! { "stage": stage, "inputStage": input };
-    Ok((ns, (Some(spec), Some(plan), Some(entry.coll.clone())), root))
+    Ok((ns, Some(Run::all(spec, plan, &entry.coll)), root))
 }
 
 /// The first statement of a `delete`/`update`: a `DELETE`/`UPDATE` stage
@@ -342,7 +374,7 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
     let Some(entry) = req.node.collection(&req.db, name) else {
         return Ok((
             ns,
-            (None, None, None),
+            None,
             doc! { "stage": stage, "inputStage": { "stage": "EOF" } },
         ));
     };
@@ -353,7 +385,7 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
         input = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": input };
     }
     let root = doc! { "stage": stage, "inputStage": input };
-    Ok((ns, (Some(spec), Some(plan), Some(entry.coll.clone())), root))
+    Ok((ns, Some(Run::all(spec, plan, &entry.coll)), root))
 }
 
 /// The stages of a query: its access path, the unpacking of buckets on

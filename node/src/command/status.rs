@@ -72,7 +72,9 @@ pub async fn server_status(req: Request) -> CommandResult {
                 "monitorWakeups": load(&ttl.wakeups),
                 "nextWakeMillis": ttl.next_wake_millis.load(Ordering::Relaxed),
                 // Due documents reads passed over before the monitor
-                // deleted them, and those writes deleted because they held
+                // deleted them (a scan of a TTL index starts past its due
+                // entries and reads none of them, so counts none), and
+                // those writes deleted because they held
                 // the `_id` or unique key written (`ttl.hide_expired`).
                 "hiddenByReads": load(&ttl.hidden_by_reads),
                 "replacedByWrites": load(&ttl.replaced_by_writes),

@@ -41,7 +41,7 @@ use crate::collection::Collection;
 use crate::engine::{Cf, Cursor, Direction, KeyRange, KeySet, Snapshot};
 use crate::index::KeyGen;
 use crate::timeseries::TimeseriesOptions;
-use crate::ttl::Due;
+use crate::ttl::{self, Due};
 use ebb_lang::encoding::display::shell;
 use ebb_lang::error::{Error, ErrorKind, Result};
 use ebb_lang::query::filter::Filter;
@@ -112,6 +112,10 @@ pub struct QueryCursor {
     /// end of the insertion order it stays where it is, and the next batch
     /// returns what was inserted since.
     tailable: bool,
+    /// Whether the ranges of a TTL index scan were cut to leave out the
+    /// entries due when the first batch ran (`ttl::outside_due`); `None`
+    /// until then.
+    outside_due: Option<bool>,
     /// The plan as mongod's profiler and logs name it (`COLLSCAN`,
     /// `IDHACK`, `IXSCAN { a: 1 }`).
     plan_summary: String,
@@ -210,6 +214,7 @@ impl QueryCursor {
             unpack,
             pending: VecDeque::new(),
             tailable: false,
+            outside_due: None,
             stats: ExecStats::default(),
         })
     }
@@ -327,8 +332,11 @@ impl QueryCursor {
         // (unless an earlier batch found too many to list); a point lookup
         // checks its few documents' dates instead (while a mass expiry
         // runs, the due ranges hold thousands of entries).
+        // A scan of a TTL index leaves out its due entries instead, and
+        // checks the dates of the few documents it reads (one may be due
+        // by another date or another TTL index).
         self.due = match self.coll.hide_at() {
-            Some(now) if self.is_point_lookup() => Due::Check(now),
+            Some(now) if self.is_point_lookup() || self.leaves_out_due(now) => Due::Check(now),
             Some(now) => self.due.again(snap, &self.coll, now)?,
             None => Due::Nothing,
         };
@@ -357,6 +365,31 @@ impl QueryCursor {
             out.len() < limits.max_docs && bytes < limits.max_bytes
         })?;
         Ok(out)
+    }
+
+    /// Whether this is a scan of a TTL index whose ranges leave out the
+    /// entries due at `now` (cut so on the first batch, before any is
+    /// read; a cursor that first ran while nothing was hidden keeps its
+    /// ranges).
+    fn leaves_out_due(&mut self, now: i64) -> bool {
+        if let Some(cut) = self.outside_due {
+            return cut;
+        }
+        let untouched = self.range_idx == 0 && self.resume_after.is_none();
+        let cut = match &mut self.access {
+            Access::Index { index, ranges, dir } if untouched && self.unpack.is_none() => {
+                let ttl = self.coll.ttl_keygens().find(|kg| kg.cf == index.id);
+                ttl.map(|kg| {
+                    *ranges = (ranges.iter())
+                        .flat_map(|r| ttl::outside_due(kg, r, now, *dir))
+                        .collect();
+                })
+                .is_some()
+            }
+            _ => false,
+        };
+        self.outside_due = Some(cut);
+        cut
     }
 
     /// Runs the whole query, calling `each` for every result until it

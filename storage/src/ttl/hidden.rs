@@ -171,6 +171,35 @@ impl Due {
     }
 }
 
+/// The parts of `range`, a range of TTL index `kg`, outside its entries
+/// due at `now`, in the order a scan in `dir` visits them. A document with
+/// an entry there is due, hence hidden, so a reader scanning the index
+/// need not step over them: under a steady stream they are the backlog
+/// and, before it, the tombstones of everything expired since the last
+/// compaction, and a read of the oldest document by the index walked them
+/// all (hundreds of times its idle time). Right for every later `now` of
+/// the same reader too: what is due stays due.
+pub fn outside_due(kg: &KeyGen, range: &KeyRange, now: i64, dir: Direction) -> Vec<KeyRange> {
+    let secs = kg.expire_after_secs().unwrap_or(0);
+    let cutoff = crate::index::cutoff_millis(now, secs);
+    let (start, end) = keycode::date_range_up_to(cutoff, kg.leading_descending());
+    let overlaps = range.lower < end && range.upper.as_ref().is_none_or(|u| *u > start);
+    if !overlaps {
+        return vec![range.clone()];
+    }
+    let mut parts = Vec::with_capacity(2);
+    if range.lower < start {
+        parts.push(KeyRange::new(range.lower.clone(), Some(start)));
+    }
+    if range.upper.as_ref().is_none_or(|u| *u > end) {
+        parts.push(KeyRange::new(end, range.upper.clone()));
+    }
+    if dir == Direction::Reverse {
+        parts.reverse();
+    }
+    parts
+}
+
 /// The entries of TTL index `kg` due at `now`, on `snap`.
 fn due_entries<'s>(snap: &'s dyn Snapshot, kg: &KeyGen, now: i64) -> Result<Box<dyn Cursor + 's>> {
     let secs = kg.expire_after_secs().unwrap_or(0);

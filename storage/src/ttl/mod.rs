@@ -35,7 +35,7 @@ pub use chunk::{
     Chunk, DeletedIds, ExpireOutcome, Plan, apply, expire, plan, plan_after, resumes_at_floor,
 };
 pub use earliest::{count_due, earliest_date};
-pub use hidden::{Due, count_unhidden};
+pub use hidden::{Due, count_unhidden, outside_due};
 pub use policy::{ExpiryPolicy, ForegroundChunks};
 pub use queue::Sweep;
 pub use sweep::{sweep, sweep_step};
