@@ -11,5 +11,5 @@ mod state;
 pub mod wake;
 
 pub use hide::HideAsMonitor;
-pub use monitor::{BEHIND, StopMonitor, TtlError, TtlMonitor};
+pub use monitor::{BEHIND, KEEPING_UP, StopMonitor, TtlError, TtlMonitor};
 pub use state::{TtlOp, TtlState, TtlVisit};
