@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rocksdb::{
     BlockBasedOptions, BoundColumnFamily, Cache, ColumnFamilyDescriptor, DBCompressionType,
     DBRawIteratorWithThreadMode, DBWithThreadMode, MultiThreaded, Options, ReadOptions, WriteBatch,
-    WriteBufferManager, WriteOptions,
+    WriteOptions,
 };
 
 use super::held::{HeldRegistry, Views};
@@ -116,17 +116,7 @@ impl RocksEngine {
         db_options.create_if_missing(true);
         db_options.create_missing_column_families(true);
         db_options.set_max_background_jobs(2);
-        // Each family flushes at the budget (its write buffer size), and
-        // memtables of all families together, flushed ones not yet written
-        // out included, hold at most twice it: past that, writes wait for a
-        // flush instead of memory growing while the low-priority flushes
-        // lag behind a heavy stream (memtables reached 3.2x the budget and
-        // ebbd's RSS 598 MiB under overloaded churn without the stall). A
-        // stall at the budget itself stopped every memtable that filled
-        // (the raw RocksDB floor of `ebb-bench insert` fell by 40 %).
-        let memtables =
-            WriteBufferManager::new_write_buffer_manager(2 * opts.write_buffer_bytes, true);
-        db_options.set_write_buffer_manager(&memtables);
+        db_options.set_db_write_buffer_size(opts.write_buffer_bytes);
         // Bound the WAL so rarely written column families get flushed and
         // old log files can go.
         db_options.set_max_total_wal_size(4 * opts.write_buffer_bytes as u64);
