@@ -65,18 +65,7 @@ fn strs(v: &[&str]) -> Vec<String> {
 
 /// `serverStatus.metrics.ttl.<name>`.
 async fn ttl_metric(node: &TestNode, name: &str) -> i64 {
-    let s = node
-        .db("admin")
-        .await
-        .run_command(doc! { "serverStatus": 1 })
-        .await
-        .unwrap();
-    s.get_document("metrics")
-        .unwrap()
-        .get_document("ttl")
-        .unwrap()
-        .get_i64(name)
-        .unwrap()
+    node.ttl_status().await.get_i64(name).unwrap()
 }
 
 /// The documents stored, hidden or not: the monitor is disabled for the

@@ -64,17 +64,7 @@ fn set(config: &mut ebb_config::Config, name: &str, v: ParamValue) {
 }
 
 async fn server_ttl(node: &TestNode) -> Document {
-    let s = node
-        .db("admin")
-        .await
-        .run_command(doc! { "serverStatus": 1 })
-        .await
-        .unwrap();
-    s.get_document("metrics")
-        .unwrap()
-        .get_document("ttl")
-        .unwrap()
-        .clone()
+    node.ttl_status().await
 }
 
 /// `chunkRuns.<run>` of a `metrics.ttl` document: how many chunks the

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::common::{TestNode, create_index, eventually, ttl_index};
 use ebb_config::{Overload, ParamValue};
+use mongodb::Collection;
 use mongodb::bson::{DateTime, Document, doc};
-use mongodb::{Collection, Database};
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -26,13 +26,6 @@ fn node(overload: Overload) -> TestNode {
         },
         None,
     )
-}
-
-/// `serverStatus.metrics.ttl`.
-async fn ttl_status(db: &Database) -> Document {
-    let status = db.run_command(doc! { "serverStatus": 1 }).await.unwrap();
-    let metrics = status.get_document("metrics").unwrap();
-    metrics.get_document("ttl").unwrap().clone()
 }
 
 fn run(ttl: &Document, name: &str) -> i64 {
@@ -97,12 +90,11 @@ async fn a_backlog_drains_once_the_inflow_stops_and_leaves_nothing_for_the_sweep
     .await;
     assert!(drained, "the backlog never drained");
     // The plain index's entries went through the sweep, and none is left.
-    let db = node.db("admin").await;
     let swept = eventually(Duration::from_secs(30), || async {
-        ttl_status(&db).await.get_i64("sweptEntries").unwrap() >= 30_000
+        node.ttl_status().await.get_i64("sweptEntries").unwrap() >= 30_000
     })
     .await;
-    assert!(swept, "{:?}", ttl_status(&db).await);
+    assert!(swept, "{:?}", node.ttl_status().await);
     let report = node
         .db("o")
         .await
@@ -110,7 +102,11 @@ async fn a_backlog_drains_once_the_inflow_stops_and_leaves_nothing_for_the_sweep
         .await
         .unwrap();
     assert!(report.get_bool("valid").unwrap(), "{report}");
-    assert_eq!(run(&ttl_status(&db).await, "throttled"), 0, "not asked for");
+    assert_eq!(
+        run(&node.ttl_status().await, "throttled"),
+        0,
+        "not asked for"
+    );
 }
 
 #[tokio::test]
@@ -118,7 +114,6 @@ async fn throttle_engages_while_expiry_is_late_and_releases_once_it_is_on_time()
     let node = node(Overload::Throttle);
     let c = backlog(&node, 20_000, 1).await;
     let stop = inflow(&c);
-    let db = node.db("admin").await;
     node.set_parameter("ttlMonitorEnabled", true).await;
     // Documents an hour late: every chunk after the first throttles the
     // writes beside it.
@@ -129,7 +124,7 @@ async fn throttle_engages_while_expiry_is_late_and_releases_once_it_is_on_time()
     .await;
     assert!(drained, "the backlog never drained");
     stop.send(()).unwrap();
-    let engaged = ttl_status(&db).await;
+    let engaged = node.ttl_status().await;
     assert!(run(&engaged, "throttled") > 0, "{engaged:?}");
     assert!(
         engaged.get_i64("throttleMicros").unwrap() > 0,
@@ -138,7 +133,7 @@ async fn throttle_engages_while_expiry_is_late_and_releases_once_it_is_on_time()
     // Documents deleted as they fall due: the chunk after an on-time one
     // throttles nothing. One late round (a busy machine) may throttle its
     // next chunk again, but not every round's.
-    let before = run(&ttl_status(&db).await, "throttled");
+    let before = run(&node.ttl_status().await, "throttled");
     for round in 0..4 {
         let at = DateTime::from_millis(DateTime::now().timestamp_millis() + 200);
         c.insert_one(doc! { "_id": format!("r{round}"), "at": at, "k": 0 })
@@ -153,6 +148,6 @@ async fn throttle_engages_while_expiry_is_late_and_releases_once_it_is_on_time()
         .await;
         assert!(gone, "round {round} never expired");
     }
-    let after = run(&ttl_status(&db).await, "throttled");
+    let after = run(&node.ttl_status().await, "throttled");
     assert!(after - before < 4, "still throttling: {before} -> {after}");
 }

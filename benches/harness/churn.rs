@@ -297,7 +297,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
 
     // The same count on an idle collection of the live set's size.
     eprintln!("  loading an idle collection of {live_median} documents");
-    let idle_rates = {
+    let (idle_rates, idle_probe) = {
         let (_c, idle) = connect(&target, "idle").await?;
         index(&idle, doc! { "at": 1 }, Some(stream.ttl.as_secs() as i64)).await?;
         index(&idle, doc! { "k": 1 }, None).await?;
@@ -315,7 +315,6 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         rates.sort_by(f64::total_cmp);
         (rates, oldest::idle(&idle, stream.ttl, 200).await?)
     };
-    let (idle_rates, idle_probe) = idle_rates;
     let idle_rate = percentile(&idle_rates, 50.0);
     let mut during: Vec<f64> = scans.iter().map(|s| s.1 as f64 / s.2).collect();
     during.sort_by(f64::total_cmp);

@@ -232,6 +232,14 @@ impl TestNode {
         self.clock.as_ref().expect("a manual clock").advance(by);
     }
 
+    /// `serverStatus.metrics.ttl`.
+    pub async fn ttl_status(&self) -> mongodb::bson::Document {
+        let cmd = mongodb::bson::doc! { "serverStatus": 1 };
+        let status = self.db("admin").await.run_command(cmd).await.unwrap();
+        let metrics = status.get_document("metrics").unwrap();
+        metrics.get_document("ttl").unwrap().clone()
+    }
+
     pub async fn set_parameter(&self, name: &str, value: impl Into<mongodb::bson::Bson>) {
         let cmd = mongodb::bson::doc! { "setParameter": 1, name: value.into() };
         self.db("admin").await.run_command(cmd).await.unwrap();

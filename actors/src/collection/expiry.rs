@@ -140,7 +140,7 @@ impl CollectionActor {
         let epoch = self.schedule().epoch();
         let at_floor = |after: &[u8]| ttl::resumes_at_floor(&self.coll, &msg.index, after);
         let ahead = self.lookahead.take_for_visit(&msg, limit, epoch, &at_floor);
-        let (prompt, behind, throttle) = (msg.prompt, msg.behind || msg.throttle, msg.throttle);
+        let (prompt, urgent, throttle) = (msg.prompt, msg.urgent(), msg.throttle);
         let job = WriterChunk {
             shared: self.shared.clone(),
             coll: self.coll.clone(),
@@ -168,7 +168,7 @@ impl CollectionActor {
                 let started = Instant::now();
                 (job.run(engine, planned), started.elapsed())
             };
-            let ran = match behind {
+            let ran = match urgent {
                 true => {
                     let engine = shared.engine.clone();
                     tokio::task::spawn_blocking(move || timed(engine.as_ref()))
@@ -420,8 +420,8 @@ impl Handler<ExpireChunk> for CollectionActor {
     fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
         let (reply, rx) = oneshot::channel();
         if !self.retired {
-            let on_writer = msg.behind || msg.throttle;
-            self.schedule().push_chunk(Expiry { msg, reply }, on_writer);
+            let urgent = msg.urgent();
+            self.schedule().push_chunk(Expiry { msg, reply }, urgent);
             self.pump(ctx);
         }
         Box::pin(recv(rx))

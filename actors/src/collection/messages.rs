@@ -94,6 +94,12 @@ pub struct ExpireChunk {
 }
 
 impl ExpireChunk {
+    /// Whether the writer runs this chunk itself at normal priority,
+    /// never planning it: sent `behind` or `throttle`.
+    pub fn urgent(&self) -> bool {
+        self.behind || self.throttle
+    }
+
     /// The storage-side chunk, at most `limit` documents.
     pub fn chunk(&self, limit: usize) -> ebb_storage::ttl::Chunk<'_> {
         ebb_storage::ttl::Chunk {

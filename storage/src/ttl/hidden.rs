@@ -180,9 +180,7 @@ impl Due {
 /// all (hundreds of times its idle time). Right for every later `now` of
 /// the same reader too: what is due stays due.
 pub fn outside_due(kg: &KeyGen, range: &KeyRange, now: i64, dir: Direction) -> Vec<KeyRange> {
-    let secs = kg.expire_after_secs().unwrap_or(0);
-    let cutoff = crate::index::cutoff_millis(now, secs);
-    let (start, end) = keycode::date_range_up_to(cutoff, kg.leading_descending());
+    let (start, end) = due_bracket(kg, now);
     let overlaps = range.lower < end && range.upper.as_ref().is_none_or(|u| *u > start);
     if !overlaps {
         return vec![range.clone()];
@@ -200,11 +198,16 @@ pub fn outside_due(kg: &KeyGen, range: &KeyRange, now: i64, dir: Direction) -> V
     parts
 }
 
-/// The entries of TTL index `kg` due at `now`, on `snap`.
-fn due_entries<'s>(snap: &'s dyn Snapshot, kg: &KeyGen, now: i64) -> Result<Box<dyn Cursor + 's>> {
+/// The keys `[start, end)` of TTL index `kg`'s entries due at `now`.
+fn due_bracket(kg: &KeyGen, now: i64) -> (Vec<u8>, Vec<u8>) {
     let secs = kg.expire_after_secs().unwrap_or(0);
     let cutoff = crate::index::cutoff_millis(now, secs);
-    let (start, end) = keycode::date_range_up_to(cutoff, kg.leading_descending());
+    keycode::date_range_up_to(cutoff, kg.leading_descending())
+}
+
+/// The entries of TTL index `kg` due at `now`, on `snap`.
+fn due_entries<'s>(snap: &'s dyn Snapshot, kg: &KeyGen, now: i64) -> Result<Box<dyn Cursor + 's>> {
+    let (start, end) = due_bracket(kg, now);
     snap.cursor_skipping_at_most(
         Cf::Id(kg.cf),
         KeyRange::new(start, Some(end)),
