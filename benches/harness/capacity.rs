@@ -176,7 +176,7 @@ async fn insert_rate(target: &Target, n: usize, clients: usize) -> Result<f64> {
     let (_client, coll) = connect(target, "capacity_insert").await?;
     index(&coll, doc! { "at": 1 }, Some(DAY_SECS)).await?;
     let at = DateTime::from_millis(now_ms() + DAY_SECS * 1000);
-    let batches = encoded_batches(n, at)?;
+    let batches = encoded_batches(n, at);
     let (took, _) = load_encoded(&coll, batches, clients).await?;
     Ok(n as f64 / took.as_secs_f64())
 }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use mongodb::bson::{DateTime, Document, doc};
+use mongodb::bson::{DateTime, Document, RawDocumentBuf, doc};
 use mongodb::{Client, Collection};
 use serde_json::json;
 
@@ -23,12 +23,13 @@ use crate::report::{Outcome, Series};
 use crate::scenarios::{DAY_SECS, connect, index};
 use crate::status::{add_chunk_runs, chunk_runs, status};
 use crate::steady::{self, Store, Stream};
-use crate::workload::{load, make_doc, now_ms, percentile};
+use crate::workload::{Stamp, load, make_doc, now_ms, percentile};
 
 /// ebb under the stream: documents dated when issued, due T later.
 pub struct Ebb {
     client: Client,
-    coll: Collection<Document>,
+    coll: Collection<RawDocumentBuf>,
+    stamp: Stamp,
     ttl_ms: i64,
 }
 
@@ -40,7 +41,8 @@ impl Ebb {
         index(&coll, doc! { "k": 1 }, None).await?;
         Ok(Ebb {
             client,
-            coll,
+            coll: coll.clone_with_type(),
+            stamp: Stamp::new(),
             ttl_ms: ttl.as_millis() as i64,
         })
     }
@@ -49,7 +51,7 @@ impl Ebb {
 impl Store for Ebb {
     async fn insert(&self, _worker: usize, first: u64, n: usize, due_ms: i64) -> Result<()> {
         let at = DateTime::from_millis(due_ms - self.ttl_ms);
-        let docs = (first..first + n as u64).map(|i| make_doc(at, (i % 1000) as i32));
+        let docs = (first..first + n as u64).map(|i| self.stamp.doc(at, (i % 1000) as i32));
         self.coll.insert_many(docs).await?;
         Ok(())
     }
@@ -81,17 +83,17 @@ pub struct Gauge {
     pub runs: [i64; 6],
 }
 
-/// Reads the gauges once a second from `started` until `end` after it.
+/// Reads the gauges once a second from `started` until `stop` is set.
 pub fn spawn_gauges(
     target: Arc<Target>,
     client: Client,
     started: Instant,
-    end: Duration,
+    stop: Arc<AtomicBool>,
 ) -> tokio::task::JoinHandle<Result<Vec<Gauge>>> {
     tokio::spawn(async move {
         let mut out = Vec::new();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
-        while started.elapsed() < end {
+        while !stop.load(Ordering::Relaxed) {
             tick.tick().await;
             out.push(gauges(&target, &client, started).await?);
         }
@@ -240,16 +242,17 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     )?);
     let store = Arc::new(Ebb::new(&target, "churn", stream.ttl).await?);
     let started = Instant::now();
+    let stop_gauges = Arc::new(AtomicBool::new(false));
     let gauge_task = spawn_gauges(
         target.clone(),
         store.client.clone(),
         started,
-        stream.duration + stream.ttl + Duration::from_secs(1),
+        stop_gauges.clone(),
     );
     // Full scans at a quarter, half and three quarters of the run, and the
     // moment inserts stop (while the last documents are still expiring).
     let scan_task = {
-        let coll = store.coll.clone();
+        let coll = store.coll.clone_with_type::<Document>();
         let d = stream.duration.as_secs_f64();
         tokio::spawn(async move {
             let mut out = Vec::new();
@@ -265,9 +268,15 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         })
     };
     let stop_probe = Arc::new(AtomicBool::new(false));
-    let probe_task = oldest::spawn(store.coll.clone(), stream.ttl, stop_probe.clone());
+    let probe_task = oldest::spawn(
+        &target.uri,
+        &store.coll.clone_with_type(),
+        stream.ttl,
+        stop_probe.clone(),
+    );
     let run = steady::drive(store.clone(), stream).await?;
     stop_probe.store(true, Ordering::Relaxed);
+    stop_gauges.store(true, Ordering::Relaxed);
     let probe = probe_task.await??;
     let gauges = gauge_task.await??;
     let scans = scan_task.await??;
@@ -313,7 +322,10 @@ pub async fn run(args: &Args) -> Result<Outcome> {
             rates.push(n as f64 / secs);
         }
         rates.sort_by(f64::total_cmp);
-        (rates, oldest::idle(&idle, stream.ttl, 200).await?)
+        (
+            rates,
+            oldest::idle(&target.uri, &idle, stream.ttl, 200).await?,
+        )
     };
     let idle_rate = percentile(&idle_rates, 50.0);
     let mut during: Vec<f64> = scans.iter().map(|s| s.1 as f64 / s.2).collect();
@@ -350,6 +362,10 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         "x",
     );
     add_rss(&mut out, &gauges);
+    // A backlog left at the stop, drained with no inflow.
+    let drain = run.drain();
+    out.add("drain_docs_per_s", drain.map(|d| d.0.round()), "docs/s");
+    out.add("drain_s", drain.map(|d| d.1), "s");
     out.add("chunk_stretch_s", stretch, "s");
     out.add("chunk_us_first", first.map(|c| c.0), "us");
     out.add("chunk_us_last", last.map(|c| c.0), "us");

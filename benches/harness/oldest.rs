@@ -5,13 +5,14 @@
 //! comparison; each answer is checked against the clock, so a due document
 //! returned is counted.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use mongodb::Collection;
 use mongodb::bson::{Document, doc};
+use mongodb::{Client, Collection};
 
 use crate::workload::{now_ms, percentile};
 
@@ -47,11 +48,12 @@ async fn read(coll: &Collection<Document>, ttl_ms: i64) -> Result<(f64, bool)> {
 
 /// Polls the read every 50 ms until `stop` is set.
 pub fn spawn(
-    coll: Collection<Document>,
+    uri: &str,
+    coll: &Collection<Document>,
     ttl: Duration,
     stop: Arc<AtomicBool>,
 ) -> tokio::task::JoinHandle<Result<Probe>> {
-    tokio::spawn(async move {
+    reader(uri, coll, move |coll| async move {
         let mut probe = Probe::default();
         while !stop.load(Ordering::Relaxed) {
             let (ms, due) = read(&coll, ttl.as_millis() as i64).await?;
@@ -64,12 +66,46 @@ pub fn spawn(
 }
 
 /// The same read `n` times in a row on `coll`.
-pub async fn idle(coll: &Collection<Document>, ttl: Duration, n: usize) -> Result<Probe> {
-    let mut probe = Probe::default();
-    for _ in 0..n {
-        let (ms, due) = read(coll, ttl.as_millis() as i64).await?;
-        probe.ms.push(ms);
-        probe.due_returned += u64::from(due);
-    }
-    Ok(probe)
+pub async fn idle(
+    uri: &str,
+    coll: &Collection<Document>,
+    ttl: Duration,
+    n: usize,
+) -> Result<Probe> {
+    reader(uri, coll, move |coll| async move {
+        let mut probe = Probe::default();
+        for _ in 0..n {
+            let (ms, due) = read(&coll, ttl.as_millis() as i64).await?;
+            probe.ms.push(ms);
+            probe.due_returned += u64::from(due);
+        }
+        Ok(probe)
+    })
+    .await?
+}
+
+/// Runs `reads` as another application would: on a thread and runtime of
+/// its own, through a client of its own, so the harness's inserting tasks
+/// and their connection pool never delay a read (at 100k documents/s they
+/// kept the harness's runtime busy enough to add milliseconds to it).
+fn reader<F, Fut>(
+    uri: &str,
+    coll: &Collection<Document>,
+    reads: F,
+) -> tokio::task::JoinHandle<Result<Probe>>
+where
+    F: FnOnce(Collection<Document>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Probe>>,
+{
+    let uri = uri.to_owned();
+    let ns = coll.namespace();
+    tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async move {
+            let client = Client::with_uri_str(&uri).await?;
+            reads(client.database(&ns.db).collection(&ns.coll)).await
+        })
+    })
 }

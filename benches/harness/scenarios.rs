@@ -308,7 +308,7 @@ pub async fn insert(args: &Args) -> Result<Outcome> {
     eprintln!("  measuring the raw RocksDB floor for {n} documents");
     let floor = tokio::task::spawn_blocking(move || floor::insert(n)).await??;
     let at = DateTime::from_millis(now_ms() + DAY_SECS * 1000);
-    let batches = encoded_batches(n, at)?;
+    let batches = encoded_batches(n, at);
     let (cpu_before, client_before) = (target.cpu(), own_cpu());
     let (took, points) = load_encoded(&c, batches, args.clients).await?;
     let cpu = cpu_spent(cpu_before, target.cpu());

@@ -43,6 +43,10 @@ pub trait Store: Send + Sync + 'static {
     }
 }
 
+/// How long sampling goes on past the last due time while a backlog
+/// drains.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(600);
+
 /// The stream's shape.
 #[derive(Debug, Clone, Copy)]
 pub struct Stream {
@@ -109,13 +113,15 @@ pub struct Run {
 }
 
 impl Run {
-    /// Lag percentiles (p50, p99, max) over samples taken while inserting
-    /// after the first documents fell due.
+    /// Lag percentiles (p50, p99, max) over samples taken after the first
+    /// documents fell due, until a second after the last did (not while a
+    /// backlog left then drains).
     pub fn lag(&self, ttl: Duration) -> (f64, f64, f64) {
+        let until = self.stopped_at_s + ttl.as_secs_f64() + 1.0;
         let mut lags: Vec<f64> = self
             .samples
             .iter()
-            .filter(|s| s.at_s >= ttl.as_secs_f64())
+            .filter(|s| s.at_s >= ttl.as_secs_f64() && s.at_s <= until)
             .map(|s| s.lag_ms)
             .collect();
         lags.sort_by(f64::total_cmp);
@@ -124,6 +130,24 @@ impl Run {
             percentile(&lags, 99.0),
             lags.last().copied().unwrap_or_default(),
         )
+    }
+
+    /// How fast a backlog left when the inserts stopped went: documents
+    /// deleted per second from the stop until no due document was stored,
+    /// and that time in seconds. `None` when less than a second of the
+    /// stream was due and stored at the stop (nothing worth timing), or
+    /// when the backlog had not drained by the end of sampling.
+    pub fn drain(&self) -> Option<(f64, f64)> {
+        let stop = self.samples.iter().find(|s| s.at_s >= self.stopped_at_s)?;
+        if (stop.backlog as f64) < self.achieved_rate {
+            return None;
+        }
+        let empty = self
+            .samples
+            .iter()
+            .find(|s| s.at_s > stop.at_s && s.backlog == 0)?;
+        let secs = empty.at_s - stop.at_s;
+        Some((stop.stored.saturating_sub(empty.stored) as f64 / secs, secs))
     }
 
     /// The largest backlog of stored due documents seen.
@@ -179,7 +203,8 @@ impl Run {
 }
 
 /// Runs the stream against `store`, sampling every 10 ms until a second
-/// after the last document fell due.
+/// after the last document fell due, and on while a backlog drains (at
+/// most [`DRAIN_LIMIT`] more).
 pub async fn drive<S: Store>(store: Arc<S>, stream: Stream) -> Result<Run> {
     let per_tick = (stream.rate / 100).max(1);
     let ttl_ms = stream.ttl.as_millis() as i64;
@@ -254,7 +279,10 @@ pub async fn drive<S: Store>(store: Arc<S>, stream: Stream) -> Result<Run> {
         if stop.load(Ordering::SeqCst) && until.is_none() {
             until = Some(Instant::now() + stream.ttl + Duration::from_secs(1));
         }
-        if until.is_some_and(|u| Instant::now() > u) {
+        if until.is_some_and(|u| {
+            let now = Instant::now();
+            now > u && (backlog == 0 || now > u + DRAIN_LIMIT)
+        }) {
             break;
         }
     }
@@ -274,7 +302,42 @@ pub async fn drive<S: Store>(store: Arc<S>, stream: Stream) -> Result<Run> {
 
 #[cfg(test)]
 mod tests {
-    use super::Timeline;
+    use super::{Run, Sample, Timeline};
+
+    fn sample(at_s: f64, backlog: u64, stored: u64) -> Sample {
+        Sample {
+            at_s,
+            lag_ms: 0.0,
+            backlog,
+            stored,
+        }
+    }
+
+    #[test]
+    fn drain_is_the_rate_from_the_stop_until_nothing_due_is_stored() {
+        let run = |samples| Run {
+            achieved_rate: 1000.0,
+            inserted: 0,
+            samples,
+            stopped_at_s: 10.0,
+        };
+        // 5,000 due at the stop, 9,000 stored; none due and 1,000 stored
+        // two seconds later: 4,000 documents/s.
+        let backlog = run(vec![
+            sample(9.0, 4000, 8000),
+            sample(10.0, 5000, 9000),
+            sample(11.0, 2000, 5000),
+            sample(12.0, 0, 1000),
+            sample(13.0, 0, 0),
+        ]);
+        assert_eq!(backlog.drain(), Some((4000.0, 2.0)));
+        // Less than a second of the stream due at the stop: nothing to time.
+        let small = run(vec![sample(10.0, 999, 3000), sample(10.5, 0, 2000)]);
+        assert_eq!(small.drain(), None);
+        // Still a backlog when sampling ended.
+        let left = run(vec![sample(10.0, 5000, 9000), sample(11.0, 10, 10)]);
+        assert_eq!(left.drain(), None);
+    }
 
     #[test]
     fn lag_is_the_age_of_the_oldest_stored_due_document() {

@@ -15,7 +15,7 @@
 //! deleted once everything fell due against the buckets it predicts.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -171,14 +171,16 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let target = Arc::new(Target::start(args.uri.as_deref(), args.ebbd.as_ref(), &[])?);
     let store = Arc::new(TsEbb::new(&target, stream.ttl).await?);
     let started = Instant::now();
+    let stop_gauges = Arc::new(AtomicBool::new(false));
     let gauge_task = spawn_gauges(
         target.clone(),
         store.client.clone(),
         started,
-        stream.duration + stream.ttl + Duration::from_secs(2),
+        stop_gauges.clone(),
     );
     let (cpu_before, client_before) = (target.cpu(), own_cpu());
     let run = steady::drive(store.clone(), stream).await?;
+    stop_gauges.store(true, Ordering::Relaxed);
     let cpu = cpu_spent(cpu_before, target.cpu());
     let client_cpu = cpu_spent(client_before, own_cpu());
     let gauges: Vec<Gauge> = gauge_task.await??;
