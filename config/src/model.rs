@@ -153,8 +153,10 @@ pub struct Storage {
     /// When the write-ahead log is synced.
     pub sync: SyncPolicy,
     /// Block cache shared by every column family; 0 disables caching.
+    /// Memtables are charged to it, so the two together stay within it.
     pub block_cache: ByteSize,
-    /// Total memtable budget across all column families.
+    /// Total memtable budget across all column families: past it, a flush
+    /// starts.
     pub write_buffer: ByteSize,
 }
 

@@ -300,7 +300,7 @@ pub fn render(ctx: &NodeContext) -> String {
         ),
         (
             "storage_block_cache_bytes",
-            "Bytes in RocksDB's block cache",
+            "Bytes in RocksDB's block cache, the memtables' reservation included",
             engine_memory.block_cache_bytes,
         ),
         (

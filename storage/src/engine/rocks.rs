@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rocksdb::{
     BlockBasedOptions, BoundColumnFamily, Cache, ColumnFamilyDescriptor, DBCompressionType,
     DBRawIteratorWithThreadMode, DBWithThreadMode, MultiThreaded, Options, ReadOptions, WriteBatch,
-    WriteOptions,
+    WriteBufferManager, WriteOptions,
 };
 
 use super::held::{HeldRegistry, Views};
@@ -31,9 +31,10 @@ const CATALOG_CF: &str = "catalog";
 #[derive(Debug, Clone)]
 pub struct RocksOptions {
     pub path: PathBuf,
-    /// Shared block cache for all column families.
+    /// Shared block cache for all column families, memtables included.
     pub block_cache_bytes: usize,
-    /// Total memtable budget across all column families.
+    /// Total memtable budget across all column families: past it, a flush
+    /// starts.
     pub write_buffer_bytes: usize,
 }
 
@@ -116,7 +117,21 @@ impl RocksEngine {
         db_options.create_if_missing(true);
         db_options.create_missing_column_families(true);
         db_options.set_max_background_jobs(2);
-        db_options.set_db_write_buffer_size(opts.write_buffer_bytes);
+        // Memtables are charged to the block cache: while low-priority
+        // flushes lag behind a stream, the memtables waiting for them take
+        // the place of cached blocks instead of adding to them, so the two
+        // together stay within the cache's size (the write budget still
+        // decides when a flush starts, and nothing stalls writes).
+        let memtables = if opts.block_cache_bytes == 0 {
+            WriteBufferManager::new_write_buffer_manager(opts.write_buffer_bytes, false)
+        } else {
+            WriteBufferManager::new_write_buffer_manager_with_cache(
+                opts.write_buffer_bytes,
+                false,
+                cache.clone(),
+            )
+        };
+        db_options.set_write_buffer_manager(&memtables);
         // Bound the WAL so rarely written column families get flushed and
         // old log files can go.
         db_options.set_max_total_wal_size(4 * opts.write_buffer_bytes as u64);
@@ -651,6 +666,33 @@ mod tests {
         }
         c.status().unwrap();
         out
+    }
+
+    #[test]
+    fn memtables_are_charged_to_the_block_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = RocksEngine::open(&RocksOptions {
+            path: dir.path().to_path_buf(),
+            block_cache_bytes: 16 << 20,
+            write_buffer_bytes: 64 << 20,
+        })
+        .unwrap();
+        e.create_cf(Cf::Id(1)).unwrap();
+        let value = vec![7u8; 1000];
+        for chunk in 0..10u32 {
+            let mut b = e.batch();
+            for i in 0..1000u32 {
+                b.put(Cf::Id(1), &(chunk * 1000 + i).to_be_bytes(), &value)
+                    .unwrap();
+            }
+            b.commit(false).unwrap();
+        }
+        // 10 MB in memtables, no flush yet (the budget is 64 MiB), and no
+        // block read: what the cache holds is the memtables' reservation.
+        let memtables = e.stats(Cf::Id(1)).unwrap().memtable_all_bytes;
+        assert!(memtables > 10_000_000, "{memtables}");
+        let cache = e.memory().unwrap().block_cache_bytes;
+        assert!(cache >= memtables, "cache {cache} < memtables {memtables}");
     }
 
     #[test]
