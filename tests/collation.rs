@@ -345,6 +345,67 @@ async fn sort_and_group_follow_the_collation() {
     assert_eq!(sizes, [1, 2]);
 }
 
+/// An operation's `collation: {}` is no collation argument at all (mongod
+/// reads an empty document as "not given"): find, count, update, delete
+/// and aggregate run with the collection's default, which is the simple
+/// collation on a collection without one.
+#[tokio::test]
+async fn empty_collation_is_the_collection_default() {
+    let node = TestNode::start();
+    let (db, _c) = ping_pong(&node).await;
+    let ping = doc! { "k": "ping" };
+
+    let found = first_batch(
+        &db,
+        doc! { "find": "s", "filter": ping.clone(), "collation": {} },
+    )
+    .await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    let agg = first_batch(
+        &db,
+        doc! { "aggregate": "s", "pipeline": [{ "$match": ping.clone() }], "cursor": {}, "collation": {} },
+    )
+    .await;
+    assert_eq!(agg.len(), 1, "{agg:?}");
+    let n = db
+        .run_command(doc! { "count": "s", "query": ping.clone(), "collation": {} })
+        .await
+        .unwrap();
+    assert_eq!(n.get_i32("n").unwrap(), 1);
+    let updated = db
+        .run_command(doc! {
+            "update": "s",
+            "updates": [{ "q": ping.clone(), "u": { "$set": { "seen": true } }, "multi": true, "collation": {} }],
+        })
+        .await
+        .unwrap();
+    assert_eq!(updated.get_i32("n").unwrap(), 1, "{updated:?}");
+    assert_eq!(updated.get_i32("nModified").unwrap(), 1, "{updated:?}");
+    let deleted = db
+        .run_command(doc! {
+            "delete": "s",
+            "deletes": [{ "q": ping.clone(), "limit": 0, "collation": {} }],
+        })
+        .await
+        .unwrap();
+    assert_eq!(deleted.get_i32("n").unwrap(), 1, "{deleted:?}");
+
+    // On a collection with a default collation, `{}` keeps that default.
+    db.run_command(doc! { "create": "d", "collation": case_insensitive() })
+        .await
+        .unwrap();
+    db.collection::<Document>("d")
+        .insert_many(vec![doc! { "k": "foo" }, doc! { "k": "FOO" }])
+        .await
+        .unwrap();
+    let found = first_batch(
+        &db,
+        doc! { "find": "d", "filter": { "k": "Foo" }, "collation": {} },
+    )
+    .await;
+    assert_eq!(found.len(), 2, "{found:?}");
+}
+
 /// collation.js and invalid_collation_locale.js: bad specifications fail
 /// with mongod's codes and create nothing.
 #[tokio::test]
@@ -374,10 +435,13 @@ async fn bad_collations_get_mongods_errors() {
             .run_command(doc! { "createIndexes": "bad", "indexes": [{ "key": { "a": 1 }, "name": "a_1", "collation": collation.clone() }] })
             .await;
         expect_code(r, code);
-        let r = db
-            .run_command(doc! { "find": "bad", "filter": {}, "collation": collation.clone() })
-            .await;
-        expect_code(r, code);
+        // An operation's `{}` is no collation, not a bad one.
+        if collation != Bson::Document(doc! {}) {
+            let r = db
+                .run_command(doc! { "find": "bad", "filter": {}, "collation": collation.clone() })
+                .await;
+            expect_code(r, code);
+        }
     }
     let names = db.list_collection_names().await.unwrap();
     assert!(!names.contains(&"bad".to_owned()), "{names:?}");

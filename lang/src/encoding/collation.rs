@@ -213,10 +213,15 @@ pub enum Choice {
 }
 
 impl Choice {
-    /// Parses an optional `collation` argument.
+    /// Parses an operation's optional `collation` argument. An empty
+    /// document is no argument at all, as in mongod (which reads `{}` as
+    /// "not given"), so the collection's default applies; `create` and
+    /// index specifications, which have no default to fall back on, parse
+    /// with [`Collation::parse`] and refuse it.
     pub fn parse(value: Option<RawBsonRef<'_>>) -> Result<Choice> {
         match value {
             None => Ok(Choice::CollectionDefault),
+            Some(RawBsonRef::Document(d)) if d.is_empty() => Ok(Choice::CollectionDefault),
             Some(v) => Ok(Choice::Given(Collation::parse(v)?)),
         }
     }
@@ -554,6 +559,18 @@ mod tests {
         );
         let err = error(rawdoc! { "locale": "simple", "strength": 2 });
         assert_eq!(err.kind, ErrorKind::FailedToParse);
+    }
+
+    #[test]
+    fn an_operations_empty_collation_is_the_collection_default() {
+        // mongod reads an operation's `collation: {}` as not given; a
+        // collation document of its own (`create`, an index) needs a locale.
+        let empty = rawdoc! {};
+        assert_eq!(
+            Choice::parse(Some(RawBsonRef::Document(&empty))).unwrap(),
+            Choice::CollectionDefault
+        );
+        assert_eq!(error(rawdoc! {}).kind, ErrorKind::MissingField);
     }
 
     #[test]

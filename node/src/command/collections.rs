@@ -3,14 +3,14 @@
 
 use bson::{Bson, Document, RawBsonRef, RawDocumentBuf, doc};
 use ebb_actors::catalog::{CreateCollection, DropCollection, DropDatabase, RenameCollection};
-use ebb_lang::encoding::collation::Choice;
+use ebb_lang::encoding::collation::Collation;
 use ebb_lang::query::filter::Filter;
 use ebb_lang::validator::order_validation_options;
 use ebb_storage::capped::CappedOptions;
 use ebb_storage::catalog::CollectionMeta;
 use ebb_storage::timeseries::{TimeseriesOptions, options};
 
-use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, query, validation};
+use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, validation};
 use crate::args::Args;
 use crate::auth::check;
 use crate::context::BUCKETS_PREFIX;
@@ -107,7 +107,9 @@ fn capped_options(args: &Args<'_>) -> CommandResult<Option<CappedOptions>> {
 fn plain_options(req: &Request, args: &Args<'_>) -> CommandResult<Document> {
     // Options whose behaviour ebb does not implement are refused rather
     // than stored and silently ignored.
-    let collation = query::collation(args.get("collation"))?;
+    // A collection's default collation must name a locale: `{}` is
+    // refused here, unlike an operation's `collation` argument.
+    let collation = args.get("collation").map(Collation::parse).transpose()?;
     let capped = capped_options(args)?;
     for field in [
         "viewOn",
@@ -140,11 +142,11 @@ fn plain_options(req: &Request, args: &Args<'_>) -> CommandResult<Document> {
     }
     // The default collation is stored resolved (every field), and not at
     // all when simple, as mongod shows it in listCollections.
-    match collation {
-        Choice::Given(Some(c)) => {
+    match collation.flatten() {
+        Some(c) => {
             options.insert("collation", c.to_document());
         }
-        Choice::Given(None) | Choice::CollectionDefault => {
+        None => {
             options.remove("collation");
         }
     }
