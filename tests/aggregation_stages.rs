@@ -1344,3 +1344,65 @@ async fn graph_lookup_bad_specifications_get_mongods_codes() {
     agg_err(&c, without("from"), 9).await;
     agg_err(&c, with("from", Bson::String(String::new())), 73).await;
 }
+
+/// The server's codeName of a driver error.
+fn code_name(e: &mongodb::error::Error) -> Option<String> {
+    match e.kind.as_ref() {
+        mongodb::error::ErrorKind::Command(c) => Some(c.code_name.clone()),
+        _ => None,
+    }
+}
+
+/// jstests/noPassthrough/unsupported_change_stream_deployments.js: a
+/// standalone mongod refuses `$changeStream` with 40573, whether the stream
+/// watches a collection, a database or (from `admin`, with
+/// `allChangesForCluster`) the whole deployment; ebb is a standalone.
+#[tokio::test]
+async fn change_streams_need_a_replica_set() {
+    let node = TestNode::start();
+    let client = node.client().await;
+    let db = client.database("test");
+    let c = db.collection::<Document>("watched");
+    c.insert_one(doc! { "_id": 1 }).await.unwrap();
+    let expect_40573 = |what: &str, r: mongodb::error::Result<()>| {
+        let e = r.expect_err(what);
+        assert_eq!(crate::common::code(&e), Some(40573), "{what}: {e}");
+        assert_eq!(
+            code_name(&e).as_deref(),
+            Some("Location40573"),
+            "{what}: {e}"
+        );
+        assert_eq!(
+            crate::common::message(&e),
+            "The $changeStream stage is only supported on replica sets",
+            "{what}"
+        );
+    };
+    expect_40573("collection watch", c.watch().await.map(drop));
+    expect_40573(
+        "collection watch, updateLookup",
+        c.watch()
+            .full_document(mongodb::options::FullDocumentType::UpdateLookup)
+            .await
+            .map(drop),
+    );
+    expect_40573("database watch", db.watch().await.map(drop));
+    expect_40573("cluster watch", client.watch().await.map(drop));
+    expect_40573(
+        "collection that does not exist",
+        db.collection::<Document>("non_existent")
+            .watch()
+            .await
+            .map(drop),
+    );
+    expect_40573(
+        "aggregate command",
+        db.run_command(doc! {
+            "aggregate": "watched",
+            "pipeline": [{ "$changeStream": {} }, { "$match": { "operationType": "insert" } }],
+            "cursor": {},
+        })
+        .await
+        .map(drop),
+    );
+}

@@ -334,6 +334,9 @@ pub enum StageError {
     NotFirstStage,
     /// `$documents` did not evaluate to an array.
     DocumentsNotArray,
+    /// `$changeStream` on a node that is not a replica set member (ebb
+    /// is a standalone).
+    ChangeStreamNeedsReplicaSet,
     FacetSpecNotObject,
     FacetNotArray,
     FacetStageNotObject,

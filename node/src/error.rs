@@ -444,6 +444,7 @@ pub fn stage_code(e: StageError) -> i32 {
         FacetTooLarge => 4031700,
         NotFirstStage => 40602,
         DocumentsNotArray => 5858203,
+        ChangeStreamNeedsReplicaSet => 40573,
         FacetSpecNotObject => 40169,
         FacetNotArray => 40170,
         FacetStageNotObject => 40171,

@@ -22,7 +22,6 @@ use crate::query::value::number_as_f64;
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$geoNear",
     "$redact",
-    "$changeStream",
     "$listSessions",
     "$planCacheStats",
     "$search",
@@ -109,6 +108,15 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
             what: "'replacement document' ",
         },
         "$replaceRoot" => parse_replace_root(spec, env)?,
+        // A change stream reads the oplog of a replica set; mongod on a
+        // standalone refuses it whatever it watches.
+        "$changeStream" => {
+            doc_spec()?;
+            return Err(Error::new(
+                ErrorKind::Stage(StageError::ChangeStreamNeedsReplicaSet),
+                "The $changeStream stage is only supported on replica sets",
+            ));
+        }
         "$unwind" => parse_unwind(spec)?,
         "$count" => match spec {
             RawBsonRef::String(f) if !f.is_empty() && !f.starts_with('$') && !f.contains('.') => {
@@ -209,7 +217,11 @@ pub fn parse_update_stage(stage: &RawDocument, env: &Env) -> Result<Stage> {
     match parse_stage_in(stage, env) {
         Ok(_)
         | Err(Error {
-            kind: ErrorKind::NotImplemented | ErrorKind::Stage(StageError::WriteStageNotLast),
+            kind:
+                ErrorKind::NotImplemented
+                | ErrorKind::Stage(
+                    StageError::WriteStageNotLast | StageError::ChangeStreamNeedsReplicaSet,
+                ),
             ..
         }) if !UPDATE_STAGES.contains(&name) => Err(not_allowed()),
         other => other,

@@ -83,6 +83,20 @@ fn unknown_stage_is_refused_by_kind() {
     assert_eq!(e.kind, ErrorKind::UnrecognizedPipelineStage);
 }
 
+#[test]
+fn change_streams_need_a_replica_set() {
+    // jstests/noPassthrough/unsupported_change_stream_deployments.js:
+    // a standalone refuses `$changeStream` (40573), not as unimplemented.
+    for spec in [rawdoc! {}, rawdoc! { "fullDocument": "updateLookup" }] {
+        let err = parse_stage(&rawdoc! { "$changeStream": spec }).unwrap_err();
+        assert_ne!(err.kind, ErrorKind::NotImplemented);
+        assert_eq!(
+            err.message,
+            "The $changeStream stage is only supported on replica sets"
+        );
+    }
+}
+
 /// `$sum` adds exactly as `$inc` does: Decimal128 stays decimal and exact,
 /// int32 widens to int64 on overflow.
 #[test]
