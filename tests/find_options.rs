@@ -526,3 +526,24 @@ async fn find_projection_computes_fields() {
         .await;
     expect_code(r, 168);
 }
+
+/// A find projection may mix `$slice` with computed fields (MongoDB 4.4+):
+/// the computed field makes it an inclusion, which includes the sliced
+/// array as `{a: 1}` would.
+#[tokio::test]
+async fn slice_projection_mixes_with_computed_fields() {
+    let node = TestNode::start();
+    let c = node.coll("t", "sc").await;
+    c.insert_one(doc! { "_id": 1, "a": [1, 2, 3, 4, 5], "b": "x", "c": 1 })
+        .await
+        .unwrap();
+    let p = |spec| find_one_projected(&c, doc! {}, spec);
+    assert_eq!(
+        p(doc! { "a": { "$slice": 2 }, "k": { "$literal": 7 } }).await,
+        doc! { "_id": 1, "a": [1, 2], "k": 7 }
+    );
+    assert_eq!(
+        p(doc! { "_id": 0, "a": { "$slice": [1, 2] }, "k": { "$add": ["$c", 1] } }).await,
+        doc! { "a": [2, 3], "k": 2 }
+    );
+}

@@ -11,8 +11,10 @@
 //! included like `{a: 1}`; `$elemMatch` results are appended after the
 //! included fields, as mongod 4.4+ returns them. Operators are recognised
 //! at the top level of the spec only; nested forms (`{a: {b: {$slice: 1}}}`)
-//! stay refused by [`Projection`]. This module reads no storage and
-//! evaluates no aggregation expressions.
+//! stay refused by [`Projection`]. Computed fields (MongoDB 4.4+) make
+//! the projection an inclusion evaluated as `$project` evaluates it, the
+//! operators' paths included; the operators then apply to its result.
+//! This module reads no storage and evaluates no aggregation expressions.
 
 use bson::raw::CString;
 use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
@@ -75,16 +77,6 @@ impl FindProjection {
             .any(|(key, value)| {
                 !is_flag_or_nested(value) && positional_prefix(key.as_str()).is_none()
             });
-        if computes && let Project::Computed(computed) = Project::parse(spec, env)? {
-            return Ok(FindProjection {
-                base: Projection::parse_as(&RawDocumentBuf::new(), ProjectionKind::Exclusion)?,
-                slices: Vec::new(),
-                elem_matches: Vec::new(),
-                positional: None,
-                return_key: None,
-                computed: Some(computed),
-            });
-        }
         let mut rest = RawDocumentBuf::new();
         let mut slices = Vec::new();
         let mut elem_matches: Vec<(String, Filter)> = Vec::new();
@@ -113,6 +105,26 @@ impl FindProjection {
                     elem_matches.push(parse_elem_match(key, argument, positional.is_some())?);
                 }
                 _ => rest.append(cstring(key)?, value),
+            }
+        }
+        if computes {
+            // Computed fields make an inclusion, which includes a sliced
+            // array as `{a: 1}` would; the operators then apply to what
+            // the expressions produced.
+            check_collisions(&rest, &slices, &elem_matches)?;
+            let mut with_slices = rest.clone();
+            for slice in &slices {
+                with_slices.append(cstring(&slice.path.join("."))?, true);
+            }
+            if let Project::Computed(computed) = Project::parse(&with_slices, env)? {
+                return Ok(FindProjection {
+                    base: Projection::parse_as(&RawDocumentBuf::new(), ProjectionKind::Inclusion)?,
+                    slices,
+                    elem_matches,
+                    positional,
+                    return_key: None,
+                    computed: Some(computed),
+                });
             }
         }
         check_collisions(&rest, &slices, &elem_matches)?;
@@ -168,10 +180,10 @@ impl FindProjection {
         if let Some(fields) = &self.return_key {
             return index_key_of(doc, fields);
         }
-        if let Some(computed) = &self.computed {
-            return computed.apply(doc);
-        }
-        let mut out = self.base.apply(doc);
+        let mut out = match &self.computed {
+            Some(computed) => computed.apply(doc)?,
+            None => self.base.apply(doc),
+        };
         if let Some(path) = &self.positional {
             let parts: Vec<&str> = path.iter().map(String::as_str).collect();
             out = positional_in(&out, &parts, || matched_position(query, doc))?;
@@ -628,6 +640,29 @@ mod tests {
             ErrorKind::FindProjection(f) => f,
             other => panic!("not a projection fault: {other:?}"),
         }
+    }
+
+    #[test]
+    fn slice_mixes_with_computed_fields() {
+        // A computed field makes an inclusion, which includes the sliced
+        // array as `{a: 1}` would.
+        let doc = rawdoc! { "_id": 1, "a": [1, 2, 3, 4, 5], "b": "x", "c": 1 };
+        assert_eq!(
+            project(
+                rawdoc! { "a": { "$slice": 2 }, "k": { "$literal": 7 } },
+                rawdoc! {},
+                doc.clone()
+            ),
+            rawdoc! { "_id": 1, "a": [1, 2], "k": 7 }
+        );
+        assert_eq!(
+            project(
+                rawdoc! { "_id": 0, "a": { "$slice": [1, 2] }, "k": { "$add": ["$c", 1] } },
+                rawdoc! {},
+                doc
+            ),
+            rawdoc! { "a": [2, 3], "k": 2 }
+        );
     }
 
     #[test]
