@@ -172,3 +172,46 @@ async fn ttl_deletes_appear_in_the_profile() {
         "at_1"
     );
 }
+
+// Reads of system.profile are operations like any other: mongod profiles
+// them at level 2 too, so a count of the entries sees the counts before
+// it (ODMs that count queries through system.profile subtract their own
+// counts for this reason).
+#[tokio::test]
+async fn reads_of_system_profile_are_profiled() {
+    let node = TestNode::start();
+    let db = node.db("app").await;
+    let c = db.collection::<Document>("things");
+    c.insert_one(doc! { "_id": 1 }).await.unwrap();
+    db.run_command(doc! { "profile": 2 }).await.unwrap();
+    let profile = db.collection::<Document>("system.profile");
+    let n0 = profile.count_documents(doc! {}).await.unwrap();
+    let n1 = profile.count_documents(doc! {}).await.unwrap();
+    assert_eq!(n1, n0 + 1, "the first count is recorded");
+    c.find_one(doc! {}).await.unwrap();
+    let n2 = profile.count_documents(doc! {}).await.unwrap();
+    assert_eq!(n2, n1 + 2, "the second count and the find are recorded");
+
+    let reads = profile_entries(&db, doc! { "ns": "app.system.profile" }).await;
+    assert_eq!(reads.len(), 3, "{reads:?}");
+    for r in &reads {
+        assert_eq!(r.get_str("op").unwrap(), "command", "{r}");
+        assert_eq!(
+            r.get_document("command")
+                .unwrap()
+                .get_str("aggregate")
+                .unwrap(),
+            "system.profile"
+        );
+    }
+    let finds = profile_entries(
+        &db,
+        doc! { "op": "query", "ns": "app.system.profile", "command.find": "system.profile" },
+    )
+    .await;
+    assert_eq!(
+        finds.len(),
+        1,
+        "the previous find of system.profile: {finds:?}"
+    );
+}

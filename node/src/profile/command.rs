@@ -10,7 +10,7 @@ use std::time::Duration;
 use bson::RawDocumentBuf;
 
 use super::record::write;
-use super::settings::{PROFILE_COLLECTION, entry, number, reply_counts};
+use super::settings::{entry, number, reply_counts};
 use crate::command::{ConnInfo, Op};
 use crate::context::NodeContext;
 use crate::error::CommandResult;
@@ -40,10 +40,6 @@ pub async fn record_command(ctx: &Arc<NodeContext>, conn: &Arc<ConnInfo>, ran: R
         elapsed,
         stats,
     } = ran;
-    // mongod does not profile operations on the profile collection.
-    if collection == Some(PROFILE_COLLECTION) {
-        return;
-    }
     let ns = match collection {
         Some(coll) => format!("{db}.{coll}"),
         None => format!("{db}.$cmd"),

@@ -6,9 +6,11 @@
 //!
 //! Entries of commands are written through the collection's writer after
 //! the operation, before its reply (`command::dispatch`), so a client that
-//! reads `system.profile` after an operation finds it. Operations on
-//! `system.profile` itself are not recorded, as in mongod. Nothing here
-//! decides permissions: the `profile` command's own check does.
+//! reads `system.profile` after an operation finds it. Commands on
+//! `system.profile` itself (a `find`, a count's `aggregate`) are recorded
+//! like any other, as in mongod, so a read of the profile sees the reads
+//! before it; TTL deletes from it are not. Nothing here decides
+//! permissions: the `profile` command's own check does.
 
 pub mod command;
 pub mod record;
