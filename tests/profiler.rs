@@ -215,3 +215,113 @@ async fn reads_of_system_profile_are_profiled() {
         "the previous find of system.profile: {finds:?}"
     );
 }
+
+/// The profile entry of the statement whose `command.q` is `q`.
+fn statement_entry<'a>(entries: &'a [Document], q: &Document) -> &'a Document {
+    entries
+        .iter()
+        .find(|e| e.get_document("command").unwrap().get_document("q").ok() == Some(q))
+        .unwrap_or_else(|| panic!("no entry for {q}: {entries:?}"))
+}
+
+// profile_update.js, profile_delete.js and profile1.js: an update or
+// delete command is profiled one entry per statement ("update" or
+// "remove"), its `command` the statement with mongod's defaults filled in
+// (`{q, u, multi, upsert}`, `{q, limit}`), with the statement's own
+// counts.
+#[tokio::test]
+async fn writes_are_profiled_one_entry_per_statement() {
+    let node = TestNode::start();
+    let db = node.db("app").await;
+    let c = db.collection::<Document>("things");
+    c.insert_many((1..=3).map(|i| doc! { "_id": i, "a": i }))
+        .await
+        .unwrap();
+    db.run_command(doc! { "profile": 2 }).await.unwrap();
+    db.run_command(doc! {
+        "update": "things",
+        "updates": [
+            { "q": { "a": 1 }, "u": { "$set": { "b": 1 } } },
+            { "q": { "a": { "$gte": 2 } }, "u": { "$set": { "b": 2 } }, "multi": true },
+            { "q": { "_id": 9 }, "u": { "$set": { "b": 9 } }, "upsert": true },
+            { "q": { "a": 3 }, "u": { "$set": { "c": 1 } }, "hint": { "_id": 1 } },
+        ],
+    })
+    .await
+    .unwrap();
+    let updates = profile_entries(&db, doc! { "op": "update", "ns": "app.things" }).await;
+    assert_eq!(updates.len(), 4, "{updates:?}");
+    assert!(
+        updates
+            .iter()
+            .all(|e| !e.get_document("command").unwrap().contains_key("updates")),
+        "{updates:?}"
+    );
+    let one = statement_entry(&updates, &doc! { "a": 1 });
+    assert_eq!(
+        one.get_document("command").unwrap(),
+        &doc! { "q": { "a": 1 }, "u": { "$set": { "b": 1 } }, "multi": false, "upsert": false }
+    );
+    assert_eq!(number(one, "nMatched"), 1);
+    assert_eq!(number(one, "nModified"), 1);
+    assert_eq!(number(one, "nUpserted"), 0);
+    assert_eq!(number(one, "docsExamined"), 1);
+    assert!(number(one, "keysExamined") >= 0);
+    assert_eq!(one.get_str("planSummary").unwrap(), "COLLSCAN");
+    let many = statement_entry(&updates, &doc! { "a": { "$gte": 2 } });
+    assert_eq!(
+        many.get_document("command").unwrap(),
+        &doc! { "q": { "a": { "$gte": 2 } }, "u": { "$set": { "b": 2 } }, "multi": true, "upsert": false }
+    );
+    assert_eq!(number(many, "nMatched"), 2);
+    assert_eq!(number(many, "nModified"), 2);
+    let upsert = statement_entry(&updates, &doc! { "_id": 9 });
+    assert_eq!(
+        upsert.get_document("command").unwrap(),
+        &doc! { "q": { "_id": 9 }, "u": { "$set": { "b": 9 } }, "multi": false, "upsert": true }
+    );
+    assert_eq!(number(upsert, "nMatched"), 0);
+    assert_eq!(number(upsert, "nModified"), 0);
+    assert_eq!(number(upsert, "nUpserted"), 1);
+    let hinted = statement_entry(&updates, &doc! { "a": 3 });
+    let command = hinted.get_document("command").unwrap();
+    assert_eq!(command.get_document("hint").unwrap(), &doc! { "_id": 1 });
+    assert!(!command.get_bool("multi").unwrap());
+    assert!(!command.get_bool("upsert").unwrap());
+
+    db.run_command(doc! {
+        "delete": "things",
+        "deletes": [
+            { "q": { "_id": 1 }, "limit": 1 },
+            { "q": { "b": 2 }, "limit": 0 },
+        ],
+    })
+    .await
+    .unwrap();
+    let removes = profile_entries(&db, doc! { "op": "remove", "ns": "app.things" }).await;
+    assert_eq!(removes.len(), 2, "{removes:?}");
+    let first = statement_entry(&removes, &doc! { "_id": 1 });
+    assert_eq!(
+        first.get_document("command").unwrap(),
+        &doc! { "q": { "_id": 1 }, "limit": 1 }
+    );
+    assert_eq!(number(first, "ndeleted"), 1);
+    let second = statement_entry(&removes, &doc! { "b": 2 });
+    assert_eq!(number(second, "ndeleted"), 2);
+    assert!(number(second, "docsExamined") >= 2);
+
+    // A helper's single statement is one entry too (profile1.js).
+    c.update_one(doc! { "_id": 2 }, doc! { "$inc": { "x": 1 } })
+        .await
+        .unwrap();
+    let inc = profile_entries(
+        &db,
+        doc! { "op": "update", "command.u": { "$inc": { "x": 1 } } },
+    )
+    .await;
+    assert_eq!(inc.len(), 1, "{inc:?}");
+    assert_eq!(
+        inc[0].get_document("command").unwrap(),
+        &doc! { "q": { "_id": 2 }, "u": { "$inc": { "x": 1 } }, "multi": false, "upsert": false }
+    );
+}

@@ -18,6 +18,9 @@ use std::time::Instant;
 
 use bson::{Document, RawDocumentBuf, doc};
 use ebb_lang::query::interrupt::{Interrupt, Why};
+use ebb_storage::statement::StatementStats;
+
+use crate::error::CommandError;
 
 tokio::task_local! {
     static CURRENT: Interrupt;
@@ -25,12 +28,35 @@ tokio::task_local! {
 }
 
 /// What a command's reads examined and how, for its profiler entry:
-/// noted by the commands that run queries ([`note_examined`]).
+/// noted by the commands that run queries ([`note_examined`]), and by
+/// `update` and `delete` what each statement did ([`note_statements`]).
 #[derive(Debug, Default)]
 pub struct OpStats {
     pub keys_examined: AtomicU64,
     pub docs_examined: AtomicU64,
     pub plan_summary: Mutex<Option<String>>,
+    pub statements: Mutex<Vec<StatementNote>>,
+}
+
+/// One statement of an `update` or `delete`, which the profiler records
+/// on its own as mongod does.
+#[derive(Debug, Clone)]
+pub struct StatementNote {
+    /// Its index among the command's statements.
+    pub position: usize,
+    /// What it did, if it completed.
+    pub stats: Option<StatementStats>,
+    /// Its write error, if it failed.
+    pub error: Option<CommandError>,
+}
+
+/// Records what the running command's statements did, in statement
+/// order.
+pub fn note_statements(mut notes: Vec<StatementNote>) {
+    notes.sort_by_key(|n| n.position);
+    let _ = STATS.try_with(|s| {
+        *s.statements.lock().unwrap_or_else(|e| e.into_inner()) = notes;
+    });
 }
 
 /// Adds to the running command's examined keys and documents.

@@ -220,6 +220,29 @@ pub struct DeleteStatement {
 pub struct DeleteOutcome {
     pub n: u64,
     pub errors: Vec<WriteError>,
+    /// What each statement that completed did, in order.
+    pub statements: Vec<StatementStats>,
+}
+
+/// What one update or delete statement did and read, for its profiler
+/// entry (mongod profiles each statement on its own).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct StatementStats {
+    /// The statement's index in the batch.
+    pub index: usize,
+    pub matched: u64,
+    pub modified: u64,
+    pub upserted: bool,
+    pub deleted: u64,
+    pub examined: Examined,
+}
+
+/// What a statement's search for its targets read, and by which plan.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Examined {
+    pub keys: u64,
+    pub docs: u64,
+    pub plan_summary: String,
 }
 
 pub fn delete(
@@ -238,6 +261,7 @@ pub fn delete(
         }
         .collated(st.collation.resolve(coll.meta.default_collation()?));
         let limit = st.just_one.then_some(1);
+        let before = out.n;
         let result = match &coll.timeseries {
             // Measurements go bucket by bucket once all are found.
             Some(opts) => {
@@ -245,9 +269,9 @@ pub fn delete(
                 for_each_target(engine, coll, q, limit, st.deadline, |found| {
                     doomed.delete(&found.id_key)
                 })
-                .and_then(|()| {
+                .and_then(|examined| {
                     out.n += doomed.apply(&mut w, coll, opts)?;
-                    Ok(())
+                    Ok(examined)
                 })
             }
             None => for_each_target(engine, coll, q, limit, st.deadline, |found| {
@@ -260,10 +284,18 @@ pub fn delete(
             }),
         };
         w.commit(false)?;
-        if let Err(error) = result {
-            out.errors.push(WriteError { index, error });
-            if ordered {
-                break;
+        match result {
+            Ok(examined) => out.statements.push(StatementStats {
+                index,
+                deleted: out.n - before,
+                examined,
+                ..StatementStats::default()
+            }),
+            Err(error) => {
+                out.errors.push(WriteError { index, error });
+                if ordered {
+                    break;
+                }
             }
         }
     }
@@ -297,6 +329,8 @@ pub struct UpdateOutcome {
     pub upserted: Vec<(usize, bson::Bson)>,
     pub errors: Vec<WriteError>,
     pub earliest_due: Option<i64>,
+    /// What each statement that completed did, in order.
+    pub statements: Vec<StatementStats>,
 }
 
 pub fn update(
@@ -310,7 +344,7 @@ pub fn update(
     let mut w = Writer::new(engine, coll)?;
     for (index, st) in statements.into_iter().enumerate() {
         w.bypass_validation(st.bypass_validation);
-        let result = update_one_statement(engine, coll, &mut w, &st, now, &mut out);
+        let result = update_one_statement(engine, coll, &mut w, &st, index, now, &mut out);
         w.commit(false)?;
         match result {
             Ok(Some(id)) => out.upserted.push((index, id)),
@@ -334,6 +368,7 @@ fn update_one_statement(
     coll: &Arc<Collection>,
     w: &mut Writer<'_>,
     st: &UpdateStatement,
+    index: usize,
     now: bson::DateTime,
     out: &mut UpdateOutcome,
 ) -> Result<Option<bson::Bson>> {
@@ -356,16 +391,17 @@ fn update_one_statement(
         hint: st.hint.clone(),
     };
     let limit = (!st.multi).then_some(1);
-    let mut matched = 0u64;
+    let (mut matched, mut modified) = (0u64, 0u64);
     // Measurements change bucket by bucket once all are found.
     let mut rewrites = Rewrites::default();
-    for_each_target(engine, coll, q, limit, st.deadline, |found| {
+    let examined = for_each_target(engine, coll, q, limit, st.deadline, |found| {
         matched += 1;
         if let Some(new) = st.update.apply(&found.doc, &filter, &ctx)? {
             match &coll.timeseries {
                 Some(opts) => rewrites.replace(&found.id_key, new, opts)?,
                 None => w.replace(&found.id_key, &found.doc, &new)?,
             }
+            modified += 1;
             out.n_modified += 1;
         }
         if w.pending_ops() >= CHUNK_OPS {
@@ -377,7 +413,15 @@ fn update_one_statement(
         rewrites.apply(w, coll, opts)?;
     }
     out.n += matched;
+    let mut stats = StatementStats {
+        index,
+        matched,
+        modified,
+        examined,
+        ..StatementStats::default()
+    };
     if matched > 0 || !st.upsert {
+        out.statements.push(stats);
         return Ok(None);
     }
     let doc = st.update.upsert_document(
@@ -389,6 +433,8 @@ fn update_one_statement(
     )?;
     let (_, id) = insert_upserted(engine, coll, w, doc)?;
     out.n += 1;
+    stats.upserted = true;
+    out.statements.push(stats);
     Ok(id)
 }
 
@@ -412,7 +458,8 @@ fn insert_upserted(
 }
 
 /// Runs a query on a fresh snapshot and calls `each` for every match,
-/// stopping after `limit` (or with MaxTimeMSExpired at `deadline`).
+/// stopping after `limit` (or with MaxTimeMSExpired at `deadline`);
+/// returns what the query read.
 fn for_each_target(
     engine: &dyn Engine,
     coll: &Arc<Collection>,
@@ -420,7 +467,7 @@ fn for_each_target(
     limit: Option<u64>,
     deadline: Option<Instant>,
     mut each: impl FnMut(Found) -> Result<()>,
-) -> Result<()> {
+) -> Result<Examined> {
     let plan = plan::plan(&coll.meta, &q)?;
     let snap = engine.snapshot();
     let mut cursor =
@@ -433,7 +480,14 @@ fn for_each_target(
             false
         }
     })?;
-    failure.map_or(Ok(()), Err)
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    Ok(Examined {
+        keys: cursor.stats.keys_examined,
+        docs: cursor.stats.docs_examined,
+        plan_summary: cursor.plan_summary().to_owned(),
+    })
 }
 
 /// A `findAndModify`.

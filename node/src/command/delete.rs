@@ -5,7 +5,9 @@ use ebb_actors::collection::DeleteDocs;
 use ebb_lang::pipeline::Env;
 use ebb_storage::statement::DeleteStatement;
 
-use super::write::{Statements, interrupted, map_errors, n_reply, ordered, send_write, statements};
+use super::write::{
+    Statements, interrupted, map_errors, n_reply, note_statements, ordered, send_write, statements,
+};
 use super::{Request, ok, query};
 use crate::args::{Args, as_i64, type_name};
 use crate::context::NodeContext;
@@ -57,6 +59,7 @@ pub async fn delete(req: Request) -> CommandResult {
         ..
     } = statements;
     let mut n = 0;
+    let mut ran = None;
     if !parsed.is_empty() {
         let sent = send_write(&req, &collection, false, || DeleteDocs {
             statements: parsed.clone(),
@@ -66,7 +69,11 @@ pub async fn delete(req: Request) -> CommandResult {
         if let Some(out) = sent.await? {
             n = out.n;
             errors.extend(map_errors(out.errors, &positions));
+            ran = Some(out.statements);
         }
+    }
+    if req.node.profiler.active(&req.db) {
+        note_statements(ran, &positions, &errors);
     }
     interrupted(&errors)?;
     ok(n_reply(n, errors))

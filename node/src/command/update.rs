@@ -14,8 +14,8 @@ use ebb_storage::Error as StorageError;
 use ebb_storage::statement::UpdateStatement;
 
 use super::write::{
-    Statements, array_filters, interrupted, map_errors, ordered, send_write, statements,
-    with_write_errors,
+    Statements, array_filters, interrupted, map_errors, note_statements, ordered, send_write,
+    statements, with_write_errors,
 };
 use super::{Request, ok, query};
 use crate::args::{Args, type_name};
@@ -94,6 +94,7 @@ pub async fn update(req: Request) -> CommandResult {
         })
         .await?
     };
+    let mut ran = None;
     if let Some(out) = outcome {
         n = out.n;
         n_modified = out.n_modified;
@@ -103,6 +104,10 @@ pub async fn update(req: Request) -> CommandResult {
             .map(|(i, id)| bson::doc! { "index": positions[i] as i32, "_id": id })
             .collect::<Vec<_>>();
         errors.extend(map_errors(out.errors, &positions));
+        ran = Some(out.statements);
+    }
+    if req.node.profiler.active(&req.db) {
+        note_statements(ran, &positions, &errors);
     }
     interrupted(&errors)?;
     let mut reply = bson::doc! { "n": n as i32, "nModified": n_modified as i32 };

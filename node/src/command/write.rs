@@ -8,7 +8,7 @@ use ebb_actors::collection::CollectionActor;
 use ebb_actors::collection::CollectionHandle;
 use ebb_config::limits::MAX_WRITE_BATCH_SIZE;
 use ebb_storage::ErrorKind;
-use ebb_storage::statement::WriteError;
+use ebb_storage::statement::{StatementStats, WriteError};
 
 use super::{Request, check_collection_name, check_db_name};
 use crate::args::{Args, type_name};
@@ -171,6 +171,46 @@ pub fn map_errors(errors: Vec<WriteError>, positions: &[usize]) -> Vec<(usize, C
         .into_iter()
         .map(|w| (positions[w.index], CommandError::from(w.error)))
         .collect()
+}
+
+/// Tells the profiler what each statement of an `update` or `delete` did:
+/// those the collection ran (`ran`, numbered within the sub-batch that
+/// `positions` maps), or, where there was no collection to run them on,
+/// each statement sent as matching nothing; and those that failed.
+pub fn note_statements(
+    ran: Option<Vec<StatementStats>>,
+    positions: &[usize],
+    errors: &[(usize, CommandError)],
+) {
+    use crate::ops::StatementNote;
+    let mut notes: Vec<StatementNote> = match ran {
+        Some(ran) => ran
+            .into_iter()
+            .map(|s| StatementNote {
+                position: positions[s.index],
+                stats: Some(s),
+                error: None,
+            })
+            .collect(),
+        None => positions
+            .iter()
+            .enumerate()
+            .map(|(index, &position)| StatementNote {
+                position,
+                stats: Some(StatementStats {
+                    index,
+                    ..StatementStats::default()
+                }),
+                error: None,
+            })
+            .collect(),
+    };
+    notes.extend(errors.iter().map(|(position, e)| StatementNote {
+        position: *position,
+        stats: None,
+        error: Some(e.clone()),
+    }));
+    crate::ops::note_statements(notes);
 }
 
 /// A statement that ran out of `maxTimeMS` fails the whole command, as an

@@ -1,7 +1,8 @@
 //! The profile entry of one finished command, in mongod's shape (`op`,
 //! `ns`, the command as sent, timing, examined counts, the reply's counts
 //! or its error, the client and its user), recorded when the profiler
-//! wants it.
+//! wants it. An `update` or `delete` is recorded one entry per statement,
+//! as mongod records them (`statement`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -11,9 +12,10 @@ use bson::RawDocumentBuf;
 
 use super::record::write;
 use super::settings::{entry, number, reply_counts};
+use super::statement;
 use crate::command::{ConnInfo, Op};
 use crate::context::NodeContext;
-use crate::error::CommandResult;
+use crate::error::{CommandError, CommandResult};
 use crate::ops::OpStats;
 
 /// A command that ran on a profiled database.
@@ -44,8 +46,19 @@ pub async fn record_command(ctx: &Arc<NodeContext>, conn: &Arc<ConnInfo>, ran: R
         Some(coll) => format!("{db}.{coll}"),
         None => format!("{db}.$cmd"),
     };
-    let op = op.profile_name();
     let millis = elapsed.as_millis() as i64;
+    let notes = std::mem::take(&mut *stats.statements.lock().unwrap_or_else(|e| e.into_inner()));
+    if reply.is_ok() && !notes.is_empty() {
+        for note in notes {
+            let mut entry = statement::entry(op, &ns, body, &note, millis, ctx.shared.clock.now());
+            if let Some(e) = &note.error {
+                error_fields(e, &mut entry);
+            }
+            submit(ctx, conn, db, entry, millis).await;
+        }
+        return;
+    }
+    let op = op.profile_name();
     let command = bson::Document::try_from(body.as_ref()).unwrap_or_default();
     let mut entry = entry(op, &ns, command, millis, ctx.shared.clock.now());
     let keys = stats.keys_examined.load(Ordering::Relaxed);
@@ -64,16 +77,31 @@ pub async fn record_command(ctx: &Arc<NodeContext>, conn: &Arc<ConnInfo>, ran: R
             reply_counts(op, reply, &mut entry);
             entry.insert("responseLength", reply.as_bytes().len() as i32);
         }
-        Err(e) => {
-            entry.insert("ok", 0.0);
-            entry.insert("errMsg", e.errmsg.clone());
-            entry.insert("errName", crate::error::code_name(e.code));
-            entry.insert("errCode", e.code);
-        }
+        Err(e) => error_fields(e, &mut entry),
     }
     if let Some(plan) = plan {
         entry.insert("planSummary", plan);
     }
+    submit(ctx, conn, db, entry, millis).await;
+}
+
+/// An error as the profile fields mongod writes for it.
+fn error_fields(e: &CommandError, entry: &mut bson::Document) {
+    entry.insert("ok", 0.0);
+    entry.insert("errMsg", e.errmsg.clone());
+    entry.insert("errName", crate::error::code_name(e.code));
+    entry.insert("errCode", e.code);
+}
+
+/// Adds the fields every entry ends with (the client and its user) and
+/// writes the entry if the profiler wants it.
+async fn submit(
+    ctx: &Arc<NodeContext>,
+    conn: &Arc<ConnInfo>,
+    db: &str,
+    mut entry: bson::Document,
+    millis: i64,
+) {
     entry.insert("numYield", 0);
     entry.insert("protocol", "op_msg");
     entry.insert("client", conn.peer.ip().to_string());

@@ -2,7 +2,8 @@
 //! the `profile` command's level per database — 0 off, 1 slow or
 //! filtered, 2 all — with the node-wide `slowms` and `sampleRate` and a
 //! per-database `filter`), the entries in mongod's shape (a command's in
-//! `command`), and writing them to `<db>.system.profile` (`record`).
+//! `command`; an update's or delete's one per statement, `statement`), and
+//! writing them to `<db>.system.profile` (`record`).
 //!
 //! Entries of commands are written through the collection's writer after
 //! the operation, before its reply (`command::dispatch`), so a client that
@@ -15,6 +16,7 @@
 pub mod command;
 pub mod record;
 pub mod settings;
+pub mod statement;
 
 pub use command::{Ran, record_command};
 pub use record::{record_ttl_deletes, write};
