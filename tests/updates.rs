@@ -559,6 +559,60 @@ async fn pipeline_upsert_builds_on_the_query_equalities() {
     );
 }
 
+/// A pipeline update runs on the documents its filter matches and on
+/// nothing else: with no match it answers `n: 0, nModified: 0`, however
+/// its expressions would fare on an empty document; with `upsert` and no
+/// match it runs on the seed the filter's equalities build.
+#[tokio::test]
+async fn pipeline_update_without_a_match_evaluates_nothing() {
+    let node = TestNode::start();
+    let db = node.db("u").await;
+    let c = db.collection::<Document>("pipeline_nomatch");
+    c.insert_one(doc! { "_id": 1, "k": "text" }).await.unwrap();
+    let add = vec![doc! { "$set": { "x": { "$add": ["$missing", 1] } } }];
+    // A pipeline that would fail on the one document there is, if run.
+    let fails_on_k = vec![doc! { "$set": { "x": { "$add": ["$k", 1] } } }];
+    for (coll, u) in [
+        ("pipeline_nomatch", add.clone()),
+        ("pipeline_nomatch", fails_on_k.clone()),
+        ("pipeline_absent", add.clone()),
+    ] {
+        for multi in [false, true] {
+            let r = db
+                .run_command(doc! {
+                    "update": coll,
+                    "updates": [{ "q": { "_id": 99 }, "u": u.clone(), "multi": multi }],
+                })
+                .await
+                .unwrap();
+            assert_eq!(r.get_i32("n").unwrap(), 0, "{coll} {u:?}: {r:?}");
+            assert_eq!(r.get_i32("nModified").unwrap(), 0, "{coll} {u:?}: {r:?}");
+            assert!(!r.contains_key("writeErrors"), "{coll} {u:?}: {r:?}");
+        }
+    }
+    let r = c
+        .update_many(doc! { "_id": 99 }, add.clone())
+        .await
+        .unwrap();
+    assert_eq!((r.matched_count, r.modified_count), (0, 0));
+    assert_eq!(all(&c).await, vec![doc! { "_id": 1, "k": "text" }]);
+
+    // With upsert, the pipeline runs on the seed document.
+    let r = c
+        .update_one(
+            doc! { "_id": 5, "n": 2 },
+            vec![doc! { "$set": { "m": { "$add": ["$n", 1] }, "x": { "$add": ["$missing", 1] } } }],
+        )
+        .upsert(true)
+        .await
+        .unwrap();
+    assert_eq!(r.upserted_id, Some(Bson::Int32(5)));
+    assert_eq!(
+        c.find_one(doc! { "_id": 5 }).await.unwrap(),
+        Some(doc! { "_id": 5, "n": 2, "m": 3, "x": Bson::Null })
+    );
+}
+
 #[tokio::test]
 async fn pipeline_update_errors_match_mongod() {
     // jstests/core/write/update/update_with_pipeline.js: disallowed stages
