@@ -314,11 +314,7 @@ async fn writes_are_profiled_one_entry_per_statement() {
     c.update_one(doc! { "_id": 2 }, doc! { "$inc": { "x": 1 } })
         .await
         .unwrap();
-    let inc = profile_entries(
-        &db,
-        doc! { "op": "update", "command.u": { "$inc": { "x": 1 } } },
-    )
-    .await;
+    let inc = profile_entries(&db, doc! { "op": "update", "command.q._id": 2 }).await;
     assert_eq!(inc.len(), 1, "{inc:?}");
     assert_eq!(
         inc[0].get_document("command").unwrap(),
