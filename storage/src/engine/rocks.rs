@@ -650,10 +650,14 @@ mod tests {
     use super::*;
 
     fn open(dir: &Path) -> RocksEngine {
+        open_sized(dir, 8 << 20, 8 << 20)
+    }
+
+    fn open_sized(dir: &Path, block_cache_bytes: usize, write_buffer_bytes: usize) -> RocksEngine {
         RocksEngine::open(&RocksOptions {
             path: dir.to_path_buf(),
-            block_cache_bytes: 8 << 20,
-            write_buffer_bytes: 8 << 20,
+            block_cache_bytes,
+            write_buffer_bytes,
         })
         .unwrap()
     }
@@ -671,12 +675,7 @@ mod tests {
     #[test]
     fn memtables_are_charged_to_the_block_cache() {
         let dir = tempfile::tempdir().unwrap();
-        let e = RocksEngine::open(&RocksOptions {
-            path: dir.path().to_path_buf(),
-            block_cache_bytes: 16 << 20,
-            write_buffer_bytes: 64 << 20,
-        })
-        .unwrap();
+        let e = open_sized(dir.path(), 16 << 20, 64 << 20);
         e.create_cf(Cf::Id(1)).unwrap();
         let value = vec![7u8; 1000];
         for chunk in 0..10u32 {
