@@ -263,6 +263,45 @@ fn a_collection_entirely_due_goes_at_once_and_later_writes_are_kept() {
 }
 
 #[test]
+fn a_collection_emptied_chunk_by_chunk_leaves_its_last_documents_to_chunks() {
+    // A steady stream expires chunk by chunk, and the tombstones of what
+    // went stay until compaction: counting the few documents left whole
+    // would walk all of them while holding the writer.
+    let (_d, engine, coll) = setup();
+    insert(
+        &engine,
+        &coll,
+        (0..20_000)
+            .map(|i| doc! { "_id": i, "at": at(100), "k": i })
+            .collect(),
+    );
+    let mut resume = None;
+    loop {
+        let out = expire(&engine, &coll, "at_1", 100, 100, resume.as_deref()).unwrap();
+        resume = out.resume_after;
+        if !out.more {
+            break;
+        }
+    }
+    insert(
+        &engine,
+        &coll,
+        (20_000..20_010)
+            .map(|i| doc! { "_id": i, "at": at(200), "k": i })
+            .collect(),
+    );
+    assert_eq!(expire_all(&engine, &coll, "at_1", 200).unwrap(), None);
+    assert_eq!(ids(&engine).len(), 10);
+    assert_eq!(
+        expire(&engine, &coll, "at_1", 200, 1000, None)
+            .unwrap()
+            .deleted,
+        10
+    );
+    assert_eq!(all_keys(&engine), (0, 0, 0));
+}
+
+#[test]
 fn one_document_not_provably_due_keeps_the_collection_whole() {
     let not_due = [
         doc! { "_id": 99, "at": at(5_000), "k": 0 },
