@@ -522,3 +522,55 @@ fn a_full_queue_makes_chunks_delete_everything_themselves() {
     assert_eq!(stored(&engine, 10), 20);
     valid(&engine, &coll);
 }
+
+#[test]
+fn a_backlog_of_a_million_keeps_what_waits_for_the_sweep_within_its_bound() {
+    // Past capacity the backlog may grow without end; what waits for the
+    // sweep (queued entries, and record keys held from every read) must
+    // not grow with it. Lifetimes in the reverse of `_id` order make every
+    // document leave its record, not only its `k` entry, to the sweep.
+    const DOCS: i32 = 1_000_000;
+    const CAP: usize = 20_000;
+    const LIMIT: usize = 8_192;
+    let (_d, engine, coll) = setup();
+    for start in (0..DOCS).step_by(50_000) {
+        let docs = (start..start + 50_000)
+            .map(|i| doc! { "_id": i, "at": at(i64::from(DOCS - i)), "k": i })
+            .collect();
+        insert(&engine, &coll, docs);
+    }
+    let policy = ExpiryPolicy {
+        sweep_max_entries: CAP,
+        ..ExpiryPolicy::default()
+    };
+    let (mut deleted, mut resume, mut most) = (0, None, (0, 0));
+    loop {
+        let chunk = Chunk {
+            index: "at_1",
+            cutoff_millis: i64::from(DOCS),
+            limit: LIMIT,
+            resume_after: resume.as_deref(),
+        };
+        let out = super::expire(&engine, &coll, chunk, &policy).unwrap();
+        deleted += out.deleted;
+        // One chunk may carry the queue past its bound; none after it
+        // adds to it.
+        let now = (coll.sweep.entries(), coll.sweep.held_keys());
+        assert!(now.0 <= CAP + 2 * LIMIT, "{now:?} after {deleted}");
+        assert!(now.1 <= CAP + LIMIT, "{now:?} after {deleted}");
+        most = (most.0.max(now.0), most.1.max(now.1));
+        resume = out.resume_after;
+        if !out.more {
+            break;
+        }
+    }
+    assert_eq!(deleted, DOCS as u64);
+    assert!(most.0 >= CAP, "the bound was reached: {most:?}");
+    assert_eq!(ids(&engine).len(), 0, "no read sees a held record");
+    sweep(&engine, &coll).unwrap();
+    assert_eq!((coll.sweep.entries(), coll.sweep.held_keys()), (0, 0));
+    assert_eq!(stored(&engine, 10), 0);
+    assert_eq!(keys(&engine, 11), 0);
+    assert_eq!(keys(&engine, 12), 0);
+    valid(&engine, &coll);
+}
