@@ -35,9 +35,14 @@ const HASHER: ahash::RandomState = ahash::RandomState::with_seeds(
 const MIN_SLOTS: usize = 1 << 10;
 
 /// The record keys one chunk queued, with their hashes and their range.
+/// The keys lie end to end in one buffer: a backlog past capacity holds
+/// millions of them, and a vector per key cost its 24-byte header and
+/// an allocation of at least 16 bytes on top of the key's own bytes.
 #[derive(Debug, Default)]
 pub(super) struct HeldList {
-    keys: Vec<Vec<u8>>,
+    bytes: Vec<u8>,
+    /// Where each key ends in `bytes`.
+    ends: Vec<usize>,
     hashes: Vec<u64>,
     least: Vec<u8>,
     greatest: Vec<u8>,
@@ -53,8 +58,15 @@ impl HeldList {
         }
         let (least, greatest) =
             range.map_or_else(Default::default, |(lo, hi)| (lo.clone(), hi.clone()));
+        let mut bytes = Vec::with_capacity(keys.iter().map(Vec::len).sum());
+        let mut ends = Vec::with_capacity(keys.len());
+        for k in &keys {
+            bytes.extend_from_slice(k);
+            ends.push(bytes.len());
+        }
         HeldList {
-            keys,
+            bytes,
+            ends,
             hashes,
             least,
             greatest,
@@ -62,11 +74,18 @@ impl HeldList {
     }
 
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.ends.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.ends.is_empty()
+    }
+
+    /// The `i`-th key.
+    fn key(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)?;
+        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
+        Some(&self.bytes[start..end])
     }
 }
 
@@ -208,7 +227,7 @@ impl Held {
             .checked_sub(1)?;
         let p = &self.lists[i];
         let offset = usize::try_from(ordinal - p.first).ok()?;
-        p.list.keys.get(offset).map(Vec::as_slice)
+        p.list.key(offset)
     }
 
     fn live(&self) -> usize {
@@ -256,7 +275,7 @@ impl HeldKeys {
         let _edit = self.edit.lock().expect("held keys edit");
         let cur = self.current();
         let first = cur.high;
-        if list.keys.is_empty() {
+        if list.is_empty() {
             return first;
         }
         let high = first + list.len() as u64;
