@@ -75,18 +75,14 @@ pub fn expire_all(
     let Walked::Found(count) = walk.count(coll.records())? else {
         return Ok(None);
     };
-    let mut ends = Vec::new();
+    let mut batch = engine.batch();
     for cf in std::iter::once(coll.records()).chain(coll.keygens.iter().map(|kg| Cf::Id(kg.cf))) {
         match walk.first_key(cf, KeyRange::all(), Direction::Reverse)? {
-            Walked::Found(Some(last)) => ends.push((cf, key_after(&last))),
+            Walked::Found(Some(last)) => batch.delete_range(cf, &[], &key_after(&last))?,
             Walked::Found(None) => {}
+            // The batch goes uncommitted: nothing is deleted.
             Walked::GaveUp => return Ok(None),
         }
-    }
-    drop(snap);
-    let mut batch = engine.batch();
-    for (cf, end) in ends {
-        batch.delete_range(cf, &[], &end)?;
     }
     batch.commit(false)?;
     if let Some(floor) = ttl.floor() {
