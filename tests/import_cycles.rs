@@ -43,7 +43,7 @@ type Edges = BTreeMap<(String, String), Vec<String>>;
 fn workspace_has_no_import_cycles() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let files = workspace_sources(root);
-    for krate in ["config", "lang", "storage", "actors", "node"] {
+    for krate in ["config", "lang", "storage", "actors", "repl", "node"] {
         let lib = format!("{krate}/src/lib.rs");
         assert!(files.contains_key(&lib), "{lib} missing under {root:?}");
     }

@@ -27,6 +27,7 @@ mod model;
 mod operations;
 mod profiler;
 mod regex;
+mod replica_set;
 mod restart;
 mod timeseries;
 mod timeseries_indexes;

@@ -76,7 +76,16 @@ impl Runtime {
         let catalog = CatalogActor::load(shared.clone(), view.clone())
             .await?
             .start();
-        let monitor = if former_replica_set_member(&shared, &view).await? {
+        let monitor = if config.replication.enabled() {
+            // Every member would delete by its own clock and the members'
+            // data would part: a set's deletes must come from its primary,
+            // through its log, which is not built yet.
+            tracing::warn!(
+                "This node is a replica-set member: the TTL collection monitor does not run, \
+                 and documents do not expire."
+            );
+            None
+        } else if former_replica_set_member(&shared, &view).await? {
             tracing::warn!(
                 "Document(s) exist in 'local.system.replset', which is used for replication. \
                  This node runs as a standalone. The TTL collection monitor will not start because of this."

@@ -37,6 +37,8 @@ pub struct Overrides {
     pub db_path: Option<PathBuf>,
     /// `security.authorization` (mongod's `--auth`).
     pub authorization: Option<Authorization>,
+    /// `replication.repl_set_name` (mongod's `--replSet`).
+    pub repl_set_name: Option<String>,
 }
 
 impl Overrides {
@@ -52,6 +54,9 @@ impl Overrides {
         }
         if let Some(authorization) = self.authorization {
             config.security.authorization = authorization;
+        }
+        if let Some(name) = &self.repl_set_name {
+            config.replication.repl_set_name.clone_from(name);
         }
     }
 }

@@ -22,6 +22,7 @@ pub struct Config {
     pub cursors: Cursors,
     pub log: Log,
     pub security: Security,
+    pub replication: Replication,
     /// MongoDB's server parameters under MongoDB's names (`[setParameter]`).
     #[serde(rename = "setParameter")]
     pub set_parameter: ServerParameters,
@@ -263,6 +264,44 @@ impl Default for Log {
     }
 }
 
+/// `[replication]`: membership of a replica set (mongod's `replication`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Replication {
+    /// The set's name (mongod's `replication.replSetName`, `--replSet`); empty
+    /// runs a standalone node.
+    pub repl_set_name: String,
+    /// `host:port` under which clients and the other members reach this one,
+    /// when it is not `net.bind` and `net.port` (behind NAT, in a container).
+    pub advertise: String,
+    /// A leader heard from by no majority for this long stops taking writes,
+    /// and a member that heard from no leader for between once and twice this
+    /// long stands for election.
+    #[serde(with = "crate::units::humantime_text")]
+    pub election_timeout: Duration,
+    /// How often the leader reaches every member, with or without writes.
+    #[serde(with = "crate::units::humantime_text")]
+    pub heartbeat: Duration,
+}
+
+impl Default for Replication {
+    fn default() -> Self {
+        Self {
+            repl_set_name: String::new(),
+            advertise: String::new(),
+            election_timeout: Duration::from_secs(2),
+            heartbeat: Duration::from_millis(500),
+        }
+    }
+}
+
+impl Replication {
+    /// Whether this node is a replica-set member.
+    pub fn enabled(&self) -> bool {
+        !self.repl_set_name.is_empty()
+    }
+}
+
 /// `[security]`: who may connect and what they may do.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -331,6 +370,18 @@ impl Config {
                 || !net.tls.certificate_key_file.as_os_str().is_empty(),
             "net.tls.certificate_key_file",
             "must be set when net.tls.mode is not \"disabled\"",
+        )?;
+        let repl = &self.replication;
+        require(
+            repl.heartbeat < repl.election_timeout && !repl.heartbeat.is_zero(),
+            "replication.heartbeat",
+            "must be greater than 0 and shorter than replication.election_timeout",
+        )?;
+        require(
+            !repl.enabled() || self.security.authorization == Authorization::Disabled,
+            "replication.repl_set_name",
+            "a replica set with security.authorization enabled needs members to authenticate \
+             to each other (security.keyFile), which ebb does not do yet",
         )?;
         let storage = &self.storage;
         require(

@@ -69,6 +69,9 @@ pub struct NodeContext {
     pub top: crate::top::Top,
     /// The logical sessions clients named.
     pub sessions: crate::sessions::Sessions,
+    /// This node's replica set, once it has started as a member (never on a
+    /// standalone).
+    pub replica_set: std::sync::OnceLock<Arc<crate::repl::ReplicaSet>>,
     /// Bounds concurrent reads on the blocking pool.
     reads: Semaphore,
     /// Bounds, within `reads`, the reads that may walk many keys.
@@ -120,6 +123,7 @@ impl NodeContext {
             latencies: Latencies::default(),
             top: Default::default(),
             sessions: Default::default(),
+            replica_set: std::sync::OnceLock::new(),
             reads: Semaphore::new(MAX_CONCURRENT_READS),
             scans: Semaphore::new(max_concurrent_scans()),
         }
@@ -129,6 +133,11 @@ impl NodeContext {
     /// time-series collection is that collection read as its stored
     /// buckets (the same writer, which refuses writes there: see
     /// `command::write::target`).
+    /// This node's replica set, when it is a member.
+    pub fn replica_set(&self) -> Option<&crate::repl::ReplicaSet> {
+        self.replica_set.get().map(|s| &**s)
+    }
+
     pub fn collection(&self, db: &str, name: &str) -> Option<CollectionHandle> {
         let view = self.view.load();
         if let Some(base) = name.strip_prefix(BUCKETS_PREFIX) {

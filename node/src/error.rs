@@ -77,7 +77,17 @@ code_table! {
     INVALID_NAMESPACE = 73, "InvalidNamespace";
     INDEX_OPTIONS_CONFLICT = 85, "IndexOptionsConflict";
     INDEX_KEY_SPECS_CONFLICT = 86, "IndexKeySpecsConflict";
+    NO_REPLICATION_ENABLED = 76, "NoReplicationEnabled";
+    INVALID_REPLICA_SET_CONFIG = 93, "InvalidReplicaSetConfig";
+    NOT_YET_INITIALIZED = 94, "NotYetInitialized";
     OPERATION_FAILED = 96, "OperationFailed";
+    UNSATISFIABLE_WRITE_CONCERN = 100, "UnsatisfiableWriteConcern";
+    WRITE_CONCERN_FAILED = 64, "WriteConcernFailed";
+    UNKNOWN_REPL_WRITE_CONCERN = 79, "UnknownReplWriteConcern";
+    NOT_WRITABLE_PRIMARY = 10107, "NotWritablePrimary";
+    INTERRUPTED_DUE_TO_REPL_STATE_CHANGE = 11602, "InterruptedDueToReplStateChange";
+    NOT_PRIMARY_NO_SECONDARY_OK = 13435, "NotPrimaryNoSecondaryOk";
+    ALREADY_INITIALIZED = 23, "AlreadyInitialized";
     DOCUMENT_VALIDATION_FAILURE = 121, "DocumentValidationFailure";
     COMMAND_NOT_SUPPORTED_ON_VIEW = 166, "CommandNotSupportedOnView";
     INCOMPATIBLE_COLLATION_VERSION = 161, "IncompatibleCollationVersion";

@@ -18,6 +18,7 @@ pub mod latency;
 pub mod metrics;
 pub mod ops;
 pub mod profile;
+pub mod repl;
 pub mod server;
 pub mod sessions;
 pub mod tls;

@@ -53,6 +53,10 @@ struct Cli {
     /// (sets security.authorization = "enabled", as mongod's --auth).
     #[arg(long)]
     auth: bool,
+    /// Run as a member of the named replica set (overrides
+    /// replication.repl_set_name, as mongod's --replSet).
+    #[arg(long = "replSet")]
+    repl_set: Option<String>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -63,6 +67,7 @@ fn main() -> anyhow::Result<()> {
         port: cli.port,
         db_path: cli.db_path,
         authorization: cli.auth.then_some(Authorization::Enabled),
+        repl_set_name: cli.repl_set,
     };
     let loaded = match Config::load(&overrides) {
         Ok(loaded) => loaded,

@@ -127,6 +127,16 @@ impl Node {
                 addr: format!("{}:{}", config.net.http.bind, config.net.http.port),
                 source,
             })?;
+        if config.replication.enabled() {
+            let host = match config.replication.advertise.as_str() {
+                "" => format!("{}:{}", config.net.bind, local_addr.port()),
+                advertised => advertised.to_owned(),
+            };
+            let set = crate::repl::start(&ctx, runtime.shared.engine.clone(), &host)
+                .await
+                .map_err(|e| storage_err(ebb_storage::Error::engine(e.to_string())))?;
+            let _ = ctx.replica_set.set(set);
+        }
         let (stop, stop_rx) = watch::channel(false);
         let accept = tokio::spawn(accept_loop(listener, tls, ctx.clone(), stop_rx.clone()));
         let mut background = vec![
@@ -171,6 +181,9 @@ impl Node {
     /// the final WAL sync and flush failed (the daemon then exits non-zero).
     pub async fn shutdown(self) -> Result<(), ebb_storage::Error> {
         tracing::info!("shutting down");
+        if let Some(set) = self.ctx.replica_set() {
+            set.replica.shutdown().await;
+        }
         let _ = self.stop.send(true);
         if let Ok(mut connections) = self.accept.await {
             let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {

@@ -124,6 +124,12 @@ pub async fn aggregate(req: Request) -> CommandResult {
         collation: &collation,
         bypass_validation,
     };
+    if write_stage.is_some() && req.node.replica_set().is_some() {
+        return Err(CommandError::new(
+            codes::ILLEGAL_OPERATION,
+            "$out and $merge are not supported on ebb's replica sets yet",
+        ));
+    }
     let write_stage = match write_stage {
         Some(stage) => Some(output::prepare(&write_cx, stage)?),
         None => None,

@@ -2,8 +2,10 @@
 //!
 //! Looks the command up in the table, settles the database it addresses,
 //! authorizes it (`auth::check`), refreshes its session, refuses what a
-//! standalone cannot do (transactions, write concerns above `w: 1`), runs
-//! its handler under `currentOp`, and keeps the books its row states:
+//! standalone cannot do (transactions, write concerns above `w: 1`), on a
+//! replica-set member sends writes through the set's log and checks reads
+//! against the read preference (`repl`), runs its handler under
+//! `currentOp`, and keeps the books its row states:
 //! opcounters, `top`, the latency histogram, the users cache, and the
 //! profiler. Errors become `{ok: 0}` replies; they never close the
 //! connection.
@@ -15,7 +17,7 @@ use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 use tracing::Instrument;
 
 use super::common::{ConnInfo, Request, check_write_concern};
-use super::row::{Command, Op};
+use super::row::{Command, OnASet, Op};
 use super::table;
 use crate::auth;
 use crate::context::NodeContext;
@@ -165,15 +167,34 @@ async fn execute(
     if command.touches_session {
         touch_session(ctx, conn, &body)?;
     }
+    let set = ctx.replica_set();
     for field in ["startTransaction", "autocommit", "txnNumber"] {
         if body.get(field)?.is_some() {
-            return Err(CommandError::new(
-                codes::ILLEGAL_OPERATION,
-                "Transaction numbers are only allowed on a replica set member or mongos",
-            ));
+            let errmsg = match set {
+                None => "Transaction numbers are only allowed on a replica set member or mongos",
+                Some(_) => {
+                    "Transactions and retryable writes are not supported by ebb's replica sets \
+                     yet; connect with retryWrites=false"
+                }
+            };
+            return Err(CommandError::new(codes::ILLEGAL_OPERATION, errmsg));
         }
     }
-    check_write_concern(&body)?;
+    match set {
+        None => check_write_concern(&body)?,
+        Some(set) => match command.on_a_set {
+            OnASet::Logged => {}
+            OnASet::Refused => {
+                return Err(CommandError::new(
+                    codes::ILLEGAL_OPERATION,
+                    format!("{name} is not supported on ebb's replica sets yet"),
+                ));
+            }
+            OnASet::Local if command.reads() => crate::repl::check_read(set, &body)?,
+            OnASet::Local => {}
+        },
+    }
+    let logged = set.is_some() && command.on_a_set == OnASet::Logged;
     if command.op == Op::Command {
         NodeContext::count(&ctx.opcounters.command, 1);
     }
@@ -182,14 +203,27 @@ async fn execute(
     // The command as sent, kept only when its database is profiled.
     let profiled = ctx.profiler.active(&db).then(|| (db.clone(), body.clone()));
     let started = Instant::now();
-    let reply = running
-        .scope((command.handler)(Request {
-            db,
-            body,
-            node: ctx.clone(),
-            conn: conn.clone(),
-        }))
-        .await;
+    let reply = if logged {
+        let set = ctx
+            .replica_set
+            .get()
+            .expect("a logged command runs on a set")
+            .clone();
+        running
+            .scope(Box::pin(async move {
+                crate::repl::replicate(&set, &db, body).await
+            }))
+            .await
+    } else {
+        running
+            .scope((command.handler)(Request {
+                db,
+                body,
+                node: ctx.clone(),
+                conn: conn.clone(),
+            }))
+            .await
+    };
     if reloads_users {
         ctx.users.changed();
     }

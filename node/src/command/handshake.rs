@@ -1,7 +1,7 @@
 //! `hello` / `isMaster` / `ismaster`: how drivers discover what we are.
 //!
 //! A standalone, field for field as drivers require (see the wire-protocol
-//! spec §2.2): int32 size limits (the configured message limit), wire versions 0..21 (MongoDB 7.0), a
+//! spec §2.2), and on a replica-set member its set's fields (`repl::commands`): int32 size limits (the configured message limit), wire versions 0..21 (MongoDB 7.0), a
 //! session timeout so drivers use sessions, and no `topologyVersion` (we
 //! do not implement the awaitable hello) or `compression`.
 
@@ -27,11 +27,21 @@ pub async fn is_master(req: Request) -> CommandResult {
 
 async fn reply(req: Request, legacy: bool) -> CommandResult {
     let hello_ok = matches!(req.body.get("helloOk"), Ok(Some(RawBsonRef::Boolean(true))));
+    let (writable, set) = match req.node.replica_set() {
+        Some(set) => {
+            let (writable, fields) = crate::repl::commands::hello_fields(set);
+            (writable, Some(fields))
+        }
+        None => (true, None),
+    };
     let mut d = doc! {};
     if legacy {
-        d.insert("ismaster", true);
+        d.insert("ismaster", writable);
     } else {
-        d.insert("isWritablePrimary", true);
+        d.insert("isWritablePrimary", writable);
+    }
+    if let Some(fields) = set {
+        d.extend(fields);
     }
     if legacy && hello_ok {
         d.insert("helloOk", true);

@@ -37,6 +37,18 @@ impl Op {
     }
 }
 
+/// What a replica-set member does with a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnASet {
+    /// Runs on this member as on a standalone (reads are checked against
+    /// the read preference).
+    Local,
+    /// A write: through the set's log, on the primary only.
+    Logged,
+    /// Not on a replica set yet.
+    Refused,
+}
+
 /// One command: every per-command fact dispatch, authorization, the
 /// profiler, `top` and the opcounters need.
 #[derive(Clone, Copy)]
@@ -62,6 +74,8 @@ pub struct Command {
     /// Whether an `lsid` it carries refreshes that session (not for the
     /// commands that end sessions).
     pub touches_session: bool,
+    /// What a replica-set member does with it.
+    pub on_a_set: OnASet,
 }
 
 /// An ordinary command: names, handler and privilege; kind `command`,
@@ -82,6 +96,7 @@ pub const fn row(
         collection_field: None,
         op_query: false,
         touches_session: true,
+        on_a_set: OnASet::Local,
     }
 }
 
@@ -120,6 +135,24 @@ impl Command {
     pub const fn ends_sessions(mut self) -> Self {
         self.touches_session = false;
         self
+    }
+
+    /// A write: on a replica set, through its log.
+    pub const fn logged(mut self) -> Self {
+        self.on_a_set = OnASet::Logged;
+        self
+    }
+
+    /// Refused on a replica set.
+    pub const fn not_on_a_set(mut self) -> Self {
+        self.on_a_set = OnASet::Refused;
+        self
+    }
+
+    /// Whether it reads documents (what a secondary refuses without a read
+    /// preference that allows it).
+    pub fn reads(&self) -> bool {
+        matches!(self.op, Op::Query | Op::GetMore) || self.top == Category::ReadCommand
     }
 
     /// The name `listCommands` shows.

@@ -16,6 +16,7 @@ use crate::auth::privileges::Action::*;
 use crate::auth::privileges::Privilege::{Authenticated, ByBody, Cluster, Db, Open};
 use crate::auth::privileges::{self as needs, Need, SystemUsers as Users};
 use crate::error::{CommandError, CommandResult, codes};
+use crate::repl::commands as repl;
 use crate::top::Category;
 
 macro_rules! handler {
@@ -34,52 +35,53 @@ const COMMANDS: &[Command] = &[
     row(&["buildInfo", "buildinfo"], handler!(admin::build_info), Open),
     // Both read the source and create (convert: replace) a collection.
     row(&["cloneCollectionAsCapped"], handler!(capped::clone_collection_as_capped),
-        Db(&[Find, Insert, CreateCollection])),
-    row(&["collMod"], handler!(indexes::coll_mod), Db(&[CollMod])).users(Users::Alters),
+        Db(&[Find, Insert, CreateCollection])).logged(),
+    row(&["collMod"], handler!(indexes::coll_mod), Db(&[CollMod])).users(Users::Alters).logged(),
     row(&["collStats"], handler!(status::coll_stats), Db(&[CollStats])),
     row(&["compact"], handler!(collections::compact), Db(&[Compact])),
     row(&["connectionStatus"], handler!(sasl::connection_status), Open),
     row(&["convertToCapped"], handler!(capped::convert_to_capped),
-        Db(&[Find, Insert, CreateCollection, DropCollection])),
+        Db(&[Find, Insert, CreateCollection, DropCollection])).logged(),
     row(&["count"], handler!(count::count), Db(&[Find]))
         .users(Users::Reads).top(Category::ReadCommand),
-    row(&["create"], handler!(collections::create), Db(&[CreateCollection])),
+    row(&["create"], handler!(collections::create), Db(&[CreateCollection])).logged(),
     row(&["createIndexes"], handler!(indexes::create_indexes), Db(&[CreateIndex]))
-        .users(Users::Alters),
-    row(&["createUser"], handler!(users::create_user), Db(&[CreateUser])),
+        .users(Users::Alters).logged(),
+    row(&["createUser"], handler!(users::create_user), Db(&[CreateUser])).not_on_a_set(),
     row(&["currentOp"], handler!(status::current_op), Cluster(InProg)),
     row(&["dbHash", "dbhash"], handler!(checks::db_hash), Db(&[DbHash])),
     row(&["dbStats", "dbstats"], handler!(status::db_stats), Db(&[DbStats])),
     row(&["delete"], handler!(delete::delete), Db(&[Remove]))
-        .users(Users::Writes).op(Op::Remove).top(Category::Remove),
+        .users(Users::Writes).op(Op::Remove).top(Category::Remove).logged(),
     row(&["distinct"], handler!(count::distinct), Db(&[Find]))
         .users(Users::Reads).top(Category::ReadCommand),
-    row(&["drop"], handler!(collections::drop), Db(&[DropCollection])).users(Users::Writes),
+    row(&["drop"], handler!(collections::drop), Db(&[DropCollection])).users(Users::Writes).logged(),
     row(&["dropAllUsersFromDatabase"], handler!(users::drop_all_users_from_database),
-        Db(&[DropUser])),
+        Db(&[DropUser])).not_on_a_set(),
     row(&["dropDatabase"], handler!(collections::drop_database), Db(&[DropDatabase]))
-        .users(Users::Drops),
+        .users(Users::Drops).logged(),
     row(&["dropIndexes", "deleteIndexes"], handler!(indexes::drop_indexes), Db(&[DropIndex]))
-        .users(Users::Alters),
-    row(&["dropUser"], handler!(users::drop_user), Db(&[DropUser])),
+        .users(Users::Alters).logged(),
+    row(&["dropUser"], handler!(users::drop_user), Db(&[DropUser])).not_on_a_set(),
     row(&["endSessions"], handler!(admin::end_sessions), Open).ends_sessions(),
     row(&["explain"], handler!(explain::explain), ByBody(explain_need)),
     row(&["find"], handler!(find::find), Db(&[Find]))
         .users(Users::Reads).op(Op::Query).top(Category::Queries),
     row(&["findAndModify", "findandmodify"], handler!(find_and_modify::find_and_modify),
         ByBody(needs::find_and_modify))
-        .users(Users::Writes).top(Category::Update),
+        .users(Users::Writes).top(Category::Update).logged(),
     row(&["getCmdLineOpts"], handler!(admin::get_cmd_line_opts), Cluster(GetCmdLineOpts)),
     row(&["getLog"], handler!(admin::get_log), Cluster(GetLog)),
     row(&["getMore"], handler!(find::get_more), Db(&[Find]))
         .users(Users::Reads).op(Op::GetMore).top(Category::GetMore)
         .collection_in("collection"),
     row(&["getParameter"], handler!(params::get_parameter), Cluster(GetParameter)),
-    row(&["grantRolesToUser"], handler!(users::grant_roles_to_user), Db(&[GrantRole])),
+    row(&["grantRolesToUser"], handler!(users::grant_roles_to_user), Db(&[GrantRole])).not_on_a_set(),
+    row(&["ebbRaft"], handler!(repl::ebb_raft), Cluster(Shutdown)),
     row(&["hello"], handler!(handshake::hello), Open).op_query(),
     row(&["hostInfo"], handler!(admin::host_info), Cluster(HostInfo)),
     row(&["insert"], handler!(insert::insert), Db(&[Insert]))
-        .users(Users::Writes).op(Op::Insert).top(Category::Insert),
+        .users(Users::Writes).op(Op::Insert).top(Category::Insert).logged(),
     row(&["isMaster", "ismaster"], handler!(handshake::is_master), Open).op_query(),
     row(&["killAllSessions"], handler!(admin::kill_all_sessions), Cluster(KillAnySession))
         .ends_sessions(),
@@ -97,10 +99,13 @@ const COMMANDS: &[Command] = &[
     // mongod's enableProfiler, held by dbAdmin as collMod is.
     row(&["profile"], handler!(profile::profile), Db(&[CollMod])),
     row(&["refreshSessions"], handler!(admin::refresh_sessions), Authenticated),
+    row(&["replSetGetConfig"], handler!(repl::repl_set_get_config), Cluster(ServerStatus)),
+    row(&["replSetGetStatus"], handler!(repl::repl_set_get_status), Cluster(ServerStatus)),
+    row(&["replSetInitiate"], handler!(repl::repl_set_initiate), Cluster(SetParameter)),
     row(&["renameCollection"], handler!(collections::rename_collection), ByBody(needs::rename))
-        .users(Users::Renames),
+        .users(Users::Renames).logged(),
     row(&["revokeRolesFromUser"], handler!(users::revoke_roles_from_user),
-        Db(&[RevokeRole])),
+        Db(&[RevokeRole])).not_on_a_set(),
     row(&["saslContinue"], handler!(sasl::sasl_continue), Open),
     row(&["saslStart"], handler!(sasl::sasl_start), Open),
     row(&["serverStatus"], handler!(status::server_status), Cluster(ServerStatus)),
@@ -108,8 +113,8 @@ const COMMANDS: &[Command] = &[
     row(&["shutdown"], handler!(admin::shutdown), Cluster(Shutdown)),
     row(&["top"], handler!(status::top), Cluster(Top)),
     row(&["update"], handler!(update::update), ByBody(needs::update))
-        .users(Users::Writes).op(Op::Update).top(Category::Update),
-    row(&["updateUser"], handler!(users::update_user), Db(&[UpdateUser])),
+        .users(Users::Writes).op(Op::Update).top(Category::Update).logged(),
+    row(&["updateUser"], handler!(users::update_user), Db(&[UpdateUser])).not_on_a_set(),
     row(&["usersInfo"], handler!(users::users_info), ByBody(needs::users_info)),
     row(&["validate"], handler!(checks::validate), Db(&[Validate])),
     row(&["whatsmyuri"], handler!(admin::whats_my_uri), Authenticated),

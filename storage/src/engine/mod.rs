@@ -24,6 +24,10 @@ pub enum Cf {
     /// Collection and index metadata, and the id allocator. It exists from
     /// the first open; callers never create or drop it.
     Catalog,
+    /// A replica-set member's consensus log: its entries and its vote. It
+    /// is created when the member starts replicating; a standalone node
+    /// never has one.
+    Log,
     /// Records of one collection or entries of one index.
     Id(u64),
 }

@@ -26,6 +26,7 @@ use crate::{Error, ErrorKind, Result};
 type Db = DBWithThreadMode<MultiThreaded>;
 
 const CATALOG_CF: &str = "catalog";
+const LOG_CF: &str = "log";
 
 /// Tuning knobs the node passes in from its configuration.
 #[derive(Debug, Clone)]
@@ -86,6 +87,7 @@ fn sync_wal(db: &Db) -> Result<()> {
 fn cf_name(cf: Cf) -> String {
     match cf {
         Cf::Catalog => CATALOG_CF.to_owned(),
+        Cf::Log => LOG_CF.to_owned(),
         Cf::Id(id) => id.to_string(),
     }
 }

@@ -10,7 +10,7 @@ use crate::Result;
 pub(crate) fn family(cf: Cf) -> Option<u64> {
     match cf {
         Cf::Id(id) => Some(id),
-        Cf::Catalog => None,
+        Cf::Catalog | Cf::Log => None,
     }
 }
 

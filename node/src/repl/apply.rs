@@ -1,0 +1,93 @@
+//! What a committed entry does on this member: the write command the
+//! primary accepted, run through the same handler a client's command runs
+//! through, in log order.
+//!
+//! An entry is `{db, command}`. Every member runs the same commands in the
+//! same order on the same data, so every member holds the same documents;
+//! the primary's reply to its client is what the handler answered there.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, OnceLock, Weak};
+
+use bson::RawDocumentBuf;
+use ebb_repl::{Applied, Apply, Proposal};
+use futures::future::BoxFuture;
+
+use crate::command::{ConnInfo, Request};
+use crate::context::NodeContext;
+use crate::error::CommandError;
+
+/// Runs committed entries on this node.
+#[derive(Default)]
+pub struct NodeApply {
+    node: OnceLock<Weak<NodeContext>>,
+}
+
+impl NodeApply {
+    /// Entries apply to `node` from now on (the node is built after the
+    /// member starts, so entries wait for it).
+    pub fn attach(&self, node: &Arc<NodeContext>) {
+        let _ = self.node.set(Arc::downgrade(node));
+    }
+
+    async fn run(&self, proposal: Proposal) -> RawDocumentBuf {
+        let Some(node) = self.node.get().and_then(Weak::upgrade) else {
+            return CommandError::internal().to_reply();
+        };
+        let entry = match RawDocumentBuf::from_bytes(proposal.bytes) {
+            Ok(e) => e,
+            Err(_) => return CommandError::internal().to_reply(),
+        };
+        let (Ok(db), Ok(command)) = (entry.get_str("db"), entry.get_document("command")) else {
+            return CommandError::internal().to_reply();
+        };
+        let name = command
+            .iter()
+            .next()
+            .and_then(|e| e.ok())
+            .map(|(k, _)| k.as_str().to_owned())
+            .unwrap_or_default();
+        let Some(row) = crate::command::lookup(&name) else {
+            return crate::command::not_found(&name).to_reply();
+        };
+        let conn = Arc::new(ConnInfo {
+            id: 0,
+            peer: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
+            auth: Default::default(),
+        });
+        let request = Request {
+            db: db.to_owned(),
+            body: command.to_owned(),
+            node,
+            conn,
+        };
+        match (row.handler)(request).await {
+            Ok(reply) => reply,
+            Err(e) => e.to_reply(),
+        }
+    }
+}
+
+impl Apply for NodeApply {
+    fn apply(&self, _index: u64, proposal: Proposal) -> BoxFuture<'_, Applied> {
+        Box::pin(async move {
+            Applied {
+                bytes: self.run(proposal).await.into_bytes(),
+            }
+        })
+    }
+
+    fn snapshot(&self) -> BoxFuture<'_, Result<Vec<u8>, String>> {
+        Box::pin(async {
+            Err("a member's data cannot be shipped as a snapshot yet: \
+                 a new member catches up from the log"
+                .to_owned())
+        })
+    }
+
+    fn install(&self, _data: Vec<u8>) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async {
+            Err("a member's data cannot be installed from a snapshot yet".to_owned())
+        })
+    }
+}

@@ -1,0 +1,20 @@
+//! The node's side of replica sets: starting this member (`start`), sending
+//! writes through the set's log and checking reads (`write`), and the
+//! commands and `hello` fields that show the set to drivers and mongosh
+//! (`commands`).
+//!
+//! The consensus itself is `ebb-repl`'s. A member applies every committed
+//! write through the handler a standalone runs it with (`apply`, reading
+//! `entry`), and its members talk over the port clients use (`transport`).
+
+mod apply;
+pub mod commands;
+mod entry;
+mod set;
+mod start;
+mod transport;
+mod write;
+
+pub use set::ReplicaSet;
+pub use start::start;
+pub use write::{check_read, replicate};

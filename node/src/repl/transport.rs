@@ -1,0 +1,110 @@
+//! How members' consensus messages travel: as the `ebbRaft` command on the
+//! port clients use, over connections this member keeps to each other one.
+//!
+//! A connection carries one message at a time; a member that is written to
+//! while a message is out opens another. A connection that failed is
+//! dropped, so the next message reconnects.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bson::{RawBsonRef, RawDocumentBuf, rawdoc};
+use ebb_repl::{Rpc, Transport};
+use futures::future::BoxFuture;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::wire::encode_op_msg_reply;
+
+/// Idle connections kept per member.
+const POOL: usize = 4;
+
+/// Messages to other members over their client port.
+#[derive(Default)]
+pub struct WireTransport {
+    idle: Arc<Mutex<HashMap<String, Vec<TcpStream>>>>,
+    next_id: Arc<AtomicI32>,
+}
+
+fn other(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+/// Sends `command` on `stream` and reads the reply's body.
+async fn round_trip(
+    stream: &mut TcpStream,
+    request_id: i32,
+    command: &RawDocumentBuf,
+) -> std::io::Result<RawDocumentBuf> {
+    let frame = encode_op_msg_reply(request_id, 0, command);
+    stream.write_all(&frame).await?;
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len).await?;
+    let len = i32::from_le_bytes(len);
+    // Header (16), flag bits (4), one section kind byte, then the body.
+    if len < 21 {
+        return Err(other(format!("a reply of {len} bytes")));
+    }
+    let mut rest = vec![0u8; len as usize - 4];
+    stream.read_exact(&mut rest).await?;
+    RawDocumentBuf::from_bytes(rest[17..].to_vec()).map_err(other)
+}
+
+impl WireTransport {
+    async fn call_on(&self, host: String, rpc: Rpc, body: Vec<u8>) -> std::io::Result<Vec<u8>> {
+        let pooled = self.idle.lock().unwrap().get_mut(&host).and_then(Vec::pop);
+        let mut stream = match pooled {
+            Some(s) => s,
+            None => {
+                let s = TcpStream::connect(&host).await?;
+                s.set_nodelay(true)?;
+                s
+            }
+        };
+        let command = rawdoc! {
+            "ebbRaft": rpc.name(),
+            "body": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: body },
+            "$db": "admin",
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let reply = round_trip(&mut stream, id, &command).await?;
+        match reply.get("body").map_err(other)? {
+            Some(RawBsonRef::Binary(b)) => {
+                let answer = b.bytes.to_vec();
+                let mut idle = self.idle.lock().unwrap();
+                let kept = idle.entry(host).or_default();
+                if kept.len() < POOL {
+                    kept.push(stream);
+                }
+                Ok(answer)
+            }
+            _ => {
+                let why = reply.get_str("errmsg").unwrap_or("no answer");
+                Err(other(format!("{} refused: {why}", rpc.name())))
+            }
+        }
+    }
+}
+
+impl Transport for WireTransport {
+    fn call(
+        &self,
+        host: &str,
+        rpc: Rpc,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> BoxFuture<'static, std::io::Result<Vec<u8>>> {
+        let this = WireTransport {
+            idle: Arc::clone(&self.idle),
+            next_id: Arc::clone(&self.next_id),
+        };
+        let host = host.to_owned();
+        Box::pin(async move {
+            tokio::time::timeout(timeout, this.call_on(host, rpc, body))
+                .await
+                .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"))?
+        })
+    }
+}

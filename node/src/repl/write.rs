@@ -1,0 +1,114 @@
+//! What a member does with a client's command: a write goes through the
+//! set's log (on the primary only, answered after its write concern holds),
+//! a read needs the primary or a read preference that allows a secondary.
+
+use std::time::Duration;
+
+use bson::{RawBsonRef, RawDocument, RawDocumentBuf, doc};
+use ebb_repl::{ProposeError, Role};
+
+use super::entry;
+use super::set::ReplicaSet;
+use crate::error::{CommandError, CommandResult, codes};
+
+fn not_primary() -> CommandError {
+    CommandError::new(codes::NOT_WRITABLE_PRIMARY, "not primary")
+}
+
+/// The `w` a write asks for: how many members must hold it, given `voters`
+/// (`majority` is a majority of them).
+fn members_asked(body: &RawDocument, voters: usize) -> CommandResult<usize> {
+    let Some(RawBsonRef::Document(wc)) = body.get("writeConcern")? else {
+        return Ok(1);
+    };
+    let n = match wc.get("w")? {
+        Some(RawBsonRef::String("majority")) => voters / 2 + 1,
+        Some(RawBsonRef::String(mode)) => {
+            return Err(CommandError::new(
+                codes::UNKNOWN_REPL_WRITE_CONCERN,
+                format!("No write concern mode named '{mode}' found in replica set configuration"),
+            ));
+        }
+        Some(w) => crate::args::as_f64(w).unwrap_or(1.0).trunc() as usize,
+        None => 1,
+    };
+    if n > voters {
+        return Err(CommandError::new(
+            codes::UNSATISFIABLE_WRITE_CONCERN,
+            "Not enough data-bearing nodes",
+        ));
+    }
+    Ok(n)
+}
+
+/// Runs a write command through the set: refused unless this member is a
+/// writable primary; otherwise committed by a majority, applied here, and
+/// answered as the handler answered, after as many members as its write
+/// concern asks hold it.
+pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> CommandResult {
+    let view = set.replica.view();
+    if !view.writable {
+        return Err(not_primary());
+    }
+    let wanted = members_asked(&body, view.voters.len())?;
+    let wtimeout = match body.get("writeConcern")? {
+        Some(RawBsonRef::Document(wc)) => match wc.get("wtimeout")? {
+            Some(t) => crate::args::as_f64(t)
+                .map(|ms| ms as u64)
+                .filter(|&ms| ms > 0),
+            None => None,
+        },
+        _ => None,
+    };
+    let (index, applied) = match set.replica.propose(entry::proposal(db, &body)).await {
+        Ok(done) => done,
+        Err(ProposeError::NotLeader { .. }) => return Err(not_primary()),
+        Err(ProposeError::Other(why)) => {
+            return Err(CommandError::new(
+                codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
+                format!("operation was interrupted because of a replication state change: {why}"),
+            ));
+        }
+    };
+    let reply = RawDocumentBuf::from_bytes(applied.bytes).map_err(|_| CommandError::internal())?;
+    if wanted <= view.voters.len() / 2 + 1 {
+        return Ok(reply);
+    }
+    let deadline = wtimeout.map(Duration::from_millis);
+    if set.replica.wait_held(index, wanted, deadline).await {
+        return Ok(reply);
+    }
+    let mut reply =
+        bson::Document::try_from(reply.as_ref()).map_err(|_| CommandError::internal())?;
+    reply.insert(
+        "writeConcernError",
+        doc! {
+            "code": codes::WRITE_CONCERN_FAILED,
+            "codeName": crate::error::code_name(codes::WRITE_CONCERN_FAILED),
+            "errmsg": "waiting for replication timed out",
+            "errInfo": { "wtimeout": true },
+        },
+    );
+    RawDocumentBuf::try_from(&reply).map_err(|_| CommandError::internal())
+}
+
+/// Refuses a read on a member that is not the primary unless the client
+/// allows reading from secondaries (`$readPreference` other than
+/// `primary`).
+pub fn check_read(set: &ReplicaSet, body: &RawDocument) -> CommandResult<()> {
+    let view = set.replica.view();
+    if view.role == Role::Primary {
+        return Ok(());
+    }
+    let mode = match body.get("$readPreference")? {
+        Some(RawBsonRef::Document(pref)) => pref.get_str("mode").unwrap_or("primary"),
+        _ => "primary",
+    };
+    if mode != "primary" {
+        return Ok(());
+    }
+    Err(CommandError::new(
+        codes::NOT_PRIMARY_NO_SECONDARY_OK,
+        "not primary and secondaryOk=false",
+    ))
+}

@@ -1,0 +1,26 @@
+//! Replica sets: ebb's members agree on one log of writes with the
+//! `openraft` consensus library, and each applies it in order.
+//!
+//! This crate owns the consensus: the log and the state machine's
+//! bookkeeping in the engine's `log` family (`log`, `machine`), the
+//! messages between members (`network`) and [`Replica`], the node's handle
+//! on all of it. What an entry means, and how messages travel, are the
+//! node's ([`Apply`], [`Transport`]).
+
+// The library's storage traits return its own error type, 224 bytes; the
+// helpers beneath them return the same type rather than boxing and unboxing.
+#![allow(clippy::result_large_err)]
+
+mod log;
+mod machine;
+mod network;
+mod replica;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use machine::Apply;
+pub use network::{Rpc, Transport};
+pub use replica::{InitiateError, ProposeError, Replica, Role, StartError, Timing, View};
+pub use types::{Applied, Member, Proposal, node_id};

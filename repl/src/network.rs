@@ -1,0 +1,152 @@
+//! The consensus library's messages between members, carried by the node
+//! ([`Transport`]: on the port clients use, so a member has one address).
+//!
+//! A message is a kind ([`Rpc`]) and a BSON body; the answer is the
+//! receiver's `Result`, encoded the same way. A member that cannot be
+//! reached is reported as such, so the library backs off.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use openraft::error::{
+    InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable,
+};
+use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
+    VoteRequest, VoteResponse,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::log::{decode, encode};
+use crate::types::{Member, TypeConfig};
+
+type NodeId = u64;
+
+/// The kinds of message members send each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rpc {
+    Append,
+    Vote,
+    Snapshot,
+}
+
+impl Rpc {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rpc::Append => "append",
+            Rpc::Vote => "vote",
+            Rpc::Snapshot => "snapshot",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Rpc> {
+        [Rpc::Append, Rpc::Vote, Rpc::Snapshot]
+            .into_iter()
+            .find(|r| r.name() == name)
+    }
+}
+
+/// How the node carries a message to the member at `host` and brings back
+/// its answer.
+pub trait Transport: Send + Sync + 'static {
+    fn call(
+        &self,
+        host: &str,
+        rpc: Rpc,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> BoxFuture<'static, std::io::Result<Vec<u8>>>;
+}
+
+/// Opens a [`Channel`] to each member the library talks to.
+#[derive(Clone)]
+pub struct Network {
+    pub(crate) transport: Arc<dyn Transport>,
+}
+
+impl RaftNetworkFactory<TypeConfig> for Network {
+    type Network = Channel;
+
+    async fn new_client(&mut self, target: NodeId, node: &Member) -> Channel {
+        Channel {
+            transport: Arc::clone(&self.transport),
+            target,
+            host: node.host.clone(),
+        }
+    }
+}
+
+/// Messages to one member.
+pub struct Channel {
+    transport: Arc<dyn Transport>,
+    target: NodeId,
+    host: String,
+}
+
+impl Channel {
+    async fn send<Req, Resp, E>(
+        &self,
+        rpc: Rpc,
+        req: &Req,
+        option: &RPCOption,
+    ) -> Result<Resp, RPCError<NodeId, Member, E>>
+    where
+        Req: Serialize,
+        Resp: DeserializeOwned,
+        E: std::error::Error + DeserializeOwned,
+    {
+        let body = encode(req).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        let answer = self
+            .transport
+            .call(&self.host, rpc, body, option.hard_ttl())
+            .await
+            .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))?;
+        let answer: Result<Resp, E> =
+            decode(&answer).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        answer.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
+    }
+}
+
+impl RaftNetwork<TypeConfig> for Channel {
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, Member, RaftError<NodeId>>> {
+        self.send(Rpc::Append, &rpc, &option).await
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        rpc: InstallSnapshotRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<
+        InstallSnapshotResponse<NodeId>,
+        RPCError<NodeId, Member, RaftError<NodeId, InstallSnapshotError>>,
+    > {
+        self.send(Rpc::Snapshot, &rpc, &option).await
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<NodeId>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<NodeId>, RPCError<NodeId, Member, RaftError<NodeId>>> {
+        self.send(Rpc::Vote, &rpc, &option).await
+    }
+}
+
+/// Answers a message another member sent this one (`raft` is this
+/// member's), as the bytes to send back.
+pub async fn serve(raft: &crate::types::Raft, rpc: Rpc, body: &[u8]) -> std::io::Result<Vec<u8>> {
+    let bad = |e: openraft::StorageError<NodeId>| std::io::Error::other(e.to_string());
+    let answer = match rpc {
+        Rpc::Append => encode(&raft.append_entries(decode(body).map_err(bad)?).await),
+        Rpc::Vote => encode(&raft.vote(decode(body).map_err(bad)?).await),
+        Rpc::Snapshot => encode(&raft.install_snapshot(decode(body).map_err(bad)?).await),
+    };
+    answer.map_err(bad)
+}

@@ -1,0 +1,278 @@
+//! [`Replica`]: one member of a replica set, as the node sees it. It owns
+//! the consensus library's handle and answers in the set's terms: who
+//! leads, whether this member may take writes, what the members hold.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ebb_storage::engine::Engine;
+use openraft::error::{ClientWriteError, InitializeError, RaftError};
+use openraft::{Config, ServerState, SnapshotPolicy};
+
+use crate::log::LogStore;
+use crate::machine::{Apply, Machine};
+use crate::network::{Network, Rpc, Transport};
+use crate::types::{Applied, Member, Proposal, Raft, node_id};
+
+/// How quickly members notice a lost leader.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// A leader sends at least one message this often.
+    pub heartbeat: Duration,
+    /// A follower that heard nothing for a random time in
+    /// `[election, 2 × election)` stands for election.
+    pub election: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            heartbeat: Duration::from_millis(500),
+            election: Duration::from_millis(2000),
+        }
+    }
+}
+
+/// Why a member could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot open the replication log: {0}")]
+    Storage(#[from] ebb_storage::Error),
+    #[error("cannot start consensus: {0}")]
+    Raft(String),
+}
+
+/// Why a set could not be initiated here.
+#[derive(Debug, thiserror::Error)]
+pub enum InitiateError {
+    #[error("already initialized")]
+    AlreadyInitialized,
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Why a proposal was not applied.
+#[derive(Debug, thiserror::Error)]
+pub enum ProposeError {
+    /// This member does not lead; `leader` is the one that does, if known.
+    #[error("not primary")]
+    NotLeader { leader: Option<String> },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A member's role, in MongoDB's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Not in any configuration yet (mongod: no valid config).
+    Uninitiated,
+    Primary,
+    Secondary,
+    /// Standing for election, or in a configuration that does not name it.
+    Other,
+}
+
+/// What this member knows of the set right now.
+#[derive(Debug, Clone)]
+pub struct View {
+    pub role: Role,
+    /// Whether this member leads and a majority answered it within an
+    /// election timeout: only then does it take writes.
+    pub writable: bool,
+    pub term: u64,
+    pub leader: Option<Member>,
+    /// This member, as the configuration names it.
+    pub me: Member,
+    /// Voting members, by `_id`.
+    pub voters: Vec<Member>,
+    /// Members that replicate but do not vote yet.
+    pub learners: Vec<Member>,
+    /// Index of the configuration's entry (grows with every change).
+    pub config_index: u64,
+    pub last_applied: u64,
+    pub last_log: u64,
+    /// On the leader: the last index each member is known to hold.
+    pub matched: BTreeMap<String, u64>,
+}
+
+/// One member of a replica set.
+pub struct Replica {
+    raft: Raft,
+    host: String,
+    timing: Timing,
+}
+
+impl Replica {
+    /// Starts the member reachable at `host`, with its log and state in
+    /// `engine`. A member that was in a set before rejoins it.
+    pub async fn start(
+        engine: Arc<dyn Engine>,
+        host: &str,
+        timing: Timing,
+        transport: Arc<dyn Transport>,
+        apply: Arc<dyn Apply>,
+    ) -> Result<Replica, StartError> {
+        let election = timing.election.as_millis() as u64;
+        let config = Config {
+            cluster_name: "ebb".into(),
+            heartbeat_interval: timing.heartbeat.as_millis() as u64,
+            election_timeout_min: election,
+            election_timeout_max: 2 * election,
+            // A member that joins later catches up from the log: the state
+            // cannot be shipped as a snapshot yet.
+            snapshot_policy: SnapshotPolicy::Never,
+            enable_tick: true,
+            ..Default::default()
+        };
+        let config = Arc::new(
+            config
+                .validate()
+                .map_err(|e| StartError::Raft(e.to_string()))?,
+        );
+        let log = LogStore::open(Arc::clone(&engine))?;
+        let machine = Machine::new(engine, apply);
+        let network = Network { transport };
+        let raft = Raft::new(node_id(host), config, network, log, machine)
+            .await
+            .map_err(|e| StartError::Raft(e.to_string()))?;
+        Ok(Replica {
+            raft,
+            host: host.to_owned(),
+            timing,
+        })
+    }
+
+    /// This member's address.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// Makes `members` the set's first configuration, from this member.
+    pub async fn initiate(&self, members: Vec<Member>) -> Result<(), InitiateError> {
+        let members: BTreeMap<u64, Member> =
+            members.into_iter().map(|m| (node_id(&m.host), m)).collect();
+        match self.raft.initialize(members).await {
+            Ok(()) => Ok(()),
+            Err(RaftError::APIError(InitializeError::NotAllowed(_))) => {
+                Err(InitiateError::AlreadyInitialized)
+            }
+            Err(e) => Err(InitiateError::Other(e.to_string())),
+        }
+    }
+
+    /// Commits `proposal` through the set and answers what applying it
+    /// answered here, with its index. Only the leader takes proposals.
+    pub async fn propose(&self, proposal: Proposal) -> Result<(u64, Applied), ProposeError> {
+        match self.raft.client_write(proposal).await {
+            Ok(r) => Ok((r.log_id.index, r.data)),
+            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+                Err(ProposeError::NotLeader {
+                    leader: f.leader_node.map(|m| m.host),
+                })
+            }
+            Err(e) => Err(ProposeError::Other(e.to_string())),
+        }
+    }
+
+    /// Waits until `members` members (this one among them) hold entry
+    /// `index`, at most `deadline` (forever without one); whether they do.
+    pub async fn wait_held(&self, index: u64, members: usize, deadline: Option<Duration>) -> bool {
+        let mut metrics = self.raft.metrics();
+        let held = |m: &openraft::RaftMetrics<u64, Member>| {
+            let others = m
+                .replication
+                .iter()
+                .flatten()
+                .filter(|(id, log)| **id != m.id && log.is_some_and(|l| l.index >= index))
+                .count();
+            let mine = m.last_log_index.is_some_and(|i| i >= index);
+            others + usize::from(mine) >= members
+        };
+        let wait = async {
+            loop {
+                if held(&metrics.borrow_and_update()) {
+                    return true;
+                }
+                if metrics.changed().await.is_err() {
+                    return false;
+                }
+            }
+        };
+        match deadline {
+            Some(d) => tokio::time::timeout(d, wait).await.unwrap_or(false),
+            None => wait.await,
+        }
+    }
+
+    /// Answers a message from another member.
+    pub async fn serve(&self, rpc: Rpc, body: &[u8]) -> std::io::Result<Vec<u8>> {
+        crate::network::serve(&self.raft, rpc, body).await
+    }
+
+    /// What this member knows of the set now.
+    pub fn view(&self) -> View {
+        let m = self.raft.metrics().borrow().clone();
+        let membership = m.membership_config.membership();
+        let voter_ids: BTreeSet<u64> = membership.voter_ids().collect();
+        let mut voters = Vec::new();
+        let mut learners = Vec::new();
+        for (id, member) in membership.nodes() {
+            if voter_ids.contains(id) {
+                voters.push(member.clone());
+            } else {
+                learners.push(member.clone());
+            }
+        }
+        voters.sort_by_key(|m| m.member_id);
+        learners.sort_by_key(|m| m.member_id);
+        let me = membership
+            .get_node(&m.id)
+            .cloned()
+            .unwrap_or_else(|| Member {
+                host: self.host.clone(),
+                member_id: -1,
+            });
+        let configured = voter_ids.contains(&m.id);
+        let role = match m.state {
+            _ if membership.nodes().next().is_none() => Role::Uninitiated,
+            ServerState::Leader => Role::Primary,
+            ServerState::Follower if configured => Role::Secondary,
+            _ => Role::Other,
+        };
+        let fresh = |ms: u64| ms < self.timing.election.as_millis() as u64;
+        let writable = role == Role::Primary && m.millis_since_quorum_ack.is_some_and(fresh);
+        let leader = m
+            .current_leader
+            .and_then(|id| membership.get_node(&id).cloned());
+        let matched = m
+            .replication
+            .iter()
+            .flatten()
+            .filter_map(|(id, log)| {
+                let member = membership.get_node(id)?;
+                Some((member.host.clone(), log.map_or(0, |l| l.index)))
+            })
+            .collect();
+        View {
+            role,
+            writable,
+            term: m.current_term,
+            leader,
+            me,
+            voters,
+            learners,
+            config_index: m.membership_config.log_id().map_or(0, |l| l.index),
+            last_applied: m.last_applied.map_or(0, |l| l.index),
+            last_log: m.last_log_index.unwrap_or(0),
+            matched,
+        }
+    }
+
+    /// Stops taking part in the set (at shutdown).
+    pub async fn shutdown(&self) {
+        if let Err(e) = self.raft.shutdown().await {
+            tracing::warn!("replication did not stop cleanly: {e}");
+        }
+    }
+}
