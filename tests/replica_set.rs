@@ -1,7 +1,8 @@
 //! Replica sets: three real `ebbd` processes on loopback ports, initiated
 //! as mongosh's `rs.initiate(config)` does, reached by the driver with
 //! `?replicaSet=`; majority writes on every member, secondaries refusing
-//! writes, and a new primary after `kill -9` of the old one.
+//! writes, retryable writes applied once, and a new primary after `kill -9`
+//! of the old one.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -9,7 +10,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mongodb::bson::{Document, doc};
-use mongodb::error::ErrorKind;
 use mongodb::options::WriteConcern;
 use mongodb::{Client, Collection};
 
@@ -251,36 +251,50 @@ async fn three_members_take_majority_writes_refuse_writes_on_secondaries_and_fai
     assert_eq!(states.iter().filter(|s| **s == "PRIMARY").count(), 1);
     assert_eq!(states.iter().filter(|s| **s == "SECONDARY").count(), 2);
 
-    // kill -9 of the primary: another member takes over, and a majority
-    // write goes through it; the old primary comes back as a secondary
-    // and catches up.
-    members[primary].kill();
-    // Without retryable writes the driver reports the connection the kill
-    // cut; the application tries again (a duplicate key would mean the
-    // first attempt was applied).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match coll
-            .insert_one(doc! { "_id": 1000, "after": "failover" })
+    // A retryable write sent twice (the same session and txnNumber) is
+    // applied once and answered twice; an older number is refused.
+    let mut session = client.start_session().await.unwrap();
+    let bump = doc! {
+        "update": "c",
+        "updates": [{ "q": { "_id": 6 }, "u": { "$inc": { "x": 1 } } }],
+        "txnNumber": 7i64,
+        "writeConcern": { "w": "majority" },
+    };
+    let t = client.database("t");
+    for _ in 0..2 {
+        let reply = t
+            .run_command(bump.clone())
+            .session(&mut session)
             .await
-        {
-            Ok(_) => break,
-            Err(e)
-                if matches!(
-                    *e.kind,
-                    ErrorKind::Io(_)
-                        | ErrorKind::ServerSelection { .. }
-                        | ErrorKind::ConnectionPoolCleared { .. }
-                ) =>
-            {
-                assert!(Instant::now() < deadline, "no new primary: {e}");
-            }
-            Err(e) if crate::common::code(&e) == Some(10107) => {
-                assert!(Instant::now() < deadline, "no new primary: {e}");
-            }
-            Err(e) => panic!("the write after the failover failed: {e}"),
-        }
+            .unwrap();
+        assert_eq!(reply.get_i32("nModified").ok(), Some(1));
     }
+    let mut older = bump.clone();
+    older.insert("txnNumber", 6i64);
+    expect_code(t.run_command(older).session(&mut session).await, 225);
+
+    // kill -9 of the primary: the driver's retryable write finds the
+    // member elected next and is applied once; the old primary comes back
+    // as a secondary and catches up.
+    let retrying = Client::with_uri_str(uri.replace("retryWrites=false", "retryWrites=true"))
+        .await
+        .unwrap();
+    let retrying: Collection<Document> = retrying.database("t").collection_with_options(
+        "c",
+        mongodb::options::CollectionOptions::builder()
+            .write_concern(WriteConcern::majority())
+            .build(),
+    );
+    retrying.find_one(doc! {}).await.unwrap();
+    members[primary].kill();
+    retrying
+        .update_one(doc! { "_id": 5 }, doc! { "$inc": { "x": 1 } })
+        .await
+        .unwrap();
+    retrying
+        .insert_one(doc! { "_id": 1000, "after": "failover" })
+        .await
+        .unwrap();
     members[primary].spawn();
     for m in &members {
         eventually(
@@ -290,6 +304,14 @@ async fn three_members_take_majority_writes_refuse_writes_on_secondaries_and_fai
         .await;
     }
     let expected = documents_on(&members[0]).await;
+    let x_of = |id: i32| {
+        expected
+            .iter()
+            .find(|d| d.get_i32("_id").ok() == Some(id))
+            .and_then(|d| d.get_i32("x").ok())
+    };
+    assert_eq!(x_of(5), Some(16));
+    assert_eq!(x_of(6), Some(7));
     for m in &members[1..] {
         assert_eq!(documents_on(m).await, expected);
     }

@@ -84,6 +84,7 @@ code_table! {
     UNSATISFIABLE_WRITE_CONCERN = 100, "UnsatisfiableWriteConcern";
     WRITE_CONCERN_FAILED = 64, "WriteConcernFailed";
     UNKNOWN_REPL_WRITE_CONCERN = 79, "UnknownReplWriteConcern";
+    TRANSACTION_TOO_OLD = 225, "TransactionTooOld";
     NOT_WRITABLE_PRIMARY = 10107, "NotWritablePrimary";
     INTERRUPTED_DUE_TO_REPL_STATE_CHANGE = 11602, "InterruptedDueToReplStateChange";
     NOT_PRIMARY_NO_SECONDARY_OK = 13435, "NotPrimaryNoSecondaryOk";
@@ -697,6 +698,18 @@ impl CommandError {
 
     pub fn internal() -> Self {
         Self::new(codes::INTERNAL_ERROR, "internal error")
+    }
+
+    /// The same error with `label` in its `errorLabels`.
+    pub fn labelled(mut self, label: &str) -> Self {
+        let extra = self.extra.get_or_insert_with(Default::default);
+        let mut labels = match extra.remove("errorLabels") {
+            Some(bson::Bson::Array(a)) => a,
+            _ => Vec::new(),
+        };
+        labels.push(label.into());
+        extra.insert("errorLabels", labels);
+        self
     }
 
     /// The `{ok: 0, errmsg, code, codeName}` reply.

@@ -168,17 +168,19 @@ async fn execute(
         touch_session(ctx, conn, &body)?;
     }
     let set = ctx.replica_set();
+    let retryable = set.is_some() && command.on_a_set == OnASet::Logged;
     for field in ["startTransaction", "autocommit", "txnNumber"] {
-        if body.get(field)?.is_some() {
-            let errmsg = match set {
-                None => "Transaction numbers are only allowed on a replica set member or mongos",
-                Some(_) => {
-                    "Transactions and retryable writes are not supported by ebb's replica sets \
-                     yet; connect with retryWrites=false"
-                }
-            };
-            return Err(CommandError::new(codes::ILLEGAL_OPERATION, errmsg));
+        if body.get(field)?.is_none() || (field == "txnNumber" && retryable) {
+            continue;
         }
+        let errmsg = match set {
+            None => "Transaction numbers are only allowed on a replica set member or mongos",
+            Some(_) if field == "txnNumber" => {
+                "Transaction numbers are only allowed with the write commands"
+            }
+            Some(_) => "Transactions are not supported by ebb's replica sets yet",
+        };
+        return Err(CommandError::new(codes::ILLEGAL_OPERATION, errmsg));
     }
     match set {
         None => check_write_concern(&body)?,

@@ -5,6 +5,8 @@
 //! An entry is `{db, command}`. Every member runs the same commands in the
 //! same order on the same data, so every member holds the same documents;
 //! the primary's reply to its client is what the handler answered there.
+//! A retryable write that already ran is answered from the table of
+//! retries instead (`retries`).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, OnceLock, Weak};
@@ -13,17 +15,32 @@ use bson::RawDocumentBuf;
 use ebb_repl::{Applied, Apply, Proposal};
 use futures::future::BoxFuture;
 
+use ebb_storage::engine::Engine;
+
+use super::retries::{Attempt, Retries, Seen};
 use crate::command::{ConnInfo, Request};
 use crate::context::NodeContext;
 use crate::error::CommandError;
 
 /// Runs committed entries on this node.
-#[derive(Default)]
 pub struct NodeApply {
     node: OnceLock<Weak<NodeContext>>,
+    engine: Arc<dyn Engine>,
+    retries: Retries,
 }
 
 impl NodeApply {
+    /// Applies entries to the data in `engine`, with the retryable writes it
+    /// recorded.
+    pub fn new(engine: Arc<dyn Engine>) -> ebb_storage::Result<Self> {
+        let retries = Retries::load(&*engine)?;
+        Ok(NodeApply {
+            node: OnceLock::new(),
+            engine,
+            retries,
+        })
+    }
+
     /// Entries apply to `node` from now on (the node is built after the
     /// member starts, so entries wait for it).
     pub fn attach(&self, node: &Arc<NodeContext>) {
@@ -50,6 +67,14 @@ impl NodeApply {
         let Some(row) = crate::command::lookup(&name) else {
             return crate::command::not_found(&name).to_reply();
         };
+        let attempt = Attempt::of(command);
+        if let Some(attempt) = &attempt {
+            match self.retries.seen(attempt) {
+                Seen::New => {}
+                Seen::Done(reply) => return reply,
+                Seen::TooOld(e) => return e.to_reply(),
+            }
+        }
         let conn = Arc::new(ConnInfo {
             id: 0,
             peer: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
@@ -61,10 +86,16 @@ impl NodeApply {
             node,
             conn,
         };
-        match (row.handler)(request).await {
+        let reply = match (row.handler)(request).await {
             Ok(reply) => reply,
-            Err(e) => e.to_reply(),
+            Err(e) => return e.to_reply(),
+        };
+        if let Some(attempt) = attempt
+            && let Err(e) = self.retries.record(&*self.engine, attempt, &reply)
+        {
+            tracing::error!(error = %e, "cannot record a retryable write");
         }
+        reply
     }
 }
 

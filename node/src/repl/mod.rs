@@ -5,11 +5,12 @@
 //!
 //! The consensus itself is `ebb-repl`'s. A member applies every committed
 //! write through the handler a standalone runs it with (`apply`, reading
-//! `entry`), and its members talk over the port clients use (`transport`).
+//! `entry`, answering retried writes from `retries`), and its members talk over the port clients use (`transport`).
 
 mod apply;
 pub mod commands;
 mod entry;
+mod retries;
 mod set;
 mod start;
 mod transport;

@@ -19,7 +19,8 @@ pub async fn start(
     host: &str,
 ) -> Result<Arc<ReplicaSet>, ebb_repl::StartError> {
     let config = &node.config.replication;
-    let apply = Arc::new(NodeApply::default());
+    let apply =
+        Arc::new(NodeApply::new(Arc::clone(&engine)).map_err(ebb_repl::StartError::Storage)?);
     apply.attach(node);
     let timing = Timing {
         heartbeat: config.heartbeat,

@@ -46,9 +46,16 @@ fn members_asked(body: &RawDocument, voters: usize) -> CommandResult<usize> {
 /// answered as the handler answered, after as many members as its write
 /// concern asks hold it.
 pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> CommandResult {
+    let retryable = body.get("txnNumber")?.is_some();
+    // A driver retries a retryable write once on another primary when the
+    // server labels the error so.
+    let label = |e: CommandError| match retryable {
+        true => e.labelled("RetryableWriteError"),
+        false => e,
+    };
     let view = set.replica.view();
     if !view.writable {
-        return Err(not_primary());
+        return Err(label(not_primary()));
     }
     let wanted = members_asked(&body, view.voters.len())?;
     let wtimeout = match body.get("writeConcern")? {
@@ -62,12 +69,12 @@ pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> Comm
     };
     let (index, applied) = match set.replica.propose(entry::proposal(db, &body)).await {
         Ok(done) => done,
-        Err(ProposeError::NotLeader { .. }) => return Err(not_primary()),
+        Err(ProposeError::NotLeader { .. }) => return Err(label(not_primary())),
         Err(ProposeError::Other(why)) => {
-            return Err(CommandError::new(
+            return Err(label(CommandError::new(
                 codes::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
                 format!("operation was interrupted because of a replication state change: {why}"),
-            ));
+            )));
         }
     };
     let reply = RawDocumentBuf::from_bytes(applied.bytes).map_err(|_| CommandError::internal())?;
