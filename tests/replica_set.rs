@@ -129,7 +129,11 @@ async fn eventually<F: AsyncFnMut() -> bool>(what: &str, mut check: F) {
 }
 
 async fn documents_on(member: &Member) -> Vec<Document> {
-    let coll: Collection<Document> = member.direct().await.database("t").collection("c");
+    documents_of(member, "c").await
+}
+
+async fn documents_of(member: &Member, name: &str) -> Vec<Document> {
+    let coll: Collection<Document> = member.direct().await.database("t").collection(name);
     let mut found = Vec::new();
     let mut cursor = coll.find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap();
     while cursor.advance().await.unwrap() {
@@ -251,6 +255,32 @@ async fn three_members_take_majority_writes_refuse_writes_on_secondaries_and_fai
     assert_eq!(states.iter().filter(|s| **s == "PRIMARY").count(), 1);
     assert_eq!(states.iter().filter(|s| **s == "SECONDARY").count(), 2);
 
+    // Writes whose ObjectIds and time the server makes (no _id, an upsert,
+    // $currentDate) come out the same on every member.
+    let t = client.database("t");
+    let majority = doc! { "w": "majority" };
+    t.run_command(doc! { "insert": "d", "documents": [{ "k": 1 }, { "k": 2 }], "writeConcern": majority.clone() })
+        .await
+        .unwrap();
+    t.run_command(doc! {
+        "update": "d",
+        "updates": [
+            { "q": { "k": 3 }, "u": { "$set": { "k": 3 }, "$currentDate": { "at": true } }, "upsert": true },
+            { "q": { "k": 1 }, "u": { "$currentDate": { "at": { "$type": "timestamp" } } } },
+        ],
+        "writeConcern": majority,
+    })
+    .await
+    .unwrap();
+    let decided = documents_of(&members[0], "d").await;
+    assert_eq!(decided.len(), 3);
+    for m in &members[1..] {
+        eventually("a member to apply the server-decided writes", async || {
+            documents_of(m, "d").await == decided
+        })
+        .await;
+    }
+
     // A retryable write sent twice (the same session and txnNumber) is
     // applied once and answered twice; an older number is refused.
     let mut session = client.start_session().await.unwrap();
@@ -260,7 +290,6 @@ async fn three_members_take_majority_writes_refuse_writes_on_secondaries_and_fai
         "txnNumber": 7i64,
         "writeConcern": { "w": "majority" },
     };
-    let t = client.database("t");
     for _ in 0..2 {
         let reply = t
             .run_command(bump.clone())

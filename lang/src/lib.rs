@@ -17,6 +17,7 @@
 //! It knows nothing about RocksDB, actors, sockets or MongoDB's numeric
 //! error codes.
 
+pub mod decided;
 pub mod encoding;
 pub mod error;
 pub mod pipeline;

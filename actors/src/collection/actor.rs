@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use ebb_lang::decided::{Decided, Seed, with_ids};
 use ebb_storage::engine::Engine;
 use ebb_storage::statement::{
     self as ops, DeleteOutcome, FindAndModifyOutcome, InsertOutcome, InsertStatement, UpdateOutcome,
@@ -226,10 +227,11 @@ impl CollectionActor {
         ctx: &mut Context<Self>,
         sync: bool,
         statement: InsertStatement,
+        ids: Option<Seed>,
     ) -> oneshot::Receiver<Result<InsertOutcome>> {
         let (tx, rx) = oneshot::channel();
         if !self.retired {
-            self.queue(ctx, Job::Measurements(statement, tx), sync);
+            self.queue(ctx, Job::Measurements(statement, ids, tx), sync);
         }
         rx
     }
@@ -259,7 +261,7 @@ fn run_group(
     let mut measurements = Vec::new();
     for w in group {
         match w.job {
-            Job::Measurements(statement, tx) => measurements.push((statement, tx)),
+            Job::Measurements(statement, ids, tx) => measurements.push((statement, ids, tx)),
             Job::Run(run) => {
                 insert_measurements(engine, coll, &mut measurements, &mut replies);
                 replies.push(run(engine, coll));
@@ -286,19 +288,34 @@ fn lock(schedule: &Mutex<WriterSchedule>) -> MutexGuard<'_, WriterSchedule> {
 fn insert_measurements(
     engine: &dyn Engine,
     coll: &Arc<Collection>,
-    gathered: &mut Vec<(InsertStatement, oneshot::Sender<Result<InsertOutcome>>)>,
+    gathered: &mut Vec<Measurements>,
     replies: &mut Replies,
 ) {
-    if gathered.is_empty() {
-        return;
+    // Statements whose ObjectIds a primary decided run one group per seed.
+    while !gathered.is_empty() {
+        let ids = gathered[0].1;
+        let same = gathered.iter().take_while(|g| g.1 == ids).count();
+        let (statements, senders): (Vec<_>, Vec<_>) =
+            gathered.drain(..same).map(|(s, _, tx)| (s, tx)).unzip();
+        let results = with_ids(ids, || ops::insert_group(engine, coll, statements));
+        for (result, tx) in results.into_iter().zip(senders) {
+            replies.push(ack(tx, result));
+        }
     }
-    let (statements, senders): (Vec<_>, Vec<_>) = gathered.drain(..).unzip();
-    for (result, tx) in ops::insert_group(engine, coll, statements)
-        .into_iter()
-        .zip(senders)
-    {
-        replies.push(ack(tx, result));
-    }
+}
+
+/// Time-series inserts waiting for their group: the statement, the seed of
+/// its ObjectIds, and who hears back.
+type Measurements = (
+    InsertStatement,
+    Option<Seed>,
+    oneshot::Sender<Result<InsertOutcome>>,
+);
+
+/// The ObjectIds the writer makes for a write a primary decided: its own
+/// sequence of the seed, apart from the one the command's parsing used.
+fn writer_ids(decided: Option<Decided>) -> Option<Seed> {
+    decided.map(|d| d.ids.fork(1))
 }
 
 /// The acknowledgements of a write group's jobs. Without a WAL sync each
@@ -407,10 +424,11 @@ impl Handler<InsertDocs> for CollectionActor {
             bypass_validation: msg.bypass_validation,
             prepared: msg.prepared,
         };
+        let ids = writer_ids(msg.decided);
         let rx = match self.coll.timeseries {
-            Some(_) => self.write_measurements(ctx, msg.sync, statement),
+            Some(_) => self.write_measurements(ctx, msg.sync, statement, ids),
             None => self.write(ctx, msg.sync, move |engine, coll| {
-                ops::insert_with(engine, coll, statement)
+                with_ids(ids, || ops::insert_with(engine, coll, statement))
             }),
         };
         self.answer(rx, |act, out| {
@@ -427,9 +445,14 @@ impl Handler<UpdateDocs> for CollectionActor {
     type Result = ResponseActFuture<Self, Result<UpdateOutcome>>;
 
     fn handle(&mut self, msg: UpdateDocs, ctx: &mut Context<Self>) -> Self::Result {
-        let now = self.shared.clock.now();
+        let now = msg
+            .decided
+            .map_or_else(|| self.shared.clock.now(), |d| d.at);
+        let ids = writer_ids(msg.decided);
         let rx = self.write(ctx, msg.sync, move |engine, coll| {
-            ops::update(engine, coll, msg.statements, msg.ordered, now)
+            with_ids(ids, || {
+                ops::update(engine, coll, msg.statements, msg.ordered, now)
+            })
         });
         self.answer(rx, |act, out| {
             act.note_due(out.earliest_due);
@@ -458,9 +481,12 @@ impl Handler<ModifyOne> for CollectionActor {
     type Result = ResponseActFuture<Self, Result<FindAndModifyOutcome>>;
 
     fn handle(&mut self, msg: ModifyOne, ctx: &mut Context<Self>) -> Self::Result {
-        let now = self.shared.clock.now();
+        let now = msg
+            .decided
+            .map_or_else(|| self.shared.clock.now(), |d| d.at);
+        let ids = writer_ids(msg.decided);
         let rx = self.write(ctx, msg.sync, move |engine, coll| {
-            ops::find_and_modify(engine, coll, msg.request, now)
+            with_ids(ids, || ops::find_and_modify(engine, coll, msg.request, now))
         });
         self.answer(rx, |act, out| {
             act.note_due(out.earliest_due);

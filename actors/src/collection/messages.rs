@@ -1,5 +1,6 @@
 //! The messages a collection's writer takes: verbs with typed results.
 
+use ebb_lang::decided::Decided;
 use std::sync::Arc;
 
 use actix::Message;
@@ -25,6 +26,8 @@ pub struct InsertDocs {
     /// Every document already went through `prepare_insert`
     /// (`ebb_storage::write::writer::prepare_statement`).
     pub prepared: bool,
+    /// What a replica set's primary decided for the write (its ObjectIds).
+    pub decided: Option<Decided>,
 }
 
 /// Updates documents.
@@ -34,6 +37,9 @@ pub struct UpdateDocs {
     pub statements: Vec<UpdateStatement>,
     pub ordered: bool,
     pub sync: bool,
+    /// What a replica set's primary decided for the write (its time and
+    /// ObjectIds).
+    pub decided: Option<Decided>,
 }
 
 /// Deletes documents.
@@ -51,6 +57,9 @@ pub struct DeleteDocs {
 pub struct ModifyOne {
     pub request: FindAndModify,
     pub sync: bool,
+    /// What a replica set's primary decided for the write (its time and
+    /// ObjectIds).
+    pub decided: Option<Decided>,
 }
 
 /// Deletes one chunk of expired documents of a TTL index.

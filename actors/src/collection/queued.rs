@@ -31,8 +31,13 @@ pub(super) enum Job {
     Run(WriteJob),
     /// An insert into a time-series collection: consecutive ones in a
     /// group run as one `insert_group`, so they rewrite each open bucket
-    /// once between them.
-    Measurements(InsertStatement, oneshot::Sender<Result<InsertOutcome>>),
+    /// once between them. It carries the seed of the ObjectIds a primary
+    /// decided for it.
+    Measurements(
+        InsertStatement,
+        Option<ebb_lang::decided::Seed>,
+        oneshot::Sender<Result<InsertOutcome>>,
+    ),
 }
 
 /// Work that runs alone on the writer.

@@ -324,7 +324,7 @@ impl Merge {
         let with_id;
         let doc = if self.on.iter().any(|f| f == "_id") && doc.get("_id")?.is_none() {
             let mut d = RawDocumentBuf::new();
-            d.append(cstr("_id"), bson::oid::ObjectId::new());
+            d.append(cstr("_id"), crate::decided::object_id());
             for el in doc {
                 let (k, v) = el?;
                 d.append(k, v);

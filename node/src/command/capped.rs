@@ -157,6 +157,7 @@ async fn clone(
                 ordered: true,
                 sync: false,
                 prepared: false,
+                decided: req.decided,
                 bypass_validation: true,
             })
             .await?

@@ -28,6 +28,22 @@ pub struct Request {
     pub body: RawDocumentBuf,
     pub node: Arc<NodeContext>,
     pub conn: Arc<ConnInfo>,
+    /// On a replica-set member applying a write: the time and ObjectIds
+    /// the primary decided for it.
+    pub decided: Option<ebb_lang::decided::Decided>,
+}
+
+impl Request {
+    /// The write's time: what the primary decided, or the node's clock.
+    pub fn now(&self) -> bson::DateTime {
+        self.decided
+            .map_or_else(|| self.node.shared.clock.now(), |d| d.at)
+    }
+
+    /// The seed of the ObjectIds the command makes while it is parsed.
+    pub fn ids(&self) -> Option<ebb_lang::decided::Seed> {
+        self.decided.map(|d| d.ids)
+    }
 }
 
 pub type Reply = Pin<Box<dyn Future<Output = CommandResult> + Send>>;

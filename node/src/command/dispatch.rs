@@ -223,6 +223,7 @@ async fn execute(
                 body,
                 node: ctx.clone(),
                 conn: conn.clone(),
+                decided: None,
             }))
             .await
     };

@@ -55,7 +55,7 @@ pub async fn insert(req: Request) -> CommandResult {
         sync,
         bypass_validation,
         prepared,
-    } = InsertCommand::parse(&args)?;
+    } = ebb_lang::decided::with_ids(req.ids(), || InsertCommand::parse(&args))?;
     let count = documents.len() as u64;
     let documents = Arc::new(documents);
     let outcome = send_write(&req, &collection, true, || InsertDocs {
@@ -64,6 +64,7 @@ pub async fn insert(req: Request) -> CommandResult {
         sync,
         bypass_validation,
         prepared,
+        decided: req.decided,
     })
     .await?
     .expect("inserts create their collection");

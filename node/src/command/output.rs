@@ -254,6 +254,7 @@ async fn fill_temp(
             ordered: true,
             sync: false,
             prepared: false,
+            decided: None,
             bypass_validation: cx.bypass_validation,
         })
         .await?
@@ -320,6 +321,7 @@ async fn merge(
             ordered: false,
             sync: false,
             prepared: false,
+            decided: None,
             bypass_validation: cx.bypass_validation,
         })
         .await?
@@ -335,6 +337,7 @@ async fn merge(
             statements: batch.clone(),
             ordered: false,
             sync: false,
+            decided: None,
         })
         .await?;
         let Some(outcome) = outcome else {

@@ -40,13 +40,13 @@ pub fn env(req: &Request, args: &Args<'_>) -> CommandResult<Env> {
         Some(RawBsonRef::Null) => None,
         _ => args.doc("let")?,
     };
-    Ok(Env::with_let(req.node.shared.clock.now(), lets)?)
+    Ok(Env::with_let(req.now(), lets)?)
 }
 
 /// `$$NOW` alone, for commands without a `let` option (`count`,
 /// `distinct`).
 pub fn env_now(req: &Request) -> Env {
-    Env::new(req.node.shared.clock.now())
+    Env::new(req.now())
 }
 
 /// A filter, or the empty filter; `$expr` in it sees `env`.

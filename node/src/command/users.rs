@@ -141,6 +141,7 @@ fn admin_request(req: &Request) -> Request {
         body: req.body.clone(),
         node: req.node.clone(),
         conn: req.conn.clone(),
+        decided: req.decided,
     }
 }
 
@@ -156,6 +157,7 @@ async fn insert_user(req: &Request, name: &UserName, user: Document) -> CommandR
         ordered: true,
         sync: true,
         prepared: false,
+        decided: None,
         bypass_validation: true,
     })
     .await?
@@ -189,6 +191,7 @@ async fn replace_user(req: &Request, name: &UserName, user: Document) -> Command
             }],
             ordered: true,
             sync: true,
+            decided: None,
         }
     })
     .await?;

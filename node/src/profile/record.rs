@@ -43,6 +43,7 @@ pub async fn write(node: &NodeContext, db: &str, entry: RawDocumentBuf) {
             ordered: true,
             sync: false,
             prepared: false,
+            decided: None,
             bypass_validation: true,
         })
         .await;

@@ -2,8 +2,9 @@
 //! primary accepted, run through the same handler a client's command runs
 //! through, in log order.
 //!
-//! An entry is `{db, command}`. Every member runs the same commands in the
-//! same order on the same data, so every member holds the same documents;
+//! Every member runs the same commands in the same order on the same data,
+//! with the time and ObjectIds the primary decided (`entry`), so every
+//! member holds the same documents;
 //! the primary's reply to its client is what the handler answered there.
 //! A retryable write that already ran is answered from the table of
 //! retries instead (`retries`).
@@ -17,6 +18,7 @@ use futures::future::BoxFuture;
 
 use ebb_storage::engine::Engine;
 
+use super::entry::{self, Entry};
 use super::retries::{Attempt, Retries, Seen};
 use crate::command::{ConnInfo, Request};
 use crate::context::NodeContext;
@@ -55,7 +57,12 @@ impl NodeApply {
             Ok(e) => e,
             Err(_) => return CommandError::internal().to_reply(),
         };
-        let (Ok(db), Ok(command)) = (entry.get_str("db"), entry.get_document("command")) else {
+        let Some(Entry {
+            db,
+            command,
+            decided,
+        }) = entry::read(&entry)
+        else {
             return CommandError::internal().to_reply();
         };
         let name = command
@@ -85,6 +92,7 @@ impl NodeApply {
             body: command.to_owned(),
             node,
             conn,
+            decided: Some(decided),
         };
         let reply = match (row.handler)(request).await {
             Ok(reply) => reply,

@@ -34,5 +34,6 @@ pub async fn start(
         replica,
         election_timeout: config.election_timeout,
         heartbeat: config.heartbeat,
+        clock: node.shared.clock.clone(),
     }))
 }

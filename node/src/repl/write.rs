@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf, doc};
+use ebb_lang::decided::{Decided, Seed};
 use ebb_repl::{ProposeError, Role};
 
 use super::entry;
@@ -67,7 +68,16 @@ pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> Comm
         },
         _ => None,
     };
-    let (index, applied) = match set.replica.propose(entry::proposal(db, &body)).await {
+    let at = set.clock.now();
+    let decided = Decided {
+        at,
+        ids: Seed::fresh(at.timestamp_millis()),
+    };
+    let (index, applied) = match set
+        .replica
+        .propose(entry::proposal(db, &body, decided))
+        .await
+    {
         Ok(done) => done,
         Err(ProposeError::NotLeader { .. }) => return Err(label(not_primary())),
         Err(ProposeError::Other(why)) => {

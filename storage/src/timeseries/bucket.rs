@@ -73,7 +73,7 @@ pub struct Bucket {
 impl Bucket {
     /// An empty bucket starting at `start` millis.
     pub fn new(start: i64, meta: Option<Bson>, opts: &TimeseriesOptions) -> Self {
-        let fresh = ObjectId::new().bytes();
+        let fresh = ebb_lang::decided::object_id().bytes();
         let mut id = [0u8; 12];
         // The timestamp is the start in seconds, as mongod's bucket ids
         // (wrapping for dates outside 1970..2106).

@@ -662,7 +662,7 @@ pub fn prepare(doc: &RawDocument) -> Result<Option<RawDocumentBuf>> {
             let mut out = RawDocumentBuf::new();
             match doc.get("_id")? {
                 Some(id) => out.append(bson::raw::cstr!("_id"), id),
-                None => out.append(bson::raw::cstr!("_id"), bson::oid::ObjectId::new()),
+                None => out.append(bson::raw::cstr!("_id"), ebb_lang::decided::object_id()),
             }
             for el in doc.iter() {
                 let (k, v) = el?;
