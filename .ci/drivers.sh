@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Cross-driver checks: real pymongo and mongosh against a real ebbd.
+# Cross-driver checks: real pymongo and mongosh against a real ebbd, and against a
+# three-member replica set of them.
 # Usage: .ci/drivers.sh path/to/ebbd
 set -euo pipefail
 ebbd=$1
@@ -8,6 +9,7 @@ work=$(mktemp -d)
 cleanup() {
     [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
     [ -n "${auth_pid:-}" ] && kill "$auth_pid" 2>/dev/null && wait "$auth_pid" 2>/dev/null || true
+    for member in ${rs_pids:-}; do kill "$member" 2>/dev/null && wait "$member" 2>/dev/null || true; done
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -84,6 +86,26 @@ echo "mongosh authenticated over TLS"
 grep -q "ignoring environment variable.*EBB_NOT_A_SETTING" "$work/ebbd-auth.log" \
     || { echo "no warning for EBB_NOT_A_SETTING"; cat "$work/ebbd-auth.log"; exit 1; }
 echo "an unknown EBB_ variable was ignored with a warning"
+
+echo "--- a three-member replica set: mongosh's rs helpers, then pymongo with ?replicaSet="
+rs_pids=
+rs_hosts=
+for i in 0 1 2; do
+    rs_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    "$ebbd" --port "$rs_port" --db-path "$work/rs$i" --replSet rs0 >"$work/rs$i.log" 2>&1 &
+    rs_pids="$rs_pids $!"
+    rs_hosts="${rs_hosts:+$rs_hosts,}127.0.0.1:$rs_port"
+    for _ in $(seq 1 100); do
+        if python3 -c "import socket; socket.create_connection(('127.0.0.1',$rs_port),0.2)" 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+done
+export EBB_RS_HOSTS="$rs_hosts"
+first=${rs_hosts%%,*}
+rs_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://$first/?directConnection=true" --quiet \
+    --file "$root/tests/drivers/rs_check.js" 2>&1) || { echo "$rs_out"; cat "$work"/rs*.log; exit 1; }
+echo "$rs_out"
+"$venv/bin/python" "$root/tests/drivers/rs_check.py" || { cat "$work"/rs*.log; exit 1; }
 
 echo "--- ebbd stops cleanly on SIGTERM"
 kill -TERM "$pid"

@@ -112,7 +112,13 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn init_logging(config: &Config) {
-    let filter = tracing_subscriber::EnvFilter::new(&config.log.level);
+    // The consensus library reports every vote and append at `info`; it
+    // speaks at `warn` unless the directive names it.
+    let level = &config.log.level;
+    let filter = match level.contains("openraft") {
+        true => tracing_subscriber::EnvFilter::new(level),
+        false => tracing_subscriber::EnvFilter::new(format!("{level},openraft=warn")),
+    };
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -1,0 +1,33 @@
+// mongosh's replica-set helpers against three ebbd members: rs.initiate
+// with a config, then rs.status() and rs.conf() once a primary is elected.
+// The config's hosts come from EBB_RS_HOSTS ("h1,h2,h3").
+const hosts = process.env.EBB_RS_HOSTS.split(",");
+const config = { _id: "rs0", members: hosts.map((host, i) => ({ _id: i, host })) };
+const initiated = rs.initiate(config);
+if (initiated.ok !== 1) throw new Error("rs.initiate: " + tojson(initiated));
+const deadline = Date.now() + 30000;
+let status;
+for (;;) {
+  try {
+    status = rs.status();
+    if (status.members.some((m) => m.stateStr === "PRIMARY")) break;
+  } catch (e) {
+    if (Date.now() > deadline) throw e;
+  }
+  if (Date.now() > deadline) throw new Error("no primary: " + tojson(status));
+  sleep(100);
+}
+if (status.set !== "rs0" || status.members.length !== 3) throw new Error(tojson(status));
+const conf = rs.conf();
+if (conf._id !== "rs0" || conf.members.map((m) => m.host).join(",") !== hosts.join(",")) {
+  throw new Error("rs.conf: " + tojson(conf));
+}
+let again = null;
+try {
+  db.adminCommand({ replSetInitiate: config });
+} catch (e) {
+  again = e;
+}
+if (!again || again.code !== 23) throw new Error("a second initiate did not fail with 23: " + again);
+print("mongosh: rs.initiate, rs.status, rs.conf ok; primary " +
+  status.members.find((m) => m.stateStr === "PRIMARY").name);

@@ -1,0 +1,37 @@
+"""pymongo against the three-member set rs_check.js initiated: the driver finds
+the primary from ?replicaSet=rs0, writes with w: "majority" (retryable writes on,
+pymongo's default) and reads the writes back from a secondary."""
+import os
+import sys
+import time
+
+import pymongo
+from pymongo.errors import NotPrimaryError
+
+hosts = os.environ["EBB_RS_HOSTS"]
+client = pymongo.MongoClient(f"mongodb://{hosts}/?replicaSet=rs0", serverSelectionTimeoutMS=30000)
+coll = client.rs.check.with_options(write_concern=pymongo.WriteConcern(w="majority"))
+coll.insert_many([{"_id": i, "n": 0} for i in range(10)])
+coll.update_one({"_id": 3}, {"$inc": {"n": 1}})
+primary = client.primary
+assert primary is not None, "no primary"
+secondaries = client.secondaries
+assert len(secondaries) == 2, secondaries
+
+reader = client.rs.check.with_options(read_preference=pymongo.ReadPreference.SECONDARY)
+deadline = time.time() + 30
+while True:
+    docs = list(reader.find().sort("_id"))
+    if len(docs) == 10 and docs[3]["n"] == 1:
+        break
+    assert time.time() < deadline, f"a secondary did not apply the writes: {docs}"
+    time.sleep(0.05)
+
+host, port = next(iter(secondaries))
+direct = pymongo.MongoClient(host, port, directConnection=True)
+try:
+    direct.rs.check.insert_one({"x": 1})
+    sys.exit("a secondary took a write")
+except NotPrimaryError as e:
+    assert e.details and e.details.get("code") == 10107, e.details
+print(f"pymongo: majority writes through {primary[0]}:{primary[1]}, read back from a secondary")
