@@ -96,7 +96,7 @@ pub async fn run_op_query(
 }
 
 /// The command's name: the document's first key ("" when it has none).
-fn command_name(body: &RawDocument) -> String {
+pub fn command_name(body: &RawDocument) -> String {
     body.iter()
         .next()
         .and_then(|e| e.ok())

@@ -65,12 +65,7 @@ impl NodeApply {
         else {
             return CommandError::internal().to_reply();
         };
-        let name = command
-            .iter()
-            .next()
-            .and_then(|e| e.ok())
-            .map(|(k, _)| k.as_str().to_owned())
-            .unwrap_or_default();
+        let name = crate::command::dispatch::command_name(command);
         let Some(row) = crate::command::lookup(&name) else {
             return crate::command::not_found(&name).to_reply();
         };

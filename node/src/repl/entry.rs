@@ -7,12 +7,12 @@ use ebb_lang::decided::{Decided, Seed};
 use ebb_repl::Proposal;
 
 /// The entry that carries `command`, sent to `db`, as decided.
-pub fn proposal(db: &str, command: &RawDocumentBuf, decided: Decided) -> Proposal {
+pub fn proposal(db: &str, command: RawDocumentBuf, decided: Decided) -> Proposal {
     let ids = bson::Binary {
         subtype: bson::spec::BinarySubtype::Generic,
         bytes: decided.ids.bytes().to_vec(),
     };
-    let entry = rawdoc! { "db": db, "command": command.clone(), "at": decided.at, "ids": ids };
+    let entry = rawdoc! { "db": db, "command": command, "at": decided.at, "ids": ids };
     Proposal {
         bytes: entry.into_bytes(),
     }

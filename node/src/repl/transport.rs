@@ -22,7 +22,7 @@ use crate::wire::encode_op_msg_reply;
 const POOL: usize = 4;
 
 /// Messages to other members over their client port.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct WireTransport {
     idle: Arc<Mutex<HashMap<String, Vec<TcpStream>>>>,
     next_id: Arc<AtomicI32>,
@@ -96,10 +96,7 @@ impl Transport for WireTransport {
         body: Vec<u8>,
         timeout: Duration,
     ) -> BoxFuture<'static, std::io::Result<Vec<u8>>> {
-        let this = WireTransport {
-            idle: Arc::clone(&self.idle),
-            next_id: Arc::clone(&self.next_id),
-        };
+        let this = self.clone();
         let host = host.to_owned();
         Box::pin(async move {
             tokio::time::timeout(timeout, this.call_on(host, rpc, body))

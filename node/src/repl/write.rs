@@ -16,14 +16,20 @@ fn not_primary() -> CommandError {
     CommandError::new(codes::NOT_WRITABLE_PRIMARY, "not primary")
 }
 
-/// The `w` a write asks for: how many members must hold it, given `voters`
-/// (`majority` is a majority of them).
-fn members_asked(body: &RawDocument, voters: usize) -> CommandResult<usize> {
+/// How many of `voters` make a majority: what a commit waits for.
+fn majority(voters: usize) -> usize {
+    voters / 2 + 1
+}
+
+/// What a write's concern asks: how many members must hold it, given
+/// `voters`, and for how long to wait for them (no limit without
+/// `wtimeout`).
+fn asked(body: &RawDocument, voters: usize) -> CommandResult<(usize, Option<Duration>)> {
     let Some(RawBsonRef::Document(wc)) = body.get("writeConcern")? else {
-        return Ok(1);
+        return Ok((1, None));
     };
     let n = match wc.get("w")? {
-        Some(RawBsonRef::String("majority")) => voters / 2 + 1,
+        Some(RawBsonRef::String("majority")) => majority(voters),
         Some(RawBsonRef::String(mode)) => {
             return Err(CommandError::new(
                 codes::UNKNOWN_REPL_WRITE_CONCERN,
@@ -39,7 +45,13 @@ fn members_asked(body: &RawDocument, voters: usize) -> CommandResult<usize> {
             "Not enough data-bearing nodes",
         ));
     }
-    Ok(n)
+    let wtimeout = match wc.get("wtimeout")? {
+        Some(t) => crate::args::as_f64(t)
+            .map(|ms| ms as u64)
+            .filter(|&ms| ms > 0),
+        None => None,
+    };
+    Ok((n, wtimeout.map(Duration::from_millis)))
 }
 
 /// Runs a write command through the set: refused unless this member is a
@@ -58,16 +70,7 @@ pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> Comm
     if !view.writable {
         return Err(label(not_primary()));
     }
-    let wanted = members_asked(&body, view.voters.len())?;
-    let wtimeout = match body.get("writeConcern")? {
-        Some(RawBsonRef::Document(wc)) => match wc.get("wtimeout")? {
-            Some(t) => crate::args::as_f64(t)
-                .map(|ms| ms as u64)
-                .filter(|&ms| ms > 0),
-            None => None,
-        },
-        _ => None,
-    };
+    let (wanted, deadline) = asked(&body, view.voters.len())?;
     let at = set.clock.now();
     let decided = Decided {
         at,
@@ -75,7 +78,7 @@ pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> Comm
     };
     let (index, applied) = match set
         .replica
-        .propose(entry::proposal(db, &body, decided))
+        .propose(entry::proposal(db, body, decided))
         .await
     {
         Ok(done) => done,
@@ -88,10 +91,9 @@ pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> Comm
         }
     };
     let reply = RawDocumentBuf::from_bytes(applied.bytes).map_err(|_| CommandError::internal())?;
-    if wanted <= view.voters.len() / 2 + 1 {
+    if wanted <= majority(view.voters.len()) {
         return Ok(reply);
     }
-    let deadline = wtimeout.map(Duration::from_millis);
     if set.replica.wait_held(index, wanted, deadline).await {
         return Ok(reply);
     }
