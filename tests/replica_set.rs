@@ -55,14 +55,17 @@ impl Member {
     }
 
     fn spawn(&mut self) {
-        let child = Command::new(ebbd())
-            .args([
-                "--port",
-                &self.port.to_string(),
-                "--replSet",
-                "rs0",
-                "--db-path",
-            ])
+        self.launch(true);
+    }
+
+    fn launch(&mut self, member: bool) {
+        let mut command = Command::new(ebbd());
+        command.args(["--port", &self.port.to_string()]);
+        if member {
+            command.args(["--replSet", "rs0"]);
+        }
+        let child = command
+            .arg("--db-path")
             .arg(&self.dir)
             // The default election timeout: a test build on a loaded
             // machine must not lose its primary to a slow heartbeat.
@@ -82,6 +85,17 @@ impl Member {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The same data directory and port, run without `--replSet`.
+    fn spawn_standalone(&self) -> Member {
+        let mut m = Member {
+            port: self.port,
+            dir: self.dir.clone(),
+            child: None,
+        };
+        m.launch(false);
+        m
     }
 
     fn kill(&mut self) {
@@ -141,6 +155,75 @@ async fn documents_of(member: &Member, name: &str) -> Vec<Document> {
         found.push(cursor.deserialize_current().unwrap());
     }
     found
+}
+
+/// Three members, initiated as one set from the first; a driver client
+/// that finds the primary by the set's name.
+async fn initiated_set(root: &std::path::Path) -> (Vec<Member>, Client) {
+    let members: Vec<Member> = (0..3).map(|_| Member::start(root)).collect();
+    let config = doc! {
+        "_id": "rs0",
+        "members": members.iter().enumerate().map(|(i, m)| doc! { "_id": i as i32, "host": m.host() }).collect::<Vec<_>>(),
+    };
+    members[0]
+        .direct()
+        .await
+        .database("admin")
+        .run_command(doc! { "replSetInitiate": config })
+        .await
+        .unwrap();
+    let seeds: Vec<String> = members.iter().map(Member::host).collect();
+    let uri = format!(
+        "mongodb://{}/?replicaSet=rs0&serverSelectionTimeoutMS=30000&w=majority",
+        seeds.join(",")
+    );
+    let client = Client::with_uri_str(&uri).await.unwrap();
+    (members, client)
+}
+
+/// The member that is a writable primary now, once there is one.
+async fn primary_of(members: &[Member]) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        for (i, m) in members.iter().enumerate() {
+            if m.child.is_some() && hello(m).await.get_bool("isWritablePrimary").ok() == Some(true)
+            {
+                return i;
+            }
+        }
+        assert!(Instant::now() < deadline, "no primary was elected");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn admin(member: &Member, command: Document) -> Document {
+    member
+        .direct()
+        .await
+        .database("admin")
+        .run_command(command)
+        .await
+        .unwrap()
+}
+
+/// `serverStatus().metrics.ttl` on `member`.
+async fn ttl_metrics(member: &Member) -> Document {
+    let status = admin(member, doc! { "serverStatus": 1 }).await;
+    status
+        .get_document("metrics")
+        .unwrap()
+        .get_document("ttl")
+        .unwrap()
+        .clone()
+}
+
+fn count_of(metrics: &Document, name: &str) -> i64 {
+    metrics.get_i64(name).unwrap()
+}
+
+async fn count_on(member: &Member, name: &str, filter: Document) -> u64 {
+    let coll: Collection<Document> = member.direct().await.database("t").collection(name);
+    coll.count_documents(filter).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -333,4 +416,146 @@ async fn three_members_take_majority_writes_refuse_writes_on_secondaries_and_fai
     for m in &members[1..] {
         assert_eq!(documents_on(m).await, expected);
     }
+}
+
+/// TTL on a replica set, as MongoDB's TTL jstests check it: only the
+/// primary deletes, its deletes reach the secondaries (whose own counter
+/// of deletions stays 0), `collMod` of `expireAfterSeconds` replicates, a
+/// secondary hides due documents by its own clock whatever its primary
+/// does, and a member later run standalone keeps its monitor off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ttl_deletes_only_on_the_primary_and_replicates_to_secondaries() {
+    let root = tempfile::tempdir().unwrap();
+    let (mut members, client) = initiated_set(root.path()).await;
+    let primary = primary_of(&members).await;
+    let secondaries: Vec<usize> = (0..3).filter(|&i| i != primary).collect();
+    // Secondaries that hide nothing show what they store.
+    for &i in &secondaries {
+        admin(
+            &members[i],
+            doc! { "setParameter": 1, "ttlMonitorEnabled": false },
+        )
+        .await;
+    }
+    let t = client.database("t");
+    t.run_command(doc! {
+        "createIndexes": "e",
+        "indexes": [{ "key": { "at": 1 }, "name": "at_1", "expireAfterSeconds": 0 }],
+    })
+    .await
+    .unwrap();
+    let now = mongodb::bson::DateTime::now().timestamp_millis();
+    let past = mongodb::bson::DateTime::from_millis(now - 3_600_000);
+    let later = mongodb::bson::DateTime::from_millis(now + 86_400_000);
+    let e: Collection<Document> = t.collection("e");
+    e.insert_many((0..300).map(|i| doc! { "_id": i, "at": past }))
+        .await
+        .unwrap();
+    e.insert_many((300..310).map(|i| doc! { "_id": i, "at": later }))
+        .await
+        .unwrap();
+    for m in &members {
+        eventually("the primary's deletes to reach every member", async || {
+            count_on(m, "e", doc! {}).await == 10
+        })
+        .await;
+    }
+    assert!(count_of(&ttl_metrics(&members[primary]).await, "deletedDocuments") >= 300);
+    for &i in &secondaries {
+        let metrics = ttl_metrics(&members[i]).await;
+        assert_eq!(
+            count_of(&metrics, "deletedDocuments"),
+            0,
+            "a secondary deleted"
+        );
+    }
+    let expected = documents_of(&members[primary], "e").await;
+    for &i in &secondaries {
+        assert_eq!(documents_of(&members[i], "e").await, expected);
+    }
+
+    // collMod of expireAfterSeconds reaches the secondaries.
+    t.run_command(doc! { "collMod": "e", "index": { "name": "at_1", "expireAfterSeconds": 7200 } })
+        .await
+        .unwrap();
+    for &i in &secondaries {
+        eventually("collMod to reach a secondary", async || {
+            let indexes = members[i]
+                .direct()
+                .await
+                .database("t")
+                .run_command(doc! { "listIndexes": "e" })
+                .await
+                .unwrap();
+            let batch = indexes
+                .get_document("cursor")
+                .unwrap()
+                .get_array("firstBatch")
+                .unwrap()
+                .clone();
+            batch.iter().any(|ix| {
+                let ix = ix.as_document().unwrap();
+                ix.get_str("name").ok() == Some("at_1")
+                    && ix.get_i32("expireAfterSeconds").ok() == Some(7200)
+            })
+        })
+        .await;
+    }
+
+    // With the primary's monitor off nothing is deleted or hidden there;
+    // the secondaries hide what is due by their own clocks.
+    admin(
+        &members[primary],
+        doc! { "setParameter": 1, "ttlMonitorEnabled": false },
+    )
+    .await;
+    for &i in &secondaries {
+        admin(
+            &members[i],
+            doc! { "setParameter": 1, "ttlMonitorEnabled": true },
+        )
+        .await;
+    }
+    let older = mongodb::bson::DateTime::from_millis(now - 3 * 3_600_000);
+    e.insert_many((400..405).map(|i| doc! { "_id": i, "at": older }))
+        .await
+        .unwrap();
+    // Applied in log order: once the marker shows, the due documents are
+    // there too.
+    e.insert_one(doc! { "_id": "marker", "at": later })
+        .await
+        .unwrap();
+    let due = doc! { "_id": { "$gte": 400, "$lt": 405 } };
+    assert_eq!(count_on(&members[primary], "e", due.clone()).await, 5);
+    for &i in &secondaries {
+        eventually("the marker to reach a secondary", async || {
+            count_on(&members[i], "e", doc! { "_id": "marker" }).await == 1
+        })
+        .await;
+        assert_eq!(
+            count_on(&members[i], "e", due.clone()).await,
+            0,
+            "a secondary served a due document"
+        );
+        let metrics = ttl_metrics(&members[i]).await;
+        assert_eq!(count_of(&metrics, "deletedDocuments"), 0);
+        assert!(metrics.get_bool("monitorRunning").unwrap());
+    }
+
+    // A member taken out and run standalone finds the set's configuration
+    // in local.system.replset and keeps its monitor off: nothing is
+    // deleted or hidden.
+    let out = secondaries[0];
+    let replset = count_on_db(&members[out], "local", "system.replset").await;
+    assert_eq!(replset, 1, "the member records the set's configuration");
+    members[out].kill();
+    let standalone = members[out].spawn_standalone();
+    let metrics = ttl_metrics(&standalone).await;
+    assert!(!metrics.get_bool("monitorRunning").unwrap());
+    assert_eq!(count_on(&standalone, "e", due).await, 5);
+}
+
+async fn count_on_db(member: &Member, db: &str, name: &str) -> u64 {
+    let coll: Collection<Document> = member.direct().await.database(db).collection(name);
+    coll.count_documents(doc! {}).await.unwrap()
 }

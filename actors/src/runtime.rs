@@ -1,7 +1,8 @@
 //! The actors as one runtime: [`Runtime::start`] builds the shared state
 //! from an engine, the config and a clock, loads the catalog (starting one
 //! writer per collection), starts the TTL monitor (unless this is a former
-//! replica-set member, as MongoDB decides) and the WAL syncer.
+//! replica-set member, as MongoDB decides; on a member it deletes only
+//! while primary, through the set's log: `ttl::route`) and the WAL syncer.
 //! [`Runtime::shutdown`] stops them in order: the monitor between chunks,
 //! TTL work still running on the background threads, every collection's
 //! writer after its queued work, the syncer, then one
@@ -24,7 +25,7 @@ use crate::collection::{CollectionHandle, Retire};
 use crate::params::Params;
 use crate::shared::{Durability, Shared, WriteCounters};
 use crate::syncer::WalSyncer;
-use crate::ttl::{HideAsMonitor, StopMonitor, TtlMonitor, TtlState};
+use crate::ttl::{HideAsMonitor, Routing, StopMonitor, TtlMonitor, TtlState};
 
 /// How long shutdown waits for TTL work already running on the background
 /// threads.
@@ -60,6 +61,7 @@ impl Runtime {
             params: params.clone(),
             ttl: ttl.clone(),
             hide_expired: config.ttl.hide_expired,
+            member: config.replication.enabled(),
         });
         let shared = Arc::new(Shared {
             engine: engine.clone(),
@@ -67,6 +69,10 @@ impl Runtime {
             clock,
             params,
             ttl,
+            expiry: match config.replication.enabled() {
+                true => Routing::member(),
+                false => Routing::default(),
+            },
             hide_due,
             durability,
             policy: ExpiryPolicy::from_config(&config.ttl),
@@ -76,16 +82,9 @@ impl Runtime {
         let catalog = CatalogActor::load(shared.clone(), view.clone())
             .await?
             .start();
-        let monitor = if config.replication.enabled() {
-            // Every member would delete by its own clock and the members'
-            // data would part: a set's deletes must come from its primary,
-            // through its log, which is not built yet.
-            tracing::warn!(
-                "This node is a replica-set member: the TTL collection monitor does not run, \
-                 and documents do not expire."
-            );
-            None
-        } else if former_replica_set_member(&shared, &view).await? {
+        let monitor = if !config.replication.enabled()
+            && former_replica_set_member(&shared, &view).await?
+        {
             tracing::warn!(
                 "Document(s) exist in 'local.system.replset', which is used for replication. \
                  This node runs as a standalone. The TTL collection monitor will not start because of this."

@@ -1,5 +1,5 @@
 //! What every actor and the node share: the engine, the low-priority TTL
-//! threads, the clock, runtime parameters, the TTL state, what readers see
+//! threads, the clock, runtime parameters, the TTL state and its route, what readers see
 //! of due documents, durability, the expiry policy and the write counters. It names no actor: the published
 //! catalog (which holds actor addresses) lives in `catalog::view`.
 
@@ -13,7 +13,7 @@ use ebb_storage::ttl::ExpiryPolicy;
 use crate::background::Background;
 use crate::clock::Clock;
 use crate::params::Params;
-use crate::ttl::TtlState;
+use crate::ttl::{Routing, TtlState};
 
 /// Durability of acknowledged writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +32,8 @@ pub struct Shared {
     pub clock: Arc<dyn Clock>,
     pub params: Arc<Params>,
     pub ttl: Arc<TtlState>,
+    /// Where TTL chunks go: the writers, or a replica set's log.
+    pub expiry: Routing,
     /// Whether readers see due documents the monitor has yet to delete
     /// (every collection's collection handle carries it).
     pub hide_due: Arc<dyn HideDue>,

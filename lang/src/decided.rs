@@ -1,11 +1,13 @@
 //! What a replica set's primary decides once for a write so that every
 //! member applying it gets the same result: the time (`$currentDate`,
-//! `$$NOW`) and the ObjectIds the server makes itself (documents inserted
-//! without `_id`, upserts, time-series buckets).
+//! `$$NOW`), the ObjectIds the server makes itself (documents inserted
+//! without `_id`, upserts, time-series buckets), and whether due documents
+//! were hidden from the write, as of that time.
 //!
 //! On a standalone nothing is decided ahead: [`object_id`] is
-//! `ObjectId::new()`. While a member applies an entry, [`with_ids`] makes
-//! [`object_id`] on that thread hand out the entry's sequence instead.
+//! `ObjectId::new()` and [`hiding`] is `None` (the node's own clock
+//! decides). While a member applies an entry, [`within`] makes both answer
+//! the entry's decisions on that thread.
 
 use std::cell::Cell;
 
@@ -47,13 +49,33 @@ impl Seed {
 pub struct Decided {
     pub at: bson::DateTime,
     pub ids: Seed,
+    /// Due documents were hidden from the write as of `at` (the primary
+    /// hid due documents when it accepted the write).
+    pub hides: bool,
+}
+
+impl Decided {
+    /// The moment as of which due documents are hidden from the write.
+    pub fn hide_at(&self) -> Option<i64> {
+        self.hides.then(|| self.at.timestamp_millis())
+    }
+
+    /// The same decisions with a second sequence of ObjectIds
+    /// ([`Seed::fork`]).
+    pub fn fork(self, n: u8) -> Decided {
+        Decided {
+            ids: self.ids.fork(n),
+            ..self
+        }
+    }
 }
 
 thread_local! {
     static NEXT: Cell<Option<[u8; 12]>> = const { Cell::new(None) };
+    static HIDE: Cell<Option<Option<i64>>> = const { Cell::new(None) };
 }
 
-/// An ObjectId the server makes: the next of the seed [`with_ids`] set on
+/// An ObjectId the server makes: the next of the seed [`within`] set on
 /// this thread, or a fresh one.
 pub fn object_id() -> ObjectId {
     NEXT.with(|next| match next.get() {
@@ -68,15 +90,25 @@ pub fn object_id() -> ObjectId {
     })
 }
 
-/// Runs `f` with [`object_id`] handing out `seed`'s sequence on this
-/// thread (fresh ids when `seed` is `None`).
-pub fn with_ids<R>(seed: Option<Seed>, f: impl FnOnce() -> R) -> R {
-    let Some(seed) = seed else {
+/// While a member applies a decided write on this thread: the moment as
+/// of which due documents are hidden from it (`Some(None)`: nothing is
+/// hidden). `None` elsewhere: the node's own clock decides.
+pub fn hiding() -> Option<Option<i64>> {
+    HIDE.with(Cell::get)
+}
+
+/// Runs `f` with this thread applying `decided`: [`object_id`] hands out
+/// its seed's sequence and [`hiding`] answers its hiding (as if undecided
+/// when `decided` is `None`).
+pub fn within<R>(decided: Option<Decided>, f: impl FnOnce() -> R) -> R {
+    let Some(decided) = decided else {
         return f();
     };
-    let before = NEXT.with(|next| next.replace(Some(seed.0)));
+    let ids = NEXT.with(|next| next.replace(Some(decided.ids.0)));
+    let hide = HIDE.with(|hide| hide.replace(Some(decided.hide_at())));
     let out = f();
-    NEXT.with(|next| next.set(before));
+    NEXT.with(|next| next.set(ids));
+    HIDE.with(|h| h.set(hide));
     out
 }
 
@@ -84,12 +116,24 @@ pub fn with_ids<R>(seed: Option<Seed>, f: impl FnOnce() -> R) -> R {
 mod tests {
     use super::*;
 
+    fn decided(seed: Seed, hides: bool) -> Option<Decided> {
+        Some(Decided {
+            at: bson::DateTime::from_millis(1_700_000_000_000),
+            ids: seed,
+            hides,
+        })
+    }
+
     #[test]
     fn a_seed_gives_the_same_ids_wherever_it_is_applied() {
         let seed = Seed::fresh(1_700_000_000_000);
-        let here: Vec<ObjectId> = with_ids(Some(seed), || (0..3).map(|_| object_id()).collect());
+        let here: Vec<ObjectId> = within(decided(seed, false), || {
+            (0..3).map(|_| object_id()).collect()
+        });
         let there: Vec<ObjectId> = std::thread::spawn(move || {
-            with_ids(Some(seed), || (0..3).map(|_| object_id()).collect())
+            within(decided(seed, false), || {
+                (0..3).map(|_| object_id()).collect()
+            })
         })
         .join()
         .unwrap();
@@ -97,9 +141,22 @@ mod tests {
         assert_eq!(here[0].bytes()[..4], 1_700_000_000u32.to_be_bytes());
         assert_ne!(here[0], here[1]);
         assert_eq!(here[1].bytes()[11], here[0].bytes()[11].wrapping_add(1));
-        let forked: ObjectId = with_ids(Some(seed.fork(1)), object_id);
+        let forked: ObjectId = within(decided(seed.fork(1), false), object_id);
         assert!(!here.contains(&forked));
         // Outside, ids are fresh again.
         assert!(!here.contains(&object_id()));
+    }
+
+    #[test]
+    fn a_decided_write_hides_as_the_primary_did_and_only_while_applied() {
+        let seed = Seed::fresh(0);
+        assert_eq!(hiding(), None, "undecided: the node's clock decides");
+        assert_eq!(
+            within(decided(seed, true), hiding),
+            Some(Some(1_700_000_000_000))
+        );
+        assert_eq!(within(decided(seed, false), hiding), Some(None));
+        assert_eq!(within(None, hiding), None);
+        assert_eq!(hiding(), None);
     }
 }

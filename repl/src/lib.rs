@@ -22,5 +22,5 @@ mod tests;
 
 pub use machine::Apply;
 pub use network::{Rpc, Transport};
-pub use replica::{InitiateError, ProposeError, Replica, Role, StartError, Timing, View};
+pub use replica::{InitiateError, ProposeError, Replica, Role, Standing, StartError, Timing, View};
 pub use types::{Applied, Member, Proposal, node_id};

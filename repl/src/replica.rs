@@ -269,10 +269,47 @@ impl Replica {
         }
     }
 
+    /// Follows this member's standing in the set.
+    pub fn standing(&self) -> Standing {
+        let metrics = self.raft.metrics();
+        let seen = Standing::of(&metrics.borrow());
+        Standing { metrics, seen }
+    }
+
     /// Stops taking part in the set (at shutdown).
     pub async fn shutdown(&self) {
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!("replication did not stop cleanly: {e}");
+        }
+    }
+}
+
+/// A member's state, term, leader and configuration as they change
+/// ([`Replica::standing`]).
+pub struct Standing {
+    metrics: tokio::sync::watch::Receiver<openraft::RaftMetrics<u64, Member>>,
+    seen: (ServerState, u64, Option<u64>, u64),
+}
+
+impl Standing {
+    fn of(m: &openraft::RaftMetrics<u64, Member>) -> (ServerState, u64, Option<u64>, u64) {
+        let config = m.membership_config.log_id().map_or(0, |l| l.index);
+        (m.state, m.current_term, m.current_leader, config)
+    }
+
+    /// Waits until the state, the term, the leader or the configuration
+    /// differs from when this was last asked; pends forever once the
+    /// member stops.
+    pub async fn changed(&mut self) {
+        loop {
+            if self.metrics.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+            let now = Self::of(&self.metrics.borrow_and_update());
+            if now != self.seen {
+                self.seen = now;
+                return;
+            }
         }
     }
 }

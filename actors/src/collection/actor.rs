@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use ebb_lang::decided::{Decided, Seed, with_ids};
+use ebb_lang::decided::{Decided, within};
 use ebb_storage::engine::Engine;
 use ebb_storage::statement::{
     self as ops, DeleteOutcome, FindAndModifyOutcome, InsertOutcome, InsertStatement, UpdateOutcome,
@@ -227,7 +227,7 @@ impl CollectionActor {
         ctx: &mut Context<Self>,
         sync: bool,
         statement: InsertStatement,
-        ids: Option<Seed>,
+        ids: Option<Decided>,
     ) -> oneshot::Receiver<Result<InsertOutcome>> {
         let (tx, rx) = oneshot::channel();
         if !self.retired {
@@ -291,31 +291,31 @@ fn insert_measurements(
     gathered: &mut Vec<Measurements>,
     replies: &mut Replies,
 ) {
-    // Statements whose ObjectIds a primary decided run one group per seed.
+    // Statements a primary decided run one group per decision.
     while !gathered.is_empty() {
-        let ids = gathered[0].1;
-        let same = gathered.iter().take_while(|g| g.1 == ids).count();
+        let decided = gathered[0].1;
+        let same = gathered.iter().take_while(|g| g.1 == decided).count();
         let (statements, senders): (Vec<_>, Vec<_>) =
             gathered.drain(..same).map(|(s, _, tx)| (s, tx)).unzip();
-        let results = with_ids(ids, || ops::insert_group(engine, coll, statements));
+        let results = within(decided, || ops::insert_group(engine, coll, statements));
         for (result, tx) in results.into_iter().zip(senders) {
             replies.push(ack(tx, result));
         }
     }
 }
 
-/// Time-series inserts waiting for their group: the statement, the seed of
-/// its ObjectIds, and who hears back.
+/// Time-series inserts waiting for their group: the statement, what a
+/// primary decided for it, and who hears back.
 type Measurements = (
     InsertStatement,
-    Option<Seed>,
+    Option<Decided>,
     oneshot::Sender<Result<InsertOutcome>>,
 );
 
-/// The ObjectIds the writer makes for a write a primary decided: its own
-/// sequence of the seed, apart from the one the command's parsing used.
-fn writer_ids(decided: Option<Decided>) -> Option<Seed> {
-    decided.map(|d| d.ids.fork(1))
+/// What the writer applies of a write a primary decided: its own sequence
+/// of ObjectIds, apart from the one the command's parsing used.
+fn writer_ids(decided: Option<Decided>) -> Option<Decided> {
+    decided.map(|d| d.fork(1))
 }
 
 /// The acknowledgements of a write group's jobs. Without a WAL sync each
@@ -428,7 +428,7 @@ impl Handler<InsertDocs> for CollectionActor {
         let rx = match self.coll.timeseries {
             Some(_) => self.write_measurements(ctx, msg.sync, statement, ids),
             None => self.write(ctx, msg.sync, move |engine, coll| {
-                with_ids(ids, || ops::insert_with(engine, coll, statement))
+                within(ids, || ops::insert_with(engine, coll, statement))
             }),
         };
         self.answer(rx, |act, out| {
@@ -450,7 +450,7 @@ impl Handler<UpdateDocs> for CollectionActor {
             .map_or_else(|| self.shared.clock.now(), |d| d.at);
         let ids = writer_ids(msg.decided);
         let rx = self.write(ctx, msg.sync, move |engine, coll| {
-            with_ids(ids, || {
+            within(ids, || {
                 ops::update(engine, coll, msg.statements, msg.ordered, now)
             })
         });
@@ -468,8 +468,11 @@ impl Handler<DeleteDocs> for CollectionActor {
     type Result = ResponseActFuture<Self, Result<DeleteOutcome>>;
 
     fn handle(&mut self, msg: DeleteDocs, ctx: &mut Context<Self>) -> Self::Result {
+        let decided = msg.decided;
         let rx = self.write(ctx, msg.sync, move |engine, coll| {
-            ops::delete(engine, coll, msg.statements, msg.ordered)
+            within(decided, || {
+                ops::delete(engine, coll, msg.statements, msg.ordered)
+            })
         });
         self.answer(rx, |act, out| {
             act.shared.writes.deleted.fetch_add(out.n, Relaxed);
@@ -486,7 +489,7 @@ impl Handler<ModifyOne> for CollectionActor {
             .map_or_else(|| self.shared.clock.now(), |d| d.at);
         let ids = writer_ids(msg.decided);
         let rx = self.write(ctx, msg.sync, move |engine, coll| {
-            with_ids(ids, || ops::find_and_modify(engine, coll, msg.request, now))
+            within(ids, || ops::find_and_modify(engine, coll, msg.request, now))
         });
         self.answer(rx, |act, out| {
             act.note_due(out.earliest_due);

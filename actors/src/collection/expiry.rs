@@ -131,7 +131,7 @@ impl CollectionActor {
     ) {
         let Expiry { msg, reply } = chunk;
         let policy = self.shared.policy;
-        let limit = self.foreground_chunks.limit(msg.limit, foreground_active);
+        let limit = self.chunk_limit(&msg, foreground_active);
         // The chunk planned ahead is the monitor's next, at the size the
         // writer will allow it.
         let next_limit = self
@@ -139,13 +139,17 @@ impl CollectionActor {
             .next_quiet_limit(&policy, msg.next_limit.max(1));
         let epoch = self.schedule().epoch();
         let at_floor = |after: &[u8]| ttl::resumes_at_floor(&self.coll, &msg.index, after);
-        let ahead = self.lookahead.take_for_visit(&msg, limit, epoch, &at_floor);
+        let ahead = match msg.logged {
+            true => None,
+            false => self.lookahead.take_for_visit(&msg, limit, epoch, &at_floor),
+        };
         let (prompt, urgent, throttle) = (msg.prompt, msg.urgent(), msg.throttle);
         let job = WriterChunk {
             shared: self.shared.clone(),
             coll: self.coll.clone(),
             whole: msg.whole && !foreground_active,
             look_ahead: !foreground_active
+                && !msg.logged
                 && policy.max_deletes_per_sec == 0
                 && self.lookahead.allowed(Instant::now()),
             msg,
@@ -240,6 +244,15 @@ impl CollectionActor {
         self.consider_sweep(ctx);
     }
 
+    /// The size `msg` runs at: smaller while foreground writes are active,
+    /// unless it comes from the set's log.
+    fn chunk_limit(&self, msg: &ExpireChunk, foreground_active: bool) -> usize {
+        match msg.logged {
+            true => msg.limit,
+            false => self.foreground_chunks.limit(msg.limit, foreground_active),
+        }
+    }
+
     /// Plans chunk `id` on the idle-priority thread while the writer stays
     /// free, unless the plan made while the chunk before it committed is
     /// this chunk's, at this epoch (`lookahead`); if the plan is not back
@@ -254,8 +267,11 @@ impl CollectionActor {
             (chunk.msg.clone(), schedule.epoch())
         };
         let policy = self.shared.policy;
-        let limit = self.foreground_chunks.limit(msg.limit, true);
-        let ahead = self.lookahead.take_for(&msg, limit, epoch);
+        let limit = self.chunk_limit(&msg, true);
+        let ahead = match msg.logged {
+            true => None,
+            false => self.lookahead.take_for(&msg, limit, epoch),
+        };
         let patience = plan_patience(msg.prompt);
         let (shared, coll) = (self.shared.clone(), self.coll.clone());
         let work = async move {
@@ -325,7 +341,7 @@ impl CollectionActor {
     /// While `plan` (of chunk `msg`) is applied, plans the chunk the monitor
     /// will send next on the idle-priority thread (`lookahead`).
     fn plan_ahead_of(&mut self, msg: &ExpireChunk, plan: &mut Plan) {
-        if self.shared.policy.max_deletes_per_sec != 0 || !plan.follows_ok() {
+        if self.shared.policy.max_deletes_per_sec != 0 || msg.logged || !plan.follows_ok() {
             return;
         }
         let limit = self.foreground_chunks.limit(msg.limit, true);

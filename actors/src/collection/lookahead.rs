@@ -190,6 +190,7 @@ mod tests {
             behind: false,
             throttle: false,
             next_limit: 1024,
+            logged: false,
         }
     }
 

@@ -49,6 +49,9 @@ pub struct DeleteDocs {
     pub statements: Vec<DeleteStatement>,
     pub ordered: bool,
     pub sync: bool,
+    /// What a replica set's primary decided for the write (which due
+    /// documents it hid).
+    pub decided: Option<Decided>,
 }
 
 /// Finds one document and changes or removes it.
@@ -100,6 +103,11 @@ pub struct ExpireChunk {
     /// chunk ahead at this size (or its own smaller one), so that the plan
     /// serves it instead of leaving a remainder planned on the writer.
     pub next_limit: usize,
+    /// The chunk comes from a replica set's log: every member deletes what
+    /// it names on the same data, so the writer runs it exactly as sent
+    /// (never smaller while foreground writes run, never the whole
+    /// collection at once, never planned ahead).
+    pub logged: bool,
 }
 
 impl ExpireChunk {

@@ -31,11 +31,10 @@ pub(super) enum Job {
     Run(WriteJob),
     /// An insert into a time-series collection: consecutive ones in a
     /// group run as one `insert_group`, so they rewrite each open bucket
-    /// once between them. It carries the seed of the ObjectIds a primary
-    /// decided for it.
+    /// once between them. It carries what a primary decided for it.
     Measurements(
         InsertStatement,
-        Option<ebb_lang::decided::Seed>,
+        Option<ebb_lang::decided::Decided>,
         oneshot::Sender<Result<InsertOutcome>>,
     ),
 }

@@ -2,7 +2,10 @@
 //! monitor's clock while the monitor runs and is enabled and
 //! `ttl.hide_expired` is on. With `ttlMonitorEnabled: false` nothing
 //! expires and nothing is hidden, as in mongod; on a node whose monitor does
-//! not run (a former replica-set member) nothing is hidden either.
+//! not run (a former replica-set member) nothing is hidden either. Every
+//! replica-set member runs the monitor (only the primary's deletes), so a
+//! secondary hides by its own clock what its primary has yet to delete,
+//! and never serves an expired document.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
@@ -20,6 +23,9 @@ pub struct HideAsMonitor {
     pub ttl: Arc<TtlState>,
     /// `ttl.hide_expired`.
     pub hide_expired: bool,
+    /// This node is a replica-set member: its writes hide as their
+    /// primary decided.
+    pub member: bool,
 }
 
 impl std::fmt::Debug for HideAsMonitor {
@@ -35,6 +41,10 @@ impl HideDue for HideAsMonitor {
         let hiding =
             self.hide_expired && self.ttl.running.load(SeqCst) && self.params.ttl_monitor_enabled();
         hiding.then(|| self.clock.now_millis())
+    }
+
+    fn writes_are_decided(&self) -> bool {
+        self.member
     }
 
     fn note_hidden(&self, n: u64) {

@@ -19,6 +19,11 @@
 //! tombstones whatever the count, so it can exceed the visit's
 //! `ttlIndexDeleteTargetDocs`, which exists to bound a visit's work.
 //!
+//! On a replica-set member the chunks go through the set's log
+//! (`route`), and only while the member is a writable primary: it checks
+//! before every chunk, and a pass that finds it no longer leads ends there
+//! (MongoDB's `kill_ttl_on_stepdown`). Its other passes delete nothing.
+//!
 //! Beyond MongoDB: after a pass the monitor reads the earliest Date of each
 //! TTL index and sleeps only until that entry falls due (never longer than
 //! `ttlMonitorSleepSecs`), and writers that index an earlier due time wake
@@ -221,14 +226,22 @@ impl Worker<'_> {
         self.stopping.load(Ordering::SeqCst)
     }
 
-    /// One pass, when the monitor is enabled.
+    /// One pass, when the monitor is enabled. On a replica-set member that
+    /// is not a writable primary the pass deletes nothing, and is counted
+    /// as mongod counts it.
     async fn work(&mut self) {
         let shared = self.shared;
         let _gate = shared.ttl.hold().await;
-        if shared.params.ttl_monitor_enabled() {
-            let failed = run_pass(self).await;
-            self.backoff.record(failed);
+        if !shared.params.ttl_monitor_enabled() {
+            return;
         }
+        if !shared.expiry.may_expire() {
+            shared.ttl.sub_passes.fetch_add(1, Ordering::SeqCst);
+            shared.ttl.passes.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+        let failed = run_pass(self).await;
+        self.backoff.record(failed);
     }
 
     /// Returns `(now, next)`: when the next pass is due.
@@ -245,7 +258,8 @@ impl Worker<'_> {
         }
         let now = shared.clock.now_millis();
         let enabled = shared.params.ttl_monitor_enabled();
-        let prompt = enabled && shared.policy.prompt;
+        let deletes = shared.expiry.may_expire();
+        let prompt = enabled && deletes && shared.policy.prompt;
         let inputs = WakeInputs {
             now,
             sleep_secs: shared.params.ttl_monitor_sleep_secs(),
@@ -258,10 +272,19 @@ impl Worker<'_> {
             },
         };
         let next = next_wake(inputs, self.backoff);
-        shared
-            .ttl
-            .next_wake_millis
-            .fetch_min(next, Ordering::SeqCst);
+        if deletes {
+            shared
+                .ttl
+                .next_wake_millis
+                .fetch_min(next, Ordering::SeqCst);
+        } else {
+            // A member that does not delete is not woken by writers: the
+            // set wakes it when it becomes primary.
+            shared
+                .ttl
+                .next_wake_millis
+                .store(i64::MIN, Ordering::SeqCst);
+        }
         (now, next)
     }
 
@@ -462,7 +485,7 @@ async fn visit(
         }),
     );
     let result = loop {
-        if stopping.load(Ordering::SeqCst) {
+        if stopping.load(Ordering::SeqCst) || !shared.expiry.may_expire() {
             break Ok(());
         }
         let max = shared.policy.quiet_chunk_max_docs as u64;
@@ -470,22 +493,31 @@ async fn visit(
             .wait_for(chunk_limit(target_docs, visit.deleted, max))
             .await;
         let next_limit = next_limit(target_docs, visit.deleted + limit, max);
+        let logged = shared.expiry.route().is_some();
         let chunk = ExpireChunk {
             index: t.index.clone(),
             cutoff_millis: cutoff,
             limit: limit as usize,
             resume_after: resume.take(),
-            whole: pacer.unlimited() && shared.policy.allows_whole_collection(),
+            whole: !logged && pacer.unlimited() && shared.policy.allows_whole_collection(),
             prompt: keeping_up(*last_late),
             // Under a deletion-rate limit a backlog is the operator's
             // choice: its chunks keep sparing the foreground.
             behind: pacer.unlimited() && falling_behind(*last_late),
             throttle: throttles(&shared.policy, pacer.unlimited(), *last_late),
             next_limit: next_limit as usize,
+            logged,
         };
         let (prompt, behind, throttle) = (chunk.prompt, chunk.behind, chunk.throttle);
         let sent = Instant::now();
-        let answer = t.addr.send(chunk).await;
+        let answer = match shared.expiry.route() {
+            None => t.addr.send(chunk).await,
+            Some(route) => match route.expire(&t.db, &t.collection, chunk).await {
+                Some(result) => Ok(result),
+                // No longer the primary: the pass ends here, quietly.
+                None => break Ok(()),
+            },
+        };
         shared.ttl.chunks.fetch_add(1, Ordering::Relaxed);
         if prompt {
             shared.ttl.runs.prompt.fetch_add(1, Ordering::Relaxed);

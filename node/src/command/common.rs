@@ -39,11 +39,6 @@ impl Request {
         self.decided
             .map_or_else(|| self.node.shared.clock.now(), |d| d.at)
     }
-
-    /// The seed of the ObjectIds the command makes while it is parsed.
-    pub fn ids(&self) -> Option<ebb_lang::decided::Seed> {
-        self.decided.map(|d| d.ids)
-    }
 }
 
 pub type Reply = Pin<Box<dyn Future<Output = CommandResult> + Send>>;

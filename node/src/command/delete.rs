@@ -65,6 +65,7 @@ pub async fn delete(req: Request) -> CommandResult {
             statements: parsed.clone(),
             ordered,
             sync,
+            decided: req.decided,
         });
         if let Some(out) = sent.await? {
             n = out.n;

@@ -168,7 +168,9 @@ async fn execute(
         touch_session(ctx, conn, &body)?;
     }
     let set = ctx.replica_set();
-    let retryable = set.is_some() && command.on_a_set == OnASet::Logged;
+    // The `local` database is this member's own: never replicated.
+    let logged = set.is_some() && command.on_a_set == OnASet::Logged && db != "local";
+    let retryable = logged;
     for field in ["startTransaction", "autocommit", "txnNumber"] {
         if body.get(field)?.is_none() || (field == "txnNumber" && retryable) {
             continue;
@@ -184,6 +186,7 @@ async fn execute(
     }
     match set {
         None => check_write_concern(&body)?,
+        Some(_) if !logged && command.on_a_set == OnASet::Logged => {}
         Some(set) => match command.on_a_set {
             OnASet::Logged => {}
             OnASet::Refused => {
@@ -196,7 +199,6 @@ async fn execute(
             OnASet::Local => {}
         },
     }
-    let logged = set.is_some() && command.on_a_set == OnASet::Logged;
     if command.op == Op::Command {
         NodeContext::count(&ctx.opcounters.command, 1);
     }

@@ -218,6 +218,7 @@ async fn delete_users(req: &Request, filter: RawDocumentBuf, just_one: bool) -> 
             }],
             ordered: true,
             sync: true,
+            decided: None,
         }
     })
     .await?;

@@ -1,6 +1,7 @@
 //! What a committed entry does on this member: the write command the
 //! primary accepted, run through the same handler a client's command runs
-//! through, in log order.
+//! through, in log order (a TTL chunk runs on its collection's writer:
+//! `expiry`).
 //!
 //! Every member runs the same commands in the same order on the same data,
 //! with the time and ObjectIds the primary decided (`entry`), so every
@@ -57,13 +58,18 @@ impl NodeApply {
             Ok(e) => e,
             Err(_) => return CommandError::internal().to_reply(),
         };
-        let Some(Entry {
-            db,
-            command,
-            decided,
-        }) = entry::read(&entry)
-        else {
-            return CommandError::internal().to_reply();
+        let (db, command, decided) = match entry::read(&entry) {
+            Some(Entry::Write {
+                db,
+                command,
+                decided,
+            }) => (db, command, decided),
+            Some(Entry::Expire {
+                db,
+                collection,
+                chunk,
+            }) => return super::expiry::apply(&node, db, collection, chunk).await,
+            None => return CommandError::internal().to_reply(),
         };
         let name = crate::command::dispatch::command_name(command);
         let Some(row) = crate::command::lookup(&name) else {

@@ -75,7 +75,8 @@ fn member_doc(m: &Member) -> Document {
     }
 }
 
-fn config_doc(set: &ReplicaSet, view: &View) -> Document {
+/// The set's configuration in mongod's shape.
+pub(super) fn config_doc(set: &ReplicaSet, view: &View) -> Document {
     doc! {
         "_id": &set.name,
         "version": set_version(view),

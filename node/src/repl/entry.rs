@@ -1,39 +1,111 @@
-//! A log entry as the node writes it: a write command, the database it was
-//! sent to, and what the primary decided for it (`Decided`: its time and
-//! the seed of the ObjectIds it makes), `{db, command, at, ids}`.
+//! A log entry as the node writes it, one of two kinds:
+//!
+//! - a write command, the database it was sent to, and what the primary
+//!   decided for it (`Decided`: its time, the seed of the ObjectIds it
+//!   makes, whether due documents were hidden from it),
+//!   `{db, command, at, ids, hides}`;
+//! - a TTL chunk the primary's monitor sent, `{expire: {db, collection,
+//!   index, cutoff, limit, after}}`: up to `limit` documents whose entry
+//!   in TTL index `index` is at most `cutoff` (millis), after key `after`.
+//!   It names no time to read: every member deletes what it names from the
+//!   same data.
 
-use bson::{RawDocument, RawDocumentBuf, rawdoc};
+use bson::{RawBsonRef, RawDocument, RawDocumentBuf, rawdoc};
+use ebb_actors::collection::ExpireChunk;
 use ebb_lang::decided::{Decided, Seed};
 use ebb_repl::Proposal;
 
-/// The entry that carries `command`, sent to `db`, as decided.
-pub fn proposal(db: &str, command: RawDocumentBuf, decided: Decided) -> Proposal {
-    let ids = bson::Binary {
+fn binary(bytes: &[u8]) -> bson::Binary {
+    bson::Binary {
         subtype: bson::spec::BinarySubtype::Generic,
-        bytes: decided.ids.bytes().to_vec(),
+        bytes: bytes.to_vec(),
+    }
+}
+
+/// The entry that carries `command`, sent to `db`, as decided.
+pub fn write(db: &str, command: RawDocumentBuf, decided: Decided) -> Proposal {
+    let entry = rawdoc! {
+        "db": db,
+        "command": command,
+        "at": decided.at,
+        "ids": binary(&decided.ids.bytes()),
+        "hides": decided.hides,
     };
-    let entry = rawdoc! { "db": db, "command": command, "at": decided.at, "ids": ids };
     Proposal {
         bytes: entry.into_bytes(),
     }
 }
 
-/// An entry's database, command and decisions.
-pub struct Entry<'a> {
-    pub db: &'a str,
-    pub command: &'a RawDocument,
-    pub decided: Decided,
+/// The entry that runs TTL chunk `chunk` of `db.collection`.
+pub fn expire(db: &str, collection: &str, chunk: &ExpireChunk) -> Proposal {
+    let after = match &chunk.resume_after {
+        Some(key) => bson::RawBson::Binary(binary(key)),
+        None => bson::RawBson::Null,
+    };
+    let entry = rawdoc! {
+        "expire": {
+            "db": db,
+            "collection": collection,
+            "index": chunk.index.as_str(),
+            "cutoff": chunk.cutoff_millis,
+            "limit": chunk.limit as i64,
+            "after": after,
+        }
+    };
+    Proposal {
+        bytes: entry.into_bytes(),
+    }
 }
 
-/// Reads an entry [`proposal`] wrote.
+/// What an entry says.
+pub enum Entry<'a> {
+    /// A write command: its database, the command and its decisions.
+    Write {
+        db: &'a str,
+        command: &'a RawDocument,
+        decided: Decided,
+    },
+    /// A TTL chunk of `db.collection`.
+    Expire {
+        db: &'a str,
+        collection: &'a str,
+        chunk: ExpireChunk,
+    },
+}
+
+/// Reads an entry [`write`] or [`expire`] wrote.
 pub fn read(entry: &RawDocument) -> Option<Entry<'_>> {
+    if let Ok(expire) = entry.get_document("expire") {
+        let resume_after = match expire.get("after").ok()?? {
+            RawBsonRef::Binary(b) => Some(b.bytes.to_vec()),
+            _ => None,
+        };
+        let limit = usize::try_from(expire.get_i64("limit").ok()?).ok()?;
+        return Some(Entry::Expire {
+            db: expire.get_str("db").ok()?,
+            collection: expire.get_str("collection").ok()?,
+            chunk: ExpireChunk {
+                index: expire.get_str("index").ok()?.to_owned(),
+                cutoff_millis: expire.get_i64("cutoff").ok()?,
+                limit,
+                resume_after,
+                whole: false,
+                prompt: false,
+                behind: false,
+                throttle: false,
+                next_limit: limit,
+                logged: true,
+            },
+        });
+    }
     let ids: [u8; 12] = entry.get_binary("ids").ok()?.bytes.try_into().ok()?;
-    Some(Entry {
+    Some(Entry::Write {
         db: entry.get_str("db").ok()?,
         command: entry.get_document("command").ok()?,
         decided: Decided {
             at: entry.get_datetime("at").ok()?,
             ids: Seed::from_bytes(ids),
+            hides: entry.get_bool("hides").ok()?,
         },
     })
 }

@@ -5,11 +5,16 @@
 //!
 //! The consensus itself is `ebb-repl`'s. A member applies every committed
 //! write through the handler a standalone runs it with (`apply`, reading
-//! `entry`, answering retried writes from `retries`), and its members talk over the port clients use (`transport`).
+//! `entry`, answering retried writes from `retries`); TTL deletes come
+//! from the primary's monitor through the log (`expiry`); its members talk
+//! over the port clients use (`transport`); each member keeps the set's
+//! configuration in `local.system.replset` (`local`).
 
 mod apply;
 pub mod commands;
 mod entry;
+mod expiry;
+mod local;
 mod retries;
 mod set;
 mod start;

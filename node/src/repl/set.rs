@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use ebb_actors::clock::Clock;
 use ebb_repl::Replica;
+use ebb_storage::collection::HideDue;
 
 /// This node's membership of a replica set.
 pub struct ReplicaSet {
@@ -17,4 +18,7 @@ pub struct ReplicaSet {
     /// The node's clock: the time a write is given as the primary accepts
     /// it.
     pub clock: Arc<dyn Clock>,
+    /// Whether the node hides due documents now: a write the primary
+    /// accepts hides them on every member as of its time, or on none.
+    pub hide_due: Arc<dyn HideDue>,
 }

@@ -75,12 +75,9 @@ pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> Comm
     let decided = Decided {
         at,
         ids: Seed::fresh(at.timestamp_millis()),
+        hides: set.hide_due.hide_at().is_some(),
     };
-    let (index, applied) = match set
-        .replica
-        .propose(entry::proposal(db, body, decided))
-        .await
-    {
+    let (index, applied) = match set.replica.propose(entry::write(db, body, decided)).await {
         Ok(done) => done,
         Err(ProposeError::NotLeader { .. }) => return Err(label(not_primary())),
         Err(ProposeError::Other(why)) => {

@@ -176,12 +176,26 @@ impl Collection {
     }
 
     /// The moment as of which due documents are hidden, asked now: None
-    /// when the collection has no TTL index or nothing is hidden.
+    /// when the collection has no TTL index or nothing is hidden. While a
+    /// decided write applies, the primary's decision.
     pub fn hide_at(&self) -> Option<i64> {
         if self.ttl.is_empty() || self.in_extended_range() {
             return None;
         }
-        self.hide_due.hide_at()
+        match ebb_lang::decided::hiding() {
+            Some(decided) => decided,
+            None => self.hide_due.hide_at(),
+        }
+    }
+
+    /// [`Collection::hide_at`] for a write that removes the due documents
+    /// in its way: nothing is hidden from an undecided write on a
+    /// replica-set member.
+    pub fn hide_at_for_write(&self) -> Option<i64> {
+        if ebb_lang::decided::hiding().is_none() && self.hide_due.writes_are_decided() {
+            return None;
+        }
+        self.hide_at()
     }
 
     /// Whether any TTL index makes `doc` due at `now_millis`.

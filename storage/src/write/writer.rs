@@ -502,7 +502,7 @@ impl<'e> Writer<'e> {
     /// Deletes `doc` (stored at `id_key`) if it is due and hidden; returns
     /// whether it did. Index builds call it for every document they meet.
     pub fn remove_due(&mut self, id_key: &[u8], doc: &RawDocument) -> Result<bool> {
-        let Some(now) = self.coll.hide_at() else {
+        let Some(now) = self.coll.hide_at_for_write() else {
             return Ok(false);
         };
         if !self.coll.is_due(doc, now) {
@@ -519,7 +519,7 @@ impl<'e> Writer<'e> {
         if !self.replace_due {
             return Ok(false);
         }
-        let Some(now) = self.coll.hide_at() else {
+        let Some(now) = self.coll.hide_at_for_write() else {
             return Ok(false);
         };
         let Some(doc) = self.get(id_key)? else {
