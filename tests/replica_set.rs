@@ -40,15 +40,25 @@ struct Member {
     port: u16,
     dir: PathBuf,
     child: Option<Child>,
+    /// Settings beyond the defaults, as `EBB_` variables.
+    env: Vec<(String, String)>,
 }
 
 impl Member {
     fn start(root: &std::path::Path) -> Member {
+        Member::start_with(root, &[])
+    }
+
+    fn start_with(root: &std::path::Path, env: &[(&str, &str)]) -> Member {
         let port = free_port();
         let mut m = Member {
             port,
             dir: root.join(port.to_string()),
             child: None,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         };
         m.spawn();
         m
@@ -71,6 +81,7 @@ impl Member {
             // machine must not lose its primary to a slow heartbeat.
             .env("EBB_REPLICATION__HEARTBEAT", "250ms")
             .env("EBB_LOG__LEVEL", "warn")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -93,6 +104,7 @@ impl Member {
             port: self.port,
             dir: self.dir.clone(),
             child: None,
+            env: self.env.clone(),
         };
         m.launch(false);
         m
@@ -160,7 +172,11 @@ async fn documents_of(member: &Member, name: &str) -> Vec<Document> {
 /// Three members, initiated as one set from the first; a driver client
 /// that finds the primary by the set's name.
 async fn initiated_set(root: &std::path::Path) -> (Vec<Member>, Client) {
-    let members: Vec<Member> = (0..3).map(|_| Member::start(root)).collect();
+    initiated_set_with(root, &[]).await
+}
+
+async fn initiated_set_with(root: &std::path::Path, env: &[(&str, &str)]) -> (Vec<Member>, Client) {
+    let members: Vec<Member> = (0..3).map(|_| Member::start_with(root, env)).collect();
     let config = doc! {
         "_id": "rs0",
         "members": members.iter().enumerate().map(|(i, m)| doc! { "_id": i as i32, "host": m.host() }).collect::<Vec<_>>(),
@@ -558,4 +574,92 @@ async fn ttl_deletes_only_on_the_primary_and_replicates_to_secondaries() {
 async fn count_on_db(member: &Member, db: &str, name: &str) -> u64 {
     let coll: Collection<Document> = member.direct().await.database(db).collection(name);
     coll.count_documents(doc! {}).await.unwrap()
+}
+
+/// `replSetStepDown` in the middle of a TTL pass, as MongoDB's
+/// `kill_ttl_on_stepdown` checks it: the old primary's monitor stops
+/// between chunks and deletes nothing more, the new primary's finishes the
+/// work, and every document is deleted exactly once. `replSetFreeze` and
+/// `replSetStepDown` answer mongod's errors where they do not apply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_down_in_the_middle_of_a_ttl_pass_hands_the_rest_to_the_new_primary() {
+    let root = tempfile::tempdir().unwrap();
+    // Paced deletions: the pass takes seconds.
+    let (members, client) =
+        initiated_set_with(root.path(), &[("EBB_TTL__MAX_DELETES_PER_SEC", "400")]).await;
+    let old = primary_of(&members).await;
+    let secondary = (old + 1) % 3;
+    expect_code(
+        members[secondary]
+            .direct()
+            .await
+            .database("admin")
+            .run_command(doc! { "replSetStepDown": 30 })
+            .await,
+        10107,
+    );
+    expect_code(
+        members[old]
+            .direct()
+            .await
+            .database("admin")
+            .run_command(doc! { "replSetFreeze": 10 })
+            .await,
+        95,
+    );
+    let unfrozen = admin(&members[secondary], doc! { "replSetFreeze": 0 }).await;
+    assert_eq!(unfrozen.get_str("info").ok(), Some("unfreezing"));
+
+    let t = client.database("t");
+    t.run_command(doc! {
+        "createIndexes": "e",
+        "indexes": [{ "key": { "at": 1 }, "name": "at_1", "expireAfterSeconds": 0 }],
+    })
+    .await
+    .unwrap();
+    let past = mongodb::bson::DateTime::from_millis(
+        mongodb::bson::DateTime::now().timestamp_millis() - 60_000,
+    );
+    const N: i64 = 2_000;
+    let e: Collection<Document> = t.collection("e");
+    e.insert_many((0..N).map(|i| doc! { "_id": i, "at": past }))
+        .await
+        .unwrap();
+    eventually("the primary's pass to begin", async || {
+        count_of(&ttl_metrics(&members[old]).await, "deletedDocuments") > 0
+    })
+    .await;
+    admin(
+        &members[old],
+        doc! { "replSetStepDown": 60, "secondaryCatchUpPeriodSecs": 10 },
+    )
+    .await;
+    let by_old = count_of(&ttl_metrics(&members[old]).await, "deletedDocuments");
+    assert!(by_old < N, "the pass ended before the step-down");
+    let h = hello(&members[old]).await;
+    assert_eq!(h.get_bool("isWritablePrimary").ok(), Some(false));
+    let new = primary_of(&members).await;
+    assert_ne!(new, old, "the old primary stands down for 60 s");
+    eventually("the new primary to delete the rest", async || {
+        count_of(&ttl_metrics(&members[new]).await, "deletedDocuments") + by_old == N
+    })
+    .await;
+    assert_eq!(
+        count_of(&ttl_metrics(&members[old]).await, "deletedDocuments"),
+        by_old,
+        "the old primary deleted after it stepped down"
+    );
+    let third = 3 - old - new;
+    assert_eq!(
+        count_of(&ttl_metrics(&members[third]).await, "deletedDocuments"),
+        0
+    );
+    // What each member stores, seen without hiding.
+    for m in &members {
+        admin(m, doc! { "setParameter": 1, "ttlMonitorEnabled": false }).await;
+        eventually("every deletion to reach every member", async || {
+            count_on(m, "e", doc! {}).await == 0
+        })
+        .await;
+    }
 }

@@ -89,6 +89,8 @@ code_table! {
     INTERRUPTED_DUE_TO_REPL_STATE_CHANGE = 11602, "InterruptedDueToReplStateChange";
     NOT_PRIMARY_NO_SECONDARY_OK = 13435, "NotPrimaryNoSecondaryOk";
     ALREADY_INITIALIZED = 23, "AlreadyInitialized";
+    NOT_SECONDARY = 95, "NotSecondary";
+    EXCEEDED_TIME_LIMIT = 262, "ExceededTimeLimit";
     DOCUMENT_VALIDATION_FAILURE = 121, "DocumentValidationFailure";
     COMMAND_NOT_SUPPORTED_ON_VIEW = 166, "CommandNotSupportedOnView";
     INCOMPATIBLE_COLLATION_VERSION = 161, "IncompatibleCollationVersion";

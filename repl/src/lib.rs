@@ -4,7 +4,7 @@
 //! This crate owns the consensus: the log and the state machine's
 //! bookkeeping in the engine's `log` family (`log`, `machine`), the
 //! messages between members (`network`) and [`Replica`], the node's handle
-//! on all of it. What an entry means, and how messages travel, are the
+//! on all of it, which also moves the primary (`stepdown`). What an entry means, and how messages travel, are the
 //! node's ([`Apply`], [`Transport`]).
 
 // The library's storage traits return its own error type, 224 bytes; the
@@ -15,6 +15,7 @@ mod log;
 mod machine;
 mod network;
 mod replica;
+mod stepdown;
 mod types;
 
 #[cfg(test)]
@@ -23,4 +24,5 @@ mod tests;
 pub use machine::Apply;
 pub use network::{Rpc, Transport};
 pub use replica::{InitiateError, ProposeError, Replica, Role, Standing, StartError, Timing, View};
+pub use stepdown::StepDownError;
 pub use types::{Applied, Member, Proposal, node_id};

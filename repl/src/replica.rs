@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use ebb_storage::engine::Engine;
@@ -13,6 +14,7 @@ use openraft::{Config, ServerState, SnapshotPolicy};
 use crate::log::LogStore;
 use crate::machine::{Apply, Machine};
 use crate::network::{Network, Rpc, Transport};
+use crate::stepdown::Freeze;
 use crate::types::{Applied, Member, Proposal, Raft, node_id};
 
 /// How quickly members notice a lost leader.
@@ -77,8 +79,9 @@ pub enum Role {
 #[derive(Debug, Clone)]
 pub struct View {
     pub role: Role,
-    /// Whether this member leads and a majority answered it within an
-    /// election timeout: only then does it take writes.
+    /// Whether this member leads, is not stepping down, and a majority
+    /// answered it within an election timeout: only then does it take
+    /// writes.
     pub writable: bool,
     pub term: u64,
     pub leader: Option<Member>,
@@ -98,9 +101,12 @@ pub struct View {
 
 /// One member of a replica set.
 pub struct Replica {
-    raft: Raft,
+    pub(crate) raft: Raft,
     host: String,
-    timing: Timing,
+    pub(crate) timing: Timing,
+    /// Stepping down: no more writes are taken.
+    pub(crate) stepping_down: AtomicBool,
+    pub(crate) freeze: Arc<Freeze>,
 }
 
 impl Replica {
@@ -140,6 +146,8 @@ impl Replica {
             raft,
             host: host.to_owned(),
             timing,
+            stepping_down: AtomicBool::new(false),
+            freeze: Arc::default(),
         })
     }
 
@@ -241,7 +249,9 @@ impl Replica {
             _ => Role::Other,
         };
         let fresh = |ms: u64| ms < self.timing.election.as_millis() as u64;
-        let writable = role == Role::Primary && m.millis_since_quorum_ack.is_some_and(fresh);
+        let writable = role == Role::Primary
+            && m.millis_since_quorum_ack.is_some_and(fresh)
+            && !self.stepping_down.load(Ordering::SeqCst);
         let leader = m
             .current_leader
             .and_then(|id| membership.get_node(&id).cloned());

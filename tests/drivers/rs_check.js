@@ -1,5 +1,6 @@
 // mongosh's replica-set helpers against three ebbd members: rs.initiate
-// with a config, then rs.status() and rs.conf() once a primary is elected.
+// with a config, then rs.status() and rs.conf() once a primary is elected,
+// rs.freeze() on a secondary and rs.stepDown() on the primary.
 // The config's hosts come from EBB_RS_HOSTS ("h1,h2,h3").
 const hosts = process.env.EBB_RS_HOSTS.split(",");
 const config = { _id: "rs0", members: hosts.map((host, i) => ({ _id: i, host })) };
@@ -29,5 +30,29 @@ try {
   again = e;
 }
 if (!again || again.code !== 23) throw new Error("a second initiate did not fail with 23: " + again);
-print("mongosh: rs.initiate, rs.status, rs.conf ok; primary " +
-  status.members.find((m) => m.stateStr === "PRIMARY").name);
+const first = status.members.find((m) => m.stateStr === "PRIMARY").name;
+
+// A member reached directly, as mongosh's `connect` does.
+const on = (host) => connect("mongodb://" + host + "/admin?directConnection=true");
+const secondary = status.members.find((m) => m.stateStr === "SECONDARY").name;
+db = on(secondary);
+const unfrozen = rs.freeze(0);
+if (unfrozen.ok !== 1) throw new Error("rs.freeze(0): " + tojson(unfrozen));
+db = on(first);
+const down = rs.stepDown(30);
+if (down.ok !== 1) throw new Error("rs.stepDown: " + tojson(down));
+let next = null;
+const elected = Date.now() + 30000;
+while (!next) {
+  if (Date.now() > elected) throw new Error("no primary after rs.stepDown");
+  try {
+    const s = rs.status();
+    const p = s.members.find((m) => m.stateStr === "PRIMARY");
+    if (p && p.name !== first) next = p.name;
+  } catch (e) {
+    // A member between states answers nothing useful yet.
+  }
+  sleep(100);
+}
+print("mongosh: rs.initiate, rs.status, rs.conf, rs.freeze, rs.stepDown ok; primary " +
+  first + ", then " + next);

@@ -17,6 +17,7 @@ use crate::auth::privileges::Privilege::{Authenticated, ByBody, Cluster, Db, Ope
 use crate::auth::privileges::{self as needs, Need, SystemUsers as Users};
 use crate::error::{CommandError, CommandResult, codes};
 use crate::repl::commands as repl;
+use crate::repl::elections;
 use crate::top::Category;
 
 macro_rules! handler {
@@ -102,6 +103,8 @@ const COMMANDS: &[Command] = &[
     row(&["replSetGetConfig"], handler!(repl::repl_set_get_config), Cluster(ServerStatus)),
     row(&["replSetGetStatus"], handler!(repl::repl_set_get_status), Cluster(ServerStatus)),
     row(&["replSetInitiate"], handler!(repl::repl_set_initiate), Cluster(SetParameter)),
+    row(&["replSetStepDown"], handler!(elections::repl_set_step_down), Cluster(SetParameter)),
+    row(&["replSetFreeze"], handler!(elections::repl_set_freeze), Cluster(SetParameter)),
     row(&["renameCollection"], handler!(collections::rename_collection), ByBody(needs::rename))
         .users(Users::Renames).logged(),
     row(&["revokeRolesFromUser"], handler!(users::revoke_roles_from_user),

@@ -9,7 +9,7 @@ use super::ReplicaSet;
 use crate::command::{Request, ok};
 use crate::error::{CommandError, CommandResult, codes};
 
-fn set_of(req: &Request) -> CommandResult<&ReplicaSet> {
+pub(super) fn set_of(req: &Request) -> CommandResult<&ReplicaSet> {
     req.node.replica_set().ok_or_else(|| {
         CommandError::new(
             codes::NO_REPLICATION_ENABLED,

@@ -1,7 +1,7 @@
 //! The node's side of replica sets: starting this member (`start`), sending
-//! writes through the set's log and checking reads (`write`), and the
-//! commands and `hello` fields that show the set to drivers and mongosh
-//! (`commands`).
+//! writes through the set's log and checking reads (`write`), the commands
+//! and `hello` fields that show the set to drivers and mongosh
+//! (`commands`), and the commands that move the primary (`elections`).
 //!
 //! The consensus itself is `ebb-repl`'s. A member applies every committed
 //! write through the handler a standalone runs it with (`apply`, reading
@@ -12,6 +12,7 @@
 
 mod apply;
 pub mod commands;
+pub mod elections;
 mod entry;
 mod expiry;
 mod local;
