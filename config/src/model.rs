@@ -282,6 +282,10 @@ pub struct Replication {
     /// How often the leader reaches every member, with or without writes.
     #[serde(with = "crate::units::humantime_text")]
     pub heartbeat: Duration,
+    /// Test-only: the member takes `configureFailPoint` for
+    /// `ebbCutReplication`, which cuts its messages to and from the other
+    /// members (the fault harness partitions members with it).
+    pub fault_points: bool,
 }
 
 impl Default for Replication {
@@ -291,6 +295,7 @@ impl Default for Replication {
             advertise: String::new(),
             election_timeout: Duration::from_secs(2),
             heartbeat: Duration::from_millis(500),
+            fault_points: false,
         }
     }
 }

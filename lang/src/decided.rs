@@ -7,9 +7,14 @@
 //! On a standalone nothing is decided ahead: [`object_id`] is
 //! `ObjectId::new()` and [`hiding`] is `None` (the node's own clock
 //! decides). While a member applies an entry, [`within`] makes both answer
-//! the entry's decisions on that thread.
+//! the entry's decisions on that thread, and every batch committed there
+//! carries the entry's [`Rider`]: how far the entry is applied commits with
+//! its data, so a member that crashes in between never applies a part of
+//! it twice.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use bson::oid::ObjectId;
 
@@ -45,13 +50,70 @@ impl Seed {
 }
 
 /// What the primary decided for one write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decided {
     pub at: bson::DateTime,
     pub ids: Seed,
     /// Due documents were hidden from the write as of `at` (the primary
     /// hid due documents when it accepted the write).
     pub hides: bool,
+    /// How the member applying the write marks its progress.
+    pub rider: Option<Arc<Rider>>,
+}
+
+/// How a member applying log entry `index` marks its progress: every batch
+/// committed while the entry applies also writes, under [`Rider::KEY`] in
+/// the engine's replication `log` family, the entry's index and how many
+/// of its batches are committed with this one. A member that crashed in
+/// the middle applies the entry again with `skip` set to that count, and
+/// the batches already committed are not committed twice.
+#[derive(Debug)]
+pub struct Rider {
+    pub index: u64,
+    pub skip: u32,
+    commits: AtomicU32,
+}
+
+impl PartialEq for Rider {
+    fn eq(&self, other: &Rider) -> bool {
+        (self.index, self.skip) == (other.index, other.skip)
+    }
+}
+
+impl Eq for Rider {}
+
+impl Rider {
+    /// Where the progress is kept.
+    pub const KEY: &'static [u8] = b"n/applying";
+
+    pub fn new(index: u64, skip: u32) -> Rider {
+        Rider {
+            index,
+            skip,
+            commits: AtomicU32::new(0),
+        }
+    }
+
+    /// For the next batch the entry commits: the progress to write with it,
+    /// or `None` when that batch was committed before a crash and must be
+    /// dropped.
+    pub fn next_commit(&self) -> Option<[u8; 12]> {
+        let n = self.commits.fetch_add(1, Ordering::SeqCst) + 1;
+        if n <= self.skip {
+            return None;
+        }
+        let mut value = [0u8; 12];
+        value[..8].copy_from_slice(&self.index.to_be_bytes());
+        value[8..].copy_from_slice(&n.to_be_bytes());
+        Some(value)
+    }
+
+    /// The entry and the count of its batches a progress value records.
+    pub fn decode(value: &[u8]) -> Option<(u64, u32)> {
+        let index = u64::from_be_bytes(value.get(..8)?.try_into().ok()?);
+        let n = u32::from_be_bytes(value.get(8..12)?.try_into().ok()?);
+        Some((index, n))
+    }
 }
 
 impl Decided {
@@ -62,10 +124,10 @@ impl Decided {
 
     /// The same decisions with a second sequence of ObjectIds
     /// ([`Seed::fork`]).
-    pub fn fork(self, n: u8) -> Decided {
+    pub fn fork(&self, n: u8) -> Decided {
         Decided {
             ids: self.ids.fork(n),
-            ..self
+            ..self.clone()
         }
     }
 }
@@ -73,6 +135,7 @@ impl Decided {
 thread_local! {
     static NEXT: Cell<Option<[u8; 12]>> = const { Cell::new(None) };
     static HIDE: Cell<Option<Option<i64>>> = const { Cell::new(None) };
+    static RIDER: RefCell<Option<Arc<Rider>>> = const { RefCell::new(None) };
 }
 
 /// An ObjectId the server makes: the next of the seed [`within`] set on
@@ -97,16 +160,38 @@ pub fn hiding() -> Option<Option<i64>> {
     HIDE.with(Cell::get)
 }
 
+/// Whether this thread applies a decided write: a statement then commits
+/// once, however large, so its batches are the same on every run.
+pub fn applying() -> bool {
+    hiding().is_some()
+}
+
+/// The rider every batch committed on this thread carries now.
+pub fn rider() -> Option<Arc<Rider>> {
+    RIDER.with(|r| r.borrow().clone())
+}
+
+/// Runs `f` with every batch committed on this thread carrying `rider`.
+pub fn riding<R>(rider: Option<Arc<Rider>>, f: impl FnOnce() -> R) -> R {
+    if rider.is_none() {
+        return f();
+    }
+    let before = RIDER.with(|r| r.replace(rider));
+    let out = f();
+    RIDER.with(|r| *r.borrow_mut() = before);
+    out
+}
+
 /// Runs `f` with this thread applying `decided`: [`object_id`] hands out
-/// its seed's sequence and [`hiding`] answers its hiding (as if undecided
-/// when `decided` is `None`).
+/// its seed's sequence, [`hiding`] answers its hiding and commits carry
+/// its rider (as if undecided when `decided` is `None`).
 pub fn within<R>(decided: Option<Decided>, f: impl FnOnce() -> R) -> R {
     let Some(decided) = decided else {
         return f();
     };
     let ids = NEXT.with(|next| next.replace(Some(decided.ids.0)));
     let hide = HIDE.with(|hide| hide.replace(Some(decided.hide_at())));
-    let out = f();
+    let out = riding(decided.rider.clone(), f);
     NEXT.with(|next| next.set(ids));
     HIDE.with(|h| h.set(hide));
     out
@@ -121,6 +206,7 @@ mod tests {
             at: bson::DateTime::from_millis(1_700_000_000_000),
             ids: seed,
             hides,
+            rider: None,
         })
     }
 
@@ -158,5 +244,21 @@ mod tests {
         assert_eq!(within(decided(seed, false), hiding), Some(None));
         assert_eq!(within(None, hiding), None);
         assert_eq!(hiding(), None);
+    }
+
+    #[test]
+    fn a_rider_rides_only_while_its_write_applies_and_skips_what_was_committed() {
+        let rider = Arc::new(Rider::new(7, 1));
+        let mut applied = decided(Seed::fresh(0), false).unwrap();
+        applied.rider = Some(rider.clone());
+        assert_eq!(within(Some(applied), rider_now), Some(rider.clone()));
+        assert_eq!(rider_now(), None);
+        assert_eq!(rider.next_commit(), None, "committed before the crash");
+        let second = rider.next_commit().unwrap();
+        assert_eq!(Rider::decode(&second), Some((7, 2)));
+    }
+
+    fn rider_now() -> Option<Arc<Rider>> {
+        super::rider()
     }
 }

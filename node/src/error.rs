@@ -90,6 +90,7 @@ code_table! {
     NOT_PRIMARY_NO_SECONDARY_OK = 13435, "NotPrimaryNoSecondaryOk";
     ALREADY_INITIALIZED = 23, "AlreadyInitialized";
     NOT_SECONDARY = 95, "NotSecondary";
+    HOST_UNREACHABLE = 6, "HostUnreachable";
     EXCEEDED_TIME_LIMIT = 262, "ExceededTimeLimit";
     DOCUMENT_VALIDATION_FAILURE = 121, "DocumentValidationFailure";
     COMMAND_NOT_SUPPORTED_ON_VIEW = 166, "CommandNotSupportedOnView";
@@ -684,6 +685,14 @@ impl CommandError {
             errmsg: errmsg.into(),
             extra: None,
         }
+    }
+
+    /// 59: no command of that name (or not on this node).
+    pub fn command_not_found(name: &str) -> Self {
+        Self::new(
+            codes::COMMAND_NOT_FOUND,
+            format!("no such command: '{name}'"),
+        )
     }
 
     pub fn bad_value(msg: impl Into<String>) -> Self {

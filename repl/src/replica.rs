@@ -14,7 +14,6 @@ use openraft::{Config, ServerState, SnapshotPolicy};
 use crate::log::LogStore;
 use crate::machine::{Apply, Machine};
 use crate::network::{Network, Rpc, Transport};
-use crate::stepdown::Freeze;
 use crate::types::{Applied, Member, Proposal, Raft, node_id};
 
 /// How quickly members notice a lost leader.
@@ -97,6 +96,12 @@ pub struct View {
     pub last_log: u64,
     /// On the leader: the last index each member is known to hold.
     pub matched: BTreeMap<String, u64>,
+}
+
+/// Until when a member stays out of elections (`stepdown`).
+#[derive(Debug, Default)]
+pub(crate) struct Freeze {
+    pub(crate) until: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
 /// One member of a replica set.

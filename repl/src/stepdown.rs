@@ -26,12 +26,6 @@ pub enum StepDownError {
     NotReplaced(Duration),
 }
 
-/// Until when a member stays out of elections.
-#[derive(Debug, Default)]
-pub(crate) struct Freeze {
-    until: std::sync::Mutex<Option<Instant>>,
-}
-
 impl Replica {
     /// Steps down from primary: waits at most `catch_up` for another voter
     /// to hold every entry (stepping down anyway when `force`), then stays

@@ -31,6 +31,13 @@ use ebb_lang::update::{UpdateContext, UpdateSpec};
 /// Uncommitted operations after which a long statement commits a chunk.
 pub(crate) const CHUNK_OPS: usize = 16 * 1024;
 
+/// Whether a statement commits what it wrote so far before going on: after
+/// [`CHUNK_OPS`] operations, except while a replica-set member applies an
+/// entry, which commits whole with the record that it is applied.
+fn chunk_full(w: &Writer<'_>) -> bool {
+    w.pending_ops() >= CHUNK_OPS && !ebb_lang::decided::applying()
+}
+
 /// A failed statement of a multi-statement command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WriteError {
@@ -112,7 +119,7 @@ pub fn insert_with(
                     }
                 }
             }
-            if w.pending_ops() >= CHUNK_OPS {
+            if chunk_full(&w) {
                 w.commit(false)?;
             }
         }
@@ -277,7 +284,7 @@ pub fn delete(
             None => for_each_target(engine, coll, q, limit, st.deadline, |found| {
                 w.remove(&found.id_key, &found.doc)?;
                 out.n += 1;
-                if w.pending_ops() >= CHUNK_OPS {
+                if chunk_full(&w) {
                     w.commit(false)?;
                 }
                 Ok(())
@@ -404,7 +411,7 @@ fn update_one_statement(
             modified += 1;
             out.n_modified += 1;
         }
-        if w.pending_ops() >= CHUNK_OPS {
+        if chunk_full(w) {
             w.commit(false)?;
         }
         Ok(())
@@ -628,7 +635,7 @@ pub fn build_indexes(engine: &dyn Engine, coll: &Collection, new_names: &[String
                 w.put_entry(kg, e, id_key)?;
             }
         }
-        if w.pending_ops() >= CHUNK_OPS {
+        if chunk_full(&w) {
             w.commit(false)?;
         }
         cursor.advance();

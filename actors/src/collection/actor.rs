@@ -293,7 +293,7 @@ fn insert_measurements(
 ) {
     // Statements a primary decided run one group per decision.
     while !gathered.is_empty() {
-        let decided = gathered[0].1;
+        let decided = gathered[0].1.clone();
         let same = gathered.iter().take_while(|g| g.1 == decided).count();
         let (statements, senders): (Vec<_>, Vec<_>) =
             gathered.drain(..same).map(|(s, _, tx)| (s, tx)).unzip();
@@ -447,6 +447,7 @@ impl Handler<UpdateDocs> for CollectionActor {
     fn handle(&mut self, msg: UpdateDocs, ctx: &mut Context<Self>) -> Self::Result {
         let now = msg
             .decided
+            .as_ref()
             .map_or_else(|| self.shared.clock.now(), |d| d.at);
         let ids = writer_ids(msg.decided);
         let rx = self.write(ctx, msg.sync, move |engine, coll| {
@@ -486,6 +487,7 @@ impl Handler<ModifyOne> for CollectionActor {
     fn handle(&mut self, msg: ModifyOne, ctx: &mut Context<Self>) -> Self::Result {
         let now = msg
             .decided
+            .as_ref()
             .map_or_else(|| self.shared.clock.now(), |d| d.at);
         let ids = writer_ids(msg.decided);
         let rx = self.write(ctx, msg.sync, move |engine, coll| {

@@ -22,6 +22,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use ebb_lang::decided::riding;
 use ebb_storage::engine::Engine;
 use ebb_storage::ttl::{self, ExpireOutcome, ExpiryPolicy, Plan};
 use ebb_storage::{Collection, Result};
@@ -170,7 +171,9 @@ impl CollectionActor {
             // run it: only the work depends on the chunk's size.
             let timed = move |engine: &dyn Engine| {
                 let started = Instant::now();
-                (job.run(engine, planned), started.elapsed())
+                let rider = job.msg.rider.clone();
+                let ran = riding(rider, || job.run(engine, planned));
+                (ran, started.elapsed())
             };
             let ran = match urgent {
                 true => {
@@ -318,9 +321,11 @@ impl CollectionActor {
         self.plan_ahead_of(&chunk.msg, &mut plan);
         let engine = self.shared.engine.clone();
         let coll = self.coll.clone();
+        let rider = chunk.msg.rider.clone();
         let work = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
-            (ttl::apply(engine.as_ref(), &coll, plan), started.elapsed())
+            let applied = riding(rider, || ttl::apply(engine.as_ref(), &coll, plan));
+            (applied, started.elapsed())
         });
         ctx.spawn(work.into_actor(self).map(move |joined, act, ctx| {
             let result = match joined {

@@ -191,6 +191,7 @@ mod tests {
             throttle: false,
             next_limit: 1024,
             logged: false,
+            rider: None,
         }
     }
 

@@ -108,6 +108,9 @@ pub struct ExpireChunk {
     /// (never smaller while foreground writes run, never the whole
     /// collection at once, never planned ahead).
     pub logged: bool,
+    /// For a chunk from the log: how the member marks its progress
+    /// (`ebb_lang::decided::Rider`).
+    pub rider: Option<Arc<ebb_lang::decided::Rider>>,
 }
 
 impl ExpireChunk {

@@ -507,6 +507,7 @@ async fn visit(
             throttle: throttles(&shared.policy, pacer.unlimited(), *last_late),
             next_limit: next_limit as usize,
             logged,
+            rider: None,
         };
         let (prompt, behind, throttle) = (chunk.prompt, chunk.behind, chunk.throttle);
         let sent = Instant::now();

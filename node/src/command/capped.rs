@@ -157,7 +157,7 @@ async fn clone(
                 ordered: true,
                 sync: false,
                 prepared: false,
-                decided: req.decided,
+                decided: req.decided.clone(),
                 bypass_validation: true,
             })
             .await?

@@ -37,6 +37,7 @@ impl Request {
     /// The write's time: what the primary decided, or the node's clock.
     pub fn now(&self) -> bson::DateTime {
         self.decided
+            .as_ref()
             .map_or_else(|| self.node.shared.clock.now(), |d| d.at)
     }
 }

@@ -65,7 +65,7 @@ pub async fn delete(req: Request) -> CommandResult {
             statements: parsed.clone(),
             ordered,
             sync,
-            decided: req.decided,
+            decided: req.decided.clone(),
         });
         if let Some(out) = sent.await? {
             n = out.n;

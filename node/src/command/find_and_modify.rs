@@ -127,7 +127,7 @@ pub async fn find_and_modify(req: Request) -> CommandResult {
     let out = send_write(&req, &collection, upsert, || ModifyOne {
         request: request.clone(),
         sync,
-        decided: req.decided,
+        decided: req.decided.clone(),
     })
     .await?;
     let out = out.unwrap_or_default();

@@ -55,7 +55,7 @@ pub async fn insert(req: Request) -> CommandResult {
         sync,
         bypass_validation,
         prepared,
-    } = ebb_lang::decided::within(req.decided, || InsertCommand::parse(&args))?;
+    } = ebb_lang::decided::within(req.decided.clone(), || InsertCommand::parse(&args))?;
     let count = documents.len() as u64;
     let documents = Arc::new(documents);
     let outcome = send_write(&req, &collection, true, || InsertDocs {
@@ -64,7 +64,7 @@ pub async fn insert(req: Request) -> CommandResult {
         sync,
         bypass_validation,
         prepared,
-        decided: req.decided,
+        decided: req.decided.clone(),
     })
     .await?
     .expect("inserts create their collection");

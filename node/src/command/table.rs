@@ -15,9 +15,9 @@ use super::{
 use crate::auth::privileges::Action::*;
 use crate::auth::privileges::Privilege::{Authenticated, ByBody, Cluster, Db, Open};
 use crate::auth::privileges::{self as needs, Need, SystemUsers as Users};
-use crate::error::{CommandError, CommandResult, codes};
+use crate::error::{CommandError, CommandResult};
 use crate::repl::commands as repl;
-use crate::repl::elections;
+use crate::repl::{elections, fault};
 use crate::top::Category;
 
 macro_rules! handler {
@@ -105,6 +105,7 @@ const COMMANDS: &[Command] = &[
     row(&["replSetInitiate"], handler!(repl::repl_set_initiate), Cluster(SetParameter)),
     row(&["replSetStepDown"], handler!(elections::repl_set_step_down), Cluster(SetParameter)),
     row(&["replSetFreeze"], handler!(elections::repl_set_freeze), Cluster(SetParameter)),
+    row(&["configureFailPoint"], handler!(fault::configure_fail_point), Cluster(SetParameter)),
     row(&["renameCollection"], handler!(collections::rename_collection), ByBody(needs::rename))
         .users(Users::Renames).logged(),
     row(&["revokeRolesFromUser"], handler!(users::revoke_roles_from_user),
@@ -158,10 +159,7 @@ pub fn command_names() -> impl Iterator<Item = &'static str> {
 
 /// MongoDB's reply to a command it does not know.
 pub fn not_found(name: &str) -> CommandError {
-    CommandError::new(
-        codes::COMMAND_NOT_FOUND,
-        format!("no such command: '{name}'"),
-    )
+    CommandError::command_not_found(name)
 }
 
 /// `listCommands`: every command ebb runs.

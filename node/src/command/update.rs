@@ -91,7 +91,7 @@ pub async fn update(req: Request) -> CommandResult {
             statements: parsed.clone(),
             ordered,
             sync,
-            decided: req.decided,
+            decided: req.decided.clone(),
         })
         .await?
     };

@@ -141,7 +141,7 @@ fn admin_request(req: &Request) -> Request {
         body: req.body.clone(),
         node: req.node.clone(),
         conn: req.conn.clone(),
-        decided: req.decided,
+        decided: req.decided.clone(),
     }
 }
 

@@ -9,6 +9,11 @@
 //! the primary's reply to its client is what the handler answered there.
 //! A retryable write that already ran is answered from the table of
 //! retries instead (`retries`).
+//!
+//! Every batch an entry commits records how many of its batches are in
+//! (`Rider`); a member that crashed in the middle applies the entry again
+//! from the start, and the batches already committed are dropped instead
+//! of committed twice (a `$push` or `$inc` is not applied twice).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, OnceLock, Weak};
@@ -17,7 +22,8 @@ use bson::RawDocumentBuf;
 use ebb_repl::{Applied, Apply, Proposal};
 use futures::future::BoxFuture;
 
-use ebb_storage::engine::Engine;
+use ebb_lang::decided::{Decided, Rider};
+use ebb_storage::engine::{Cf, Engine};
 
 use super::entry::{self, Entry};
 use super::retries::{Attempt, Retries, Seen};
@@ -50,7 +56,21 @@ impl NodeApply {
         let _ = self.node.set(Arc::downgrade(node));
     }
 
-    async fn run(&self, proposal: Proposal) -> RawDocumentBuf {
+    /// How entry `index` marks its progress as it applies: from the
+    /// start, or past the batches it committed before a crash.
+    fn rider(&self, index: u64) -> Arc<Rider> {
+        let done = match self.engine.get(Cf::Log, Rider::KEY) {
+            Ok(Some(value)) => Rider::decode(&value),
+            _ => None,
+        };
+        let skip = match done {
+            Some((at, n)) if at == index => n,
+            _ => 0,
+        };
+        Arc::new(Rider::new(index, skip))
+    }
+
+    async fn run(&self, index: u64, proposal: Proposal) -> RawDocumentBuf {
         let Some(node) = self.node.get().and_then(Weak::upgrade) else {
             return CommandError::internal().to_reply();
         };
@@ -58,17 +78,28 @@ impl NodeApply {
             Ok(e) => e,
             Err(_) => return CommandError::internal().to_reply(),
         };
+        let rider = self.rider(index);
         let (db, command, decided) = match entry::read(&entry) {
             Some(Entry::Write {
                 db,
                 command,
                 decided,
-            }) => (db, command, decided),
+            }) => (
+                db,
+                command,
+                Decided {
+                    rider: Some(rider),
+                    ..decided
+                },
+            ),
             Some(Entry::Expire {
                 db,
                 collection,
-                chunk,
-            }) => return super::expiry::apply(&node, db, collection, chunk).await,
+                mut chunk,
+            }) => {
+                chunk.rider = Some(rider);
+                return super::expiry::apply(&node, db, collection, chunk).await;
+            }
             None => return CommandError::internal().to_reply(),
         };
         let name = crate::command::dispatch::command_name(command);
@@ -109,10 +140,10 @@ impl NodeApply {
 }
 
 impl Apply for NodeApply {
-    fn apply(&self, _index: u64, proposal: Proposal) -> BoxFuture<'_, Applied> {
+    fn apply(&self, index: u64, proposal: Proposal) -> BoxFuture<'_, Applied> {
         Box::pin(async move {
             Applied {
-                bytes: self.run(proposal).await.into_bytes(),
+                bytes: self.run(index, proposal).await.into_bytes(),
             }
         })
     }

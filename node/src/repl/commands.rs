@@ -295,6 +295,12 @@ pub async fn repl_set_get_status(req: Request) -> CommandResult {
 /// `ebbRaft`: a consensus message from another member.
 pub async fn ebb_raft(req: Request) -> CommandResult {
     let set = set_of(&req)?;
+    if set.cut.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(CommandError::new(
+            codes::HOST_UNREACHABLE,
+            "replication is cut (fail point ebbCutReplication)",
+        ));
+    }
     let kind = req.body.get_str("ebbRaft").unwrap_or_default();
     let Some(rpc) = Rpc::parse(kind) else {
         return Err(CommandError::bad_value(format!("unknown message {kind}")));

@@ -95,6 +95,7 @@ pub fn read(entry: &RawDocument) -> Option<Entry<'_>> {
                 throttle: false,
                 next_limit: limit,
                 logged: true,
+                rider: None,
             },
         });
     }
@@ -106,6 +107,7 @@ pub fn read(entry: &RawDocument) -> Option<Entry<'_>> {
             at: entry.get_datetime("at").ok()?,
             ids: Seed::from_bytes(ids),
             hides: entry.get_bool("hides").ok()?,
+            rider: None,
         },
     })
 }

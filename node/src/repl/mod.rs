@@ -8,13 +8,15 @@
 //! `entry`, answering retried writes from `retries`); TTL deletes come
 //! from the primary's monitor through the log (`expiry`); its members talk
 //! over the port clients use (`transport`); each member keeps the set's
-//! configuration in `local.system.replset` (`local`).
+//! configuration in `local.system.replset` (`local`); a test-only fail
+//! point partitions a member (`fault`).
 
 mod apply;
 pub mod commands;
 pub mod elections;
 mod entry;
 mod expiry;
+pub mod fault;
 mod local;
 mod retries;
 mod set;

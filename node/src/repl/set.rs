@@ -2,6 +2,7 @@
 //! context holds it.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use ebb_actors::clock::Clock;
@@ -21,4 +22,10 @@ pub struct ReplicaSet {
     /// Whether the node hides due documents now: a write the primary
     /// accepts hides them on every member as of its time, or on none.
     pub hide_due: Arc<dyn HideDue>,
+    /// `replication.fault_points`: `configureFailPoint` may cut this
+    /// member off.
+    pub fault_points: bool,
+    /// The `ebbCutReplication` fail point: no message to or from the other
+    /// members while it is on.
+    pub cut: Arc<AtomicBool>,
 }

@@ -29,8 +29,9 @@ pub async fn start(
         heartbeat: config.heartbeat,
         election: config.election_timeout,
     };
-    let transport = Arc::new(WireTransport::default());
-    let replica = Replica::start(engine, host, timing, transport, apply).await?;
+    let transport = WireTransport::default();
+    let cut = Arc::clone(&transport.cut);
+    let replica = Replica::start(engine, host, timing, Arc::new(transport), apply).await?;
     tracing::info!(set = %config.repl_set_name, %host, "replica-set member started");
     let set = Arc::new(ReplicaSet {
         name: config.repl_set_name.clone(),
@@ -39,6 +40,8 @@ pub async fn start(
         heartbeat: config.heartbeat,
         clock: node.shared.clock.clone(),
         hide_due: node.shared.hide_due.clone(),
+        fault_points: config.fault_points,
+        cut,
     });
     node.shared.expiry.attach(Arc::new(LoggedExpiry {
         set: Arc::downgrade(&set),

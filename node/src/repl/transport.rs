@@ -3,10 +3,11 @@
 //!
 //! A connection carries one message at a time; a member that is written to
 //! while a message is out opens another. A connection that failed is
-//! dropped, so the next message reconnects.
+//! dropped, so the next message reconnects. The test-only fail point
+//! `ebbCutReplication` stops every message both ways (`cut`).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,6 +27,8 @@ const POOL: usize = 4;
 pub struct WireTransport {
     idle: Arc<Mutex<HashMap<String, Vec<TcpStream>>>>,
     next_id: Arc<AtomicI32>,
+    /// The `ebbCutReplication` fail point: nothing is sent while it is on.
+    pub cut: Arc<AtomicBool>,
 }
 
 fn other(e: impl std::fmt::Display) -> std::io::Error {
@@ -54,6 +57,13 @@ async fn round_trip(
 
 impl WireTransport {
     async fn call_on(&self, host: String, rpc: Rpc, body: Vec<u8>) -> std::io::Result<Vec<u8>> {
+        if self.cut.load(Ordering::Relaxed) {
+            self.idle.lock().unwrap().clear();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionRefused,
+                "replication is cut (fail point ebbCutReplication)",
+            ));
+        }
         let pooled = self.idle.lock().unwrap().get_mut(&host).and_then(Vec::pop);
         let mut stream = match pooled {
             Some(s) => s,

@@ -76,6 +76,8 @@ pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> Comm
         at,
         ids: Seed::fresh(at.timestamp_millis()),
         hides: set.hide_due.hide_at().is_some(),
+        // Each member makes its own as it applies the entry.
+        rider: None,
     };
     let (index, applied) = match set.replica.propose(entry::write(db, body, decided)).await {
         Ok(done) => done,

@@ -22,6 +22,7 @@ use super::{
     Batch, Cf, CfStats, Cursor, Direction, Engine, EngineMemory, KeyRange, SealedBatch, Snapshot,
 };
 use crate::{Error, ErrorKind, Result};
+use ebb_lang::decided::Rider;
 
 type Db = DBWithThreadMode<MultiThreaded>;
 
@@ -239,9 +240,18 @@ impl Engine for RocksEngine {
     }
 
     fn commit_sealed(&self, batch: SealedBatch, sync: bool) -> Result<()> {
-        let batch = batch
+        let mut batch = batch
             .into_inner::<WriteBatch>()
             .ok_or_else(|| Error::engine("a batch sealed by another engine".to_owned()))?;
+        // A replica-set member applying an entry records how far it got in
+        // the same batch, and drops the batches it committed before a crash
+        // (`ebb_lang::decided::Rider`).
+        if let Some(rider) = ebb_lang::decided::rider() {
+            let Some(progress) = rider.next_commit() else {
+                return Ok(());
+            };
+            batch.put_cf(&self.handle(Cf::Log)?, Rider::KEY, progress);
+        }
         let mut wo = WriteOptions::default();
         wo.set_sync(sync);
         // A family can be dropped after a write to it was added (its handle

@@ -192,7 +192,10 @@ pub fn plan_after(
 pub fn apply(engine: &dyn Engine, coll: &Collection, mut plan: Plan) -> Result<ExpireOutcome> {
     let queued = std::mem::take(&mut plan.found.queued);
     let holding = coll.sweep.hold(engine, coll.meta.id, queued)?;
-    if !plan.batch.is_empty()
+    // A member applying a chunk from the log commits even an empty batch,
+    // which records its progress (`ebb_lang::decided::Rider`).
+    let counted = ebb_lang::decided::rider().is_some();
+    if (!plan.batch.is_empty() || counted)
         && let Err(e) = engine.commit_sealed(plan.batch, false)
     {
         coll.sweep.not_queued(holding);

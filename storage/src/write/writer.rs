@@ -172,7 +172,10 @@ impl<'e> Writer<'e> {
         if let Some(capped) = &mut self.capped {
             capped.committed();
         }
-        if batch.is_empty() {
+        // A member applying an entry commits even an empty batch: it
+        // counts its batches to know, after a crash, which are in
+        // (`ebb_lang::decided::Rider`).
+        if batch.is_empty() && ebb_lang::decided::rider().is_none() {
             if sync {
                 self.engine.sync_wal()?;
             }

@@ -1,0 +1,152 @@
+//! The writers and what they were told. One writer inserts documents with
+//! `w: "majority"` and no retries; the other appends to arrays with
+//! retryable writes (`retryWrites=true`, `w: "majority"`), so a retry the
+//! set applied twice shows as a value appearing twice. Every operation is
+//! recorded as acknowledged or unknown (an error or no answer: it may or
+//! may not have been applied). At the end every member must hold every
+//! acknowledged operation exactly once, and no operation more than once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Result;
+use mongodb::bson::{Bson, Document, doc};
+use mongodb::{Client, Collection};
+
+use crate::members::Member;
+
+/// The database the writers write to.
+pub const DB: &str = "faults";
+/// Documents the appending writer spreads its values over.
+const ARRAYS: i64 = 8;
+/// An operation that takes longer than this is recorded as unknown.
+const OP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the writers were told.
+#[derive(Default)]
+pub struct Ledger {
+    pub inserted: Vec<i64>,
+    pub inserts_unknown: u64,
+    pub appended: Vec<i64>,
+    pub appends_unknown: u64,
+}
+
+async fn client(hosts: &[String], retry: bool) -> Result<Client> {
+    let uri = format!(
+        "mongodb://{}/?replicaSet=rs0&w=majority&retryWrites={retry}\
+         &serverSelectionTimeoutMS=3000&connectTimeoutMS=1000",
+        hosts.join(",")
+    );
+    Ok(Client::with_uri_str(uri).await?)
+}
+
+/// Runs both writers until `stop`; returns what they were told.
+pub async fn write(hosts: Vec<String>, stop: Arc<AtomicBool>) -> Result<Ledger> {
+    let inserts = {
+        let (hosts, stop) = (hosts.clone(), stop.clone());
+        tokio::spawn(async move { insert(&hosts, &stop).await })
+    };
+    let appends = tokio::spawn(async move { append(&hosts, &stop).await });
+    let (inserted, inserts_unknown) = inserts.await??;
+    let (appended, appends_unknown) = appends.await??;
+    Ok(Ledger {
+        inserted,
+        inserts_unknown,
+        appended,
+        appends_unknown,
+    })
+}
+
+async fn insert(hosts: &[String], stop: &AtomicBool) -> Result<(Vec<i64>, u64)> {
+    let coll: Collection<Document> = client(hosts, false).await?.database(DB).collection("a");
+    let (mut acked, mut unknown) = (Vec::new(), 0);
+    let mut n = 0i64;
+    while !stop.load(Ordering::SeqCst) {
+        n += 1;
+        match tokio::time::timeout(OP_TIMEOUT, coll.insert_one(doc! { "_id": n })).await {
+            Ok(Ok(_)) => acked.push(n),
+            _ => {
+                unknown += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    Ok((acked, unknown))
+}
+
+async fn append(hosts: &[String], stop: &AtomicBool) -> Result<(Vec<i64>, u64)> {
+    let coll: Collection<Document> = client(hosts, true).await?.database(DB).collection("b");
+    let (mut acked, mut unknown) = (Vec::new(), 0);
+    let mut n = 0i64;
+    while !stop.load(Ordering::SeqCst) {
+        n += 1;
+        let push = coll
+            .update_one(doc! { "_id": n % ARRAYS }, doc! { "$push": { "ops": n } })
+            .upsert(true);
+        match tokio::time::timeout(OP_TIMEOUT, push).await {
+            Ok(Ok(_)) => acked.push(n),
+            _ => {
+                unknown += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    Ok((acked, unknown))
+}
+
+/// What one member holds of the writers' work.
+#[derive(Debug, PartialEq)]
+pub struct Held {
+    /// The inserted `_id`s.
+    pub inserted: BTreeSet<i64>,
+    /// How many times each appended value appears.
+    pub appended: BTreeMap<i64, u32>,
+}
+
+pub async fn held_by(member: &Member) -> Result<Held> {
+    let db = member.direct().await?.database(DB);
+    let mut inserted = BTreeSet::new();
+    let a: Collection<Document> = db.collection("a");
+    let mut cursor = a.find(doc! {}).await?;
+    while cursor.advance().await? {
+        inserted.insert(cursor.deserialize_current()?.get_i64("_id")?);
+    }
+    let mut appended = BTreeMap::new();
+    let b: Collection<Document> = db.collection("b");
+    let mut cursor = b.find(doc! {}).await?;
+    while cursor.advance().await? {
+        let d = cursor.deserialize_current()?;
+        for v in d.get_array("ops")? {
+            if let Bson::Int64(n) = v {
+                *appended.entry(*n).or_insert(0) += 1;
+            }
+        }
+    }
+    Ok(Held { inserted, appended })
+}
+
+/// How a member's holdings break the ledger's promises.
+#[derive(Debug, Default)]
+pub struct Breaches {
+    pub lost: u64,
+    pub twice: u64,
+}
+
+pub fn check(ledger: &Ledger, held: &Held) -> Breaches {
+    let lost_inserts = ledger
+        .inserted
+        .iter()
+        .filter(|n| !held.inserted.contains(n))
+        .count();
+    let lost_appends = ledger
+        .appended
+        .iter()
+        .filter(|n| !held.appended.contains_key(n))
+        .count();
+    Breaches {
+        lost: (lost_inserts + lost_appends) as u64,
+        twice: held.appended.values().filter(|&&c| c > 1).count() as u64,
+    }
+}
