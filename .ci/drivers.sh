@@ -87,7 +87,7 @@ grep -q "ignoring environment variable.*EBB_NOT_A_SETTING" "$work/ebbd-auth.log"
     || { echo "no warning for EBB_NOT_A_SETTING"; cat "$work/ebbd-auth.log"; exit 1; }
 echo "an unknown EBB_ variable was ignored with a warning"
 
-echo "--- a three-member replica set: mongosh's rs helpers, then pymongo with ?replicaSet="
+echo "--- a three-member replica set: mongosh's rs helpers (rs.add, rs.remove of a fourth), then pymongo with ?replicaSet="
 rs_pids=
 rs_hosts=
 for i in 0 1 2; do
@@ -101,6 +101,11 @@ for i in 0 1 2; do
     done
 done
 export EBB_RS_HOSTS="$rs_hosts"
+# A fourth member, outside the set until rs.add() adds it.
+spare_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$ebbd" --port "$spare_port" --db-path "$work/rs3" --replSet rs0 >"$work/rs3.log" 2>&1 &
+rs_pids="$rs_pids $!"
+export EBB_RS_SPARE="127.0.0.1:$spare_port"
 first=${rs_hosts%%,*}
 rs_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://$first/?directConnection=true" --quiet \
     --file "$root/tests/drivers/rs_check.js" 2>&1) || { echo "$rs_out"; cat "$work"/rs*.log; exit 1; }

@@ -663,3 +663,94 @@ async fn step_down_in_the_middle_of_a_ttl_pass_hands_the_rest_to_the_new_primary
         .await;
     }
 }
+
+/// `replSetReconfig` as mongod checks it: a version that does not grow and
+/// two voters changed at once are refused with 103, a secondary answers
+/// 10107, and a member added by the primary catches up and votes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconfig_adds_and_removes_one_voter_at_a_time() {
+    let root = tempfile::tempdir().unwrap();
+    let (members, client) = initiated_set(root.path()).await;
+    let primary = primary_of(&members).await;
+    let config = admin(&members[primary], doc! { "replSetGetConfig": 1 })
+        .await
+        .get_document("config")
+        .unwrap()
+        .clone();
+    let version = config.get_i32("version").unwrap();
+    let with = |version: i32, hosts: &[String]| {
+        let mut c = config.clone();
+        c.insert("version", version);
+        c.insert(
+            "members",
+            hosts
+                .iter()
+                .enumerate()
+                .map(|(i, h)| doc! { "_id": i as i32, "host": h })
+                .collect::<Vec<_>>(),
+        );
+        c
+    };
+    let hosts: Vec<String> = members.iter().map(Member::host).collect();
+    let reconfig = async |member: &Member, config: Document| {
+        member
+            .direct()
+            .await
+            .database("admin")
+            .run_command(doc! { "replSetReconfig": config })
+            .await
+    };
+    expect_code(
+        reconfig(&members[primary], with(version, &hosts)).await,
+        103,
+    );
+    let secondary = (primary + 1) % 3;
+    expect_code(
+        reconfig(&members[secondary], with(version + 1, &hosts)).await,
+        10107,
+    );
+    let spare = [Member::start(root.path()), Member::start(root.path())];
+    let mut five = hosts.clone();
+    five.extend(spare.iter().map(Member::host));
+    expect_code(
+        reconfig(&members[primary], with(version + 1, &five)).await,
+        103,
+    );
+
+    // One more: it catches up from the log and holds what was written.
+    client
+        .database("t")
+        .collection::<Document>("r")
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+    reconfig(&members[primary], with(version + 1, &five[..4]))
+        .await
+        .unwrap();
+    let status = admin(&members[primary], doc! { "replSetGetStatus": 1 }).await;
+    assert_eq!(status.get_array("members").unwrap().len(), 4);
+    eventually("the added member to hold the set's data", async || {
+        count_on(&spare[0], "r", doc! {}).await == 1
+    })
+    .await;
+    // And out again.
+    let config = admin(&members[primary], doc! { "replSetGetConfig": 1 })
+        .await
+        .get_document("config")
+        .unwrap()
+        .clone();
+    let version = config.get_i32("version").unwrap();
+    let mut c = config.clone();
+    c.insert("version", version + 1);
+    c.insert(
+        "members",
+        hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| doc! { "_id": i as i32, "host": h })
+            .collect::<Vec<_>>(),
+    );
+    reconfig(&members[primary], c).await.unwrap();
+    let status = admin(&members[primary], doc! { "replSetGetStatus": 1 }).await;
+    assert_eq!(status.get_array("members").unwrap().len(), 3);
+}

@@ -79,6 +79,7 @@ code_table! {
     INDEX_KEY_SPECS_CONFLICT = 86, "IndexKeySpecsConflict";
     NO_REPLICATION_ENABLED = 76, "NoReplicationEnabled";
     INVALID_REPLICA_SET_CONFIG = 93, "InvalidReplicaSetConfig";
+    NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE = 103, "NewReplicaSetConfigurationIncompatible";
     NOT_YET_INITIALIZED = 94, "NotYetInitialized";
     OPERATION_FAILED = 96, "OperationFailed";
     UNSATISFIABLE_WRITE_CONCERN = 100, "UnsatisfiableWriteConcern";

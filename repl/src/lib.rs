@@ -4,7 +4,8 @@
 //! This crate owns the consensus: the log and the state machine's
 //! bookkeeping in the engine's `log` family (`log`, `machine`), the
 //! messages between members (`network`) and [`Replica`], the node's handle
-//! on all of it, which also moves the primary (`stepdown`). What an entry means, and how messages travel, are the
+//! on all of it, which also moves the primary (`stepdown`) and changes the
+//! members (`reconfig`). What an entry means, and how messages travel, are the
 //! node's ([`Apply`], [`Transport`]).
 
 // The library's storage traits return its own error type, 224 bytes; the
@@ -14,6 +15,7 @@
 mod log;
 mod machine;
 mod network;
+mod reconfig;
 mod replica;
 mod stepdown;
 mod types;
@@ -23,6 +25,7 @@ mod tests;
 
 pub use machine::Apply;
 pub use network::{Rpc, Transport};
+pub use reconfig::ReconfigError;
 pub use replica::{InitiateError, ProposeError, Replica, Role, Standing, StartError, Timing, View};
 pub use stepdown::StepDownError;
 pub use types::{Applied, Member, Proposal, node_id};

@@ -1,6 +1,7 @@
 // mongosh's replica-set helpers against three ebbd members: rs.initiate
 // with a config, then rs.status() and rs.conf() once a primary is elected,
-// rs.freeze() on a secondary and rs.stepDown() on the primary.
+// rs.freeze() on a secondary, rs.stepDown() on the primary, then rs.add()
+// and rs.remove() of a fourth member (EBB_RS_SPARE) on the new primary.
 // The config's hosts come from EBB_RS_HOSTS ("h1,h2,h3").
 const hosts = process.env.EBB_RS_HOSTS.split(",");
 const config = { _id: "rs0", members: hosts.map((host, i) => ({ _id: i, host })) };
@@ -54,5 +55,37 @@ while (!next) {
   }
   sleep(100);
 }
-print("mongosh: rs.initiate, rs.status, rs.conf, rs.freeze, rs.stepDown ok; primary " +
-  first + ", then " + next);
+
+// The first command on a member just elected may still see it catching up.
+const retrying = (what, f) => {
+  const until = Date.now() + 30000;
+  for (;;) {
+    try {
+      return f();
+    } catch (e) {
+      if (Date.now() > until) throw new Error(what + ": " + e);
+      sleep(200);
+    }
+  }
+};
+const spare = process.env.EBB_RS_SPARE;
+db = on(next);
+const added = retrying("rs.add", () => rs.add(spare));
+if (added.ok !== 1) throw new Error("rs.add: " + tojson(added));
+const joined = Date.now() + 30000;
+for (;;) {
+  const s = rs.status();
+  const m = s.members.find((x) => x.name === spare);
+  if (m && m.stateStr === "SECONDARY" && s.members.length === 4) break;
+  if (Date.now() > joined) throw new Error("the added member did not become a secondary: " + tojson(s));
+  sleep(100);
+}
+if (rs.conf().members.length !== 4) throw new Error("rs.conf after rs.add: " + tojson(rs.conf()));
+const removed = retrying("rs.remove", () => rs.remove(spare));
+if (removed.ok !== 1) throw new Error("rs.remove: " + tojson(removed));
+const after = rs.conf();
+if (after.members.length !== 3 || after.members.some((m) => m.host === spare)) {
+  throw new Error("rs.conf after rs.remove: " + tojson(after));
+}
+print("mongosh: rs.initiate, rs.status, rs.conf, rs.freeze, rs.stepDown, rs.add, rs.remove ok; " +
+  "primary " + first + ", then " + next);

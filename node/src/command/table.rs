@@ -17,7 +17,7 @@ use crate::auth::privileges::Privilege::{Authenticated, ByBody, Cluster, Db, Ope
 use crate::auth::privileges::{self as needs, Need, SystemUsers as Users};
 use crate::error::{CommandError, CommandResult};
 use crate::repl::commands as repl;
-use crate::repl::{elections, fault};
+use crate::repl::{elections, fault, reconfig};
 use crate::top::Category;
 
 macro_rules! handler {
@@ -105,6 +105,7 @@ const COMMANDS: &[Command] = &[
     row(&["replSetInitiate"], handler!(repl::repl_set_initiate), Cluster(SetParameter)),
     row(&["replSetStepDown"], handler!(elections::repl_set_step_down), Cluster(SetParameter)),
     row(&["replSetFreeze"], handler!(elections::repl_set_freeze), Cluster(SetParameter)),
+    row(&["replSetReconfig"], handler!(reconfig::repl_set_reconfig), Cluster(SetParameter)),
     row(&["configureFailPoint"], handler!(fault::configure_fail_point), Cluster(SetParameter)),
     row(&["renameCollection"], handler!(collections::rename_collection), ByBody(needs::rename))
         .users(Users::Renames).logged(),

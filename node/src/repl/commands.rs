@@ -27,7 +27,7 @@ fn election_id(term: u64) -> ObjectId {
 }
 
 /// The set's configuration version: it grows with every change.
-fn set_version(view: &View) -> i32 {
+pub(super) fn set_version(view: &View) -> i32 {
     (view.config_index + 1).min(i32::MAX as u64) as i32
 }
 
@@ -100,9 +100,19 @@ fn invalid(why: impl Into<String>) -> CommandError {
     CommandError::new(codes::INVALID_REPLICA_SET_CONFIG, why)
 }
 
-/// The members a `replSetInitiate` config names, checked as mongod checks
+/// A member option's number, however it is typed.
+fn number(value: &Bson) -> Option<f64> {
+    match value {
+        Bson::Int32(n) => Some(f64::from(*n)),
+        Bson::Int64(n) => Some(*n as f64),
+        Bson::Double(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// The members a `replSetInitiate` or `replSetReconfig` config names, checked as mongod checks
 /// them; member options ebb does not honour are refused.
-fn members_of(set: &ReplicaSet, config: &Document) -> CommandResult<Vec<Member>> {
+pub(super) fn members_of(set: &ReplicaSet, config: &Document) -> CommandResult<Vec<Member>> {
     let name = config
         .get_str("_id")
         .map_err(|_| invalid("the config's _id must be the set's name, a string"))?;
@@ -140,18 +150,11 @@ fn members_of(set: &ReplicaSet, config: &Document) -> CommandResult<Vec<Member>>
         for (key, value) in m {
             let default = match key.as_str() {
                 "_id" | "host" => true,
-                "votes" => matches!(
-                    value.as_f64().or(value.as_i64().map(|v| v as f64)),
-                    Some(1.0)
-                ),
-                "priority" => {
-                    matches!(value.as_f64().or(value.as_i64().map(|v| v as f64)), Some(p) if p > 0.0)
-                }
+                "votes" => number(value) == Some(1.0),
+                "priority" => number(value).is_some_and(|p| p > 0.0),
                 "arbiterOnly" | "hidden" => value.as_bool() == Some(false),
                 "buildIndexes" => value.as_bool() == Some(true),
-                "secondaryDelaySecs" | "slaveDelay" => {
-                    value.as_i64().or(value.as_i32().map(i64::from)) == Some(0)
-                }
+                "secondaryDelaySecs" | "slaveDelay" => number(value) == Some(0.0),
                 "tags" => matches!(value, Bson::Document(t) if t.is_empty()),
                 _ => false,
             };
@@ -220,7 +223,7 @@ pub async fn repl_set_initiate(req: Request) -> CommandResult {
     }
 }
 
-fn not_initiated() -> CommandError {
+pub(super) fn not_initiated() -> CommandError {
     CommandError::new(
         codes::NOT_YET_INITIALIZED,
         "no replset config has been received",

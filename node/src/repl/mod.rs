@@ -1,7 +1,8 @@
 //! The node's side of replica sets: starting this member (`start`), sending
 //! writes through the set's log and checking reads (`write`), the commands
 //! and `hello` fields that show the set to drivers and mongosh
-//! (`commands`), and the commands that move the primary (`elections`).
+//! (`commands`), the commands that move the primary (`elections`) and
+//! change the members (`reconfig`).
 //!
 //! The consensus itself is `ebb-repl`'s. A member applies every committed
 //! write through the handler a standalone runs it with (`apply`, reading
@@ -18,6 +19,7 @@ mod entry;
 mod expiry;
 pub mod fault;
 mod local;
+pub mod reconfig;
 mod retries;
 mod set;
 mod start;
