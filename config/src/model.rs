@@ -275,8 +275,8 @@ pub struct Replication {
     /// when it is not `net.bind` and `net.port` (behind NAT, in a container).
     pub advertise: String,
     /// A leader heard from by no majority for this long stops taking writes,
-    /// and a member that heard from no leader for between once and twice this
-    /// long stands for election.
+    /// and a member that heard from no leader for between 1.2 and 1.6 times
+    /// this long stands for election.
     #[serde(with = "crate::units::humantime_text")]
     pub election_timeout: Duration,
     /// How often the leader reaches every member, with or without writes.
@@ -378,9 +378,9 @@ impl Config {
         )?;
         let repl = &self.replication;
         require(
-            repl.heartbeat < repl.election_timeout && !repl.heartbeat.is_zero(),
+            repl.heartbeat * 5 < repl.election_timeout * 2 && !repl.heartbeat.is_zero(),
             "replication.heartbeat",
-            "must be greater than 0 and shorter than replication.election_timeout",
+            "must be greater than 0 and shorter than two fifths of replication.election_timeout",
         )?;
         require(
             !repl.enabled() || self.security.authorization == Authorization::Disabled,

@@ -21,8 +21,10 @@ use crate::types::{Applied, Member, Proposal, Raft, node_id};
 pub struct Timing {
     /// A leader sends at least one message this often.
     pub heartbeat: Duration,
-    /// A follower that heard nothing for a random time in
-    /// `[election, 2 × election)` stands for election.
+    /// A leader no majority answered for this long stops taking writes; a
+    /// follower that heard nothing for a random time in
+    /// `[1.2 × election, 1.6 × election)` stands for election. At most two
+    /// fifths of it may pass between heartbeats.
     pub election: Duration,
 }
 
@@ -125,11 +127,16 @@ impl Replica {
         apply: Arc<dyn Apply>,
     ) -> Result<Replica, StartError> {
         let election = timing.election.as_millis() as u64;
+        // openraft's follower stands once it has heard nothing for its
+        // leader lease (the maximum) plus a random timeout in [min, max):
+        // here [1.2, 1.6) × `election`. The old primary stops calling
+        // itself writable after one `election`, before any other member
+        // stands.
         let config = Config {
             cluster_name: "ebb".into(),
             heartbeat_interval: timing.heartbeat.as_millis() as u64,
-            election_timeout_min: election,
-            election_timeout_max: 2 * election,
+            election_timeout_min: election * 2 / 5,
+            election_timeout_max: election * 4 / 5,
             // A member that joins later catches up from the log: the state
             // cannot be shipped as a snapshot yet.
             snapshot_policy: SnapshotPolicy::Never,
