@@ -87,7 +87,7 @@ grep -q "ignoring environment variable.*EBB_NOT_A_SETTING" "$work/ebbd-auth.log"
     || { echo "no warning for EBB_NOT_A_SETTING"; cat "$work/ebbd-auth.log"; exit 1; }
 echo "an unknown EBB_ variable was ignored with a warning"
 
-echo "--- a three-member replica set: mongosh's rs helpers (rs.add, rs.remove of a fourth), then pymongo with ?replicaSet="
+echo "--- a three-member replica set: mongosh's rs helpers (rs.add, rs.remove of a fourth), then pymongo and the Node.js driver with ?replicaSet="
 rs_pids=
 rs_hosts=
 for i in 0 1 2; do
@@ -111,6 +111,8 @@ rs_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://$first/?directConnecti
     --file "$root/tests/drivers/rs_check.js" 2>&1) || { echo "$rs_out"; cat "$work"/rs*.log; exit 1; }
 echo "$rs_out"
 "$venv/bin/python" "$root/tests/drivers/rs_check.py" || { cat "$work"/rs*.log; exit 1; }
+cp "$root/tests/drivers/rs_check_node.mjs" "$node_dir/"
+node "$node_dir/rs_check_node.mjs" || { cat "$work"/rs*.log; exit 1; }
 
 echo "--- ebbd stops cleanly on SIGTERM"
 kill -TERM "$pid"
