@@ -212,14 +212,17 @@ async fn primary_of(members: &[Member]) -> usize {
     }
 }
 
-async fn admin(member: &Member, command: Document) -> Document {
+async fn try_admin(member: &Member, command: Document) -> mongodb::error::Result<Document> {
     member
         .direct()
         .await
         .database("admin")
         .run_command(command)
         .await
-        .unwrap()
+}
+
+async fn admin(member: &Member, command: Document) -> Document {
+    try_admin(member, command).await.unwrap()
 }
 
 /// `serverStatus().metrics.ttl` on `member`.
@@ -590,21 +593,11 @@ async fn step_down_in_the_middle_of_a_ttl_pass_hands_the_rest_to_the_new_primary
     let old = primary_of(&members).await;
     let secondary = (old + 1) % 3;
     expect_code(
-        members[secondary]
-            .direct()
-            .await
-            .database("admin")
-            .run_command(doc! { "replSetStepDown": 30 })
-            .await,
+        try_admin(&members[secondary], doc! { "replSetStepDown": 30 }).await,
         10107,
     );
     expect_code(
-        members[old]
-            .direct()
-            .await
-            .database("admin")
-            .run_command(doc! { "replSetFreeze": 10 })
-            .await,
+        try_admin(&members[old], doc! { "replSetFreeze": 10 }).await,
         95,
     );
     let unfrozen = admin(&members[secondary], doc! { "replSetFreeze": 0 }).await;
@@ -672,33 +665,10 @@ async fn reconfig_adds_and_removes_one_voter_at_a_time() {
     let root = tempfile::tempdir().unwrap();
     let (members, client) = initiated_set(root.path()).await;
     let primary = primary_of(&members).await;
-    let config = admin(&members[primary], doc! { "replSetGetConfig": 1 })
-        .await
-        .get_document("config")
-        .unwrap()
-        .clone();
-    let version = config.get_i32("version").unwrap();
-    let with = |version: i32, hosts: &[String]| {
-        let mut c = config.clone();
-        c.insert("version", version);
-        c.insert(
-            "members",
-            hosts
-                .iter()
-                .enumerate()
-                .map(|(i, h)| doc! { "_id": i as i32, "host": h })
-                .collect::<Vec<_>>(),
-        );
-        c
-    };
     let hosts: Vec<String> = members.iter().map(Member::host).collect();
+    let (version, with) = next_config(&members[primary]).await;
     let reconfig = async |member: &Member, config: Document| {
-        member
-            .direct()
-            .await
-            .database("admin")
-            .run_command(doc! { "replSetReconfig": config })
-            .await
+        try_admin(member, doc! { "replSetReconfig": config }).await
     };
     expect_code(
         reconfig(&members[primary], with(version, &hosts)).await,
@@ -734,23 +704,35 @@ async fn reconfig_adds_and_removes_one_voter_at_a_time() {
     })
     .await;
     // And out again.
-    let config = admin(&members[primary], doc! { "replSetGetConfig": 1 })
+    let (version, with) = next_config(&members[primary]).await;
+    reconfig(&members[primary], with(version + 1, &hosts))
+        .await
+        .unwrap();
+    let status = admin(&members[primary], doc! { "replSetGetStatus": 1 }).await;
+    assert_eq!(status.get_array("members").unwrap().len(), 3);
+}
+
+/// The set's configuration version as `member` reports it, and a maker of
+/// configurations like it with another version and `hosts` as members.
+async fn next_config(member: &Member) -> (i32, impl Fn(i32, &[String]) -> Document) {
+    let config = admin(member, doc! { "replSetGetConfig": 1 })
         .await
         .get_document("config")
         .unwrap()
         .clone();
     let version = config.get_i32("version").unwrap();
-    let mut c = config.clone();
-    c.insert("version", version + 1);
-    c.insert(
-        "members",
-        hosts
-            .iter()
-            .enumerate()
-            .map(|(i, h)| doc! { "_id": i as i32, "host": h })
-            .collect::<Vec<_>>(),
-    );
-    reconfig(&members[primary], c).await.unwrap();
-    let status = admin(&members[primary], doc! { "replSetGetStatus": 1 }).await;
-    assert_eq!(status.get_array("members").unwrap().len(), 3);
+    let with = move |version: i32, hosts: &[String]| {
+        let mut c = config.clone();
+        c.insert("version", version);
+        c.insert(
+            "members",
+            hosts
+                .iter()
+                .enumerate()
+                .map(|(i, h)| doc! { "_id": i as i32, "host": h })
+                .collect::<Vec<_>>(),
+        );
+        c
+    };
+    (version, with)
 }

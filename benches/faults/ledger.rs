@@ -7,6 +7,7 @@
 //! acknowledged operation exactly once, and no operation more than once.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::IntoFuture;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -59,13 +60,18 @@ pub async fn write(hosts: Vec<String>, stop: Arc<AtomicBool>) -> Result<Ledger> 
     })
 }
 
-async fn insert(hosts: &[String], stop: &AtomicBool) -> Result<(Vec<i64>, u64)> {
-    let coll: Collection<Document> = client(hosts, false).await?.database(DB).collection("a");
+/// Runs `op` on 1, 2, 3, ... until `stop`; returns the numbers
+/// acknowledged and how many were not.
+async fn record<F, Fut, T>(stop: &AtomicBool, op: F) -> (Vec<i64>, u64)
+where
+    F: Fn(i64) -> Fut,
+    Fut: std::future::Future<Output = mongodb::error::Result<T>>,
+{
     let (mut acked, mut unknown) = (Vec::new(), 0);
     let mut n = 0i64;
     while !stop.load(Ordering::SeqCst) {
         n += 1;
-        match tokio::time::timeout(OP_TIMEOUT, coll.insert_one(doc! { "_id": n })).await {
+        match tokio::time::timeout(OP_TIMEOUT, op(n)).await {
             Ok(Ok(_)) => acked.push(n),
             _ => {
                 unknown += 1;
@@ -73,27 +79,22 @@ async fn insert(hosts: &[String], stop: &AtomicBool) -> Result<(Vec<i64>, u64)> 
             }
         }
     }
-    Ok((acked, unknown))
+    (acked, unknown)
+}
+
+async fn insert(hosts: &[String], stop: &AtomicBool) -> Result<(Vec<i64>, u64)> {
+    let coll: Collection<Document> = client(hosts, false).await?.database(DB).collection("a");
+    Ok(record(stop, |n| coll.insert_one(doc! { "_id": n }).into_future()).await)
 }
 
 async fn append(hosts: &[String], stop: &AtomicBool) -> Result<(Vec<i64>, u64)> {
     let coll: Collection<Document> = client(hosts, true).await?.database(DB).collection("b");
-    let (mut acked, mut unknown) = (Vec::new(), 0);
-    let mut n = 0i64;
-    while !stop.load(Ordering::SeqCst) {
-        n += 1;
-        let push = coll
-            .update_one(doc! { "_id": n % ARRAYS }, doc! { "$push": { "ops": n } })
-            .upsert(true);
-        match tokio::time::timeout(OP_TIMEOUT, push).await {
-            Ok(Ok(_)) => acked.push(n),
-            _ => {
-                unknown += 1;
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-    }
-    Ok((acked, unknown))
+    let push = |n: i64| {
+        coll.update_one(doc! { "_id": n % ARRAYS }, doc! { "$push": { "ops": n } })
+            .upsert(true)
+            .into_future()
+    };
+    Ok(record(stop, push).await)
 }
 
 /// What one member holds of the writers' work.

@@ -198,7 +198,6 @@ impl Replica {
     /// Waits until `members` members (this one among them) hold entry
     /// `index`, at most `deadline` (forever without one); whether they do.
     pub async fn wait_held(&self, index: u64, members: usize, deadline: Option<Duration>) -> bool {
-        let mut metrics = self.raft.metrics();
         let held = |m: &openraft::RaftMetrics<u64, Member>| {
             let others = m
                 .replication
@@ -209,9 +208,20 @@ impl Replica {
             let mine = m.last_log_index.is_some_and(|i| i >= index);
             others + usize::from(mine) >= members
         };
+        self.wait_metrics(deadline, held).await
+    }
+
+    /// Waits until the metrics satisfy `ok`, at most `deadline` (forever
+    /// without one); whether they did.
+    pub(crate) async fn wait_metrics(
+        &self,
+        deadline: Option<Duration>,
+        ok: impl Fn(&openraft::RaftMetrics<u64, Member>) -> bool,
+    ) -> bool {
+        let mut metrics = self.raft.metrics();
         let wait = async {
             loop {
-                if held(&metrics.borrow_and_update()) {
+                if ok(&metrics.borrow_and_update()) {
                     return true;
                 }
                 if metrics.changed().await.is_err() {

@@ -52,7 +52,7 @@ impl Replica {
         force: bool,
         stand_down: Duration,
     ) -> Result<(), StepDownError> {
-        let caught_up = self.wait_metrics(catch_up, |m| {
+        let caught_up = self.wait_metrics(Some(catch_up), |m| {
             let last = m.last_log_index;
             let voters: Vec<u64> = m.membership_config.membership().voter_ids().collect();
             m.replication.iter().flatten().any(|(id, held)| {
@@ -78,7 +78,7 @@ impl Replica {
         // timeout (at most twice the configured one), then vote.
         let wait = 4 * self.timing.election + Duration::from_secs(1);
         match self
-            .wait_metrics(wait, |m| m.state != ServerState::Leader)
+            .wait_metrics(Some(wait), |m| m.state != ServerState::Leader)
             .await
         {
             true => Ok(()),
@@ -108,25 +108,5 @@ impl Replica {
                 raft.runtime_config().elect(true);
             }
         });
-    }
-
-    /// Waits at most `d` for the metrics to satisfy `ok`; whether they did.
-    async fn wait_metrics(
-        &self,
-        d: Duration,
-        ok: impl Fn(&openraft::RaftMetrics<u64, crate::types::Member>) -> bool,
-    ) -> bool {
-        let mut metrics = self.raft.metrics();
-        let wait = async {
-            loop {
-                if ok(&metrics.borrow_and_update()) {
-                    return true;
-                }
-                if metrics.changed().await.is_err() {
-                    return false;
-                }
-            }
-        };
-        tokio::time::timeout(d, wait).await.unwrap_or(false)
     }
 }

@@ -16,7 +16,7 @@
 //! of committed twice (a `$push` or `$inc` is not applied twice).
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bson::RawDocumentBuf;
 use ebb_repl::{Applied, Apply, Proposal};
@@ -36,6 +36,9 @@ pub struct NodeApply {
     node: OnceLock<Weak<NodeContext>>,
     engine: Arc<dyn Engine>,
     retries: Retries,
+    /// The entry applying when the member last stopped, and how many of
+    /// its batches were in.
+    interrupted: Mutex<Option<(u64, u32)>>,
 }
 
 impl NodeApply {
@@ -43,10 +46,14 @@ impl NodeApply {
     /// recorded.
     pub fn new(engine: Arc<dyn Engine>) -> ebb_storage::Result<Self> {
         let retries = Retries::load(&*engine)?;
+        let interrupted = engine
+            .get(Cf::Log, Rider::KEY)?
+            .and_then(|value| Rider::decode(&value));
         Ok(NodeApply {
             node: OnceLock::new(),
             engine,
             retries,
+            interrupted: Mutex::new(interrupted),
         })
     }
 
@@ -57,13 +64,10 @@ impl NodeApply {
     }
 
     /// How entry `index` marks its progress as it applies: from the
-    /// start, or past the batches it committed before a crash.
+    /// start, or past the batches it committed before a crash (only the
+    /// first entry applied after a start can have any).
     fn rider(&self, index: u64) -> Arc<Rider> {
-        let done = match self.engine.get(Cf::Log, Rider::KEY) {
-            Ok(Some(value)) => Rider::decode(&value),
-            _ => None,
-        };
-        let skip = match done {
+        let skip = match self.interrupted.lock().unwrap().take() {
             Some((at, n)) if at == index => n,
             _ => 0,
         };
