@@ -487,6 +487,11 @@ async fn ttl_deletes_only_on_the_primary_and_replicates_to_secondaries() {
             0,
             "a secondary deleted"
         );
+        // What it deleted applying the primary's chunks, it counts apart.
+        eventually("a secondary to count the deletes it applied", async || {
+            count_of(&ttl_metrics(&members[i]).await, "replicatedDeletes") == 300
+        })
+        .await;
     }
     let expected = documents_of(&members[primary], "e").await;
     for &i in &secondaries {

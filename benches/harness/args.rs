@@ -65,6 +65,12 @@ pub struct Args {
     /// no restart for the paced run).
     #[arg(long)]
     pub uri: Option<String>,
+    /// Measure churn's expiry lag on this member (a secondary of the set
+    /// `--uri` names, with `directConnection=true`): the documents it
+    /// deleted applying the primary's TTL chunks, against those the
+    /// primary stored.
+    #[arg(long)]
+    pub lag_on: Option<String>,
     /// The ebbd binary to start (default: next to this executable).
     #[arg(long)]
     pub ebbd: Option<PathBuf>,

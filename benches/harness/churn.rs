@@ -31,6 +31,8 @@ pub struct Ebb {
     coll: Collection<RawDocumentBuf>,
     stamp: Stamp,
     ttl_ms: i64,
+    /// The member whose deletes count instead of the primary's (`--lag-on`).
+    lag_on: Option<Client>,
 }
 
 impl Ebb {
@@ -44,7 +46,14 @@ impl Ebb {
             coll: coll.clone_with_type(),
             stamp: Stamp::new(),
             ttl_ms: ttl.as_millis() as i64,
+            lag_on: None,
         })
+    }
+
+    /// Counts as stored what the member at `uri` has not deleted yet.
+    pub async fn lag_on(mut self, uri: &str) -> Result<Ebb> {
+        self.lag_on = Some(Client::with_uri_str(uri).await?);
+        Ok(self)
     }
 }
 
@@ -60,7 +69,14 @@ impl Store for Ebb {
         let s = status(&self.client).await?;
         let m = s.get_document("metrics")?;
         let inserted = m.get_document("document")?.get_i64("inserted")?;
-        let deleted = m.get_document("ttl")?.get_i64("deletedDocuments")?;
+        let deleted = match &self.lag_on {
+            None => m.get_document("ttl")?.get_i64("deletedDocuments")?,
+            Some(member) => status(member)
+                .await?
+                .get_document("metrics")?
+                .get_document("ttl")?
+                .get_i64("replicatedDeletes")?,
+        };
         Ok((inserted - deleted).max(0) as u64)
     }
 }
@@ -240,7 +256,11 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         args.ebbd.as_ref(),
         &env,
     )?);
-    let store = Arc::new(Ebb::new(&target, "churn", stream.ttl).await?);
+    let mut store = Ebb::new(&target, "churn", stream.ttl).await?;
+    if let Some(uri) = &args.lag_on {
+        store = store.lag_on(uri).await?;
+    }
+    let store = Arc::new(store);
     let started = Instant::now();
     let stop_gauges = Arc::new(AtomicBool::new(false));
     let gauge_task = spawn_gauges(

@@ -182,6 +182,11 @@ pub fn render(ctx: &NodeContext) -> String {
             &ttl.swept,
         ),
         (
+            "ttl_replicated_deletes",
+            "Documents deleted applying the TTL chunks of the replica set's log",
+            &ttl.replicated_deletes,
+        ),
+        (
             "ttl_throttle_micros",
             "Microseconds writers spent on TTL chunks that made writes wait (ttl.overload = throttle)",
             &ttl.throttle_micros,

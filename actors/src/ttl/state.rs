@@ -55,6 +55,10 @@ pub struct TtlState {
     /// Index entries of expired documents deleted by sweeps after their
     /// chunks (`ttl::sweep`).
     pub swept: AtomicU64,
+    /// Documents this member deleted applying the TTL chunks of a
+    /// replica set's log: on a secondary, the primary's expiry reaching it
+    /// (the primary counts its own in `deleted_documents` too).
+    pub replicated_deletes: AtomicU64,
     /// Per TTL chunk, seconds from the due time of the oldest document it
     /// deleted to the chunk's answer: how late expiry runs (`/metrics`).
     pub expiry_lag: Histogram,
@@ -142,6 +146,7 @@ impl Default for TtlState {
             hidden_by_reads: AtomicU64::new(0),
             replaced_by_writes: AtomicU64::new(0),
             swept: AtomicU64::new(0),
+            replicated_deletes: AtomicU64::new(0),
             pass_gate: Arc::new(tokio::sync::Mutex::new(())),
             visits: tokio::sync::broadcast::Sender::new(256),
         }

@@ -81,6 +81,9 @@ pub async fn server_status(req: Request) -> CommandResult {
                 // ebb's own: index entries of expired documents the
                 // writers' sweeps deleted after their chunks (`ttl::sweep`).
                 "sweptEntries": load(&ttl.swept),
+                // ebb's own: documents deleted applying the TTL chunks of
+                // the set's log (on a secondary, the primary's expiry).
+                "replicatedDeletes": load(&ttl.replicated_deletes),
             },
             "document": {
                 "inserted": load(&writes.inserted),

@@ -61,7 +61,11 @@ pub async fn apply(
         return reply(&ExpireOutcome::default());
     };
     match addr.send(chunk).await {
-        Ok(Ok(out)) => reply(&out),
+        Ok(Ok(out)) => {
+            let replicated = &node.shared.ttl.replicated_deletes;
+            replicated.fetch_add(out.deleted, std::sync::atomic::Ordering::Relaxed);
+            reply(&out)
+        }
         Ok(Err(e)) if e.kind == ebb_storage::ErrorKind::NamespaceNotFound => {
             reply(&ExpireOutcome::default())
         }
