@@ -741,3 +741,72 @@ async fn next_config(member: &Member) -> (i32, impl Fn(i32, &[String]) -> Docume
     };
     (version, with)
 }
+
+/// `readConcern` on a set: `majority` and `linearizable` read what the
+/// primary acknowledged; a secondary refuses `linearizable` (10107), and so
+/// does a primary cut off from its quorum instead of answering from data
+/// that may be stale; what ebb does not keep (cluster time, `snapshot`
+/// outside a transaction) is refused, not ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_concerns_on_a_set() {
+    let root = tempfile::tempdir().unwrap();
+    let (members, client) =
+        initiated_set_with(root.path(), &[("EBB_REPLICATION__FAULT_POINTS", "true")]).await;
+    let primary = primary_of(&members).await;
+    let secondary = (primary + 1) % 3;
+    let t = client.database("t");
+    t.collection::<Document>("r")
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+    let find = |level: &str| doc! { "find": "r", "filter": { "_id": 1 }, "readConcern": { "level": level } };
+    let direct = members[primary].direct().await;
+    for level in ["local", "available", "majority", "linearizable"] {
+        let reply = direct.database("t").run_command(find(level)).await.unwrap();
+        let batch = reply
+            .get_document("cursor")
+            .unwrap()
+            .get_array("firstBatch")
+            .unwrap();
+        assert_eq!(batch.len(), 1, "{level} read on the primary");
+    }
+    let on_secondary = members[secondary].direct().await;
+    let message = expect_code(
+        on_secondary
+            .database("t")
+            .run_command(find("linearizable"))
+            .await,
+        10107,
+    );
+    assert_eq!(
+        message,
+        "cannot satisfy linearizable read concern on non-primary node"
+    );
+    let cluster_time = mongodb::bson::Timestamp {
+        time: 1,
+        increment: 1,
+    };
+    expect_code(
+        direct
+            .database("t")
+            .run_command(doc! { "find": "r", "readConcern": { "level": "majority", "afterClusterTime": cluster_time } })
+            .await,
+        238,
+    );
+    expect_code(
+        direct.database("t").run_command(find("snapshot")).await,
+        238,
+    );
+    expect_code(direct.database("t").run_command(find("strong")).await, 9);
+
+    // Cut off from the others, the primary cannot confirm that it leads.
+    admin(
+        &members[primary],
+        doc! { "configureFailPoint": "ebbCutReplication", "mode": "alwaysOn" },
+    )
+    .await;
+    expect_code(
+        direct.database("t").run_command(find("linearizable")).await,
+        10107,
+    );
+}

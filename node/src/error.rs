@@ -78,6 +78,7 @@ code_table! {
     INDEX_OPTIONS_CONFLICT = 85, "IndexOptionsConflict";
     INDEX_KEY_SPECS_CONFLICT = 86, "IndexKeySpecsConflict";
     NO_REPLICATION_ENABLED = 76, "NoReplicationEnabled";
+    NOT_A_REPLICA_SET = 123, "NotAReplicaSet";
     INVALID_REPLICA_SET_CONFIG = 93, "InvalidReplicaSetConfig";
     NEW_REPLICA_SET_CONFIGURATION_INCOMPATIBLE = 103, "NewReplicaSetConfigurationIncompatible";
     NOT_YET_INITIALIZED = 94, "NotYetInitialized";

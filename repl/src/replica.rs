@@ -240,6 +240,17 @@ impl Replica {
         crate::network::serve(&self.raft, rpc, body).await
     }
 
+    /// Confirms that this member still leads (a quorum answers its
+    /// heartbeat) and waits until it has applied everything committed
+    /// when it was asked: reads that follow see every write acknowledged
+    /// before (Raft's read index).
+    pub async fn linearize(&self) -> Result<(), String> {
+        match self.raft.ensure_linearizable().await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     /// What this member knows of the set now.
     pub fn view(&self) -> View {
         let m = self.raft.metrics().borrow().clone();

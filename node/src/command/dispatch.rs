@@ -199,6 +199,7 @@ async fn execute(
             OnASet::Local => {}
         },
     }
+    super::read_concern::check(set, &body).await?;
     if command.op == Op::Command {
         NodeContext::count(&ctx.opcounters.command, 1);
     }

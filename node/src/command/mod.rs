@@ -28,6 +28,7 @@ pub mod output;
 pub mod params;
 pub mod profile;
 pub mod query;
+pub mod read_concern;
 pub mod report;
 pub mod row;
 pub mod sasl;
