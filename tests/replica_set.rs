@@ -715,6 +715,40 @@ async fn reconfig_adds_and_removes_one_voter_at_a_time() {
         .unwrap();
     let status = admin(&members[primary], doc! { "replSetGetStatus": 1 }).await;
     assert_eq!(status.get_array("members").unwrap().len(), 3);
+    let term = status.get_i64("term").unwrap();
+
+    // The removed member learns it when it stands and the others refuse
+    // it; it then says so as mongod's removed members do, and the set
+    // keeps its term.
+    eventually("the removed member to know it was removed", async || {
+        hello(&spare[0]).await.get_str("info").ok()
+            == Some("Does not have a valid replica set config")
+    })
+    .await;
+    assert!(!hello(&spare[0]).await.contains_key("setName"));
+    expect_code(
+        try_admin(&spare[0], doc! { "replSetGetStatus": 1 }).await,
+        93,
+    );
+    let status = admin(&members[primary], doc! { "replSetGetStatus": 1 }).await;
+    assert_eq!(status.get_i64("term").unwrap(), term);
+
+    // Added again, it is a member again. Its term went up as it stood,
+    // so the primary it answers with that term may step down first, as
+    // Raft has it: the configuration is sent to whichever member leads.
+    eventually("the removed member to be added again", async || {
+        let primary = primary_of(&members).await;
+        let (version, with) = next_config(&members[primary]).await;
+        reconfig(&members[primary], with(version + 1, &five[..4]))
+            .await
+            .is_ok()
+    })
+    .await;
+    eventually(
+        "the member added again to say it is in the set",
+        async || hello(&spare[0]).await.get_str("setName").ok() == Some("rs0"),
+    )
+    .await;
 }
 
 /// The set's configuration version as `member` reports it, and a maker of

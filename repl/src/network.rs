@@ -140,13 +140,39 @@ impl RaftNetwork<TypeConfig> for Channel {
 }
 
 /// Answers a message another member sent this one (`raft` is this
-/// member's), as the bytes to send back.
+/// member's), as the bytes to send back. A vote asked by a member that a
+/// configuration newer than its whole log removed is refused with
+/// [`std::io::ErrorKind::PermissionDenied`]: the library would refuse it
+/// too (this member's log is ahead), but without telling it why.
 pub async fn serve(raft: &crate::types::Raft, rpc: Rpc, body: &[u8]) -> std::io::Result<Vec<u8>> {
     let bad = |e: openraft::StorageError<NodeId>| std::io::Error::other(e.to_string());
     let answer = match rpc {
         Rpc::Append => encode(&raft.append_entries(decode(body).map_err(bad)?).await),
-        Rpc::Vote => encode(&raft.vote(decode(body).map_err(bad)?).await),
+        Rpc::Vote => {
+            let request: VoteRequest<NodeId> = decode(body).map_err(bad)?;
+            if removed_by(raft, &request) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "not a member of the set's configuration",
+                ));
+            }
+            encode(&raft.vote(request).await)
+        }
         Rpc::Snapshot => encode(&raft.install_snapshot(decode(body).map_err(bad)?).await),
     };
     answer.map_err(bad)
+}
+
+/// Whether `request` comes from a member this member's configuration does
+/// not name, a configuration made after the candidate's last entry.
+fn removed_by(raft: &crate::types::Raft, request: &VoteRequest<NodeId>) -> bool {
+    let Some(candidate) = request.vote.leader_id().voted_for() else {
+        return false;
+    };
+    let metrics = raft.metrics().borrow().clone();
+    let config = &metrics.membership_config;
+    let named = config.membership().get_node(&candidate).is_some();
+    let made_at = config.log_id().map_or(0, |l| l.index);
+    let candidate_last = request.last_log_id.map_or(0, |l| l.index);
+    !named && made_at > candidate_last
 }

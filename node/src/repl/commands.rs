@@ -35,7 +35,8 @@ pub(super) fn set_version(view: &View) -> i32 {
 /// whether this member takes writes.
 pub fn hello_fields(set: &ReplicaSet) -> (bool, Document) {
     let view = set.replica.view();
-    if view.role == Role::Uninitiated {
+    let removed = set.removed.load(std::sync::atomic::Ordering::Relaxed);
+    if view.role == Role::Uninitiated || (removed && view.role != Role::Primary) {
         return (
             false,
             doc! {
@@ -261,6 +262,11 @@ pub async fn repl_set_get_status(req: Request) -> CommandResult {
     if view.role == Role::Uninitiated {
         return Err(not_initiated());
     }
+    if set.removed.load(std::sync::atomic::Ordering::Relaxed) && view.role != Role::Primary {
+        return Err(invalid(
+            "Our replica set config is invalid or we are not a member of it",
+        ));
+    }
     let (my_state, _) = state_of(&view, &view.me);
     let members: Vec<Document> = view
         .voters
@@ -317,10 +323,18 @@ pub async fn ebb_raft(req: Request) -> CommandResult {
             ));
         }
     };
-    let answer = set
-        .replica
-        .serve(rpc, body)
-        .await
-        .map_err(|e| CommandError::new(codes::INTERNAL_ERROR, e.to_string()))?;
+    let answer = set.replica.serve(rpc, body).await.map_err(|e| {
+        // A member the set removed learns it from its vote's refusal.
+        let code = match e.kind() {
+            std::io::ErrorKind::PermissionDenied => codes::INVALID_REPLICA_SET_CONFIG,
+            _ => codes::INTERNAL_ERROR,
+        };
+        CommandError::new(code, e.to_string())
+    })?;
+    if rpc == Rpc::Append {
+        // A leader sends its log only to the members it names.
+        set.removed
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+    }
     ok(doc! { "body": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: answer } })
 }

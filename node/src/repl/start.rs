@@ -31,6 +31,7 @@ pub async fn start(
     };
     let transport = WireTransport::default();
     let cut = Arc::clone(&transport.cut);
+    let removed = Arc::clone(&transport.removed);
     let replica = Replica::start(engine, host, timing, Arc::new(transport), apply).await?;
     tracing::info!(set = %config.repl_set_name, %host, "replica-set member started");
     let set = Arc::new(ReplicaSet {
@@ -42,6 +43,7 @@ pub async fn start(
         hide_due: node.shared.hide_due.clone(),
         fault_points: config.fault_points,
         cut,
+        removed,
     });
     node.shared.expiry.attach(Arc::new(LoggedExpiry {
         set: Arc::downgrade(&set),

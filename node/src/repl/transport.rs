@@ -17,6 +17,7 @@ use futures::future::BoxFuture;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::error::codes;
 use crate::wire::encode_op_msg_reply;
 
 /// Idle connections kept per member.
@@ -29,6 +30,9 @@ pub struct WireTransport {
     next_id: Arc<AtomicI32>,
     /// The `ebbCutReplication` fail point: nothing is sent while it is on.
     pub cut: Arc<AtomicBool>,
+    /// Set when a member answers that this one is not in the set's
+    /// configuration.
+    pub removed: Arc<AtomicBool>,
 }
 
 fn other(e: impl std::fmt::Display) -> std::io::Error {
@@ -91,6 +95,9 @@ impl WireTransport {
                 Ok(answer)
             }
             _ => {
+                if reply.get_i32("code").ok() == Some(codes::INVALID_REPLICA_SET_CONFIG) {
+                    self.removed.store(true, Ordering::Relaxed);
+                }
                 let why = reply.get_str("errmsg").unwrap_or("no answer");
                 Err(other(format!("{} refused: {why}", rpc.name())))
             }
