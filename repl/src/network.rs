@@ -169,8 +169,9 @@ fn removed_by(raft: &crate::types::Raft, request: &VoteRequest<NodeId>) -> bool 
     let Some(candidate) = request.vote.leader_id().voted_for() else {
         return false;
     };
-    let metrics = raft.metrics().borrow().clone();
-    let config = &metrics.membership_config;
+    let metrics = raft.metrics();
+    let seen = metrics.borrow();
+    let config = &seen.membership_config;
     let named = config.membership().get_node(&candidate).is_some();
     let made_at = config.log_id().map_or(0, |l| l.index);
     let candidate_last = request.last_log_id.map_or(0, |l| l.index);

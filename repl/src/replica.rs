@@ -245,10 +245,11 @@ impl Replica {
     /// when it was asked: reads that follow see every write acknowledged
     /// before (Raft's read index).
     pub async fn linearize(&self) -> Result<(), String> {
-        match self.raft.ensure_linearizable().await {
-            Ok(_) => Ok(()),
-            Err(e) => Err(e.to_string()),
-        }
+        self.raft
+            .ensure_linearizable()
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 
     /// What this member knows of the set now.

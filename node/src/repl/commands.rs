@@ -35,8 +35,7 @@ pub(super) fn set_version(view: &View) -> i32 {
 /// whether this member takes writes.
 pub fn hello_fields(set: &ReplicaSet) -> (bool, Document) {
     let view = set.replica.view();
-    let removed = set.removed.load(std::sync::atomic::Ordering::Relaxed);
-    if view.role == Role::Uninitiated || (removed && view.role != Role::Primary) {
+    if view.role == Role::Uninitiated || set.is_removed(&view) {
         return (
             false,
             doc! {
@@ -262,7 +261,7 @@ pub async fn repl_set_get_status(req: Request) -> CommandResult {
     if view.role == Role::Uninitiated {
         return Err(not_initiated());
     }
-    if set.removed.load(std::sync::atomic::Ordering::Relaxed) && view.role != Role::Primary {
+    if set.is_removed(&view) {
         return Err(invalid(
             "Our replica set config is invalid or we are not a member of it",
         ));

@@ -2,11 +2,11 @@
 //! context holds it.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use ebb_actors::clock::Clock;
-use ebb_repl::Replica;
+use ebb_repl::{Replica, Role, View};
 use ebb_storage::collection::HideDue;
 
 /// This node's membership of a replica set.
@@ -31,4 +31,12 @@ pub struct ReplicaSet {
     /// Whether a member refused this one's vote as not in the set's
     /// configuration (it was removed), until a leader sends it the log.
     pub removed: Arc<AtomicBool>,
+}
+
+impl ReplicaSet {
+    /// Whether this member, as `view` shows it, was removed from the set
+    /// (a primary is in its own configuration, whatever a vote said).
+    pub fn is_removed(&self, view: &View) -> bool {
+        view.role != Role::Primary && self.removed.load(Ordering::Relaxed)
+    }
 }
