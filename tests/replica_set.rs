@@ -2,7 +2,8 @@
 //! as mongosh's `rs.initiate(config)` does, reached by the driver with
 //! `?replicaSet=`; majority writes on every member, secondaries refusing
 //! writes, retryable writes applied once, and a new primary after `kill -9`
-//! of the old one.
+//! of the old one; the set's time as drivers read it (`operationTime`,
+//! `lastWrite`, causally consistent reads) and the awaitable `hello`.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -816,17 +817,6 @@ async fn read_concerns_on_a_set() {
         message,
         "cannot satisfy linearizable read concern on non-primary node"
     );
-    let cluster_time = mongodb::bson::Timestamp {
-        time: 1,
-        increment: 1,
-    };
-    expect_code(
-        direct
-            .database("t")
-            .run_command(doc! { "find": "r", "readConcern": { "level": "majority", "afterClusterTime": cluster_time } })
-            .await,
-        238,
-    );
     expect_code(
         direct.database("t").run_command(find("snapshot")).await,
         238,
@@ -842,5 +832,222 @@ async fn read_concerns_on_a_set() {
     expect_code(
         direct.database("t").run_command(find("linearizable")).await,
         10107,
+    );
+}
+
+/// The timestamp a reply's `operationTime` carries.
+fn operation_time(reply: &Document) -> mongodb::bson::Timestamp {
+    reply.get_timestamp("operationTime").unwrap()
+}
+
+/// `hello.lastWrite.opTime.ts` on `member`.
+async fn last_write(member: &Member) -> mongodb::bson::Timestamp {
+    let hello = hello(member).await;
+    let last = hello.get_document("lastWrite").unwrap();
+    last.get_document("opTime")
+        .unwrap()
+        .get_timestamp("ts")
+        .unwrap()
+}
+
+fn ts_pair(ts: mongodb::bson::Timestamp) -> (u32, u32) {
+    (ts.time, ts.increment)
+}
+
+/// What drivers read of the set's time: `operationTime` and `$clusterTime`
+/// on replies, `lastWrite` in `hello`, causally consistent reads on a
+/// secondary (`afterClusterTime`), and the no-op that keeps an idle set's
+/// `lastWrite` moving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sets_time_reaches_drivers() {
+    let root = tempfile::tempdir().unwrap();
+    let (members, client) =
+        initiated_set_with(root.path(), &[("EBB_REPLICATION__PERIODIC_NOOP", "300ms")]).await;
+    let primary = primary_of(&members).await;
+    let secondary = (primary + 1) % 3;
+    let direct = members[primary].direct().await;
+    let reply = direct
+        .database("t")
+        .run_command(
+            doc! { "insert": "c", "documents": [{ "_id": 1 }], "writeConcern": { "w": 3 } },
+        )
+        .await
+        .unwrap();
+    let written = operation_time(&reply);
+    assert!(written.time > 0, "{reply:?}");
+    let gossip = reply.get_document("$clusterTime").unwrap();
+    assert!(ts_pair(gossip.get_timestamp("clusterTime").unwrap()) >= ts_pair(written));
+    let signature = gossip.get_document("signature").unwrap();
+    assert_eq!(signature.get_binary_generic("hash").unwrap().len(), 20);
+    assert_eq!(signature.get_i64("keyId").unwrap(), 0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as u32;
+    assert!(written.time.abs_diff(now) <= 5, "{written:?} at {now}");
+    // Every reply carries the time, errors too.
+    let failed = direct
+        .database("t")
+        .run_command(doc! { "find": "c", "readConcern": { "level": "strong" } })
+        .await;
+    assert!(failed.is_err());
+
+    // The secondaries' lastWrite reaches the write, with its date.
+    for m in &members {
+        eventually("lastWrite on every member", async || {
+            ts_pair(last_write(m).await) >= ts_pair(written)
+        })
+        .await;
+        let hello = hello(m).await;
+        let last = hello.get_document("lastWrite").unwrap();
+        assert!(last.get_datetime("lastWriteDate").is_ok());
+        assert!(last.get_document("majorityOpTime").is_ok());
+        let version = hello.get_document("topologyVersion").unwrap();
+        assert!(version.get_object_id("processId").is_ok());
+    }
+
+    // afterClusterTime: a read on a secondary waits for what it names; a
+    // time nobody was given, a null one, and a command that reads nothing
+    // are refused as mongod refuses them.
+    let on_secondary = members[secondary].direct().await;
+    let t = on_secondary.database("t");
+    let after = |ts| doc! { "find": "c", "readConcern": { "afterClusterTime": ts }, "$readPreference": { "mode": "secondaryPreferred" } };
+    let found = t.run_command(after(written)).await.unwrap();
+    let batch = found
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(batch.len(), 1);
+    let future = mongodb::bson::Timestamp {
+        time: written.time + 3600,
+        increment: 1,
+    };
+    expect_code(t.run_command(after(future)).await, 72);
+    let null = mongodb::bson::Timestamp {
+        time: 0,
+        increment: 0,
+    };
+    expect_code(t.run_command(after(null)).await, 72);
+    expect_code(
+        on_secondary
+            .database("admin")
+            .run_command(doc! { "ping": 1, "readConcern": { "afterClusterTime": written } })
+            .await,
+        72,
+    );
+
+    // A causally consistent session reads its own write on a secondary.
+    let mut session = client.start_session().await.unwrap();
+    let c = client.database("t").collection::<Document>("causal");
+    for i in 0..20 {
+        c.insert_one(doc! { "_id": i })
+            .write_concern(
+                WriteConcern::builder()
+                    .w(mongodb::options::Acknowledgment::Nodes(1))
+                    .build(),
+            )
+            .session(&mut session)
+            .await
+            .unwrap();
+        let read = c
+            .find_one(doc! { "_id": i })
+            .selection_criteria(mongodb::options::SelectionCriteria::ReadPreference(
+                mongodb::options::ReadPreference::Secondary {
+                    options: Default::default(),
+                },
+            ))
+            .session(&mut session)
+            .await
+            .unwrap();
+        assert!(read.is_some(), "the session's write {i} was not read back");
+    }
+
+    // With no writes, the primary's no-op moves every member's lastWrite.
+    let idle = last_write(&members[secondary]).await;
+    eventually("a periodic no-op", async || {
+        ts_pair(last_write(&members[secondary]).await) > ts_pair(idle)
+    })
+    .await;
+}
+
+/// The awaitable `hello`: answered at once for another version, after
+/// `maxAwaitTimeMS` when nothing changed, and as soon as the primary steps
+/// down when that happens while it waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_awaitable_hello_answers_when_the_primary_changes() {
+    let root = tempfile::tempdir().unwrap();
+    let (members, _client) = initiated_set(root.path()).await;
+    let primary = primary_of(&members).await;
+    let mut version = hello(&members[primary])
+        .await
+        .get_document("topologyVersion")
+        .unwrap()
+        .clone();
+    let awaiting = |version: &Document, ms: i64| doc! { "hello": 1, "topologyVersion": version.clone(), "maxAwaitTimeMS": ms };
+    // The version may still move just after the election (the primary's
+    // first heartbeats answered): wait until it holds for a quiet spell.
+    eventually("a quiet topology", async || {
+        let reply = admin(&members[primary], awaiting(&version, 500)).await;
+        let now = reply.get_document("topologyVersion").unwrap().clone();
+        let quiet = now == version;
+        version = now;
+        quiet
+    })
+    .await;
+    let started = Instant::now();
+    let reply = admin(&members[primary], awaiting(&version, 400)).await;
+    assert!(started.elapsed() >= Duration::from_millis(350));
+    assert_eq!(reply.get_document("topologyVersion").unwrap(), &version);
+    assert!(reply.get_bool("isWritablePrimary").unwrap());
+
+    let mut other = version.clone();
+    other.insert("processId", mongodb::bson::oid::ObjectId::new());
+    let started = Instant::now();
+    admin(&members[primary], awaiting(&other, 30_000)).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let waiting = {
+        let client = members[primary].direct().await;
+        let command = awaiting(&version, 60_000);
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let reply = client.database("admin").run_command(command).await.unwrap();
+            (reply, started.elapsed())
+        })
+    };
+    eventually("the hello to wait", async || {
+        let ops = admin(&members[primary], doc! { "currentOp": 1 }).await;
+        ops.get_array("inprog").unwrap().iter().any(|op| {
+            op.as_document()
+                .and_then(|op| op.get_document("command").ok())
+                .is_some_and(|c| c.get_i64("maxAwaitTimeMS").ok() == Some(60_000))
+        })
+    })
+    .await;
+    let _ = try_admin(&members[primary], doc! { "replSetStepDown": 60 }).await;
+    let (reply, waited) = waiting.await.unwrap();
+    assert!(waited < Duration::from_secs(30), "waited {waited:?}");
+    assert!(!reply.get_bool("isWritablePrimary").unwrap());
+    let counter = |d: &Document| {
+        d.get_document("topologyVersion")
+            .unwrap()
+            .get_i64("counter")
+            .unwrap()
+    };
+    assert!(counter(&reply) > version.get_i64("counter").unwrap());
+
+    let message = expect_code(
+        try_admin(
+            &members[primary],
+            doc! { "hello": 1, "topologyVersion": version.clone() },
+        )
+        .await,
+        31368,
+    );
+    assert!(message.contains("maxAwaitTimeMS"), "{message}");
+    expect_code(
+        try_admin(&members[primary], doc! { "hello": 1, "maxAwaitTimeMS": 10 }).await,
+        31368,
     );
 }

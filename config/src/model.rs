@@ -282,6 +282,11 @@ pub struct Replication {
     /// How often the leader reaches every member, with or without writes.
     #[serde(with = "crate::units::humantime_text")]
     pub heartbeat: Duration,
+    /// A primary that applied no write for this long writes a no-op entry,
+    /// so that every member's `lastWrite` stays fresh for drivers'
+    /// `maxStalenessSeconds` (mongod's `periodicNoopIntervalSecs`).
+    #[serde(with = "crate::units::humantime_text")]
+    pub periodic_noop: Duration,
     /// Test-only: the member takes `configureFailPoint` for
     /// `ebbCutReplication`, which cuts its messages to and from the other
     /// members (the fault harness partitions members with it).
@@ -295,6 +300,7 @@ impl Default for Replication {
             advertise: String::new(),
             election_timeout: Duration::from_secs(2),
             heartbeat: Duration::from_millis(500),
+            periodic_noop: Duration::from_secs(10),
             fault_points: false,
         }
     }
@@ -381,6 +387,11 @@ impl Config {
             repl.heartbeat * 5 < repl.election_timeout * 2 && !repl.heartbeat.is_zero(),
             "replication.heartbeat",
             "must be greater than 0 and shorter than two fifths of replication.election_timeout",
+        )?;
+        require(
+            !repl.periodic_noop.is_zero(),
+            "replication.periodic_noop",
+            "must be greater than 0",
         )?;
         require(
             !repl.enabled() || self.security.authorization == Authorization::Disabled,

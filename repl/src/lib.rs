@@ -28,4 +28,4 @@ pub use network::{Rpc, Transport};
 pub use reconfig::ReconfigError;
 pub use replica::{InitiateError, ProposeError, Replica, Role, Standing, StartError, Timing, View};
 pub use stepdown::StepDownError;
-pub use types::{Applied, Member, Proposal, node_id};
+pub use types::{Applied, Member, OpTime, Proposal, node_id};

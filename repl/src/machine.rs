@@ -3,7 +3,10 @@
 //! and the membership) in the `log` family.
 //!
 //! What an entry means is the node's business ([`Apply`]); this file only
-//! hands entries over one at a time and records how far it got.
+//! hands entries over one at a time and records how far it got, with the
+//! [`OpTime`] of the last write applied, recorded in the same batch as the
+//! entry's index: a member that applies an entry again after a crash gives
+//! it the same time.
 
 use std::io::Cursor;
 use std::sync::Arc;
@@ -17,7 +20,7 @@ use openraft::{
 use serde::{Deserialize, Serialize};
 
 use crate::log::{decode, encode, read_err, write_err};
-use crate::types::{Applied, Member, Proposal, TypeConfig};
+use crate::types::{Applied, Member, OpTime, Proposal, TypeConfig};
 
 type NodeId = u64;
 type Result<T> = std::result::Result<T, StorageError<NodeId>>;
@@ -25,6 +28,7 @@ type Result<T> = std::result::Result<T, StorageError<NodeId>>;
 const APPLIED: &[u8] = b"s/applied";
 const MEMBERSHIP: &[u8] = b"s/membership";
 const SNAPSHOT: &[u8] = b"s/snapshot";
+const OPTIME: &[u8] = b"s/optime";
 
 /// What the node does with committed entries.
 pub trait Apply: Send + Sync + 'static {
@@ -53,11 +57,29 @@ struct Kept {
 pub struct Machine {
     engine: Arc<dyn Engine>,
     apply: Arc<dyn Apply>,
+    /// The time of the last write applied, for whoever waits on it.
+    optime: Arc<tokio::sync::watch::Sender<OpTime>>,
 }
 
 impl Machine {
-    pub fn new(engine: Arc<dyn Engine>, apply: Arc<dyn Apply>) -> Self {
-        Machine { engine, apply }
+    /// The state machine over `engine`, and the time of the last write it
+    /// applied as it changes.
+    pub fn open(
+        engine: Arc<dyn Engine>,
+        apply: Arc<dyn Apply>,
+    ) -> ebb_storage::Result<(Self, tokio::sync::watch::Receiver<OpTime>)> {
+        let last = match engine.get(Cf::Log, OPTIME)? {
+            Some(bytes) => ciborium::from_reader(&bytes[..])
+                .map_err(|e| ebb_storage::Error::corrupt(format!("last optime: {e}")))?,
+            None => OpTime::default(),
+        };
+        let (tx, rx) = tokio::sync::watch::channel(last);
+        let machine = Machine {
+            engine,
+            apply,
+            optime: Arc::new(tx),
+        };
+        Ok((machine, rx))
     }
 
     fn get<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>> {
@@ -71,17 +93,27 @@ impl Machine {
         &self,
         applied: Option<LogId<NodeId>>,
         membership: Option<&StoredMembership<NodeId, Member>>,
+        optime: Option<OpTime>,
     ) -> Result<()> {
         let mut batch = self.engine.batch();
         batch
             .put(Cf::Log, APPLIED, &encode(&applied)?)
             .map_err(write_err)?;
+        if let Some(t) = optime {
+            batch
+                .put(Cf::Log, OPTIME, &encode(&t)?)
+                .map_err(write_err)?;
+        }
         if let Some(m) = membership {
             batch
                 .put(Cf::Log, MEMBERSHIP, &encode(m)?)
                 .map_err(write_err)?;
         }
-        batch.commit(false).map_err(write_err)
+        batch.commit(false).map_err(write_err)?;
+        if let Some(t) = optime {
+            self.optime.send_replace(t);
+        }
+        Ok(())
     }
 
     fn keep(&self, meta: &SnapshotMeta<NodeId, Member>, data: &[u8]) -> Result<()> {
@@ -144,15 +176,17 @@ impl RaftStateMachine<TypeConfig> for Machine {
             match entry.payload {
                 EntryPayload::Blank => {
                     answers.push(Applied::default());
-                    self.record(Some(id), None)?;
+                    self.record(Some(id), None, None)?;
                 }
                 EntryPayload::Normal(proposal) => {
+                    let at = (*self.optime.borrow()).next(proposal.at_millis, id.leader_id.term);
                     answers.push(self.apply.apply(id.index, proposal).await);
-                    self.record(Some(id), None)?;
+                    self.record(Some(id), None, Some(at))?;
                 }
                 EntryPayload::Membership(m) => {
                     answers.push(Applied::default());
-                    self.record(Some(id), Some(&StoredMembership::new(Some(id), m)))?;
+                    let membership = StoredMembership::new(Some(id), m);
+                    self.record(Some(id), Some(&membership), None)?;
                 }
             }
         }
@@ -177,7 +211,7 @@ impl RaftStateMachine<TypeConfig> for Machine {
             .install(data.clone())
             .await
             .map_err(snapshot_err)?;
-        self.record(meta.last_log_id, Some(&meta.last_membership))?;
+        self.record(meta.last_log_id, Some(&meta.last_membership), None)?;
         self.keep(meta, &data)
     }
 

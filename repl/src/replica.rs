@@ -14,7 +14,7 @@ use openraft::{Config, ServerState, SnapshotPolicy};
 use crate::log::LogStore;
 use crate::machine::{Apply, Machine};
 use crate::network::{Network, Rpc, Transport};
-use crate::types::{Applied, Member, Proposal, Raft, node_id};
+use crate::types::{Applied, Member, OpTime, Proposal, Raft, node_id};
 
 /// How quickly members notice a lost leader.
 #[derive(Debug, Clone, Copy)]
@@ -95,6 +95,8 @@ pub struct View {
     /// Index of the configuration's entry (grows with every change).
     pub config_index: u64,
     pub last_applied: u64,
+    /// The time of the last write this member applied.
+    pub optime: OpTime,
     pub last_log: u64,
     /// On the leader: the last index each member is known to hold.
     pub matched: BTreeMap<String, u64>,
@@ -114,6 +116,8 @@ pub struct Replica {
     /// Stepping down: no more writes are taken.
     pub(crate) stepping_down: AtomicBool,
     pub(crate) freeze: Arc<Freeze>,
+    /// The time of the last write applied here, as it changes.
+    optime: tokio::sync::watch::Receiver<OpTime>,
 }
 
 impl Replica {
@@ -149,7 +153,7 @@ impl Replica {
                 .map_err(|e| StartError::Raft(e.to_string()))?,
         );
         let log = LogStore::open(Arc::clone(&engine))?;
-        let machine = Machine::new(engine, apply);
+        let (machine, optime) = Machine::open(engine, apply)?;
         let network = Network { transport };
         let raft = Raft::new(node_id(host), config, network, log, machine)
             .await
@@ -160,6 +164,7 @@ impl Replica {
             timing,
             stepping_down: AtomicBool::new(false),
             freeze: Arc::default(),
+            optime,
         })
     }
 
@@ -229,6 +234,22 @@ impl Replica {
                 }
             }
         };
+        match deadline {
+            Some(d) => tokio::time::timeout(d, wait).await.unwrap_or(false),
+            None => wait.await,
+        }
+    }
+
+    /// The time of the last write this member applied.
+    pub fn optime(&self) -> OpTime {
+        *self.optime.borrow()
+    }
+
+    /// Waits until this member has applied a write at timestamp `ts` or
+    /// later, at most `deadline` (forever without one); whether it has.
+    pub async fn wait_applied(&self, ts: (u32, u32), deadline: Option<Duration>) -> bool {
+        let mut optime = self.optime.clone();
+        let wait = async { optime.wait_for(|t| t.ts() >= ts).await.is_ok() };
         match deadline {
             Some(d) => tokio::time::timeout(d, wait).await.unwrap_or(false),
             None => wait.await,
@@ -308,6 +329,7 @@ impl Replica {
             learners,
             config_index: m.membership_config.log_id().map_or(0, |l| l.index),
             last_applied: m.last_applied.map_or(0, |l| l.index),
+            optime: self.optime(),
             last_log: m.last_log_index.unwrap_or(0),
             matched,
         }

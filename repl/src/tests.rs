@@ -53,7 +53,7 @@ impl StoreBuilder<TypeConfig, LogStore, Machine, tempfile::TempDir> for OnRocks 
             .unwrap(),
         );
         let log = LogStore::open(Arc::clone(&engine)).unwrap();
-        let machine = Machine::new(engine, Arc::new(Recorder::default()));
+        let (machine, _) = Machine::open(engine, Arc::new(Recorder::default())).unwrap();
         Ok((dir, log, machine))
     }
 }

@@ -49,11 +49,49 @@ pub fn node_id(host: &str) -> u64 {
     h >> 1
 }
 
-/// A write as the leader decided it: a BSON document only the node reads.
+/// A write as the leader decided it: a BSON document only the node reads,
+/// and the leader's wall time when it decided it (milliseconds since the
+/// epoch), from which the entry's [`OpTime`] is made.
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Proposal {
     #[serde(with = "serde_bytes")]
     pub bytes: Vec<u8>,
+    #[serde(default)]
+    pub at_millis: i64,
+}
+
+/// Where an applied entry falls in the set's history, as mongod's oplog
+/// names it: a timestamp (seconds, and a counter within the second) and
+/// the term of the leader that wrote it. Timestamps only grow along the
+/// log, and every member gives an entry the same one ([`OpTime::next`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpTime {
+    pub secs: u32,
+    pub inc: u32,
+    pub term: u64,
+}
+
+impl OpTime {
+    /// The time of the entry after `self` in the log, written at
+    /// `at_millis` in `term`: the entry's own second, unless that is
+    /// earlier than the last (a leader with a slower clock, proposals that
+    /// crossed), and a counter that grows within a second.
+    pub fn next(self, at_millis: i64, term: u64) -> OpTime {
+        let own = u32::try_from(at_millis.max(0) / 1000).unwrap_or(u32::MAX);
+        let (secs, inc) = match own.max(self.secs) {
+            s if s > self.secs => (s, 1),
+            s => match self.inc.checked_add(1) {
+                Some(inc) => (s, inc),
+                None => (s.saturating_add(1), 1),
+            },
+        };
+        OpTime { secs, inc, term }
+    }
+
+    /// The timestamp, as `(seconds, counter)`: what orders entries.
+    pub fn ts(self) -> (u32, u32) {
+        (self.secs, self.inc)
+    }
 }
 
 impl fmt::Debug for Proposal {
@@ -84,7 +122,28 @@ impl fmt::Debug for Applied {
 
 #[cfg(test)]
 mod tests {
-    use super::node_id;
+    use super::{OpTime, node_id};
+
+    #[test]
+    fn timestamps_only_grow_along_the_log() {
+        let start = OpTime::default();
+        let a = start.next(5_500, 1);
+        assert_eq!((a.secs, a.inc, a.term), (5, 1, 1));
+        let b = a.next(5_900, 1);
+        assert_eq!(b.ts(), (5, 2));
+        // An earlier clock (a new leader's, or a proposal that crossed
+        // another) stays in the last entry's second.
+        let c = b.next(3_000, 2);
+        assert_eq!((c.secs, c.inc, c.term), (5, 3, 2));
+        let d = c.next(7_000, 2);
+        assert_eq!(d.ts(), (7, 1));
+        let full = OpTime {
+            secs: 9,
+            inc: u32::MAX,
+            term: 2,
+        };
+        assert_eq!(full.next(0, 2).ts(), (10, 1));
+    }
 
     #[test]
     fn a_members_id_depends_only_on_its_address() {

@@ -1,6 +1,8 @@
 """pymongo against the three-member set rs_check.js initiated: the driver finds
 the primary from ?replicaSet=rs0, writes with w: "majority" (retryable writes on,
-pymongo's default) and reads the writes back from a secondary."""
+pymongo's default) and reads the writes back from a secondary; a causally
+consistent session reads each of its own w: 1 writes from a secondary; a reader
+with maxStalenessSeconds finds the secondaries fresh."""
 import os
 import sys
 import time
@@ -27,6 +29,21 @@ while True:
     assert time.time() < deadline, f"a secondary did not apply the writes: {docs}"
     time.sleep(0.05)
 
+with client.start_session(causal_consistency=True) as session:
+    causal = client.rs.causal.with_options(
+        write_concern=pymongo.WriteConcern(w=1), read_preference=pymongo.ReadPreference.SECONDARY
+    )
+    for i in range(50):
+        causal.insert_one({"_id": i}, session=session)
+        assert causal.find_one({"_id": i}, session=session) is not None, f"write {i} not read back"
+    assert session.operation_time is not None, "no operationTime reached the session"
+
+fresh = pymongo.MongoClient(
+    f"mongodb://{hosts}/?replicaSet=rs0&readPreference=secondary&maxStalenessSeconds=90",
+    serverSelectionTimeoutMS=30000,
+)
+assert fresh.rs.check.count_documents({}) == 10
+
 host, port = next(iter(secondaries))
 direct = pymongo.MongoClient(host, port, directConnection=True)
 try:
@@ -34,4 +51,7 @@ try:
     sys.exit("a secondary took a write")
 except NotPrimaryError as e:
     assert e.details and e.details.get("code") == 10107, e.details
-print(f"pymongo: majority writes through {primary[0]}:{primary[1]}, read back from a secondary")
+print(
+    f"pymongo: majority writes through {primary[0]}:{primary[1]}, read back from a secondary; "
+    "causal reads on a secondary; maxStalenessSeconds"
+)

@@ -37,12 +37,17 @@ pub async fn run(
     let command = table::lookup(&name);
     let span = tracing::debug_span!("command", name = %name);
     let target = accounted_to(db.as_deref(), &name, command, &body);
+    // An awaitable `hello` waits by design: mongod keeps it out of the
+    // latency figures, and so does ebb.
+    let awaits = matches!(body.get("maxAwaitTimeMS"), Ok(Some(_)));
     async move {
         let started = Instant::now();
         let result = execute(ctx, conn, db, &name, command, body).await;
         let elapsed = started.elapsed();
-        ctx.latencies
-            .observe(if command.is_some() { &name } else { "unknown" }, elapsed);
+        if !awaits {
+            ctx.latencies
+                .observe(if command.is_some() { &name } else { "unknown" }, elapsed);
+        }
         // Accounted once the command ran, so the insert that created a
         // collection counts; commands naming no collection that exists
         // are not kept. A command the table does not know counts as an
@@ -58,7 +63,7 @@ pub async fn run(
             );
         }
         let elapsed_us = elapsed.as_micros() as u64;
-        match result {
+        let mut reply = match result {
             Ok(reply) => {
                 tracing::debug!(elapsed_us, "ok");
                 reply
@@ -67,7 +72,11 @@ pub async fn run(
                 tracing::debug!(elapsed_us, code = e.code, errmsg = %e.errmsg, "failed");
                 e.to_reply()
             }
+        };
+        if let Some(set) = ctx.replica_set() {
+            crate::repl::time::stamp(set, &mut reply);
         }
+        reply
     }
     .instrument(span)
     .await
@@ -199,7 +208,8 @@ async fn execute(
             OnASet::Local => {}
         },
     }
-    super::read_concern::check(set, &body).await?;
+    let data = command.reads() || command.on_a_set == OnASet::Logged;
+    super::read_concern::check(set, name, &body, data).await?;
     if command.op == Op::Command {
         NodeContext::count(&ctx.opcounters.command, 1);
     }

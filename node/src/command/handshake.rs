@@ -2,8 +2,11 @@
 //!
 //! A standalone, field for field as drivers require (see the wire-protocol
 //! spec §2.2), and on a replica-set member its set's fields (`repl::commands`): int32 size limits (the configured message limit), wire versions 0..21 (MongoDB 7.0), a
-//! session timeout so drivers use sessions, and no `topologyVersion` (we
-//! do not implement the awaitable hello) or `compression`.
+//! session timeout so drivers use sessions, and no `compression`. A member
+//! adds its `topologyVersion` and answers an awaitable `hello`
+//! (`topologyVersion` and `maxAwaitTimeMS`) when what it says changes
+//! (`repl::topology`); a standalone shows none, so drivers poll it, and
+//! answers such a `hello` at once.
 
 use bson::{RawBsonRef, doc};
 use ebb_config::limits::{MAX_BSON_OBJECT_BYTES, MAX_WRITE_BATCH_SIZE};
@@ -27,9 +30,14 @@ pub async fn is_master(req: Request) -> CommandResult {
 
 async fn reply(req: Request, legacy: bool) -> CommandResult {
     let hello_ok = matches!(req.body.get("helloOk"), Ok(Some(RawBsonRef::Boolean(true))));
+    let awaited = crate::repl::topology::awaited(&req.body)?;
     let (writable, set) = match req.node.replica_set() {
         Some(set) => {
-            let (writable, fields) = crate::repl::commands::hello_fields(set);
+            if let Some(awaited) = &awaited {
+                set.topology.wait(awaited).await?;
+            }
+            let (writable, mut fields) = crate::repl::commands::hello_fields(set);
+            fields.insert("topologyVersion", set.topology.version());
             (writable, Some(fields))
         }
         None => (true, None),

@@ -6,8 +6,10 @@
 //! on a standalone they read what it holds, as mongod's do. `linearizable`
 //! is a primary's read index: the member confirms with a quorum that it
 //! still leads and has applied everything committed before the read runs.
-//! ebb keeps no cluster time yet, so `afterClusterTime`, `afterOpTime`,
-//! `atClusterTime` and `snapshot` are refused rather than ignored.
+//! `afterClusterTime` (what drivers' causally consistent sessions send)
+//! waits until the member has applied a write at that time or later
+//! (`repl::time`), within `maxTimeMS`. `afterOpTime`, `atClusterTime` and
+//! `snapshot` are refused rather than ignored.
 
 use std::time::Duration;
 
@@ -31,7 +33,7 @@ enum Level {
 #[derive(Debug, Default)]
 struct Asked {
     level: Option<Level>,
-    after_cluster_time: bool,
+    after_cluster_time: Option<bson::Timestamp>,
     after_op_time: bool,
     at_cluster_time: bool,
 }
@@ -71,7 +73,15 @@ fn parse(body: &RawDocument) -> CommandResult<Option<Asked>> {
                     }
                 });
             }
-            "afterClusterTime" => asked.after_cluster_time = true,
+            "afterClusterTime" => {
+                let RawBsonRef::Timestamp(ts) = value else {
+                    return Err(CommandError::new(
+                        codes::TYPE_MISMATCH,
+                        "readConcern.afterClusterTime must be a timestamp",
+                    ));
+                };
+                asked.after_cluster_time = Some(ts);
+            }
             "afterOpTime" => asked.after_op_time = true,
             "atClusterTime" => asked.at_cluster_time = true,
             // Set by mongod itself; a client may send it back.
@@ -87,8 +97,16 @@ fn parse(body: &RawDocument) -> CommandResult<Option<Asked>> {
 }
 
 /// Refuses a read concern this node cannot honour; for `linearizable` on a
-/// set's primary, returns once the read may run.
-pub async fn check(set: Option<&ReplicaSet>, body: &RawDocument) -> CommandResult<()> {
+/// set's primary, and for `afterClusterTime`, returns once the command may
+/// run. `data`: whether the command reads or writes documents (what a
+/// cluster time orders: mongod refuses one on `ping` or `serverStatus`,
+/// and drivers' causally consistent sessions send one on writes too).
+pub async fn check(
+    set: Option<&ReplicaSet>,
+    name: &str,
+    body: &RawDocument,
+    data: bool,
+) -> CommandResult<()> {
     let Some(asked) = parse(body)? else {
         return Ok(());
     };
@@ -98,7 +116,7 @@ pub async fn check(set: Option<&ReplicaSet>, body: &RawDocument) -> CommandResul
             "afterOpTime not compatible with linearizable read concern",
         ));
     }
-    if level == Level::Linearizable && asked.after_cluster_time {
+    if level == Level::Linearizable && asked.after_cluster_time.is_some() {
         return Err(CommandError::failed_to_parse(
             "afterClusterTime is not compatible with linearizable read concern",
         ));
@@ -117,17 +135,73 @@ pub async fn check(set: Option<&ReplicaSet>, body: &RawDocument) -> CommandResul
             "readConcern level 'snapshot' is not supported by ebb's replica sets yet",
         ));
     }
-    if asked.after_cluster_time || asked.after_op_time {
+    if asked.after_op_time {
         return Err(CommandError::new(
             codes::NOT_IMPLEMENTED,
-            "ebb's replica sets keep no cluster time yet: \
-             readConcern afterClusterTime and afterOpTime are not supported",
+            "readConcern afterOpTime is for members' internal use and is not supported by ebb",
         ));
+    }
+    if let Some(ts) = asked.after_cluster_time {
+        return after_cluster_time(set, name, body, ts, data).await;
     }
     if level == Level::Linearizable {
         return linearize(set).await;
     }
     Ok(())
+}
+
+/// Waits until this member has applied a write at `ts` or later.
+async fn after_cluster_time(
+    set: &ReplicaSet,
+    name: &str,
+    body: &RawDocument,
+    ts: bson::Timestamp,
+    data: bool,
+) -> CommandResult<()> {
+    if !data {
+        return Err(CommandError::invalid_options(format!(
+            "Command {name} does not support readConcern afterClusterTime"
+        )));
+    }
+    if ts.time == 0 && ts.increment == 0 {
+        return Err(CommandError::invalid_options(
+            "afterClusterTime cannot be a null timestamp",
+        ));
+    }
+    if set.replica.view().role == Role::Uninitiated {
+        return Err(crate::repl::commands::not_initiated());
+    }
+    let wanted = (ts.time, ts.increment);
+    // The cluster time is the latest this member applied or a client
+    // gossiped back (`$clusterTime`): a time beyond both was never given
+    // out.
+    let gossiped = match body.get("$clusterTime")? {
+        Some(RawBsonRef::Document(ct)) => match ct.get("clusterTime")? {
+            Some(RawBsonRef::Timestamp(t)) => (t.time, t.increment),
+            _ => (0, 0),
+        },
+        _ => (0, 0),
+    };
+    if wanted > set.replica.optime().ts().max(gossiped) {
+        return Err(CommandError::invalid_options(
+            "readConcern afterClusterTime value must not be greater than the current \
+             clusterTime",
+        ));
+    }
+    let limit = match body.get("maxTimeMS")? {
+        Some(v) => crate::args::as_f64(v)
+            .filter(|ms| *ms >= 1.0)
+            .map(|ms| Duration::from_millis(ms as u64)),
+        None => None,
+    };
+    if set.replica.wait_applied(wanted, limit).await {
+        Ok(())
+    } else {
+        Err(CommandError::new(
+            codes::MAX_TIME_MS_EXPIRED,
+            "operation exceeded time limit",
+        ))
+    }
 }
 
 /// What a standalone mongod answers.
@@ -138,7 +212,7 @@ fn standalone(level: Level, asked: &Asked) -> CommandResult<()> {
             "node needs to be a replica set member to use readConcern afterOpTime",
         ));
     }
-    if asked.after_cluster_time {
+    if asked.after_cluster_time.is_some() {
         return Err(CommandError::new(
             codes::ILLEGAL_OPERATION,
             "Cannot specify afterClusterTime readConcern without replication enabled",
@@ -183,7 +257,9 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        rt.block_on(check(None, &body)).err().map(|e| e.code)
+        rt.block_on(check(None, "find", &body, true))
+            .err()
+            .map(|e| e.code)
     }
 
     #[test]
@@ -246,6 +322,10 @@ mod tests {
                 rawdoc! { "find": "c", "readConcern": { "level": "majority", "atClusterTime": at } }
             ),
             Some(codes::INVALID_OPTIONS)
+        );
+        assert_eq!(
+            code(rawdoc! { "find": "c", "readConcern": { "afterClusterTime": 5 } }),
+            Some(codes::TYPE_MISMATCH)
         );
     }
 }

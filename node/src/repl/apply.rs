@@ -18,7 +18,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use bson::RawDocumentBuf;
+use bson::{RawDocumentBuf, rawdoc};
 use ebb_repl::{Applied, Apply, Proposal};
 use futures::future::BoxFuture;
 
@@ -104,6 +104,7 @@ impl NodeApply {
                 chunk.rider = Some(rider);
                 return super::expiry::apply(&node, db, collection, chunk).await;
             }
+            Some(Entry::Noop) => return rawdoc! { "ok": 1.0 },
             None => return CommandError::internal().to_reply(),
         };
         let name = crate::command::dispatch::command_name(command);

@@ -3,9 +3,9 @@
 //! a member, in mongod's shapes.
 
 use bson::{Bson, Document, RawBsonRef, doc, oid::ObjectId};
-use ebb_repl::{InitiateError, Member, Role, Rpc, View};
+use ebb_repl::{InitiateError, Member, OpTime, Role, Rpc, View};
 
-use super::ReplicaSet;
+use super::{ReplicaSet, time};
 use crate::command::{Request, ok};
 use crate::error::{CommandError, CommandResult, codes};
 
@@ -57,6 +57,9 @@ pub fn hello_fields(set: &ReplicaSet) -> (bool, Document) {
     d.insert("me", &view.me.host);
     if view.role == Role::Primary {
         d.insert("electionId", election_id(view.term));
+    }
+    if view.optime != OpTime::default() {
+        d.insert("lastWrite", time::last_write(view.optime));
     }
     (view.writable, d)
 }
@@ -223,7 +226,7 @@ pub async fn repl_set_initiate(req: Request) -> CommandResult {
     }
 }
 
-pub(super) fn not_initiated() -> CommandError {
+pub fn not_initiated() -> CommandError {
     CommandError::new(
         codes::NOT_YET_INITIALIZED,
         "no replset config has been received",
@@ -283,6 +286,8 @@ pub async fn repl_set_get_status(req: Request) -> CommandResult {
             };
             if m == &view.me {
                 d.insert("self", true);
+                d.insert("optime", time::optime_doc(view.optime));
+                d.insert("optimeDate", time::wall(view.optime));
             }
             if let Some(held) = view.matched.get(&m.host) {
                 d.insert("ebbLogIndex", *held as i64);
@@ -296,6 +301,17 @@ pub async fn repl_set_get_status(req: Request) -> CommandResult {
         "myState": my_state,
         "term": view.term as i64,
         "heartbeatIntervalMillis": set.heartbeat.as_millis() as i64,
+        // A member applies only committed entries: what it applied is
+        // majority-committed and durable.
+        "optimes": {
+            "lastCommittedOpTime": time::optime_doc(view.optime),
+            "lastCommittedWallTime": time::wall(view.optime),
+            "readConcernMajorityOpTime": time::optime_doc(view.optime),
+            "appliedOpTime": time::optime_doc(view.optime),
+            "durableOpTime": time::optime_doc(view.optime),
+            "lastAppliedWallTime": time::wall(view.optime),
+            "lastDurableWallTime": time::wall(view.optime),
+        },
         "members": members,
     })
 }

@@ -8,7 +8,13 @@
 //!   index, cutoff, limit, after}}`: up to `limit` documents whose entry
 //!   in TTL index `index` is at most `cutoff` (millis), after key `after`.
 //!   It names no time to read: every member deletes what it names from the
-//!   same data.
+//!   same data;
+//! - a no-op, `{noop: msg}`, that only moves the set's time on: a new
+//!   primary's first entry, and a primary's periodic one when nothing was
+//!   written for a while, so secondaries' `lastWrite` stays fresh.
+//!
+//! Every entry carries the primary's wall time (`Proposal::at_millis`):
+//! the timestamp of its oplog time is made from it.
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf, rawdoc};
 use ebb_actors::collection::ExpireChunk;
@@ -33,11 +39,21 @@ pub fn write(db: &str, command: RawDocumentBuf, decided: Decided) -> Proposal {
     };
     Proposal {
         bytes: entry.into_bytes(),
+        at_millis: decided.at.timestamp_millis(),
     }
 }
 
-/// The entry that runs TTL chunk `chunk` of `db.collection`.
-pub fn expire(db: &str, collection: &str, chunk: &ExpireChunk) -> Proposal {
+/// The no-op entry with message `msg`, written at `at_millis`.
+pub fn noop(msg: &str, at_millis: i64) -> Proposal {
+    Proposal {
+        bytes: rawdoc! { "noop": msg }.into_bytes(),
+        at_millis,
+    }
+}
+
+/// The entry that runs TTL chunk `chunk` of `db.collection`, sent at
+/// `at_millis`.
+pub fn expire(db: &str, collection: &str, chunk: &ExpireChunk, at_millis: i64) -> Proposal {
     let after = match &chunk.resume_after {
         Some(key) => bson::RawBson::Binary(binary(key)),
         None => bson::RawBson::Null,
@@ -54,6 +70,7 @@ pub fn expire(db: &str, collection: &str, chunk: &ExpireChunk) -> Proposal {
     };
     Proposal {
         bytes: entry.into_bytes(),
+        at_millis,
     }
 }
 
@@ -71,10 +88,15 @@ pub enum Entry<'a> {
         collection: &'a str,
         chunk: ExpireChunk,
     },
+    /// Nothing to apply.
+    Noop,
 }
 
 /// Reads an entry [`write`] or [`expire`] wrote.
 pub fn read(entry: &RawDocument) -> Option<Entry<'_>> {
+    if entry.get_str("noop").is_ok() {
+        return Some(Entry::Noop);
+    }
     if let Ok(expire) = entry.get_document("expire") {
         let resume_after = match expire.get("after").ok()?? {
             RawBsonRef::Binary(b) => Some(b.bytes.to_vec()),

@@ -37,9 +37,12 @@ impl ExpiryRoute for LoggedExpiry {
         collection: &str,
         chunk: ExpireChunk,
     ) -> BoxFuture<'_, Option<ebb_storage::Result<ExpireOutcome>>> {
-        let proposal = entry::expire(db, collection, &chunk);
+        let set = self.set.upgrade();
+        let proposal = set
+            .as_ref()
+            .map(|set| entry::expire(db, collection, &chunk, set.clock.now_millis()));
         Box::pin(async move {
-            let set = self.set.upgrade()?;
+            let (set, proposal) = (set?, proposal?);
             let (_, applied) = set.replica.propose(proposal).await.ok()?;
             let reply = RawDocumentBuf::from_bytes(applied.bytes).ok()?;
             Some(outcome(&reply))

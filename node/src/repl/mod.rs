@@ -10,7 +10,10 @@
 //! from the primary's monitor through the log (`expiry`); its members talk
 //! over the port clients use (`transport`); each member keeps the set's
 //! configuration in `local.system.replset` (`local`); a test-only fail
-//! point partitions a member (`fault`).
+//! point partitions a member (`fault`). The set's time, as replies and
+//! `hello` show it, is `time`'s; the primary's no-op entries keep it moving
+//! (`noop`); `topology` versions what `hello` says, for drivers' awaitable
+//! `hello`.
 
 mod apply;
 pub mod commands;
@@ -19,10 +22,13 @@ mod entry;
 mod expiry;
 pub mod fault;
 mod local;
+mod noop;
 pub mod reconfig;
 mod retries;
 mod set;
 mod start;
+pub mod time;
+pub mod topology;
 mod transport;
 mod write;
 

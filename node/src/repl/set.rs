@@ -9,6 +9,8 @@ use ebb_actors::clock::Clock;
 use ebb_repl::{Replica, Role, View};
 use ebb_storage::collection::HideDue;
 
+use super::topology::Topology;
+
 /// This node's membership of a replica set.
 pub struct ReplicaSet {
     /// `replication.repl_set_name`.
@@ -16,6 +18,8 @@ pub struct ReplicaSet {
     pub replica: Replica,
     pub election_timeout: Duration,
     pub heartbeat: Duration,
+    /// `replication.periodic_noop`.
+    pub periodic_noop: Duration,
     /// The node's clock: the time a write is given as the primary accepts
     /// it.
     pub clock: Arc<dyn Clock>,
@@ -31,6 +35,8 @@ pub struct ReplicaSet {
     /// Whether a member refused this one's vote as not in the set's
     /// configuration (it was removed), until a leader sends it the log.
     pub removed: Arc<AtomicBool>,
+    /// What `hello` shows, versioned for the awaitable `hello`.
+    pub topology: Topology,
 }
 
 impl ReplicaSet {

@@ -1,8 +1,10 @@
 //! Starting this node as a replica-set member: its consensus, the way its
 //! committed entries apply, how it reaches the other members, and the way
-//! its TTL monitor's chunks go (through the log, while primary).
+//! its TTL monitor's chunks go (through the log, while primary); then
+//! following its standing for as long as it runs (its configuration, its
+//! election, its topology version).
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use ebb_repl::{Replica, Role, Timing};
 use ebb_storage::engine::Engine;
@@ -10,7 +12,9 @@ use ebb_storage::engine::Engine;
 use super::apply::NodeApply;
 use super::expiry::{self, LoggedExpiry};
 use super::local;
+use super::noop;
 use super::set::ReplicaSet;
+use super::topology::Topology;
 use super::transport::WireTransport;
 use crate::context::NodeContext;
 
@@ -39,25 +43,30 @@ pub async fn start(
         replica,
         election_timeout: config.election_timeout,
         heartbeat: config.heartbeat,
+        periodic_noop: config.periodic_noop,
         clock: node.shared.clock.clone(),
         hide_due: node.shared.hide_due.clone(),
         fault_points: config.fault_points,
         cut,
         removed,
+        topology: Topology::default(),
     });
     node.shared.expiry.attach(Arc::new(LoggedExpiry {
         set: Arc::downgrade(&set),
     }));
     tokio::spawn(follow(Arc::clone(node), Arc::clone(&set)));
+    tokio::spawn(noop::periodic(Arc::downgrade(&set)));
+    tokio::spawn(follow_topology(Arc::downgrade(&set)));
     Ok(set)
 }
 
 /// Follows this member's standing for as long as the node runs: records
-/// each new configuration in `local.system.replset`, and wakes the TTL
-/// monitor once the member is elected.
+/// each new configuration in `local.system.replset`, and once the member
+/// is elected writes its first no-op and wakes the TTL monitor.
 async fn follow(node: Arc<NodeContext>, set: Arc<ReplicaSet>) {
     let mut standing = set.replica.standing();
     let mut recorded = None;
+    let mut elected_in = None;
     loop {
         let view = set.replica.view();
         if view.role != Role::Uninitiated && recorded != Some(view.config_index) {
@@ -67,8 +76,60 @@ async fn follow(node: Arc<NodeContext>, set: Arc<ReplicaSet>) {
             }
         }
         if view.role == Role::Primary {
+            if elected_in != Some(view.term) {
+                elected_in = Some(view.term);
+                noop::elected(&set);
+            }
             expiry::wake_as_primary(&node, &set).await;
         }
         standing.changed().await;
+    }
+}
+
+/// What `hello` shows of the set: when it changes, so does the topology
+/// version.
+fn hello_shape(set: &ReplicaSet) -> (Role, bool, Option<String>, u64, bool, u64) {
+    let view = set.replica.view();
+    let removed = set.is_removed(&view);
+    let term = if view.role == Role::Primary {
+        view.term
+    } else {
+        0
+    };
+    let leader = view.leader.map(|m| m.host);
+    (
+        view.role,
+        view.writable,
+        leader,
+        view.config_index,
+        removed,
+        term,
+    )
+}
+
+/// Counts the changes of what `hello` shows for as long as the node runs.
+/// Whether the primary still hears a quorum changes with time, not only
+/// with the member's standing: it is looked at every heartbeat.
+async fn follow_topology(set: Weak<ReplicaSet>) {
+    let Some(first) = set.upgrade() else {
+        return;
+    };
+    let mut standing = first.replica.standing();
+    let every = first.heartbeat;
+    let mut seen = hello_shape(&first);
+    drop(first);
+    loop {
+        tokio::select! {
+            () = standing.changed() => {}
+            () = tokio::time::sleep(every) => {}
+        }
+        let Some(set) = set.upgrade() else {
+            return;
+        };
+        let now = hello_shape(&set);
+        if now != seen {
+            seen = now;
+            set.topology.changed();
+        }
     }
 }
