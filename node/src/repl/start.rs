@@ -107,15 +107,19 @@ fn hello_shape(set: &ReplicaSet) -> (Role, bool, Option<String>, u64, bool, u64)
     )
 }
 
+/// How often whether the primary may take writes is looked at: it changes
+/// with time (a quorum's answers), not only with the member's standing,
+/// and a new primary is writable a round trip after its election, which
+/// drivers waiting in an awaitable `hello` should learn at once.
+const WRITABLE_CHECK: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Counts the changes of what `hello` shows for as long as the node runs.
-/// Whether the primary still hears a quorum changes with time, not only
-/// with the member's standing: it is looked at every heartbeat.
 async fn follow_topology(set: Weak<ReplicaSet>) {
     let Some(first) = set.upgrade() else {
         return;
     };
     let mut standing = first.replica.standing();
-    let every = first.heartbeat;
+    let every = WRITABLE_CHECK.min(first.heartbeat);
     let mut seen = hello_shape(&first);
     drop(first);
     loop {
