@@ -22,7 +22,40 @@ async fn hello_reports_a_standalone_with_required_fields() {
         assert_eq!(r.get_i32("logicalSessionTimeoutMinutes").unwrap(), 30);
         assert_eq!(r.get_f64("ok").unwrap(), 1.0);
         assert!(r.get("topologyVersion").is_none());
+        assert!(r.get("operationTime").is_none() && r.get("$clusterTime").is_none());
     }
+    // A standalone gave out no topology version: an awaitable hello is
+    // answered at once, and its arguments are checked as mongod checks them.
+    let version = doc! { "processId": mongodb::bson::oid::ObjectId::new(), "counter": 0_i64 };
+    let started = std::time::Instant::now();
+    admin
+        .run_command(
+            doc! { "hello": 1, "topologyVersion": version.clone(), "maxAwaitTimeMS": 60_000 },
+        )
+        .await
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    expect_code(
+        admin
+            .run_command(
+                doc! { "hello": 1, "topologyVersion": version.clone(), "maxAwaitTimeMS": -1 },
+            )
+            .await,
+        2,
+    );
+    let negative = doc! { "processId": mongodb::bson::oid::ObjectId::new(), "counter": -1_i64 };
+    expect_code(
+        admin
+            .run_command(doc! { "hello": 1, "topologyVersion": negative, "maxAwaitTimeMS": 10 })
+            .await,
+        31372,
+    );
+    expect_code(
+        admin
+            .run_command(doc! { "hello": 1, "topologyVersion": version })
+            .await,
+        31368,
+    );
 }
 
 #[tokio::test]
