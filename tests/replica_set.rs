@@ -906,6 +906,19 @@ async fn the_sets_time_reaches_drivers() {
         assert!(version.get_object_id("processId").is_ok());
     }
 
+    // The primary shows every member's optime, as rs.status() prints it.
+    eventually("every member's optime in replSetGetStatus", async || {
+        let status = admin(&members[primary], doc! { "replSetGetStatus": 1 }).await;
+        status.get_array("members").unwrap().iter().all(|m| {
+            let m = m.as_document().unwrap();
+            m.get_datetime("optimeDate").is_ok()
+                && m.get_document("optime")
+                    .and_then(|o| o.get_timestamp("ts"))
+                    .is_ok_and(|ts| ts_pair(ts) >= ts_pair(written))
+        })
+    })
+    .await;
+
     // afterClusterTime: a read on a secondary waits for what it names; a
     // time nobody was given, a null one, and a command that reads nothing
     // are refused as mongod refuses them.

@@ -52,34 +52,92 @@ struct Kept {
     data: Vec<u8>,
 }
 
+/// How many recent writes' times a member keeps by index.
+const RECENT: usize = 1 << 16;
+
+/// The times of the writes a member applied: the last one, as it changes,
+/// and the recent ones by log index (what `replSetGetStatus` shows of the
+/// members whose index the leader knows).
+pub struct Times {
+    last: tokio::sync::watch::Sender<OpTime>,
+    recent: std::sync::Mutex<Recent>,
+}
+
+/// The recent writes' times, and whether they are all this member applied
+/// (none applied before this start, none dropped since).
+#[derive(Default)]
+struct Recent {
+    times: std::collections::VecDeque<(u64, OpTime)>,
+    all: bool,
+}
+
+impl Times {
+    /// The time of the last write applied.
+    pub fn last(&self) -> OpTime {
+        *self.last.borrow()
+    }
+
+    /// Follows the time of the last write applied.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<OpTime> {
+        self.last.subscribe()
+    }
+
+    /// The time of the last write this member applied at or before log
+    /// index `index`, while it is among the recent ones.
+    pub fn at(&self, index: u64) -> Option<OpTime> {
+        let recent = self.recent.lock().expect("times lock");
+        match recent.times.partition_point(|(i, _)| *i <= index) {
+            // Before the first kept write: nothing, if that is all there was.
+            0 => recent.all.then_some(OpTime::default()),
+            after => Some(recent.times[after - 1].1),
+        }
+    }
+
+    fn applied(&self, index: u64, t: OpTime) {
+        let mut recent = self.recent.lock().expect("times lock");
+        if recent.times.len() == RECENT {
+            recent.times.pop_front();
+            recent.all = false;
+        }
+        recent.times.push_back((index, t));
+        drop(recent);
+        self.last.send_replace(t);
+    }
+}
+
 /// The state machine of one member.
 #[derive(Clone)]
 pub struct Machine {
     engine: Arc<dyn Engine>,
     apply: Arc<dyn Apply>,
-    /// The time of the last write applied, for whoever waits on it.
-    optime: Arc<tokio::sync::watch::Sender<OpTime>>,
+    times: Arc<Times>,
 }
 
 impl Machine {
-    /// The state machine over `engine`, and the time of the last write it
-    /// applied as it changes.
+    /// The state machine over `engine`, and the times of the writes it
+    /// applies.
     pub fn open(
         engine: Arc<dyn Engine>,
         apply: Arc<dyn Apply>,
-    ) -> ebb_storage::Result<(Self, tokio::sync::watch::Receiver<OpTime>)> {
+    ) -> ebb_storage::Result<(Self, Arc<Times>)> {
         let last = match engine.get(Cf::Log, OPTIME)? {
             Some(bytes) => ciborium::from_reader(&bytes[..])
                 .map_err(|e| ebb_storage::Error::corrupt(format!("last optime: {e}")))?,
             None => OpTime::default(),
         };
-        let (tx, rx) = tokio::sync::watch::channel(last);
+        let times = Arc::new(Times {
+            last: tokio::sync::watch::Sender::new(last),
+            recent: std::sync::Mutex::new(Recent {
+                times: Default::default(),
+                all: last == OpTime::default(),
+            }),
+        });
         let machine = Machine {
             engine,
             apply,
-            optime: Arc::new(tx),
+            times: Arc::clone(&times),
         };
-        Ok((machine, rx))
+        Ok((machine, times))
     }
 
     fn get<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>> {
@@ -110,8 +168,8 @@ impl Machine {
                 .map_err(write_err)?;
         }
         batch.commit(false).map_err(write_err)?;
-        if let Some(t) = optime {
-            self.optime.send_replace(t);
+        if let (Some(id), Some(t)) = (applied, optime) {
+            self.times.applied(id.index, t);
         }
         Ok(())
     }
@@ -179,7 +237,10 @@ impl RaftStateMachine<TypeConfig> for Machine {
                     self.record(Some(id), None, None)?;
                 }
                 EntryPayload::Normal(proposal) => {
-                    let at = (*self.optime.borrow()).next(proposal.at_millis, id.leader_id.term);
+                    let at = self
+                        .times
+                        .last()
+                        .next(proposal.at_millis, id.leader_id.term);
                     answers.push(self.apply.apply(id.index, proposal).await);
                     self.record(Some(id), None, Some(at))?;
                 }

@@ -12,7 +12,7 @@ use openraft::error::{ClientWriteError, InitializeError, RaftError};
 use openraft::{Config, ServerState, SnapshotPolicy};
 
 use crate::log::LogStore;
-use crate::machine::{Apply, Machine};
+use crate::machine::{Apply, Machine, Times};
 use crate::network::{Network, Rpc, Transport};
 use crate::types::{Applied, Member, OpTime, Proposal, Raft, node_id};
 
@@ -98,8 +98,9 @@ pub struct View {
     /// The time of the last write this member applied.
     pub optime: OpTime,
     pub last_log: u64,
-    /// On the leader: the last index each member is known to hold.
-    pub matched: BTreeMap<String, u64>,
+    /// On the leader: the last index each member is known to hold, and
+    /// the time of the last write at or before it (while recent).
+    pub matched: BTreeMap<String, (u64, Option<OpTime>)>,
 }
 
 /// Until when a member stays out of elections (`stepdown`).
@@ -116,8 +117,8 @@ pub struct Replica {
     /// Stepping down: no more writes are taken.
     pub(crate) stepping_down: AtomicBool,
     pub(crate) freeze: Arc<Freeze>,
-    /// The time of the last write applied here, as it changes.
-    optime: tokio::sync::watch::Receiver<OpTime>,
+    /// The times of the writes applied here.
+    times: Arc<Times>,
 }
 
 impl Replica {
@@ -153,7 +154,7 @@ impl Replica {
                 .map_err(|e| StartError::Raft(e.to_string()))?,
         );
         let log = LogStore::open(Arc::clone(&engine))?;
-        let (machine, optime) = Machine::open(engine, apply)?;
+        let (machine, times) = Machine::open(engine, apply)?;
         let network = Network { transport };
         let raft = Raft::new(node_id(host), config, network, log, machine)
             .await
@@ -164,7 +165,7 @@ impl Replica {
             timing,
             stepping_down: AtomicBool::new(false),
             freeze: Arc::default(),
-            optime,
+            times,
         })
     }
 
@@ -242,13 +243,13 @@ impl Replica {
 
     /// The time of the last write this member applied.
     pub fn optime(&self) -> OpTime {
-        *self.optime.borrow()
+        self.times.last()
     }
 
     /// Waits until this member has applied a write at timestamp `ts` or
     /// later, at most `deadline` (forever without one); whether it has.
     pub async fn wait_applied(&self, ts: (u32, u32), deadline: Option<Duration>) -> bool {
-        let mut optime = self.optime.clone();
+        let mut optime = self.times.watch();
         let wait = async { optime.wait_for(|t| t.ts() >= ts).await.is_ok() };
         match deadline {
             Some(d) => tokio::time::timeout(d, wait).await.unwrap_or(false),
@@ -316,7 +317,8 @@ impl Replica {
             .flatten()
             .filter_map(|(id, log)| {
                 let member = membership.get_node(id)?;
-                Some((member.host.clone(), log.map_or(0, |l| l.index)))
+                let index = log.map_or(0, |l| l.index);
+                Some((member.host.clone(), (index, self.times.at(index))))
             })
             .collect();
         View {

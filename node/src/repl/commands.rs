@@ -289,8 +289,14 @@ pub async fn repl_set_get_status(req: Request) -> CommandResult {
                 d.insert("optime", time::optime_doc(view.optime));
                 d.insert("optimeDate", time::wall(view.optime));
             }
-            if let Some(held) = view.matched.get(&m.host) {
+            if let Some((held, optime)) = view.matched.get(&m.host) {
                 d.insert("ebbLogIndex", *held as i64);
+                // The primary knows what the others hold; the time of the
+                // last write among it, while that is recent.
+                if let (Some(t), false) = (optime, m == &view.me) {
+                    d.insert("optime", time::optime_doc(*t));
+                    d.insert("optimeDate", time::wall(*t));
+                }
             }
             d
         })
