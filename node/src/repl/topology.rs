@@ -17,6 +17,13 @@ use tokio::sync::watch;
 
 use crate::error::{CommandError, CommandResult, codes};
 
+/// The longest an awaitable `hello` waits here, whatever its
+/// `maxAwaitTimeMS` (drivers send their heartbeat interval, 10 s): a
+/// driver's view of the member is never older than this. A driver may be
+/// answered before its `maxAwaitTimeMS` with the same version; it then
+/// sends the next `hello` at once.
+const LONGEST_AWAIT: Duration = Duration::from_secs(1);
+
 /// This member's topology version.
 pub struct Topology {
     process: ObjectId,
@@ -73,7 +80,7 @@ impl Topology {
         }
         let mut rx = self.counter.subscribe();
         let changed = rx.wait_for(|c| *c != asked.counter);
-        let _ = tokio::time::timeout(asked.max, changed).await;
+        let _ = tokio::time::timeout(asked.max.min(LONGEST_AWAIT), changed).await;
         Ok(())
     }
 }
