@@ -14,7 +14,7 @@ use mongodb::bson::{Document, doc};
 use mongodb::options::WriteConcern;
 use mongodb::{Client, Collection};
 
-use crate::common::expect_code;
+use crate::common::{expect_code, first_batch};
 
 /// The `ebbd` the test build produced, beside this test's binary.
 fn ebbd() -> PathBuf {
@@ -925,13 +925,7 @@ async fn the_sets_time_reaches_drivers() {
     let on_secondary = members[secondary].direct().await;
     let t = on_secondary.database("t");
     let after = |ts| doc! { "find": "c", "readConcern": { "afterClusterTime": ts }, "$readPreference": { "mode": "secondaryPreferred" } };
-    let found = t.run_command(after(written)).await.unwrap();
-    let batch = found
-        .get_document("cursor")
-        .unwrap()
-        .get_array("firstBatch")
-        .unwrap();
-    assert_eq!(batch.len(), 1);
+    assert_eq!(first_batch(&t, after(written)).await.len(), 1);
     let future = mongodb::bson::Timestamp {
         time: written.time + 3600,
         increment: 1,
