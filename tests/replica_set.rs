@@ -1045,3 +1045,106 @@ async fn an_awaitable_hello_answers_when_the_primary_changes() {
         31368,
     );
 }
+
+/// How many documents `member` holds in `t.r`, or none while it does not
+/// answer (it restarts to load a snapshot).
+async fn try_count_on(member: &Member) -> Option<u64> {
+    let coll: Collection<Document> = member.direct().await.database("t").collection("r");
+    coll.count_documents(doc! {}).await.ok()
+}
+
+/// The checkpoints under `member`'s snapshot directory.
+fn snapshots_of(member: &Member) -> Vec<String> {
+    match std::fs::read_dir(member.dir.join("snapshots")) {
+        Ok(dir) => dir
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().unwrap().is_dir())
+            .map(|e| e.file_name().into_string().unwrap())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_member_added_after_the_log_was_purged_catches_up_from_a_snapshot() {
+    let root = tempfile::tempdir().unwrap();
+    let small = [
+        ("EBB_REPLICATION__SNAPSHOT_EVERY", "40"),
+        ("EBB_REPLICATION__LOG_KEPT", "5"),
+    ];
+    let (members, client) = initiated_set_with(root.path(), &small).await;
+    let coll = client.database("t").collection::<Document>("r");
+    coll.create_index(
+        mongodb::IndexModel::builder()
+            .keys(doc! { "k": 1 })
+            .options(
+                mongodb::options::IndexOptions::builder()
+                    .unique(true)
+                    .build(),
+            )
+            .build(),
+    )
+    .await
+    .unwrap();
+    // One entry each: the members snapshot and purge their logs several
+    // times over.
+    for i in 0..200 {
+        coll.insert_one(doc! { "_id": i, "k": i }).await.unwrap();
+    }
+    let primary = primary_of(&members).await;
+    eventually("the primary to have taken a snapshot", async || {
+        !snapshots_of(&members[primary]).is_empty()
+    })
+    .await;
+
+    let mut spare = Member::start_with(root.path(), &small);
+    let mut four: Vec<String> = members.iter().map(Member::host).collect();
+    four.push(spare.host());
+    let (version, with) = next_config(&members[primary]).await;
+    admin(
+        &members[primary],
+        doc! { "replSetReconfig": with(version + 1, &four) },
+    )
+    .await;
+    eventually("the added member to hold the set's data", async || {
+        try_count_on(&spare).await == Some(200)
+    })
+    .await;
+    assert_eq!(
+        snapshots_of(&spare).len(),
+        1,
+        "the member loaded a snapshot and keeps it"
+    );
+    // The snapshot carried the index: reads by `k` use it.
+    let plan = spare
+        .direct()
+        .await
+        .database("t")
+        .run_command(doc! { "explain": { "find": "r", "filter": { "k": 7 } } })
+        .await
+        .unwrap();
+    assert!(format!("{plan:?}").contains("IXSCAN"), "{plan:?}");
+
+    // It follows the log from there, and keeps all of it across a kill -9.
+    coll.insert_one(doc! { "_id": 200, "k": 200 })
+        .await
+        .unwrap();
+    eventually("the added member to apply the next write", async || {
+        try_count_on(&spare).await == Some(201)
+    })
+    .await;
+    spare.kill();
+    spare.spawn();
+    eventually("the restarted member to hold every document", async || {
+        try_count_on(&spare).await == Some(201)
+    })
+    .await;
+    let on_secondary = spare
+        .direct()
+        .await
+        .database("t")
+        .collection::<Document>("r")
+        .insert_one(doc! { "_id": 999, "k": 7 })
+        .await;
+    expect_code(on_secondary, 10107);
+}

@@ -90,6 +90,7 @@ fn unreadable_certificate_fails_start() {
         config,
         clock: std::sync::Arc::new(ebb_actors::clock::SystemClock),
         argv: vec![],
+        own_process: false,
     });
     let e = started.err().expect("no certificate, no node").to_string();
     assert!(e.contains("net.tls.certificate_key_file"), "{e}");

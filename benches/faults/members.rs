@@ -146,6 +146,10 @@ impl Set {
                 "EBB_REPLICATION__HEARTBEAT",
                 humantime(self.timing.heartbeat),
             )
+            // Snapshots often and a short log: a member killed or cut off
+            // for a while comes back through a snapshot, not only the log.
+            .env("EBB_REPLICATION__SNAPSHOT_EVERY", "500")
+            .env("EBB_REPLICATION__LOG_KEPT", "50")
             .env("EBB_REPLICATION__FAULT_POINTS", "true")
             .env("EBB_LOG__LEVEL", "warn")
             .stdout(Stdio::null())

@@ -287,6 +287,13 @@ pub struct Replication {
     /// `maxStalenessSeconds` (mongod's `periodicNoopIntervalSecs`).
     #[serde(with = "crate::units::humantime_text")]
     pub periodic_noop: Duration,
+    /// A member snapshots its state (an engine checkpoint under
+    /// `storage.path`) after this many log entries since its last one, and
+    /// purges the log the snapshot holds.
+    pub snapshot_every: u64,
+    /// Entries a snapshot holds that stay in the log, so that a member a
+    /// little behind catches up from the log instead of a snapshot.
+    pub log_kept: u64,
     /// Test-only: the member takes `configureFailPoint` for
     /// `ebbCutReplication`, which cuts its messages to and from the other
     /// members (the fault harness partitions members with it).
@@ -301,6 +308,8 @@ impl Default for Replication {
             election_timeout: Duration::from_secs(2),
             heartbeat: Duration::from_millis(500),
             periodic_noop: Duration::from_secs(10),
+            snapshot_every: 100_000,
+            log_kept: 10_000,
             fault_points: false,
         }
     }
@@ -391,6 +400,11 @@ impl Config {
         require(
             !repl.periodic_noop.is_zero(),
             "replication.periodic_noop",
+            "must be greater than 0",
+        )?;
+        require(
+            repl.snapshot_every > 0,
+            "replication.snapshot_every",
             "must be greater than 0",
         )?;
         require(

@@ -55,6 +55,9 @@ pub struct NodeContext {
     pub connections: ConnectionCounters,
     pub config: Arc<ebb_config::Config>,
     pub argv: Vec<String>,
+    /// The node is the whole process (ebbd): it may replace the process
+    /// with itself started again.
+    pub own_process: bool,
     /// The node's users: the generation connections check their cached roles against.
     pub users: Directory,
     /// The running commands (`currentOp`, `killOp`, cancel on disconnect).
@@ -102,7 +105,12 @@ impl NodeContext {
         }
     }
 
-    pub fn new(runtime: &Runtime, config: Arc<ebb_config::Config>, argv: Vec<String>) -> Self {
+    pub fn new(
+        runtime: &Runtime,
+        config: Arc<ebb_config::Config>,
+        argv: Vec<String>,
+        own_process: bool,
+    ) -> Self {
         NodeContext {
             cursors: CursorManager::new(
                 config.cursors.idle_timeout,
@@ -116,6 +124,7 @@ impl NodeContext {
             connections: ConnectionCounters::default(),
             config,
             argv,
+            own_process,
             users: Directory::default(),
             ops: Operations::default(),
             profiler: Default::default(),

@@ -97,6 +97,7 @@ fn main() -> anyhow::Result<()> {
             config,
             clock: Arc::new(SystemClock),
             argv,
+            own_process: true,
         })
         .await?;
         tokio::select! {

@@ -71,6 +71,9 @@ pub struct NodeOptions {
     pub clock: Arc<dyn Clock>,
     /// The command line, for `getCmdLineOpts`.
     pub argv: Vec<String>,
+    /// The node is the whole process (ebbd), started with `argv`: a
+    /// replica-set member restarts it to load a snapshot.
+    pub own_process: bool,
 }
 
 /// A running node.
@@ -105,10 +108,22 @@ impl Node {
                 .map_err(|e| storage_err(ebb_storage::Error::engine(e.to_string())))?
                 .map_err(storage_err)?,
         );
+        if config.replication.enabled() {
+            let (engine, dir) = (Arc::clone(&engine), crate::repl::snapshots(&config));
+            tokio::task::spawn_blocking(move || ebb_repl::snapshot::load_pending(&*engine, &dir))
+                .await
+                .map_err(|e| storage_err(ebb_storage::Error::engine(e.to_string())))?
+                .map_err(storage_err)?;
+        }
         let runtime = Runtime::start(engine, &config, opts.clock)
             .await
             .map_err(storage_err)?;
-        let ctx = Arc::new(NodeContext::new(&runtime, config.clone(), opts.argv));
+        let ctx = Arc::new(NodeContext::new(
+            &runtime,
+            config.clone(),
+            opts.argv,
+            opts.own_process,
+        ));
         crate::command::output::drop_leftover_temps(&ctx).await;
 
         let addr = format!("{}:{}", config.net.bind, config.net.port);

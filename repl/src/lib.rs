@@ -15,8 +15,10 @@
 mod log;
 mod machine;
 mod network;
+mod pack;
 mod reconfig;
 mod replica;
+pub mod snapshot;
 mod stepdown;
 mod types;
 
@@ -26,6 +28,8 @@ mod tests;
 pub use machine::Apply;
 pub use network::{Rpc, Transport};
 pub use reconfig::ReconfigError;
-pub use replica::{InitiateError, ProposeError, Replica, Role, Standing, StartError, Timing, View};
+pub use replica::{
+    Compaction, InitiateError, ProposeError, Replica, Role, Standing, StartError, Timing, View,
+};
 pub use stepdown::StepDownError;
 pub use types::{Applied, Member, OpTime, Proposal, node_id};

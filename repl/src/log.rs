@@ -22,12 +22,12 @@ type NodeId = u64;
 type Result<T> = std::result::Result<T, StorageError<NodeId>>;
 
 /// Entries are keyed `e` + the index, big-endian, so they sort by index.
-const ENTRY: u8 = b'e';
+pub(crate) const ENTRY: u8 = b'e';
 const VOTE: &[u8] = b"m/vote";
 const COMMITTED: &[u8] = b"m/committed";
-const PURGED: &[u8] = b"m/purged";
+pub(crate) const PURGED: &[u8] = b"m/purged";
 
-fn entry_key(index: u64) -> Vec<u8> {
+pub(crate) fn entry_key(index: u64) -> Vec<u8> {
     let mut k = Vec::with_capacity(9);
     k.push(ENTRY);
     k.extend_from_slice(&index.to_be_bytes());

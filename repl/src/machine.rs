@@ -1,6 +1,7 @@
 //! The state machine: applies committed entries through the node, in log
 //! order, and keeps what the library asks of it (the last applied entry
-//! and the membership) in the `log` family.
+//! and the membership) in the `log` family; builds and installs snapshots
+//! (`snapshot`).
 //!
 //! What an entry means is the node's business ([`Apply`]); this file only
 //! hands entries over one at a time and records how far it got, with the
@@ -8,7 +9,7 @@
 //! entry's index: a member that applies an entry again after a crash gives
 //! it the same time.
 
-use std::io::Cursor;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use ebb_storage::engine::{Cf, Engine};
@@ -17,9 +18,9 @@ use openraft::storage::{RaftSnapshotBuilder, RaftStateMachine, Snapshot, Snapsho
 use openraft::{
     Entry, EntryPayload, LogId, OptionalSend, StorageError, StorageIOError, StoredMembership,
 };
-use serde::{Deserialize, Serialize};
 
 use crate::log::{decode, encode, read_err, write_err};
+use crate::snapshot::{self, KEPT, Kept, Pack, SnapshotData};
 use crate::types::{Applied, Member, OpTime, Proposal, TypeConfig};
 
 type NodeId = u64;
@@ -27,7 +28,6 @@ type Result<T> = std::result::Result<T, StorageError<NodeId>>;
 
 const APPLIED: &[u8] = b"s/applied";
 const MEMBERSHIP: &[u8] = b"s/membership";
-const SNAPSHOT: &[u8] = b"s/snapshot";
 const OPTIME: &[u8] = b"s/optime";
 
 /// What the node does with committed entries.
@@ -36,20 +36,12 @@ pub trait Apply: Send + Sync + 'static {
     /// that proposed it, when this member is the leader that did.
     fn apply(&self, index: u64, proposal: Proposal) -> BoxFuture<'_, Applied>;
 
-    /// The member's whole state, for a member that joins after the log it
-    /// needs is gone, or why it cannot be given.
-    fn snapshot(&self) -> BoxFuture<'_, std::result::Result<Vec<u8>, String>>;
-
-    /// Replaces the member's state with a [`Apply::snapshot`] of another.
-    fn install(&self, data: Vec<u8>) -> BoxFuture<'_, std::result::Result<(), String>>;
-}
-
-/// The last snapshot this member built or installed.
-#[derive(Serialize, Deserialize)]
-struct Kept {
-    meta: SnapshotMeta<NodeId, Member>,
-    #[serde(with = "serde_bytes")]
-    data: Vec<u8>,
+    /// A snapshot is staged in place of this member's state
+    /// ([`snapshot::load_pending`]). The member restarts, to load it
+    /// before anything reads its state, and this never returns; or it
+    /// answers `Ok` when it keeps nothing of its state in memory, and the
+    /// snapshot is loaded at once; or it says why it can do neither.
+    fn restart(&self) -> BoxFuture<'_, std::result::Result<(), String>>;
 }
 
 /// How many recent writes' times a member keeps by index.
@@ -93,6 +85,16 @@ impl Times {
         }
     }
 
+    /// The member's state is now a snapshot's, whose last write was at `t`:
+    /// the recent times it knew are not all it applied any more.
+    fn installed(&self, t: OpTime) {
+        let mut recent = self.recent.lock().expect("times lock");
+        recent.times.clear();
+        recent.all = false;
+        drop(recent);
+        self.last.send_replace(t);
+    }
+
     fn applied(&self, index: u64, t: OpTime) {
         let mut recent = self.recent.lock().expect("times lock");
         if recent.times.len() == RECENT {
@@ -111,20 +113,19 @@ pub struct Machine {
     engine: Arc<dyn Engine>,
     apply: Arc<dyn Apply>,
     times: Arc<Times>,
+    /// Where its snapshots' checkpoints are.
+    snapshots: PathBuf,
 }
 
 impl Machine {
-    /// The state machine over `engine`, and the times of the writes it
-    /// applies.
+    /// The state machine over `engine`, with its snapshots under
+    /// `snapshots`, and the times of the writes it applies.
     pub fn open(
         engine: Arc<dyn Engine>,
         apply: Arc<dyn Apply>,
+        snapshots: PathBuf,
     ) -> ebb_storage::Result<(Self, Arc<Times>)> {
-        let last = match engine.get(Cf::Log, OPTIME)? {
-            Some(bytes) => ciborium::from_reader(&bytes[..])
-                .map_err(|e| ebb_storage::Error::corrupt(format!("last optime: {e}")))?,
-            None => OpTime::default(),
-        };
+        let last = last_optime(&*engine)?;
         let times = Arc::new(Times {
             last: tokio::sync::watch::Sender::new(last),
             recent: std::sync::Mutex::new(Recent {
@@ -136,6 +137,7 @@ impl Machine {
             engine,
             apply,
             times: Arc::clone(&times),
+            snapshots,
         };
         Ok((machine, times))
     }
@@ -174,46 +176,64 @@ impl Machine {
         Ok(())
     }
 
-    fn keep(&self, meta: &SnapshotMeta<NodeId, Member>, data: &[u8]) -> Result<()> {
-        let kept = Kept {
-            meta: meta.clone(),
-            data: data.to_vec(),
-        };
+    fn keep(&self, kept: &Kept) -> Result<()> {
         let mut batch = self.engine.batch();
         batch
-            .put(Cf::Log, SNAPSHOT, &encode(&kept)?)
+            .put(Cf::Log, KEPT, &encode(kept)?)
             .map_err(write_err)?;
         batch.commit(true).map_err(write_err)
     }
+
+    /// The snapshot in checkpoint `dir`, as the library sends it.
+    fn open_snapshot(&self, dir: &str) -> std::io::Result<Box<SnapshotData>> {
+        Ok(Box::new(SnapshotData::Sending(Pack::open(
+            &self.snapshots.join(dir),
+        )?)))
+    }
+}
+
+fn last_optime(engine: &dyn Engine) -> ebb_storage::Result<OpTime> {
+    Ok(match engine.get(Cf::Log, OPTIME)? {
+        Some(bytes) => ciborium::from_reader(&bytes[..])
+            .map_err(|e| ebb_storage::Error::corrupt(format!("last optime: {e}")))?,
+        None => OpTime::default(),
+    })
+}
+
+/// Builds a snapshot from a checkpoint taken between two entries.
+pub struct Builder {
+    machine: Machine,
+    /// The checkpoint's meta and directory, or why it could not be taken.
+    taken: Result<Kept>,
 }
 
 fn snapshot_err(e: String) -> StorageError<NodeId> {
     StorageIOError::read_snapshot(None, &std::io::Error::other(e)).into()
 }
 
-impl RaftSnapshotBuilder<TypeConfig> for Machine {
+fn snapshot_io(e: std::io::Error) -> StorageError<NodeId> {
+    StorageIOError::read_snapshot(None, &e).into()
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for Builder {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>> {
-        let (applied, membership) = self.applied_state().await?;
-        let data = self.apply.snapshot().await.map_err(snapshot_err)?;
-        let snapshot_id = match applied {
-            Some(id) => format!("{}-{}", id.leader_id.term, id.index),
-            None => "empty".to_owned(),
-        };
-        let meta = SnapshotMeta {
-            last_log_id: applied,
-            last_membership: membership,
-            snapshot_id,
-        };
-        self.keep(&meta, &data)?;
+        let kept = std::mem::replace(&mut self.taken, Err(snapshot_err("built".into())))?;
+        self.machine.keep(&kept)?;
+        let root = self.machine.snapshots.clone();
+        let dir = kept.dir.clone();
+        tokio::task::spawn_blocking(move || snapshot::remove_others(&root, &dir))
+            .await
+            .map_err(|e| snapshot_err(e.to_string()))?
+            .map_err(snapshot_io)?;
         Ok(Snapshot {
-            meta,
-            snapshot: Box::new(Cursor::new(data)),
+            snapshot: self.machine.open_snapshot(&kept.dir).map_err(snapshot_io)?,
+            meta: kept.meta,
         })
     }
 }
 
 impl RaftStateMachine<TypeConfig> for Machine {
-    type SnapshotBuilder = Machine;
+    type SnapshotBuilder = Builder;
 
     async fn applied_state(
         &mut self,
@@ -254,35 +274,84 @@ impl RaftStateMachine<TypeConfig> for Machine {
         Ok(answers)
     }
 
+    /// Takes the checkpoint here, between two entries, so that it holds
+    /// exactly the entries up to the last applied one.
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
-        self.clone()
+        let taken = self.checkpoint().await;
+        Builder {
+            machine: self.clone(),
+            taken,
+        }
     }
 
-    async fn begin_receiving_snapshot(&mut self) -> Result<Box<Cursor<Vec<u8>>>> {
-        Ok(Box::new(Cursor::new(Vec::new())))
+    async fn begin_receiving_snapshot(&mut self) -> Result<Box<SnapshotData>> {
+        let make = async {
+            tokio::fs::create_dir_all(&self.snapshots).await?;
+            tokio::fs::File::create(snapshot::incoming_pack(&self.snapshots)).await
+        };
+        Ok(Box::new(SnapshotData::Receiving(
+            make.await.map_err(snapshot_io)?,
+        )))
     }
 
     async fn install_snapshot(
         &mut self,
         meta: &SnapshotMeta<NodeId, Member>,
-        snapshot: Box<Cursor<Vec<u8>>>,
+        snapshot: Box<SnapshotData>,
     ) -> Result<()> {
-        let data = snapshot.into_inner();
-        self.apply
-            .install(data.clone())
+        snapshot::stage(&*self.engine, &self.snapshots, meta, *snapshot)
             .await
-            .map_err(snapshot_err)?;
-        self.record(meta.last_log_id, Some(&meta.last_membership), None)?;
-        self.keep(meta, &data)
+            .map_err(write_err)?;
+        self.apply.restart().await.map_err(snapshot_err)?;
+        let (engine, root) = (Arc::clone(&self.engine), self.snapshots.clone());
+        tokio::task::spawn_blocking(move || snapshot::load_pending(&*engine, &root))
+            .await
+            .map_err(|e| snapshot_err(e.to_string()))?
+            .map_err(write_err)?;
+        let last = last_optime(&*self.engine).map_err(read_err)?;
+        self.times.installed(last);
+        Ok(())
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>> {
-        let Some(kept) = self.get::<Kept>(SNAPSHOT)? else {
+        let Some(kept) = self.get::<Kept>(KEPT)? else {
             return Ok(None);
         };
-        Ok(Some(Snapshot {
-            meta: kept.meta,
-            snapshot: Box::new(Cursor::new(kept.data)),
-        }))
+        match self.open_snapshot(&kept.dir) {
+            Ok(snapshot) => Ok(Some(Snapshot {
+                meta: kept.meta,
+                snapshot,
+            })),
+            // Not there: one is built when a member needs it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(snapshot_io(e)),
+        }
+    }
+}
+
+impl Machine {
+    /// A checkpoint of the state as the last applied entry left it.
+    async fn checkpoint(&mut self) -> Result<Kept> {
+        let (applied, membership) = self.applied_state().await?;
+        let dir = snapshot::name(applied);
+        let (engine, path) = (Arc::clone(&self.engine), self.snapshots.join(&dir));
+        let root = self.snapshots.clone();
+        tokio::task::spawn_blocking(move || {
+            std::fs::create_dir_all(&root)
+                .map_err(|e| ebb_storage::Error::engine(e.to_string()))?;
+            match path.exists() {
+                true => Ok(()),
+                false => engine.checkpoint(&path),
+            }
+        })
+        .await
+        .map_err(|e| snapshot_err(e.to_string()))?
+        .map_err(write_err)?;
+        let meta = SnapshotMeta {
+            last_log_id: applied,
+            last_membership: membership,
+            snapshot_id: dir.clone(),
+        };
+        Ok(Kept { meta, dir })
     }
 }

@@ -37,6 +37,18 @@ impl Default for Timing {
     }
 }
 
+/// When a member snapshots its state, and how much of its log it keeps.
+#[derive(Debug, Clone)]
+pub struct Compaction {
+    /// Where its snapshots' checkpoints are.
+    pub dir: std::path::PathBuf,
+    /// A snapshot is taken after this many entries since the last.
+    pub every: u64,
+    /// Entries a snapshot holds that are still kept in the log, for
+    /// members a little behind.
+    pub keep: u64,
+}
+
 /// Why a member could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -128,6 +140,7 @@ impl Replica {
         engine: Arc<dyn Engine>,
         host: &str,
         timing: Timing,
+        compaction: Compaction,
         transport: Arc<dyn Transport>,
         apply: Arc<dyn Apply>,
     ) -> Result<Replica, StartError> {
@@ -142,9 +155,9 @@ impl Replica {
             heartbeat_interval: timing.heartbeat.as_millis() as u64,
             election_timeout_min: election * 2 / 5,
             election_timeout_max: election * 4 / 5,
-            // A member that joins later catches up from the log: the state
-            // cannot be shipped as a snapshot yet.
-            snapshot_policy: SnapshotPolicy::Never,
+            snapshot_policy: SnapshotPolicy::LogsSinceLast(compaction.every),
+            max_in_snapshot_log_to_keep: compaction.keep,
+            purge_batch_size: (compaction.every / 10).max(1),
             enable_tick: true,
             ..Default::default()
         };
@@ -154,7 +167,7 @@ impl Replica {
                 .map_err(|e| StartError::Raft(e.to_string()))?,
         );
         let log = LogStore::open(Arc::clone(&engine))?;
-        let (machine, times) = Machine::open(engine, apply)?;
+        let (machine, times) = Machine::open(engine, apply, compaction.dir)?;
         let network = Network { transport };
         let raft = Raft::new(node_id(host), config, network, log, machine)
             .await

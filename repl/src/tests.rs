@@ -1,8 +1,8 @@
 //! The consensus library's own storage suite, run against the log and the
-//! state machine on RocksDB, with an in-memory [`Apply`] standing for the
-//! node.
+//! state machine on RocksDB, with an [`Apply`] that applies nothing
+//! standing for the node.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ebb_storage::engine::Engine;
 use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
@@ -14,27 +14,15 @@ use crate::log::LogStore;
 use crate::machine::{Apply, Machine};
 use crate::types::{Applied, Proposal, TypeConfig};
 
-/// Keeps what it applied as its whole state.
-#[derive(Default)]
-struct Recorder {
-    applied: Mutex<Vec<u8>>,
-}
+/// Applies nothing: the state is what the machine keeps in the engine.
+struct Nothing;
 
-impl Apply for Recorder {
-    fn apply(&self, index: u64, proposal: Proposal) -> BoxFuture<'_, Applied> {
-        let mut state = self.applied.lock().unwrap();
-        state.extend_from_slice(&index.to_be_bytes());
-        state.extend_from_slice(&proposal.bytes);
+impl Apply for Nothing {
+    fn apply(&self, _: u64, _: Proposal) -> BoxFuture<'_, Applied> {
         Box::pin(async { Applied::default() })
     }
 
-    fn snapshot(&self) -> BoxFuture<'_, Result<Vec<u8>, String>> {
-        let state = self.applied.lock().unwrap().clone();
-        Box::pin(async move { Ok(state) })
-    }
-
-    fn install(&self, data: Vec<u8>) -> BoxFuture<'_, Result<(), String>> {
-        *self.applied.lock().unwrap() = data;
+    fn restart(&self) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async { Ok(()) })
     }
 }
@@ -53,7 +41,8 @@ impl StoreBuilder<TypeConfig, LogStore, Machine, tempfile::TempDir> for OnRocks 
             .unwrap(),
         );
         let log = LogStore::open(Arc::clone(&engine)).unwrap();
-        let (machine, _) = Machine::open(engine, Arc::new(Recorder::default())).unwrap();
+        let (machine, _) =
+            Machine::open(engine, Arc::new(Nothing), dir.path().join("snapshots")).unwrap();
         Ok((dir, log, machine))
     }
 }

@@ -5,7 +5,6 @@
 //! builds and reads); this crate never interprets them.
 
 use std::fmt;
-use std::io::Cursor;
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +15,7 @@ openraft::declare_raft_types!(
         R = Applied,
         NodeId = u64,
         Node = Member,
+        SnapshotData = crate::pack::SnapshotData,
 );
 
 /// The consensus library's handle on one member.

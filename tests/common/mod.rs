@@ -61,6 +61,7 @@ impl TestNode {
             config: self.config.clone(),
             clock,
             argv: vec!["ebbd".into()],
+            own_process: false,
         };
         self.node = Some(NodeThread::start(opts).expect("node starts"));
     }

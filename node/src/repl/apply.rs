@@ -153,17 +153,27 @@ impl Apply for NodeApply {
         })
     }
 
-    fn snapshot(&self) -> BoxFuture<'_, Result<Vec<u8>, String>> {
-        Box::pin(async {
-            Err("a member's data cannot be shipped as a snapshot yet: \
-                 a new member catches up from the log"
-                .to_owned())
-        })
-    }
-
-    fn install(&self, _data: Vec<u8>) -> BoxFuture<'_, Result<(), String>> {
-        Box::pin(async {
-            Err("a member's data cannot be installed from a snapshot yet".to_owned())
+    /// Replaces this process with ebbd started again with the same
+    /// arguments: the start loads the staged snapshot before anything
+    /// reads the data, and builds every collection's state from it.
+    fn restart(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let Some(node) = self.node.get().and_then(Weak::upgrade) else {
+                return Err("the node is not running".to_owned());
+            };
+            if !node.own_process {
+                return Err("a node inside another program cannot restart".to_owned());
+            }
+            tracing::warn!("restarting to load a snapshot of the set's data");
+            self.engine.sync_wal().map_err(|e| e.to_string())?;
+            use std::os::unix::process::CommandExt;
+            let mut argv = node.argv.iter();
+            let mut command = std::process::Command::new("/proc/self/exe");
+            if let Some(arg0) = argv.next() {
+                command.arg0(arg0);
+            }
+            let err = command.args(argv).exec();
+            Err(format!("cannot restart: {err}"))
         })
     }
 }

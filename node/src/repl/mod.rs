@@ -33,5 +33,5 @@ mod transport;
 mod write;
 
 pub use set::ReplicaSet;
-pub use start::start;
+pub use start::{snapshots, start};
 pub use write::{check_read, replicate};

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Weak};
 
-use ebb_repl::{Replica, Role, Timing};
+use ebb_repl::{Compaction, Replica, Role, Timing};
 use ebb_storage::engine::Engine;
 
 use super::apply::NodeApply;
@@ -36,7 +36,13 @@ pub async fn start(
     let transport = WireTransport::default();
     let cut = Arc::clone(&transport.cut);
     let removed = Arc::clone(&transport.removed);
-    let replica = Replica::start(engine, host, timing, Arc::new(transport), apply).await?;
+    let compaction = Compaction {
+        dir: snapshots(&node.config),
+        every: config.snapshot_every,
+        keep: config.log_kept,
+    };
+    let replica =
+        Replica::start(engine, host, timing, compaction, Arc::new(transport), apply).await?;
     tracing::info!(set = %config.repl_set_name, %host, "replica-set member started");
     let set = Arc::new(ReplicaSet {
         name: config.repl_set_name.clone(),
@@ -58,6 +64,11 @@ pub async fn start(
     tokio::spawn(noop::periodic(Arc::downgrade(&set)));
     tokio::spawn(follow_topology(Arc::downgrade(&set)));
     Ok(set)
+}
+
+/// Where a member keeps its snapshots.
+pub fn snapshots(config: &ebb_config::Config) -> std::path::PathBuf {
+    config.storage.path.join("snapshots")
 }
 
 /// Follows this member's standing for as long as the node runs: records

@@ -291,6 +291,12 @@ pub trait Engine: Send + Sync + 'static {
     fn sync_wal(&self) -> Result<()>;
     /// Flushes memtables to SST files (used at shutdown).
     fn flush(&self) -> Result<()>;
+    /// Writes a consistent copy of every family, as they are now, to the
+    /// new directory `dir`, which an engine can open as its own. Files
+    /// that do not change are linked, not copied: a checkpoint costs a
+    /// flush and a few links, and holds on to files the engine would
+    /// otherwise delete until it is removed.
+    fn checkpoint(&self, dir: &std::path::Path) -> Result<()>;
     /// Compacts a key range of a column family (None = whole CF),
     /// reclaiming space held by deleted keys.
     fn compact(&self, cf: Cf, range: Option<KeyRange>) -> Result<()>;

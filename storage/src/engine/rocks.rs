@@ -344,6 +344,12 @@ impl Engine for RocksEngine {
         sync_wal(&self.db)
     }
 
+    fn checkpoint(&self, dir: &Path) -> Result<()> {
+        rocksdb::checkpoint::Checkpoint::new(&self.db)
+            .and_then(|c| c.create_checkpoint(dir))
+            .map_err(engine_err)
+    }
+
     fn compact(&self, cf: Cf, range: Option<KeyRange>) -> Result<()> {
         let h = self.handle(cf)?;
         match range {
@@ -740,6 +746,28 @@ mod tests {
         assert_eq!(keys(fwd.as_mut()), vec![b"b".to_vec(), b"c".to_vec()]);
         let mut rev = e.cursor(Cf::Id(1), range, Direction::Reverse).unwrap();
         assert_eq!(keys(rev.as_mut()), vec![b"c".to_vec(), b"b".to_vec()]);
+    }
+
+    #[test]
+    fn a_checkpoint_opens_as_the_engine_was_and_does_not_follow_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = open(&dir.path().join("db"));
+        e.create_cf(Cf::Id(4)).unwrap();
+        let mut b = e.batch();
+        b.put(Cf::Id(4), b"x", b"1").unwrap();
+        b.put(Cf::Catalog, b"c", b"2").unwrap();
+        b.commit(false).unwrap();
+        let copy = dir.path().join("copy");
+        e.checkpoint(&copy).unwrap();
+        let mut b = e.batch();
+        b.put(Cf::Id(4), b"y", b"3").unwrap();
+        b.commit(false).unwrap();
+        drop(e);
+        let c = open(&copy);
+        assert_eq!(c.numbered_cfs(), vec![4]);
+        assert_eq!(c.get(Cf::Id(4), b"x").unwrap(), Some(b"1".to_vec()));
+        assert_eq!(c.get(Cf::Id(4), b"y").unwrap(), None);
+        assert_eq!(c.get(Cf::Catalog, b"c").unwrap(), Some(b"2".to_vec()));
     }
 
     #[test]
