@@ -1148,3 +1148,112 @@ async fn a_member_added_after_the_log_was_purged_catches_up_from_a_snapshot() {
         .await;
     expect_code(on_secondary, 10107);
 }
+
+/// A direct client to `member` authenticated as `user` of `db`.
+async fn direct_as(member: &Member, user: &str, db: &str, password: &str) -> Client {
+    let mut options = mongodb::options::ClientOptions::parse(format!(
+        "mongodb://{}/?directConnection=true&retryWrites=false&readPreference=secondaryPreferred",
+        member.host()
+    ))
+    .await
+    .unwrap();
+    options.credential = Some(
+        mongodb::options::Credential::builder()
+            .username(user.to_owned())
+            .password(password.to_owned())
+            .source(db.to_owned())
+            .mechanism(mongodb::options::AuthMechanism::ScramSha256)
+            .build(),
+    );
+    Client::with_options(options).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_with_a_key_file_authenticate_to_each_other_and_no_one_else_speaks_for_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let key = root.path().join("key");
+    let secret = "c2hhcmVkIGJ5IHRoZSBzZXQncyBtZW1iZXJzIG9ubHk=";
+    std::fs::write(&key, format!("{secret}\n")).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let key_path = key.display().to_string();
+    let env = [("EBB_SECURITY__KEY_FILE", key_path.as_str())];
+    // The localhost exception initiates the set and creates its first user.
+    let (members, _) = initiated_set_with(root.path(), &env).await;
+    let p = primary_of(&members).await;
+    // Users are not replicated yet: creating one on a set is refused.
+    expect_code(
+        try_admin(
+            &members[p],
+            doc! { "createUser": "boss", "pwd": "pw", "roles": ["root"] },
+        )
+        .await,
+        20,
+    );
+    let coll: Collection<Document> = direct_as(&members[p], "__system", "local", secret)
+        .await
+        .database("t")
+        .collection_with_options(
+            "c",
+            mongodb::options::CollectionOptions::builder()
+                .write_concern(WriteConcern::majority())
+                .build(),
+        );
+    coll.insert_many((0..20).map(|i| doc! { "_id": i }))
+        .await
+        .unwrap();
+    for m in &members {
+        let on: Collection<Document> = direct_as(m, "__system", "local", secret)
+            .await
+            .database("t")
+            .collection("c");
+        eventually("every member to hold the writes", async || {
+            on.count_documents(doc! {}).await.unwrap() == 20
+        })
+        .await;
+    }
+    expect_code(
+        members[p]
+            .direct()
+            .await
+            .database("t")
+            .collection::<Document>("c")
+            .insert_one(doc! { "_id": 99 })
+            .await,
+        13,
+    );
+
+    // Only the key's holders may send the members' messages.
+    let raft = doc! { "ebbRaft": "vote", "body": mongodb::bson::Binary { subtype: mongodb::bson::spec::BinarySubtype::Generic, bytes: vec![] } };
+    let unauthenticated = members[p].direct().await;
+    expect_code(
+        unauthenticated
+            .database("admin")
+            .run_command(raft.clone())
+            .await,
+        13,
+    );
+    let impostor = direct_as(
+        &members[p],
+        "__system",
+        "local",
+        "c2hhcmVkIGJ5IGFub3RoZXIgc2V0",
+    )
+    .await;
+    let refused = impostor
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("Authentication failed."),
+        "{refused}"
+    );
+    let member = direct_as(&members[p], "__system", "local", secret).await;
+    let status = member
+        .database("admin")
+        .run_command(doc! { "replSetGetStatus": 1 })
+        .await
+        .unwrap();
+    assert_eq!(status.get_str("set").unwrap(), "rs0");
+}

@@ -39,6 +39,8 @@ pub struct Overrides {
     pub authorization: Option<Authorization>,
     /// `replication.repl_set_name` (mongod's `--replSet`).
     pub repl_set_name: Option<String>,
+    /// `security.key_file` (mongod's `--keyFile`).
+    pub key_file: Option<PathBuf>,
 }
 
 impl Overrides {
@@ -57,6 +59,9 @@ impl Overrides {
         }
         if let Some(name) = &self.repl_set_name {
             config.replication.repl_set_name.clone_from(name);
+        }
+        if let Some(file) = &self.key_file {
+            config.security.key_file.clone_from(file);
         }
     }
 }
@@ -100,6 +105,7 @@ impl Config {
             .transpose()?;
         let (mut config, ignored_env) = layered(file, env)?;
         overrides.apply(&mut config);
+        config.settle();
         config.validate()?;
         Ok(Loaded {
             config,
@@ -113,7 +119,8 @@ impl Config {
             origin: INLINE_ORIGIN.to_string(),
             text: text.to_string(),
         };
-        let (config, _) = layered(Some(source), std::iter::empty())?;
+        let (mut config, _) = layered(Some(source), std::iter::empty())?;
+        config.settle();
         config.validate()?;
         Ok(config)
     }

@@ -330,6 +330,10 @@ pub struct Security {
     /// handshake and authentication ones needs an authenticated user whose roles
     /// allow it.
     pub authorization: Authorization,
+    /// MongoDB's `security.keyFile`: the shared key replica-set members
+    /// authenticate to each other with; empty for none. Setting it implies
+    /// `authorization = "enabled"`, as in mongod.
+    pub key_file: PathBuf,
 }
 
 /// Whether commands are checked against the authenticated users' roles.
@@ -343,6 +347,15 @@ pub enum Authorization {
 }
 
 impl Config {
+    /// Applies what one setting implies for another: a key file turns
+    /// authorization on, as mongod's `security.keyFile` does. Loading calls
+    /// this before [`Config::validate`].
+    pub fn settle(&mut self) {
+        if !self.security.key_file.as_os_str().is_empty() {
+            self.security.authorization = Authorization::Enabled;
+        }
+    }
+
     /// Checks the ranges the types cannot express. Loading calls this; call it again after
     /// changing a `Config` in code.
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -408,10 +421,12 @@ impl Config {
             "must be greater than 0",
         )?;
         require(
-            !repl.enabled() || self.security.authorization == Authorization::Disabled,
+            !repl.enabled()
+                || self.security.authorization == Authorization::Disabled
+                || !self.security.key_file.as_os_str().is_empty(),
             "replication.repl_set_name",
-            "a replica set with security.authorization enabled needs members to authenticate \
-             to each other (security.keyFile), which ebb does not do yet",
+            "a replica set with security.authorization enabled needs security.key_file: \
+             members authenticate to each other with it",
         )?;
         let storage = &self.storage;
         require(

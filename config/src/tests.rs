@@ -218,6 +218,22 @@ fn range_checks_name_their_keys() {
 }
 
 #[test]
+fn a_key_file_turns_authorization_on_and_a_set_with_authorization_needs_one() {
+    let config = Config::from_toml_str("[security]\nkey_file = \"/etc/ebb/key\"").unwrap();
+    assert_eq!(config.security.authorization, Authorization::Enabled);
+    assert_eq!(
+        error_of("[security]\nauthorization = \"enabled\"\n[replication]\nrepl_set_name = \"rs0\""),
+        "invalid config: replication.repl_set_name: a replica set with security.authorization \
+         enabled needs security.key_file: members authenticate to each other with it"
+    );
+    let set = Config::from_toml_str(
+        "[security]\nkey_file = \"/etc/ebb/key\"\n[replication]\nrepl_set_name = \"rs0\"",
+    )
+    .unwrap();
+    assert!(set.replication.enabled());
+}
+
+#[test]
 fn max_message_bytes_may_be_lowered() {
     let config = Config::from_toml_str("[net]\nmax_message_bytes = 1000000").unwrap();
     assert_eq!(config.net.max_message_bytes, 1_000_000);

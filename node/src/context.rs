@@ -58,6 +58,9 @@ pub struct NodeContext {
     /// The node is the whole process (ebbd): it may replace the process
     /// with itself started again.
     pub own_process: bool,
+    /// The shared key members authenticate to each other with
+    /// (`security.key_file`), when there is one.
+    pub internal_key: Option<Arc<crate::auth::internal::InternalKey>>,
     /// The node's users: the generation connections check their cached roles against.
     pub users: Directory,
     /// The running commands (`currentOp`, `killOp`, cancel on disconnect).
@@ -110,6 +113,7 @@ impl NodeContext {
         config: Arc<ebb_config::Config>,
         argv: Vec<String>,
         own_process: bool,
+        internal_key: Option<Arc<crate::auth::internal::InternalKey>>,
     ) -> Self {
         NodeContext {
             cursors: CursorManager::new(
@@ -125,6 +129,7 @@ impl NodeContext {
             config,
             argv,
             own_process,
+            internal_key,
             users: Directory::default(),
             ops: Operations::default(),
             profiler: Default::default(),

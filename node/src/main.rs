@@ -57,6 +57,10 @@ struct Cli {
     /// replication.repl_set_name, as mongod's --replSet).
     #[arg(long = "replSet")]
     repl_set: Option<String>,
+    /// The key replica-set members authenticate to each other with
+    /// (overrides security.key_file, as mongod's --keyFile; implies --auth).
+    #[arg(long = "keyFile")]
+    key_file: Option<PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -68,6 +72,7 @@ fn main() -> anyhow::Result<()> {
         db_path: cli.db_path,
         authorization: cli.auth.then_some(Authorization::Enabled),
         repl_set_name: cli.repl_set,
+        key_file: cli.key_file,
     };
     let loaded = match Config::load(&overrides) {
         Ok(loaded) => loaded,

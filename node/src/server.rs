@@ -33,6 +33,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
+use crate::auth::internal::InternalKey;
 use crate::command::{ConnInfo, dispatch};
 use crate::context::NodeContext;
 use crate::error::{CommandError, codes};
@@ -53,6 +54,8 @@ pub enum StartError {
     },
     #[error("cannot set up TLS: {0}")]
     Tls(String),
+    #[error("cannot read security.key_file: {0}")]
+    KeyFile(String),
     #[error("cannot listen for HTTP on {addr}: {source}")]
     HttpBind {
         addr: String,
@@ -92,6 +95,12 @@ impl Node {
     pub async fn start(opts: NodeOptions) -> Result<Node, StartError> {
         let config = Arc::new(opts.config);
         let tls = TlsSetup::from_config(&config.net.tls).map_err(StartError::Tls)?;
+        let internal_key = match config.security.key_file.as_os_str().is_empty() {
+            true => None,
+            false => Some(Arc::new(
+                InternalKey::read(&config.security.key_file).map_err(StartError::KeyFile)?,
+            )),
+        };
         let path = config.storage.path.clone();
         let rocks = RocksOptions {
             path: path.clone(),
@@ -123,6 +132,7 @@ impl Node {
             config.clone(),
             opts.argv,
             opts.own_process,
+            internal_key,
         ));
         crate::command::output::drop_leftover_temps(&ctx).await;
 

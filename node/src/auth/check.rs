@@ -6,20 +6,30 @@
 //! "not authorized on DB to execute command { … }", both Unauthorized (13).
 //!
 //! The localhost exception: while `admin.system.users` is empty, a client on
-//! the loopback interface may run `createUser` on `admin` (the first user),
-//! as mongod allows.
+//! the loopback interface may run `createUser` on `admin` (the first user)
+//! and initiate, inspect and reconfigure the replica set, as mongod allows.
 
 use std::net::SocketAddr;
 
 use bson::{RawBsonRef, RawDocument};
 use ebb_config::Authorization;
 
+use super::internal;
 use super::privileges::{self, Action, Need, Resource};
 use super::session::{Authenticated, Session};
 use super::store;
 use super::users::{RoleName, StoredUser, UserName};
 use crate::context::NodeContext;
 use crate::error::{CommandError, CommandResult, codes};
+
+/// What a loopback client may run while there is no user: create the first
+/// one, and initiate, inspect and reconfigure the replica set (mongod's list).
+const LOCALHOST_EXCEPTION: &[(&str, &str)] = &[
+    (store::USERS_DB, "createUser"),
+    ("admin", "replSetInitiate"),
+    ("admin", "replSetGetStatus"),
+    ("admin", "replSetReconfig"),
+];
 
 /// Refuses command `name` unless the connection may run it; `need` says
 /// what it needs (asked only with authorization enabled).
@@ -40,8 +50,7 @@ pub async fn authorize(
         return Ok(());
     }
     let Some(user) = current_user(ctx, session).await? else {
-        if name == "createUser"
-            && db == store::USERS_DB
+        if LOCALHOST_EXCEPTION.contains(&(db, name))
             && peer.ip().is_loopback()
             && !store::any_user(ctx).await?
         {
@@ -131,6 +140,10 @@ pub async fn current_user(
     let Some(user) = session.user() else {
         return Ok(None);
     };
+    if internal::is_internal(&user.name) {
+        // Not a stored user: its role comes with the key, not the directory.
+        return Ok(Some(user));
+    }
     let generation = ctx.users.generation();
     if user.generation == generation {
         return Ok(Some(user));

@@ -75,6 +75,8 @@ actions! {
     /// `killop`: `killOp`.
     KillOp,
     Shutdown,
+    /// Members' messages to each other (`ebbRaft`): only `__system` holds it.
+    Internal,
 }
 
 use Action::*;
@@ -505,18 +507,21 @@ const ROLES: &[BuiltIn] = &[
     },
 ];
 
-/// The one role that holds every action on every resource.
+/// The role that holds every action on every resource but `internal`.
 pub const ROOT: &str = "root";
+/// The members' role: every action, `internal` included.
+pub const SYSTEM: &str = "__system";
 
-/// Whether a role held as `role@role_db` is `root`, which meets every need.
+/// Whether a role held as `role@role_db` is `root` (or `__system`, which
+/// holds more), meeting every need.
 pub fn is_root(role: &str, role_db: &str) -> bool {
-    role == ROOT && role_db == "admin"
+    (role == ROOT || role == SYSTEM) && role_db == "admin"
 }
 
 /// Whether `role` exists on database `db` (built-in roles only: ebb has no
 /// user-defined roles).
 pub fn role_exists(role: &str, db: &str) -> bool {
-    (role == ROOT && db == "admin")
+    is_root(role, db)
         || ROLES
             .iter()
             .any(|r| r.name == role && (!r.admin_only || db == "admin"))
@@ -527,8 +532,11 @@ pub fn grants(role: &str, role_db: &str, resource: &Resource, action: Action) ->
     if !role_exists(role, role_db) {
         return false;
     }
-    if role == ROOT {
+    if role == SYSTEM {
         return true;
+    }
+    if role == ROOT {
+        return action != Internal;
     }
     let Some(r) = ROLES.iter().find(|r| r.name == role) else {
         return false;
@@ -550,10 +558,15 @@ pub fn privileges_of(role: &str, role_db: &str) -> Vec<(Resource, Vec<Action>)> 
     if !role_exists(role, role_db) {
         return Vec::new();
     }
-    if role == ROOT {
+    if is_root(role, role_db) {
+        let actions: Vec<Action> = ALL_ACTIONS
+            .iter()
+            .copied()
+            .filter(|a| role == SYSTEM || *a != Internal)
+            .collect();
         return vec![
-            (Resource::AnyDb, ALL_ACTIONS.to_vec()),
-            (Resource::Cluster, ALL_ACTIONS.to_vec()),
+            (Resource::AnyDb, actions.clone()),
+            (Resource::Cluster, actions),
         ];
     }
     let Some(r) = ROLES.iter().find(|r| r.name == role) else {
@@ -622,6 +635,7 @@ impl Action {
             KillOp => "killop",
             Shutdown => "shutdown",
             KillAnySession => "killAnySession",
+            Internal => "internal",
         }
     }
 }
@@ -669,6 +683,9 @@ mod tests {
         ));
         assert!(!grants("clusterMonitor", "admin", &db("x"), Find));
         assert!(grants("root", "admin", &Resource::Cluster, SetParameter));
+        assert!(!grants("root", "admin", &Resource::Cluster, Internal));
+        assert!(grants("__system", "admin", &Resource::Cluster, Internal));
+        assert!(!role_exists("__system", "test"));
         assert!(!role_exists("root", "test"));
         assert!(!role_exists("nosuchrole", "admin"));
     }

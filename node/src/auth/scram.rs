@@ -1,6 +1,8 @@
-//! SCRAM (RFC 5802, RFC 7677) as MongoDB uses it, server side: the stored
-//! credentials of a user (`salt`, `storedKey`, `serverKey`, `iterationCount`)
-//! and the two-message conversation that proves a client knows the password.
+//! SCRAM (RFC 5802, RFC 7677) as MongoDB uses it: the stored credentials of
+//! a user (`salt`, `storedKey`, `serverKey`, `iterationCount`), the server's
+//! two-message conversation that proves a client knows the password, and the
+//! client's side of it ([`ClientConversation`], which members use to
+//! authenticate to each other).
 //!
 //! MongoDB's twists: SCRAM-SHA-1 hashes the hex MD5 digest of
 //! `user:mongo:password` instead of the password, SCRAM-SHA-256 the SASLprep'd
@@ -367,9 +369,129 @@ impl Conversation {
     }
 }
 
+/// The fewest iterations a client accepts from a server (RFC 5802's
+/// minimum), so a server cannot make the proof cheap to brute-force.
+const MIN_ITERATIONS: u32 = 4096;
+
+/// A client's conversation: the first message sent, the proof once the
+/// server's first message came, the server's signature to check last.
+#[derive(Debug, Clone)]
+pub struct ClientConversation {
+    mech: Mechanism,
+    prepared: String,
+    bare: String,
+    client_nonce: String,
+    server_signature: Option<Vec<u8>>,
+}
+
+impl ClientConversation {
+    /// Starts a conversation as `user` with an already prepared password
+    /// (see [`prepared_password`]); returns it and the client-first message.
+    pub fn start(mech: Mechanism, user: &str, prepared: &str) -> (Self, Vec<u8>) {
+        let mut random = [0u8; 24];
+        rand::rng().fill_bytes(&mut random);
+        let client_nonce = B64.encode(random);
+        let name = user.replace('=', "=3D").replace(',', "=2C");
+        let bare = format!("n={name},r={client_nonce}");
+        let first = format!("n,,{bare}").into_bytes();
+        let conversation = ClientConversation {
+            mech,
+            prepared: prepared.to_owned(),
+            bare,
+            client_nonce,
+            server_signature: None,
+        };
+        (conversation, first)
+    }
+
+    /// Answers the server-first message with the client-final message.
+    pub fn prove(&mut self, server_first: &[u8]) -> Result<Vec<u8>, ScramError> {
+        let text =
+            std::str::from_utf8(server_first).map_err(|_| ScramError::Malformed("not UTF-8"))?;
+        let (mut nonce, mut salt, mut iterations) = (None, None, None);
+        for attr in text.split(',') {
+            if let Some(v) = attr.strip_prefix("r=") {
+                nonce = Some(v);
+            } else if let Some(v) = attr.strip_prefix("s=") {
+                salt = B64.decode(v).ok();
+            } else if let Some(v) = attr.strip_prefix("i=") {
+                iterations = v.parse::<u32>().ok();
+            }
+        }
+        let nonce = nonce
+            .filter(|n| n.starts_with(&self.client_nonce) && n.len() > self.client_nonce.len())
+            .ok_or(ScramError::Nonce)?;
+        let salt = salt.ok_or(ScramError::Malformed("no salt"))?;
+        let iterations = iterations
+            .filter(|i| *i >= MIN_ITERATIONS)
+            .ok_or(ScramError::Malformed("too few iterations"))?;
+        let mech = self.mech;
+        let salted = mech.salted_password(self.prepared.as_bytes(), &salt, iterations);
+        let client_key = mech.hmac(&salted, b"Client Key");
+        let stored_key = mech.hash(&client_key);
+        let without_proof = format!("c=biws,r={nonce}");
+        let auth_message = format!("{},{text},{without_proof}", self.bare);
+        let signature = mech.hmac(&stored_key, auth_message.as_bytes());
+        let proof: Vec<u8> = client_key
+            .iter()
+            .zip(&signature)
+            .map(|(k, s)| k ^ s)
+            .collect();
+        let server_key = mech.hmac(&salted, b"Server Key");
+        self.server_signature = Some(mech.hmac(&server_key, auth_message.as_bytes()));
+        Ok(format!("{without_proof},p={}", B64.encode(proof)).into_bytes())
+    }
+
+    /// Checks the server-final message: the server, too, knew the password.
+    pub fn verify(&self, server_final: &[u8]) -> Result<(), ScramError> {
+        let expected = self
+            .server_signature
+            .as_deref()
+            .ok_or(ScramError::Malformed("no proof was sent"))?;
+        let text =
+            std::str::from_utf8(server_final).map_err(|_| ScramError::Malformed("not UTF-8"))?;
+        let signature = text
+            .strip_prefix("v=")
+            .and_then(|v| B64.decode(v).ok())
+            .ok_or(ScramError::Malformed("no server signature"))?;
+        if bool::from(signature.ct_eq(expected)) {
+            Ok(())
+        } else {
+            Err(ScramError::Proof)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_client_side_proves_itself_and_checks_the_server() {
+        for mech in Mechanism::ALL {
+            let prepared = prepared_password(mech, "__system", "a shared key").unwrap();
+            let creds = Credentials::generate(mech, &prepared);
+            let (mut client, first) = ClientConversation::start(mech, "__system", &prepared);
+            let first = parse_client_first(&first).unwrap();
+            assert_eq!(first.user, "__system");
+            let (server, server_first) = Conversation::start(mech, first, creds.clone());
+            let client_final = client.prove(&server_first).unwrap();
+            let server_final = server.finish(&client_final).unwrap();
+            client.verify(&server_final).unwrap();
+
+            let wrong = prepared_password(mech, "__system", "another key").unwrap();
+            let (mut client, first) = ClientConversation::start(mech, "__system", &wrong);
+            let (server, server_first) =
+                Conversation::start(mech, parse_client_first(&first).unwrap(), creds.clone());
+            let client_final = client.prove(&server_first).unwrap();
+            assert_eq!(server.finish(&client_final), Err(ScramError::Proof));
+            assert_eq!(
+                client.verify(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="),
+                Err(ScramError::Proof),
+                "a server that does not know the key is not believed"
+            );
+        }
+    }
 
     /// Runs one conversation with a fixed salt and server nonce.
     fn converse(

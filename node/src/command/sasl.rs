@@ -17,6 +17,7 @@ use bson::{Binary, Bson, Document, RawBsonRef, RawDocument, doc};
 use super::{Request, ok};
 use crate::args::Args;
 use crate::auth::check::current_user;
+use crate::auth::internal;
 use crate::auth::privileges::{self, Resource};
 use crate::auth::scram::{self, Conversation, Mechanism};
 use crate::auth::session::{Authenticated, Pending};
@@ -141,6 +142,24 @@ async fn start(
         failed()
     })?;
     let name = UserName::new(first.user.clone(), db);
+    let generation = ctx.users.generation();
+    if internal::is_internal(&name) {
+        let Some(key) = &ctx.internal_key else {
+            tracing::info!(user = %name.full(), "authentication failed: no security.key_file");
+            return Err(failed());
+        };
+        let (conversation, server_first) = Conversation::start(mech, first, key.credentials(mech));
+        conn.auth.set_pending(Some(Pending::Proof {
+            conversation: Box::new(conversation),
+            user: internal::authenticated(generation),
+            skip_empty_exchange,
+        }));
+        return Ok(doc! {
+            "conversationId": 1,
+            "done": false,
+            "payload": payload.reply(server_first),
+        });
+    }
     let stored = store::find_user(ctx, &name).await?;
     let credentials = stored
         .as_deref()
@@ -152,7 +171,6 @@ async fn start(
     let roles = StoredUser::parse(&stored)
         .map(|u| u.roles)
         .unwrap_or_default();
-    let generation = ctx.users.generation();
     let (conversation, server_first) = Conversation::start(mech, first, credentials);
     conn.auth.set_pending(Some(Pending::Proof {
         conversation: Box::new(conversation),

@@ -78,7 +78,7 @@ const COMMANDS: &[Command] = &[
         .collection_in("collection"),
     row(&["getParameter"], handler!(params::get_parameter), Cluster(GetParameter)),
     row(&["grantRolesToUser"], handler!(users::grant_roles_to_user), Db(&[GrantRole])).not_on_a_set(),
-    row(&["ebbRaft"], handler!(repl::ebb_raft), Cluster(Shutdown)),
+    row(&["ebbRaft"], handler!(repl::ebb_raft), Cluster(Internal)),
     row(&["hello"], handler!(handshake::hello), Open).op_query(),
     row(&["hostInfo"], handler!(admin::host_info), Cluster(HostInfo)),
     row(&["insert"], handler!(insert::insert), Db(&[Insert]))

@@ -33,7 +33,7 @@ pub async fn start(
         heartbeat: config.heartbeat,
         election: config.election_timeout,
     };
-    let transport = WireTransport::default();
+    let transport = WireTransport::new(node.internal_key.clone());
     let cut = Arc::clone(&transport.cut);
     let removed = Arc::clone(&transport.removed);
     let compaction = Compaction {

@@ -3,7 +3,9 @@
 //!
 //! A connection carries one message at a time; a member that is written to
 //! while a message is out opens another. A connection that failed is
-//! dropped, so the next message reconnects. The test-only fail point
+//! dropped, so the next message reconnects. With `security.key_file` each
+//! new connection first authenticates as the internal user (SCRAM-SHA-256,
+//! checking the other member's signature too), as mongod's members do. The test-only fail point
 //! `ebbCutReplication` stops every message both ways (`cut`).
 
 use std::collections::HashMap;
@@ -17,6 +19,7 @@ use futures::future::BoxFuture;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::auth::internal::{self, InternalKey};
 use crate::error::codes;
 use crate::wire::encode_op_msg_reply;
 
@@ -26,6 +29,8 @@ const POOL: usize = 4;
 /// Messages to other members over their client port.
 #[derive(Default, Clone)]
 pub struct WireTransport {
+    /// The key connections authenticate with, when the set has one.
+    key: Option<Arc<InternalKey>>,
     idle: Arc<Mutex<HashMap<String, Vec<TcpStream>>>>,
     next_id: Arc<AtomicI32>,
     /// The `ebbCutReplication` fail point: nothing is sent while it is on.
@@ -60,6 +65,52 @@ async fn round_trip(
 }
 
 impl WireTransport {
+    /// A transport whose connections authenticate with `key`, if given.
+    pub fn new(key: Option<Arc<InternalKey>>) -> WireTransport {
+        WireTransport {
+            key,
+            ..WireTransport::default()
+        }
+    }
+
+    /// Authenticates a new connection as the internal user.
+    async fn authenticate(&self, stream: &mut TcpStream, key: &InternalKey) -> std::io::Result<()> {
+        let binary = |bytes: Vec<u8>| bson::Binary {
+            subtype: bson::spec::BinarySubtype::Generic,
+            bytes,
+        };
+        let payload = |reply: &RawDocumentBuf| -> std::io::Result<Vec<u8>> {
+            match reply.get("payload").map_err(other)? {
+                Some(RawBsonRef::Binary(b)) => Ok(b.bytes.to_vec()),
+                _ => Err(other(reply.get_str("errmsg").unwrap_or("no SASL payload"))),
+            }
+        };
+        let (mut conversation, first) = key.client();
+        let start = rawdoc! {
+            "saslStart": 1,
+            "mechanism": internal::MECHANISM.name(),
+            "payload": binary(first),
+            "options": { "skipEmptyExchange": true },
+            "$db": internal::DB,
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let reply = round_trip(stream, id, &start).await?;
+        let client_final = conversation.prove(&payload(&reply)?).map_err(other)?;
+        let proof = rawdoc! {
+            "saslContinue": 1,
+            "conversationId": 1,
+            "payload": binary(client_final),
+            "$db": internal::DB,
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let reply = round_trip(stream, id, &proof).await?;
+        conversation.verify(&payload(&reply)?).map_err(other)?;
+        if reply.get_bool("done").ok() != Some(true) {
+            return Err(other("the SASL conversation did not end"));
+        }
+        Ok(())
+    }
+
     async fn call_on(&self, host: String, rpc: Rpc, body: Vec<u8>) -> std::io::Result<Vec<u8>> {
         if self.cut.load(Ordering::Relaxed) {
             self.idle.lock().unwrap().clear();
@@ -72,8 +123,13 @@ impl WireTransport {
         let mut stream = match pooled {
             Some(s) => s,
             None => {
-                let s = TcpStream::connect(&host).await?;
+                let mut s = TcpStream::connect(&host).await?;
                 s.set_nodelay(true)?;
+                if let Some(key) = &self.key {
+                    self.authenticate(&mut s, key)
+                        .await
+                        .map_err(|e| other(format!("authentication to {host} failed: {e}")))?;
+                }
                 s
             }
         };
