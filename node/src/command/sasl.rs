@@ -142,43 +142,11 @@ async fn start(
         failed()
     })?;
     let name = UserName::new(first.user.clone(), db);
-    let generation = ctx.users.generation();
-    if internal::is_internal(&name) {
-        let Some(key) = &ctx.internal_key else {
-            tracing::info!(user = %name.full(), "authentication failed: no security.key_file");
-            return Err(failed());
-        };
-        let (conversation, server_first) = Conversation::start(mech, first, key.credentials(mech));
-        conn.auth.set_pending(Some(Pending::Proof {
-            conversation: Box::new(conversation),
-            user: internal::authenticated(generation),
-            skip_empty_exchange,
-        }));
-        return Ok(doc! {
-            "conversationId": 1,
-            "done": false,
-            "payload": payload.reply(server_first),
-        });
-    }
-    let stored = store::find_user(ctx, &name).await?;
-    let credentials = stored
-        .as_deref()
-        .and_then(|d| users::credentials_of(d, mech));
-    let (Some(stored), Some(credentials)) = (stored, credentials) else {
-        tracing::info!(user = %name.full(), mechanism, "authentication failed: no such user or no credentials for the mechanism");
-        return Err(failed());
-    };
-    let roles = StoredUser::parse(&stored)
-        .map(|u| u.roles)
-        .unwrap_or_default();
+    let (user, credentials) = who(ctx, name, mech).await?;
     let (conversation, server_first) = Conversation::start(mech, first, credentials);
     conn.auth.set_pending(Some(Pending::Proof {
         conversation: Box::new(conversation),
-        user: Authenticated {
-            name,
-            roles,
-            generation,
-        },
+        user,
         skip_empty_exchange,
     }));
     Ok(doc! {
@@ -186,6 +154,41 @@ async fn start(
         "done": false,
         "payload": payload.reply(server_first),
     })
+}
+
+/// The user `name` would authenticate as and the credentials its proof is
+/// checked against: the internal user's come from the key file, every
+/// other user's from `admin.system.users`.
+async fn who(
+    ctx: &NodeContext,
+    name: UserName,
+    mech: Mechanism,
+) -> CommandResult<(Authenticated, scram::Credentials)> {
+    let generation = ctx.users.generation();
+    if internal::is_internal(&name) {
+        let Some(key) = &ctx.internal_key else {
+            tracing::info!(user = %name.full(), "authentication failed: no security.key_file");
+            return Err(failed());
+        };
+        return Ok((internal::authenticated(generation), key.credentials(mech)));
+    }
+    let stored = store::find_user(ctx, &name).await?;
+    let credentials = stored
+        .as_deref()
+        .and_then(|d| users::credentials_of(d, mech));
+    let (Some(stored), Some(credentials)) = (stored, credentials) else {
+        tracing::info!(user = %name.full(), mechanism = mech.name(), "authentication failed: no such user or no credentials for the mechanism");
+        return Err(failed());
+    };
+    let roles = StoredUser::parse(&stored)
+        .map(|u| u.roles)
+        .unwrap_or_default();
+    let user = Authenticated {
+        name,
+        roles,
+        generation,
+    };
+    Ok((user, credentials))
 }
 
 pub async fn sasl_continue(req: Request) -> CommandResult {
