@@ -1168,28 +1168,26 @@ async fn direct_as(member: &Member, user: &str, db: &str, password: &str) -> Cli
     Client::with_options(options).unwrap()
 }
 
+/// The key the keyed sets' members share, written owner-only under `root`;
+/// returns its path.
+fn write_key_file(root: &std::path::Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let key = root.join("key");
+    std::fs::write(&key, format!("{SET_KEY}\n")).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    key.display().to_string()
+}
+
+const SET_KEY: &str = "c2hhcmVkIGJ5IHRoZSBzZXQncyBtZW1iZXJzIG9ubHk=";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn members_with_a_key_file_authenticate_to_each_other_and_no_one_else_speaks_for_them() {
-    use std::os::unix::fs::PermissionsExt;
     let root = tempfile::tempdir().unwrap();
-    let key = root.path().join("key");
-    let secret = "c2hhcmVkIGJ5IHRoZSBzZXQncyBtZW1iZXJzIG9ubHk=";
-    std::fs::write(&key, format!("{secret}\n")).unwrap();
-    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let key_path = key.display().to_string();
+    let key_path = write_key_file(root.path());
+    let secret = SET_KEY;
     let env = [("EBB_SECURITY__KEY_FILE", key_path.as_str())];
-    // The localhost exception initiates the set and creates its first user.
     let (members, _) = initiated_set_with(root.path(), &env).await;
     let p = primary_of(&members).await;
-    // Users are not replicated yet: creating one on a set is refused.
-    expect_code(
-        try_admin(
-            &members[p],
-            doc! { "createUser": "boss", "pwd": "pw", "roles": ["root"] },
-        )
-        .await,
-        20,
-    );
     let coll: Collection<Document> = direct_as(&members[p], "__system", "local", secret)
         .await
         .database("t")
@@ -1256,4 +1254,147 @@ async fn members_with_a_key_file_authenticate_to_each_other_and_no_one_else_spea
         .await
         .unwrap();
     assert_eq!(status.get_str("set").unwrap(), "rs0");
+}
+
+/// Whether `user` signs in to `member` with `password`.
+async fn signs_in(member: &Member, user: &str, password: &str) -> bool {
+    direct_as(member, user, "admin", password)
+        .await
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await
+        .is_ok()
+}
+
+/// `usersInfo` for `user` on `member`, credentials shown.
+async fn user_on(member: &Member, as_password: &str, user: &str) -> Vec<mongodb::bson::Bson> {
+    direct_as(member, "boss", "admin", as_password)
+        .await
+        .database("admin")
+        .run_command(doc! { "usersInfo": user, "showCredentials": true })
+        .await
+        .unwrap()
+        .get_array("users")
+        .unwrap()
+        .clone()
+}
+
+/// Whether `needle` occurs in any file under `dir`.
+fn found_under(dir: &std::path::Path, needle: &[u8]) -> bool {
+    std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+        let path = e.path();
+        match path.is_dir() {
+            true => found_under(&path, needle),
+            false => std::fs::read(&path)
+                .map(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
+                .unwrap_or(false),
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_managed_on_the_primary_are_the_same_users_on_every_member() {
+    let root = tempfile::tempdir().unwrap();
+    let key_path = write_key_file(root.path());
+    let env = [("EBB_SECURITY__KEY_FILE", key_path.as_str())];
+    let (members, _) = initiated_set_with(root.path(), &env).await;
+    let p = primary_of(&members).await;
+    let first = "first-password-of-boss";
+    let majority = doc! { "w": "majority" };
+    // The localhost exception creates the first user, on the primary only.
+    let s = (p + 1) % members.len();
+    expect_code(
+        try_admin(
+            &members[s],
+            doc! { "createUser": "boss", "pwd": first, "roles": ["root"] },
+        )
+        .await,
+        10107,
+    );
+    admin(
+        &members[p],
+        doc! { "createUser": "boss", "pwd": first, "roles": ["root"], "writeConcern": majority.clone() },
+    )
+    .await;
+    for m in &members {
+        eventually("the first user on every member", async || {
+            signs_in(m, "boss", first).await
+        })
+        .await;
+    }
+    // One set of credentials, salts and userId included, on every member.
+    let on_primary = user_on(&members[p], first, "boss").await;
+    assert_eq!(on_primary.len(), 1);
+    for m in &members {
+        assert_eq!(user_on(m, first, "boss").await, on_primary);
+    }
+
+    let boss = direct_as(&members[p], "boss", "admin", first).await;
+    let second = "second-password-of-boss";
+    boss.database("admin")
+        .run_command(doc! { "updateUser": "boss", "pwd": second, "writeConcern": majority.clone() })
+        .await
+        .unwrap();
+    boss.database("admin")
+        .run_command(doc! {
+            "createUser": "reader", "pwd": "reader-password",
+            "roles": [{ "role": "read", "db": "t" }], "writeConcern": majority.clone(),
+        })
+        .await
+        .unwrap();
+    boss.database("admin")
+        .run_command(doc! {
+            "grantRolesToUser": "reader", "roles": [{ "role": "readWrite", "db": "t" }],
+            "writeConcern": majority.clone(),
+        })
+        .await
+        .unwrap();
+    for m in &members {
+        eventually("the new password on every member", async || {
+            signs_in(m, "boss", second).await
+        })
+        .await;
+        assert!(!signs_in(m, "boss", first).await);
+        eventually("the granted role on every member", async || {
+            let reader = user_on(m, second, "reader").await;
+            reader.len() == 1
+                && reader[0]
+                    .as_document()
+                    .unwrap()
+                    .get_array("roles")
+                    .unwrap()
+                    .len()
+                    == 2
+        })
+        .await;
+    }
+    // The role granted on the primary lets the user write there.
+    direct_as(&members[p], "reader", "admin", "reader-password")
+        .await
+        .database("t")
+        .collection::<Document>("c")
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+
+    boss.database("admin")
+        .run_command(doc! { "dropUser": "reader", "writeConcern": majority.clone() })
+        .await
+        .unwrap();
+    for m in &members {
+        eventually("the dropped user gone from every member", async || {
+            !signs_in(m, "reader", "reader-password").await
+        })
+        .await;
+    }
+    // Neither the set's log nor any member's data holds a password.
+    for m in &members {
+        for password in [first, second, "reader-password"] {
+            assert!(
+                !found_under(&m.dir, password.as_bytes()),
+                "{password} stored under {}",
+                m.dir.display()
+            );
+        }
+    }
 }

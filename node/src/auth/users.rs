@@ -132,13 +132,14 @@ pub fn credentials_document(
 /// A new user's document.
 pub fn new_user_document(
     name: &UserName,
+    user_id: bson::Binary,
     credentials: Document,
     roles: &[RoleName],
     custom_data: Option<Document>,
 ) -> Document {
     let mut d = doc! {
         "_id": name.id(),
-        "userId": bson::Binary::from_uuid(bson::Uuid::new()),
+        "userId": user_id,
         "user": name.user.clone(),
         "db": name.db.clone(),
         "credentials": credentials,

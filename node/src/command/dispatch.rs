@@ -198,12 +198,6 @@ async fn execute(
         Some(_) if !logged && command.on_a_set == OnASet::Logged => {}
         Some(set) => match command.on_a_set {
             OnASet::Logged => {}
-            OnASet::Refused => {
-                return Err(CommandError::new(
-                    codes::ILLEGAL_OPERATION,
-                    format!("{name} is not supported on ebb's replica sets yet"),
-                ));
-            }
             OnASet::Local if command.reads() => crate::repl::check_read(set, &body)?,
             OnASet::Local => {}
         },
@@ -226,7 +220,7 @@ async fn execute(
             .clone();
         running
             .scope(Box::pin(async move {
-                crate::repl::replicate(&set, &db, body).await
+                crate::repl::replicate(&set, &db, body, command.log_form).await
             }))
             .await
     } else {

@@ -43,5 +43,5 @@ pub use common::{
     ConnInfo, Handler, Reply, Request, check_collection_name, check_db_name, check_write_concern,
     cursor_reply, ok,
 };
-pub use row::{Command, Op};
+pub use row::{Command, LogForm, Op};
 pub use table::{command_names, lookup, not_found};

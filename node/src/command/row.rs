@@ -3,10 +3,11 @@
 //! starts as an ordinary command ([`row`]) and states only where it
 //! differs.
 
-use bson::RawDocument;
+use bson::{RawDocument, RawDocumentBuf};
 
 use super::common::Handler;
 use crate::auth::privileges::{self, Need, Privilege, SystemUsers};
+use crate::error::CommandResult;
 use crate::top::Category;
 
 /// mongod's kind of operation: the profiler's `op`, and the opcounter the
@@ -45,9 +46,11 @@ pub enum OnASet {
     Local,
     /// A write: through the set's log, on the primary only.
     Logged,
-    /// Not on a replica set yet.
-    Refused,
 }
+
+/// What the set's log holds of a command sent to a database, when not the
+/// command as sent: decided once, on the primary, before it is logged.
+pub type LogForm = fn(&str, RawDocumentBuf) -> CommandResult<RawDocumentBuf>;
 
 /// One command: every per-command fact dispatch, authorization, the
 /// profiler, `top` and the opcounters need.
@@ -76,6 +79,8 @@ pub struct Command {
     pub touches_session: bool,
     /// What a replica-set member does with it.
     pub on_a_set: OnASet,
+    /// How the set's log holds it, when not as sent.
+    pub log_form: Option<LogForm>,
 }
 
 /// An ordinary command: names, handler and privilege; kind `command`,
@@ -97,6 +102,7 @@ pub const fn row(
         op_query: false,
         touches_session: true,
         on_a_set: OnASet::Local,
+        log_form: None,
     }
 }
 
@@ -143,9 +149,10 @@ impl Command {
         self
     }
 
-    /// Refused on a replica set.
-    pub const fn not_on_a_set(mut self) -> Self {
-        self.on_a_set = OnASet::Refused;
+    /// A write the set's log holds in the form `form` gives it.
+    pub const fn logged_as(mut self, form: LogForm) -> Self {
+        self.on_a_set = OnASet::Logged;
+        self.log_form = Some(form);
         self
     }
 

@@ -48,7 +48,8 @@ const COMMANDS: &[Command] = &[
     row(&["create"], handler!(collections::create), Db(&[CreateCollection])).logged(),
     row(&["createIndexes"], handler!(indexes::create_indexes), Db(&[CreateIndex]))
         .users(Users::Alters).logged(),
-    row(&["createUser"], handler!(users::create_user), Db(&[CreateUser])).not_on_a_set(),
+    row(&["createUser"], handler!(users::create_user), Db(&[CreateUser]))
+        .logged_as(users::for_the_log),
     row(&["currentOp"], handler!(status::current_op), Cluster(InProg)),
     row(&["dbHash", "dbhash"], handler!(checks::db_hash), Db(&[DbHash])),
     row(&["dbStats", "dbstats"], handler!(status::db_stats), Db(&[DbStats])),
@@ -58,12 +59,12 @@ const COMMANDS: &[Command] = &[
         .users(Users::Reads).top(Category::ReadCommand),
     row(&["drop"], handler!(collections::drop), Db(&[DropCollection])).users(Users::Writes).logged(),
     row(&["dropAllUsersFromDatabase"], handler!(users::drop_all_users_from_database),
-        Db(&[DropUser])).not_on_a_set(),
+        Db(&[DropUser])).logged(),
     row(&["dropDatabase"], handler!(collections::drop_database), Db(&[DropDatabase]))
         .users(Users::Drops).logged(),
     row(&["dropIndexes", "deleteIndexes"], handler!(indexes::drop_indexes), Db(&[DropIndex]))
         .users(Users::Alters).logged(),
-    row(&["dropUser"], handler!(users::drop_user), Db(&[DropUser])).not_on_a_set(),
+    row(&["dropUser"], handler!(users::drop_user), Db(&[DropUser])).logged(),
     row(&["endSessions"], handler!(admin::end_sessions), Open).ends_sessions(),
     row(&["explain"], handler!(explain::explain), ByBody(explain_need)),
     row(&["find"], handler!(find::find), Db(&[Find]))
@@ -77,7 +78,7 @@ const COMMANDS: &[Command] = &[
         .users(Users::Reads).op(Op::GetMore).top(Category::GetMore)
         .collection_in("collection"),
     row(&["getParameter"], handler!(params::get_parameter), Cluster(GetParameter)),
-    row(&["grantRolesToUser"], handler!(users::grant_roles_to_user), Db(&[GrantRole])).not_on_a_set(),
+    row(&["grantRolesToUser"], handler!(users::grant_roles_to_user), Db(&[GrantRole])).logged(),
     row(&["ebbRaft"], handler!(repl::ebb_raft), Cluster(Internal)),
     row(&["hello"], handler!(handshake::hello), Open).op_query(),
     row(&["hostInfo"], handler!(admin::host_info), Cluster(HostInfo)),
@@ -110,7 +111,7 @@ const COMMANDS: &[Command] = &[
     row(&["renameCollection"], handler!(collections::rename_collection), ByBody(needs::rename))
         .users(Users::Renames).logged(),
     row(&["revokeRolesFromUser"], handler!(users::revoke_roles_from_user),
-        Db(&[RevokeRole])).not_on_a_set(),
+        Db(&[RevokeRole])).logged(),
     row(&["saslContinue"], handler!(sasl::sasl_continue), Open),
     row(&["saslStart"], handler!(sasl::sasl_start), Open),
     row(&["serverStatus"], handler!(status::server_status), Cluster(ServerStatus)),
@@ -119,7 +120,8 @@ const COMMANDS: &[Command] = &[
     row(&["top"], handler!(status::top), Cluster(Top)),
     row(&["update"], handler!(update::update), ByBody(needs::update))
         .users(Users::Writes).op(Op::Update).top(Category::Update).logged(),
-    row(&["updateUser"], handler!(users::update_user), Db(&[UpdateUser])).not_on_a_set(),
+    row(&["updateUser"], handler!(users::update_user), Db(&[UpdateUser]))
+        .logged_as(users::for_the_log),
     row(&["usersInfo"], handler!(users::users_info), ByBody(needs::users_info)),
     row(&["validate"], handler!(checks::validate), Db(&[Validate])),
     row(&["whatsmyuri"], handler!(admin::whats_my_uri), Authenticated),

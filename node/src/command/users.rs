@@ -7,9 +7,15 @@
 //! delete, so they are durable (each change is synced) and survive restarts.
 //! Changes run one at a time under the node's user directory lock and bump
 //! its generation, so connections reload the roles they cached.
+//!
+//! On a replica set every change goes through the set's log and every
+//! member runs it on its own users, in log order. A password never reaches
+//! the log: the primary derives the credentials once ([`for_the_log`]), so
+//! every member stores the same user, salts included.
 
 use std::sync::Arc;
 
+use bson::raw::cstr;
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc, rawdoc};
 use ebb_actors::collection::{DeleteDocs, InsertDocs, UpdateDocs};
 use ebb_lang::query::Filter;
@@ -36,6 +42,23 @@ const CREATE_ARGS: &[&str] = &[
     "digestPassword",
     "authenticationRestrictions",
 ];
+
+/// What the set's log holds of `createUser` and `updateUser` beyond what a
+/// client sends: the credentials derived from `pwd` in its place, and the
+/// new user's `userId`. Only an entry of the log may carry them.
+const LOGGED_ARGS: &[&str] = &["credentials", "userId"];
+
+/// The arguments of `createUser` or `updateUser`; those of the log's form
+/// too when the command comes from the set's log.
+fn create_args<'a>(req: &'a Request) -> CommandResult<Args<'a>> {
+    match req.decided {
+        None => Args::parse(&req.body, CREATE_ARGS),
+        Some(_) => {
+            let known: Vec<&str> = CREATE_ARGS.iter().chain(LOGGED_ARGS).copied().collect();
+            Args::parse(&req.body, &known)
+        }
+    }
+}
 
 /// The user a command names in its first field, on the command's database.
 fn user_name(args: &Args<'_>, db: &str) -> CommandResult<UserName> {
@@ -86,9 +109,46 @@ fn mechanisms(args: &Args<'_>) -> CommandResult<Option<Vec<Mechanism>>> {
     Ok(Some(out))
 }
 
-/// The password to store, checked as mongod checks it: undigested for
-/// SCRAM-SHA-256, and with `digestPassword: false` taken as MongoDB's digest.
+/// The credentials to store for `mechs`: derived from the client's `pwd`,
+/// or, for a command from the set's log, those the primary derived.
 fn password(
+    args: &Args<'_>,
+    name: &UserName,
+    mechs: &[Mechanism],
+    logged: bool,
+) -> CommandResult<Option<Document>> {
+    if !logged {
+        return derive(args, name, mechs);
+    }
+    let Some(derived) = args.doc("credentials")? else {
+        return Ok(None);
+    };
+    check_digest(args, mechs)?;
+    let derived = Document::try_from(derived)?;
+    let mut creds = Document::new();
+    for m in mechs {
+        if let Some(c) = derived.get(m.name()) {
+            creds.insert(m.name(), c.clone());
+        }
+    }
+    Ok(Some(creds))
+}
+
+/// SCRAM-SHA-256 is derived from the password itself, never from a
+/// client's digest of it.
+fn check_digest(args: &Args<'_>, mechs: &[Mechanism]) -> CommandResult<()> {
+    if args.bool("digestPassword")? == Some(false) && mechs.contains(&Mechanism::Sha256) {
+        return Err(CommandError::bad_value(
+            "Use of SCRAM-SHA-256 requires undigested passwords",
+        ));
+    }
+    Ok(())
+}
+
+/// The credentials derived from `pwd` for `mechs`, checked as mongod
+/// checks a password: undigested for SCRAM-SHA-256, and with
+/// `digestPassword: false` taken as MongoDB's digest.
+fn derive(
     args: &Args<'_>,
     name: &UserName,
     mechs: &[Mechanism],
@@ -104,18 +164,61 @@ fn password(
     if pwd.is_empty() {
         return Err(CommandError::bad_value("Password cannot be empty"));
     }
+    check_digest(args, mechs)?;
     if args.bool("digestPassword")? == Some(false) {
-        if mechs.contains(&Mechanism::Sha256) {
-            return Err(CommandError::bad_value(
-                "Use of SCRAM-SHA-256 requires undigested passwords",
-            ));
-        }
         // The client digested already: store SCRAM-SHA-1 of the digest itself.
-        let prepared = pwd.to_owned();
-        let creds = crate::auth::scram::Credentials::generate(Mechanism::Sha1, &prepared);
+        let creds = crate::auth::scram::Credentials::generate(Mechanism::Sha1, pwd);
         return Ok(Some(doc! { Mechanism::Sha1.name(): creds.to_document() }));
     }
     credentials_document(name, pwd, mechs).map(Some)
+}
+
+/// `createUser` or `updateUser` as the set's log holds it: `pwd` replaced
+/// by the credentials derived from it (for the mechanisms the command
+/// names, or every one: the member that runs it keeps those the user has),
+/// and for `createUser` the new user's `userId`. A bad password is refused
+/// here, before anything is logged.
+pub fn for_the_log(db: &str, body: RawDocumentBuf) -> CommandResult<RawDocumentBuf> {
+    let args = Args::parse(&body, CREATE_ARGS)?;
+    let name = user_name(&args, db)?;
+    let creating = args.command_name() == "createUser";
+    let derived = if args.has("pwd") {
+        let mechs = match mechanisms(&args)? {
+            Some(mechs) => mechs,
+            // Which mechanisms a digest is good for is decided where the
+            // command runs, against the mechanisms the user has.
+            None if args.bool("digestPassword")? == Some(false) => vec![Mechanism::Sha1],
+            None => Mechanism::ALL.to_vec(),
+        };
+        derive(&args, &name, &mechs)?
+    } else {
+        None
+    };
+    let mut out = RawDocumentBuf::new();
+    for field in body.iter() {
+        let (key, value) = field?;
+        if key.as_str() != "pwd" {
+            out.append(key, value);
+        }
+    }
+    if let Some(creds) = derived {
+        out.append(cstr!("credentials"), RawDocumentBuf::try_from(&creds)?);
+    }
+    if creating {
+        out.append(cstr!("userId"), bson::Binary::from_uuid(bson::Uuid::new()));
+    }
+    Ok(out)
+}
+
+/// The `userId` of a new user: the one the set's log carries, or a new one.
+fn user_id(args: &Args<'_>) -> CommandResult<bson::Binary> {
+    match args.get("userId") {
+        Some(RawBsonRef::Binary(id)) => Ok(bson::Binary {
+            subtype: id.subtype,
+            bytes: id.bytes.to_vec(),
+        }),
+        _ => Ok(bson::Binary::from_uuid(bson::Uuid::new())),
+    }
 }
 
 fn custom_data(args: &Args<'_>) -> CommandResult<Option<Document>> {
@@ -157,7 +260,7 @@ async fn insert_user(req: &Request, name: &UserName, user: Document) -> CommandR
         ordered: true,
         sync: true,
         prepared: false,
-        decided: None,
+        decided: req.decided.clone(),
         bypass_validation: true,
     })
     .await?
@@ -191,7 +294,7 @@ async fn replace_user(req: &Request, name: &UserName, user: Document) -> Command
             }],
             ordered: true,
             sync: true,
-            decided: None,
+            decided: req.decided.clone(),
         }
     })
     .await?;
@@ -218,7 +321,7 @@ async fn delete_users(req: &Request, filter: RawDocumentBuf, just_one: bool) -> 
             }],
             ordered: true,
             sync: true,
-            decided: None,
+            decided: req.decided.clone(),
         }
     })
     .await?;
@@ -249,12 +352,12 @@ fn check_user_db(db: &str) -> CommandResult<()> {
 }
 
 pub async fn create_user(req: Request) -> CommandResult {
-    let args = Args::parse(&req.body, CREATE_ARGS)?;
+    let args = create_args(&req)?;
     let name = user_name(&args, &req.db)?;
     check_user_db(&req.db)?;
     refuse_restrictions(&args)?;
     let mechs = mechanisms(&args)?.unwrap_or_else(|| Mechanism::ALL.to_vec());
-    let credentials = password(&args, &name, &mechs)?;
+    let credentials = password(&args, &name, &mechs, req.decided.is_some())?;
     let credentials = match credentials {
         Some(c) => c,
         None if name.db == "$external" => Document::new(),
@@ -268,7 +371,13 @@ pub async fn create_user(req: Request) -> CommandResult {
         Some(v) => parse_roles("createUser", v, &req.db)?,
         None => return Err(args.missing("roles")),
     };
-    let user = new_user_document(&name, credentials, &roles, custom_data(&args)?);
+    let user = new_user_document(
+        &name,
+        user_id(&args)?,
+        credentials,
+        &roles,
+        custom_data(&args)?,
+    );
     let _guard = req.node.users.lock().await;
     insert_user(&req, &name, user).await?;
     req.node.users.changed();
@@ -276,11 +385,13 @@ pub async fn create_user(req: Request) -> CommandResult {
 }
 
 pub async fn update_user(req: Request) -> CommandResult {
-    let args = Args::parse(&req.body, CREATE_ARGS)?;
+    let args = create_args(&req)?;
+    let logged = req.decided.is_some();
     let name = user_name(&args, &req.db)?;
     refuse_restrictions(&args)?;
     let changes = [
         "pwd",
+        "credentials",
         "roles",
         "customData",
         "mechanisms",
@@ -300,9 +411,9 @@ pub async fn update_user(req: Request) -> CommandResult {
     let _guard = req.node.users.lock().await;
     let mut user = existing(&req, &name).await?;
     let current = mechanisms_of(&RawDocumentBuf::try_from(&user)?);
-    if args.has("pwd") {
+    if args.has(if logged { "credentials" } else { "pwd" }) {
         let mechs = wanted.unwrap_or(current);
-        if let Some(creds) = password(&args, &name, &mechs)? {
+        if let Some(creds) = password(&args, &name, &mechs, logged)? {
             user.insert("credentials", creds);
         }
     } else if let Some(mechs) = wanted {

@@ -10,6 +10,7 @@ use ebb_repl::{ProposeError, Role};
 
 use super::entry;
 use super::set::ReplicaSet;
+use crate::command::LogForm;
 use crate::error::{CommandError, CommandResult, codes};
 
 fn not_primary() -> CommandError {
@@ -55,10 +56,15 @@ fn asked(body: &RawDocument, voters: usize) -> CommandResult<(usize, Option<Dura
 }
 
 /// Runs a write command through the set: refused unless this member is a
-/// writable primary; otherwise committed by a majority, applied here, and
-/// answered as the handler answered, after as many members as its write
-/// concern asks hold it.
-pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> CommandResult {
+/// writable primary; otherwise put in the form the log holds (`form`),
+/// committed by a majority, applied here, and answered as the handler
+/// answered, after as many members as its write concern asks hold it.
+pub async fn replicate(
+    set: &ReplicaSet,
+    db: &str,
+    body: RawDocumentBuf,
+    form: Option<LogForm>,
+) -> CommandResult {
     let retryable = body.get("txnNumber")?.is_some();
     // A driver retries a retryable write once on another primary when the
     // server labels the error so.
@@ -71,6 +77,10 @@ pub async fn replicate(set: &ReplicaSet, db: &str, body: RawDocumentBuf) -> Comm
         return Err(label(not_primary()));
     }
     let (wanted, deadline) = asked(&body, view.voters.len())?;
+    let body = match form {
+        Some(form) => form(db, body)?,
+        None => body,
+    };
     let at = set.clock.now();
     let decided = Decided {
         at,
