@@ -1398,3 +1398,79 @@ async fn users_managed_on_the_primary_are_the_same_users_on_every_member() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_of_a_set_that_requires_tls_replicate_over_tls() {
+    let root = tempfile::tempdir().unwrap();
+    let certs = root.path().join("certs");
+    std::fs::create_dir(&certs).unwrap();
+    let (ca, server, client) = crate::common::tls::certificates(&certs);
+    let (ca, server, client) = (
+        ca.display().to_string(),
+        server.display().to_string(),
+        client.display().to_string(),
+    );
+    // The CA signs every member's certificate and every client's: members
+    // present theirs to each other, and a plain connection is refused.
+    let env = [
+        ("EBB_NET__TLS__MODE", "requireTLS"),
+        ("EBB_NET__TLS__CERTIFICATE_KEY_FILE", server.as_str()),
+        ("EBB_NET__TLS__CA_FILE", ca.as_str()),
+    ];
+    let members: Vec<Member> = (0..3)
+        .map(|_| Member::start_with(root.path(), &env))
+        .collect();
+    let tls = format!("tls=true&tlsCAFile={ca}&tlsCertificateKeyFile={client}");
+    let direct = async |m: &Member| {
+        Client::with_uri_str(format!(
+            "mongodb://{}/?directConnection=true&readPreference=secondaryPreferred&{tls}",
+            m.host()
+        ))
+        .await
+        .unwrap()
+    };
+    let config = doc! {
+        "_id": "rs0",
+        "members": members.iter().enumerate().map(|(i, m)| doc! { "_id": i as i32, "host": m.host() }).collect::<Vec<_>>(),
+    };
+    direct(&members[0])
+        .await
+        .database("admin")
+        .run_command(doc! { "replSetInitiate": config })
+        .await
+        .unwrap();
+    let seeds: Vec<String> = members.iter().map(Member::host).collect();
+    let set = Client::with_uri_str(format!(
+        "mongodb://{}/?replicaSet=rs0&serverSelectionTimeoutMS=30000&w=majority&{tls}",
+        seeds.join(",")
+    ))
+    .await
+    .unwrap();
+    // A majority write needs another member to hold it.
+    set.database("t")
+        .collection::<Document>("c")
+        .insert_many((0..20).map(|i| doc! { "_id": i }))
+        .await
+        .unwrap();
+    for m in &members {
+        let on: Collection<Document> = direct(m).await.database("t").collection("c");
+        eventually("every member to hold the writes", async || {
+            on.count_documents(doc! {}).await.unwrap() == 20
+        })
+        .await;
+    }
+    let plain = Client::with_uri_str(format!(
+        "mongodb://{}/?directConnection=true&serverSelectionTimeoutMS=2000",
+        members[0].host()
+    ))
+    .await
+    .unwrap();
+    assert!(
+        plain
+            .database("admin")
+            .run_command(doc! { "ping": 1 })
+            .await
+            .is_err(),
+        "a plain connection is refused"
+    );
+}

@@ -428,6 +428,15 @@ impl Config {
             "a replica set with security.authorization enabled needs security.key_file: \
              members authenticate to each other with it",
         )?;
+        require(
+            !repl.enabled()
+                || !matches!(net.tls.mode, TlsMode::PreferTls | TlsMode::RequireTls)
+                || !net.tls.ca_file.as_os_str().is_empty(),
+            "net.tls.ca_file",
+            "a replica set with net.tls.mode \"preferTLS\" or \"requireTLS\" needs it: \
+             members connect to each other over TLS and verify each other's certificates \
+             against it",
+        )?;
         let storage = &self.storage;
         require(
             !storage.path.as_os_str().is_empty(),

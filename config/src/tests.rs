@@ -234,6 +234,22 @@ fn a_key_file_turns_authorization_on_and_a_set_with_authorization_needs_one() {
 }
 
 #[test]
+fn a_set_over_tls_needs_the_authorities_members_trust() {
+    let tls = "[net.tls]\nmode = \"requireTLS\"\ncertificate_key_file = \"/etc/ebb/node.pem\"\n";
+    let set = "[replication]\nrepl_set_name = \"rs0\"\n";
+    assert_eq!(
+        error_of(&format!("{tls}{set}")),
+        "invalid config: net.tls.ca_file: a replica set with net.tls.mode \"preferTLS\" or \
+         \"requireTLS\" needs it: members connect to each other over TLS and verify each \
+         other's certificates against it"
+    );
+    Config::from_toml_str(tls).unwrap();
+    Config::from_toml_str(&format!("{tls}ca_file = \"/etc/ebb/ca.pem\"\n{set}")).unwrap();
+    let allow = tls.replace("requireTLS", "allowTLS");
+    Config::from_toml_str(&format!("{allow}{set}")).unwrap();
+}
+
+#[test]
 fn max_message_bytes_may_be_lowered() {
     let config = Config::from_toml_str("[net]\nmax_message_bytes = 1000000").unwrap();
     assert_eq!(config.net.max_message_bytes, 1_000_000);

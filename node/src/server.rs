@@ -157,7 +157,9 @@ impl Node {
                 "" => format!("{}:{}", config.net.bind, local_addr.port()),
                 advertised => advertised.to_owned(),
             };
-            let set = crate::repl::start(&ctx, runtime.shared.engine.clone(), &host)
+            let members_tls =
+                crate::tls::member_connector(&config.net.tls).map_err(StartError::Tls)?;
+            let set = crate::repl::start(&ctx, runtime.shared.engine.clone(), &host, members_tls)
                 .await
                 .map_err(|e| storage_err(ebb_storage::Error::engine(e.to_string())))?;
             let _ = ctx.replica_set.set(set);

@@ -4,6 +4,11 @@
 //! under the mode: plain, TLS, or — with `allowTLS`/`preferTLS` — whichever
 //! the client's first bytes show it speaks.
 //!
+//! Also the client side replica-set members connect to each other with
+//! (`member_connector`): under `preferTLS` and `requireTLS`, as mongod's
+//! members, over TLS, trusting `ca_file` and presenting the node's own
+//! certificate.
+//!
 //! rustls with the ring provider (the one the `mongodb` driver builds too).
 //! This module knows nothing of messages or commands: it hands the server a
 //! byte stream.
@@ -16,14 +21,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ebb_config::{Tls, TlsMode};
-use rustls::RootCertStore;
 use rustls::server::{ServerConfig, WebPkiClientVerifier};
+use rustls::{ClientConfig, RootCertStore};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncRead, ReadBuf, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
-use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
+use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 /// How long a new connection has to show (and finish) its TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -57,14 +62,8 @@ impl TlsSetup {
         let builder = if tls.ca_file.as_os_str().is_empty() {
             builder.with_no_client_auth()
         } else {
-            let mut roots = RootCertStore::empty();
-            for cert in certificates(&tls.ca_file)? {
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("net.tls.ca_file {}: {e}", tls.ca_file.display()))?;
-            }
             let mut verifier =
-                WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+                WebPkiClientVerifier::builder_with_provider(Arc::new(roots(tls)?), provider);
             if tls.allow_connections_without_certificates {
                 verifier = verifier.allow_unauthenticated();
             }
@@ -74,14 +73,8 @@ impl TlsSetup {
             builder.with_client_cert_verifier(verifier)
         };
         let file = &tls.certificate_key_file;
-        let key = PrivateKeyDer::from_pem_file(file).map_err(|e| {
-            format!(
-                "net.tls.certificate_key_file {}: no private key ({e})",
-                file.display()
-            )
-        })?;
         let config = builder
-            .with_single_cert(certificates(file)?, key)
+            .with_single_cert(certificates(file)?, private_key(file)?)
             .map_err(|e| format!("net.tls.certificate_key_file {}: {e}", file.display()))?;
         Ok(TlsSetup {
             mode: tls.mode,
@@ -110,6 +103,46 @@ impl TlsSetup {
             .await
             .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "TLS handshake"))?
     }
+}
+
+/// How this node connects to the other members of its set: over TLS
+/// under `preferTLS` and `requireTLS` (mongod's members do; under
+/// `allowTLS` they connect plain), trusting the certificates `ca_file`
+/// signed and presenting the node's own. None: plain connections.
+pub fn member_connector(tls: &Tls) -> Result<Option<TlsConnector>, String> {
+    if !matches!(tls.mode, TlsMode::PreferTls | TlsMode::RequireTls) {
+        return Ok(None);
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let file = &tls.certificate_key_file;
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_root_certificates(roots(tls)?)
+        .with_client_auth_cert(certificates(file)?, private_key(file)?)
+        .map_err(|e| format!("net.tls.certificate_key_file {}: {e}", file.display()))?;
+    Ok(Some(TlsConnector::from(Arc::new(config))))
+}
+
+/// The certificate authorities of `ca_file`.
+fn roots(tls: &Tls) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    for cert in certificates(&tls.ca_file)? {
+        roots
+            .add(cert)
+            .map_err(|e| format!("net.tls.ca_file {}: {e}", tls.ca_file.display()))?;
+    }
+    Ok(roots)
+}
+
+/// The private key of a PEM file.
+fn private_key(file: &Path) -> Result<PrivateKeyDer<'static>, String> {
+    PrivateKeyDer::from_pem_file(file).map_err(|e| {
+        format!(
+            "net.tls.certificate_key_file {}: no private key ({e})",
+            file.display()
+        )
+    })
 }
 
 /// Every certificate of a PEM file.

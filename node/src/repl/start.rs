@@ -8,6 +8,7 @@ use std::sync::{Arc, Weak};
 
 use ebb_repl::{Compaction, Replica, Role, Timing};
 use ebb_storage::engine::Engine;
+use tokio_rustls::TlsConnector;
 
 use super::apply::NodeApply;
 use super::expiry::{self, LoggedExpiry};
@@ -18,12 +19,13 @@ use super::topology::Topology;
 use super::transport::WireTransport;
 use crate::context::NodeContext;
 
-/// Starts this node as a member reachable at `host`; committed writes
-/// apply to `node`.
+/// Starts this node as a member reachable at `host`, connecting to the
+/// others through `tls` when given; committed writes apply to `node`.
 pub async fn start(
     node: &Arc<NodeContext>,
     engine: Arc<dyn Engine>,
     host: &str,
+    tls: Option<TlsConnector>,
 ) -> Result<Arc<ReplicaSet>, ebb_repl::StartError> {
     let config = &node.config.replication;
     let apply =
@@ -33,7 +35,7 @@ pub async fn start(
         heartbeat: config.heartbeat,
         election: config.election_timeout,
     };
-    let transport = WireTransport::new(node.internal_key.clone());
+    let transport = WireTransport::new(node.internal_key.clone(), tls);
     let cut = Arc::clone(&transport.cut);
     let removed = Arc::clone(&transport.removed);
     let compaction = Compaction {

@@ -3,9 +3,11 @@
 //!
 //! A connection carries one message at a time; a member that is written to
 //! while a message is out opens another. A connection that failed is
-//! dropped, so the next message reconnects. With `security.key_file` each
-//! new connection first authenticates as the internal user (SCRAM-SHA-256,
-//! checking the other member's signature too), as mongod's members do. The test-only fail point
+//! dropped, so the next message reconnects. Under `net.tls` `preferTLS`
+//! or `requireTLS` connections are TLS (`tls::member_connector`). With
+//! `security.key_file` each new connection first authenticates as the
+//! internal user (SCRAM-SHA-256, checking the other member's signature
+//! too), as mongod's members do. The test-only fail point
 //! `ebbCutReplication` stops every message both ways (`cut`).
 
 use std::collections::HashMap;
@@ -16,8 +18,10 @@ use std::time::Duration;
 use bson::{RawBsonRef, RawDocumentBuf, rawdoc};
 use ebb_repl::{Rpc, Transport};
 use futures::future::BoxFuture;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use rustls_pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
 
 use crate::auth::internal::{self, InternalKey};
 use crate::error::codes;
@@ -26,12 +30,21 @@ use crate::wire::encode_op_msg_reply;
 /// Idle connections kept per member.
 const POOL: usize = 4;
 
+/// A connection to another member: plain or TLS.
+trait Connection: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Connection for T {}
+
+type Stream = Box<dyn Connection>;
+
 /// Messages to other members over their client port.
 #[derive(Default, Clone)]
 pub struct WireTransport {
     /// The key connections authenticate with, when the set has one.
     key: Option<Arc<InternalKey>>,
-    idle: Arc<Mutex<HashMap<String, Vec<TcpStream>>>>,
+    /// How connections become TLS, when they do.
+    tls: Option<TlsConnector>,
+    idle: Arc<Mutex<HashMap<String, Vec<Stream>>>>,
     next_id: Arc<AtomicI32>,
     /// The `ebbCutReplication` fail point: nothing is sent while it is on.
     pub cut: Arc<AtomicBool>,
@@ -46,7 +59,7 @@ fn other(e: impl std::fmt::Display) -> std::io::Error {
 
 /// Sends `command` on `stream` and reads the reply's body.
 async fn round_trip(
-    stream: &mut TcpStream,
+    stream: &mut Stream,
     request_id: i32,
     command: &RawDocumentBuf,
 ) -> std::io::Result<RawDocumentBuf> {
@@ -65,16 +78,31 @@ async fn round_trip(
 }
 
 impl WireTransport {
-    /// A transport whose connections authenticate with `key`, if given.
-    pub fn new(key: Option<Arc<InternalKey>>) -> WireTransport {
+    /// A transport whose connections authenticate with `key` and go over
+    /// TLS through `tls`, each if given.
+    pub fn new(key: Option<Arc<InternalKey>>, tls: Option<TlsConnector>) -> WireTransport {
         WireTransport {
             key,
+            tls,
             ..WireTransport::default()
         }
     }
 
+    /// A new connection to `host`, over TLS when the node's mode says so.
+    async fn connect(&self, host: &str) -> std::io::Result<Stream> {
+        let tcp = TcpStream::connect(host).await?;
+        tcp.set_nodelay(true)?;
+        let Some(tls) = &self.tls else {
+            return Ok(Box::new(tcp));
+        };
+        let name = host.rsplit_once(':').map_or(host, |(name, _port)| name);
+        let name = name.trim_start_matches('[').trim_end_matches(']');
+        let name = ServerName::try_from(name.to_owned()).map_err(other)?;
+        Ok(Box::new(tls.connect(name, tcp).await?))
+    }
+
     /// Authenticates a new connection as the internal user.
-    async fn authenticate(&self, stream: &mut TcpStream, key: &InternalKey) -> std::io::Result<()> {
+    async fn authenticate(&self, stream: &mut Stream, key: &InternalKey) -> std::io::Result<()> {
         let binary = |bytes: Vec<u8>| bson::Binary {
             subtype: bson::spec::BinarySubtype::Generic,
             bytes,
@@ -123,8 +151,7 @@ impl WireTransport {
         let mut stream = match pooled {
             Some(s) => s,
             None => {
-                let mut s = TcpStream::connect(&host).await?;
-                s.set_nodelay(true)?;
+                let mut s = self.connect(&host).await?;
                 if let Some(key) = &self.key {
                     self.authenticate(&mut s, key)
                         .await
