@@ -73,8 +73,9 @@ impl TlsSetup {
             builder.with_client_cert_verifier(verifier)
         };
         let file = &tls.certificate_key_file;
+        let key = private_key(file)?;
         let config = builder
-            .with_single_cert(certificates(file)?, private_key(file)?)
+            .with_single_cert(certificates(file)?, key)
             .map_err(|e| format!("net.tls.certificate_key_file {}: {e}", file.display()))?;
         Ok(TlsSetup {
             mode: tls.mode,
@@ -115,11 +116,12 @@ pub fn member_connector(tls: &Tls) -> Result<Option<TlsConnector>, String> {
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let file = &tls.certificate_key_file;
+    let key = private_key(file)?;
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?
         .with_root_certificates(roots(tls)?)
-        .with_client_auth_cert(certificates(file)?, private_key(file)?)
+        .with_client_auth_cert(certificates(file)?, key)
         .map_err(|e| format!("net.tls.certificate_key_file {}: {e}", file.display()))?;
     Ok(Some(TlsConnector::from(Arc::new(config))))
 }
