@@ -36,6 +36,7 @@ mod tls;
 mod ttl_expiry;
 mod ttl_hidden;
 mod ttl_indexes;
+mod ttl_insight;
 mod ttl_monitor;
 mod ttl_overload;
 mod ttl_sweep;

@@ -17,6 +17,7 @@ pub mod common;
 pub mod count;
 pub mod delete;
 pub mod dispatch;
+pub mod expiry;
 pub mod explain;
 pub mod find;
 pub mod find_and_modify;

@@ -9,8 +9,8 @@ use bson::{RawBsonRef, RawDocument, doc};
 use super::common::{Handler, Reply, Request, ok};
 use super::row::{Command, Op, row};
 use super::{
-    admin, aggregate, capped, checks, collections, count, delete, explain, find, find_and_modify,
-    handshake, indexes, insert, params, profile, sasl, status, update, users,
+    admin, aggregate, capped, checks, collections, count, delete, expiry, explain, find,
+    find_and_modify, handshake, indexes, insert, params, profile, sasl, status, update, users,
 };
 use crate::auth::privileges::Action::*;
 use crate::auth::privileges::Privilege::{Authenticated, ByBody, Cluster, Db, Open};
@@ -67,6 +67,8 @@ const COMMANDS: &[Command] = &[
     row(&["dropUser"], handler!(users::drop_user), Db(&[DropUser])).logged(),
     row(&["endSessions"], handler!(admin::end_sessions), Open).ends_sessions(),
     row(&["explain"], handler!(explain::explain), ByBody(explain_need)),
+    row(&["explainExpiry"], handler!(expiry::explain_expiry), Db(&[Find]))
+        .top(Category::ReadCommand),
     row(&["find"], handler!(find::find), Db(&[Find]))
         .users(Users::Reads).op(Op::Query).top(Category::Queries),
     row(&["findAndModify", "findandmodify"], handler!(find_and_modify::find_and_modify),

@@ -32,6 +32,56 @@ use ebb_lang::query::filter::Filter;
 use ebb_lang::query::path::index_keys;
 use ebb_lang::query::path::index_values;
 
+/// When a document falls due under a TTL index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expiry {
+    /// Its earliest Date at the indexed path, and the moment that date
+    /// plus `expireAfterSeconds` makes it due (millis).
+    At { date: i64, due: i64 },
+    /// Never, and why.
+    Never(NeverDue),
+}
+
+/// Why a TTL index never makes a document due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NeverDue {
+    /// Nothing at the indexed path, or only null.
+    Missing,
+    /// A value that is not a Date (its BSON type's name): a string or an
+    /// epoch number instead of a Date.
+    NotADate(&'static str),
+    /// An array (or arrays on the way) holding no Date.
+    ArrayWithoutDate,
+    /// The index's partial filter does not match the document.
+    Excluded,
+}
+
+impl NeverDue {
+    /// The reason's name, as ebb reports it.
+    pub fn name(self) -> &'static str {
+        match self {
+            NeverDue::Missing => "missing",
+            NeverDue::NotADate(_) => "notADate",
+            NeverDue::ArrayWithoutDate => "arrayWithoutDate",
+            NeverDue::Excluded => "excludedByPartialFilter",
+        }
+    }
+
+    /// The reason in a sentence, for a TTL index on `field`.
+    pub fn explain(self, field: &str) -> String {
+        match self {
+            NeverDue::Missing => format!("the document has no date at '{field}' (missing or null)"),
+            NeverDue::NotADate(t) => {
+                format!("'{field}' holds a {t}, not a date: TTL indexes expire only BSON dates")
+            }
+            NeverDue::ArrayWithoutDate => format!("'{field}' is an array with no date in it"),
+            NeverDue::Excluded => {
+                "the index's partialFilterExpression does not match the document".to_owned()
+            }
+        }
+    }
+}
+
 /// Computes the entry keys of one index.
 #[derive(Debug)]
 pub struct KeyGen {
@@ -117,6 +167,46 @@ impl KeyGen {
         earliest_date(doc, path, self.top_level_only)
             .is_some_and(|date| date <= cutoff_millis(now_millis, secs))
             && self.covers(doc)
+    }
+
+    /// For a TTL index: when `doc` falls due under it, or why it never
+    /// does (None for other indexes). The monitor's rule, read from the
+    /// document: the earliest Date among the values at the indexed path.
+    pub fn expiry(&self, doc: &RawDocument) -> Option<Expiry> {
+        let secs = self.expire_after_secs?;
+        let (path, _) = self.fields.first()?;
+        if !self.covers(doc) {
+            return Some(Expiry::Never(NeverDue::Excluded));
+        }
+        let found = index_values(doc, path);
+        let earliest = found
+            .values
+            .iter()
+            .filter_map(|v| match v {
+                RawBsonRef::DateTime(d) => Some(d.timestamp_millis()),
+                _ => None,
+            })
+            .min();
+        if let Some(date) = earliest {
+            return Some(Expiry::At {
+                date,
+                due: due_millis(date, secs),
+            });
+        }
+        let not_null = found
+            .values
+            .iter()
+            .find(|v| !matches!(v, RawBsonRef::Null | RawBsonRef::Undefined));
+        Some(Expiry::Never(match not_null {
+            _ if found.multikey => NeverDue::ArrayWithoutDate,
+            None => NeverDue::Missing,
+            Some(v) => NeverDue::NotADate(display::type_name(v)),
+        }))
+    }
+
+    /// The path of the first key field.
+    pub fn leading_field(&self) -> Option<&str> {
+        self.fields.first().map(|(f, _)| f.as_str())
     }
 
     /// For a TTL index: its `expireAfterSeconds`.

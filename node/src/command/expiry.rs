@@ -1,0 +1,122 @@
+//! `explainExpiry`, an ebb command: for the documents a filter matches,
+//! when each TTL index of the collection makes them due, or why it never
+//! does (no date at the field, a string or an epoch number instead of a
+//! Date, an array without a date, excluded by the partial filter), and
+//! whether the TTL monitor deletes here at all.
+//!
+//! `{explainExpiry: <collection>, filter: {…}, limit: <n>}`; due documents
+//! are shown too (they are hidden from every other read). Nothing changes.
+
+use bson::{Bson, Document, doc};
+use ebb_storage::engine::{Direction, KeyRange};
+use ebb_storage::index::Expiry;
+
+use super::{Request, check_collection_name, ok, query};
+use crate::args::Args;
+use crate::error::{CommandError, CommandResult, codes};
+
+/// Documents shown when the command names no `limit`.
+const DEFAULT_LIMIT: i64 = 100;
+/// The most documents one command shows.
+const MAX_LIMIT: i64 = 10_000;
+
+pub async fn explain_expiry(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["filter", "limit"])?;
+    let name = args.collection()?;
+    check_collection_name(&req.db, name)?;
+    let filter = query::filter(args.doc("filter")?, &query::env_now(&req))?;
+    let limit = args.i64("limit")?.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(CommandError::bad_value(format!(
+            "limit must be between 1 and {MAX_LIMIT}, got {limit}"
+        )));
+    }
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return Err(CommandError::new(
+            codes::NAMESPACE_NOT_FOUND,
+            format!("ns does not exist: {}.{name}", req.db),
+        ));
+    };
+    let coll = entry.coll.clone();
+    if coll.timeseries.is_some() {
+        return Err(ebb_storage::Error::not_implemented(
+            "explainExpiry on a time-series collection (its measurements expire by bucket)",
+        )
+        .into());
+    }
+    let now = req.now().timestamp_millis();
+    let indexes: Vec<Bson> = coll
+        .ttl_keygens()
+        .map(|kg| {
+            Bson::Document(doc! {
+                "name": &kg.name,
+                "field": kg.leading_field().unwrap_or_default(),
+                "expireAfterSeconds": kg.expire_after_secs().unwrap_or_default(),
+            })
+        })
+        .collect();
+    let scanned = coll.clone();
+    let (documents, more) = req
+        .node
+        .scan(move |snap| {
+            let mut out = Vec::new();
+            let mut records =
+                snap.cursor(scanned.records(), KeyRange::all(), Direction::Forward)?;
+            while records.valid() {
+                let doc = bson::RawDocument::from_bytes(records.value())?;
+                if filter.matches(doc)? {
+                    if out.len() as i64 == limit {
+                        return Ok((out, true));
+                    }
+                    out.push(Bson::Document(explained(&scanned, doc, now)?));
+                }
+                records.advance();
+            }
+            records.status()?;
+            Ok((out, false))
+        })
+        .await?;
+    let shared = &req.node.shared;
+    let monitor = doc! {
+        "enabled": shared.params.ttl_monitor_enabled(),
+        "running": shared.ttl.running.load(std::sync::atomic::Ordering::Relaxed),
+    };
+    ok(doc! {
+        "now": bson::DateTime::from_millis(now),
+        "ttlIndexes": indexes,
+        "monitor": monitor,
+        "documents": documents,
+        "more": more,
+    })
+}
+
+/// One document: its `_id`, and what each TTL index makes of it.
+fn explained(
+    coll: &ebb_storage::Collection,
+    doc: &bson::RawDocument,
+    now: i64,
+) -> CommandResult<Document> {
+    let id = match doc.get("_id")? {
+        Some(id) => Bson::try_from(id)?,
+        None => Bson::Null,
+    };
+    let mut expiry = Vec::new();
+    for kg in coll.ttl_keygens() {
+        let field = kg.leading_field().unwrap_or_default();
+        let mut shown = doc! { "index": &kg.name, "field": field };
+        match kg.expiry(doc) {
+            Some(Expiry::At { date, due }) => {
+                shown.insert("date", bson::DateTime::from_millis(date));
+                shown.insert("dueAt", bson::DateTime::from_millis(due));
+                shown.insert("due", kg.due_by(doc, now));
+            }
+            Some(Expiry::Never(why)) => {
+                shown.insert("never", why.name());
+                shown.insert("why", why.explain(field));
+            }
+            None => continue,
+        }
+        expiry.push(Bson::Document(shown));
+    }
+    Ok(doc! { "_id": id, "expiry": expiry })
+}
