@@ -20,6 +20,13 @@ trap 'rm -rf "$out"' EXIT
 "$bin/ebb-bench" churn --find-capacity --rate 20000 --duration 2 --ttl 1 --docs 3000 --ebbd "$bin/ebbd" --json "$out/capacity.json" --plot "$out/capacity.svg"
 "$bin/ebb-bench" timeseries-churn --rate 20000 --duration 4 --ttl 1 --ebbd "$bin/ebbd" --json "$out/tschurn.json" --plot "$out/tschurn.svg"
 "$bin/ebb-bench" aggregation --docs 3000 --runs 1 --ebbd "$bin/ebbd" --json "$out/aggregation.json"
+"$bin/ebb-bench" forecast --docs 3000 --ebbd "$bin/ebbd" --json "$out/forecast.json"
+python3 - "$out/forecast.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+# Dated over the week from two minutes on: all but the last few minutes' fall due in it.
+assert d["forecast_documents_counted"] >= 2995 and d["forecast_exact"], d
+PY
 # Peers whose servers are not installed are skipped, and the run says so
 # (benches/install-peers.sh installs them; CI does not).
 "$bin/ebb-bench" peers --docs 2000 --rate 1000 --duration 3 --ttl 1 --ebbd "$bin/ebbd" --json "$out/peers.json"
@@ -32,7 +39,7 @@ for peer in ("redis", "postgres"):
     else:
         assert f"ratio_interleaved_ebb_to_{peer}" in d, d
 PY
-for f in purge purge-keep lag lag-shown insert foreground scans access timeseries interleaved churn aggregation peers; do
+for f in purge purge-keep lag lag-shown insert foreground scans access timeseries interleaved churn aggregation peers forecast; do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-*}', d" "$out/$f.json"
 done
 python3 - "$out/tschurn.json" <<'PY'

@@ -191,3 +191,96 @@ async fn explain_expiry_reports_the_monitor_limits_and_bad_input() {
         40415,
     );
 }
+
+/// `expiryForecast`'s entry for TTL index `name`.
+async fn forecast_of(node: &TestNode, name: &str) -> Document {
+    let reply = node
+        .db("app")
+        .await
+        .run_command(doc! { "expiryForecast": "events" })
+        .await
+        .unwrap();
+    reply
+        .get_array("ttlIndexes")
+        .unwrap()
+        .iter()
+        .map(|i| i.as_document().unwrap().clone())
+        .find(|i| i.get_str("name").unwrap() == name)
+        .unwrap_or_else(|| panic!("no {name} in {reply}"))
+}
+
+fn counts(d: &Document, view: &str, per: &str) -> Vec<i64> {
+    d.get_document(view)
+        .unwrap()
+        .get_array(per)
+        .unwrap()
+        .iter()
+        .map(|n| n.as_i64().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn expiry_forecast_counts_what_falls_due_each_minute_and_hour() {
+    const MIN: i64 = 60_000;
+    const HOUR: i64 = 60 * MIN;
+    let node = TestNode::start_with_clock(Arc::new(ManualClock::new(T0)));
+    let _held = node.hold_monitor().await;
+    let c = node.coll("app", "events").await;
+    ttl_index(&c, doc! { "at": 1 }, TTL_SECS, None).await;
+    ttl_index(&c, doc! { "b": -1 }, 0, None).await;
+    let mut docs = Vec::new();
+    for i in 0..3 {
+        docs.push(doc! { "_id": format!("due {i}"), "at": at(T0 - 61_000) });
+    }
+    for i in 0..2 {
+        // Due 30 s from now: the first minute.
+        docs.push(doc! { "_id": format!("soon {i}"), "at": at(T0 - 30_000) });
+    }
+    docs.extend([
+        // Due 11 min from now.
+        doc! { "_id": "eleven minutes", "at": at(T0 + 10 * MIN) },
+        // Two dates: due by the earlier, once.
+        doc! { "_id": "two dates", "at": [at(T0 + 2 * HOUR), at(T0 - 59_000)] },
+        // Due 3 h 1 min from now: the fourth hour.
+        doc! { "_id": "three hours", "at": at(T0 + 3 * HOUR) },
+        doc! { "_id": "next week", "at": at(T0 + 8 * 24 * HOUR) },
+        doc! { "_id": "a string", "at": "tomorrow" },
+        // The descending index: due 90 s from now.
+        doc! { "_id": "by b", "b": at(T0 + 90_000) },
+    ]);
+    c.insert_many(docs).await.unwrap();
+
+    let at_index = forecast_of(&node, "at_1").await;
+    assert_eq!(at_index.get_i64("due").unwrap(), 3);
+    let minutes = counts(&at_index, "nextHour", "perMinute");
+    assert_eq!(minutes.len(), 60);
+    assert_eq!(minutes[0], 3, "{minutes:?}");
+    assert_eq!(minutes[10], 1, "{minutes:?}");
+    assert_eq!(minutes.iter().sum::<i64>(), 4);
+    let hours = counts(&at_index, "nextWeek", "perHour");
+    assert_eq!(hours.len(), 168);
+    assert_eq!(hours[0], 4, "{hours:?}");
+    assert_eq!(hours[3], 1, "{hours:?}");
+    assert_eq!(hours.iter().sum::<i64>(), 5);
+    assert!(at_index.get_bool("exact").unwrap());
+    assert_eq!(
+        at_index
+            .get_datetime("countedThrough")
+            .unwrap()
+            .timestamp_millis(),
+        T0 + 168 * HOUR
+    );
+    let b_index = forecast_of(&node, "b_-1").await;
+    assert_eq!(b_index.get_i64("due").unwrap(), 0);
+    assert_eq!(counts(&b_index, "nextHour", "perMinute")[1], 1);
+    assert_eq!(
+        counts(&b_index, "nextWeek", "perHour").iter().sum::<i64>(),
+        1
+    );
+
+    // A minute later the first minute's documents are due.
+    node.advance(Duration::from_secs(60));
+    let at_index = forecast_of(&node, "at_1").await;
+    assert_eq!(at_index.get_i64("due").unwrap(), 6);
+    assert_eq!(counts(&at_index, "nextHour", "perMinute")[9], 1);
+}

@@ -18,6 +18,7 @@ pub enum Scenario {
     Timeseries,
     TimeseriesChurn,
     Aggregation,
+    Forecast,
 }
 
 #[derive(Parser, Debug, Clone)]

@@ -36,6 +36,8 @@
 //! - `aggregation`: `$group` over N documents and a `$lookup` of 100,000
 //!   into 1,000 users, medians of several runs, against the same queries
 //!   in PostgreSQL on the same rows.
+//! - `forecast`: `expiryForecast` on a TTL index of N documents dated over
+//!   the next week, against a hinted `count` of the same keys.
 //!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
@@ -47,6 +49,7 @@ mod capacity;
 mod churn;
 mod daemon;
 mod floor;
+mod forecast;
 mod interleaved;
 mod oldest;
 mod peers;
@@ -83,6 +86,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Timeseries => timeseries::run(args).await,
         Scenario::TimeseriesChurn => ts_churn::run(args).await,
         Scenario::Aggregation => aggregation::run(args).await,
+        Scenario::Forecast => forecast::run(args).await,
     }
 }
 

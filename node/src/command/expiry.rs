@@ -1,15 +1,19 @@
-//! `explainExpiry`, an ebb command: for the documents a filter matches,
-//! when each TTL index of the collection makes them due, or why it never
-//! does (no date at the field, a string or an epoch number instead of a
-//! Date, an array without a date, excluded by the partial filter), and
-//! whether the TTL monitor deletes here at all.
+//! ebb's own commands about expiry; neither changes anything.
 //!
-//! `{explainExpiry: <collection>, filter: {…}, limit: <n>}`; due documents
-//! are shown too (they are hidden from every other read). Nothing changes.
+//! - `{explainExpiry: <collection>, filter: {…}, limit: <n>}`: for the
+//!   documents a filter matches, when each TTL index of the collection makes
+//!   them due, or why it never does (no date at the field, a string or an
+//!   epoch number instead of a Date, an array without a date, excluded by
+//!   the partial filter), and whether the TTL monitor deletes here at all.
+//!   Due documents are shown too (they are hidden from every other read).
+//! - `{expiryForecast: <collection>}`: per TTL index, the documents due and
+//!   not yet deleted, and how many fall due in each minute of the next hour
+//!   and each hour of the next week (`ttl::forecast`).
 
 use bson::{Bson, Document, doc};
 use ebb_storage::engine::{Direction, KeyRange};
 use ebb_storage::index::Expiry;
+use ebb_storage::ttl::forecast;
 
 use super::{Request, check_collection_name, ok, query};
 use crate::args::Args;
@@ -19,6 +23,35 @@ use crate::error::{CommandError, CommandResult, codes};
 const DEFAULT_LIMIT: i64 = 100;
 /// The most documents one command shows.
 const MAX_LIMIT: i64 = 10_000;
+/// The most index keys a forecast reads per TTL index.
+const FORECAST_BUDGET: u64 = 2_000_000;
+
+/// The collection a command names, if it exists and is not time series.
+fn collection(req: &Request, name: &str) -> CommandResult<std::sync::Arc<ebb_storage::Collection>> {
+    let Some(entry) = req.node.collection(&req.db, name) else {
+        return Err(CommandError::new(
+            codes::NAMESPACE_NOT_FOUND,
+            format!("ns does not exist: {}.{name}", req.db),
+        ));
+    };
+    if entry.coll.timeseries.is_some() {
+        let command = Args::open(&req.body).map_or("", |a| a.command_name());
+        return Err(ebb_storage::Error::not_implemented(&format!(
+            "{command} on a time-series collection (its measurements expire by bucket)"
+        ))
+        .into());
+    }
+    Ok(entry.coll.clone())
+}
+
+/// A TTL index as both commands show it.
+fn shown_index(kg: &ebb_storage::index::KeyGen) -> Document {
+    doc! {
+        "name": &kg.name,
+        "field": kg.leading_field().unwrap_or_default(),
+        "expireAfterSeconds": kg.expire_after_secs().unwrap_or_default(),
+    }
+}
 
 pub async fn explain_expiry(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, &["filter", "limit"])?;
@@ -31,29 +64,11 @@ pub async fn explain_expiry(req: Request) -> CommandResult {
             "limit must be between 1 and {MAX_LIMIT}, got {limit}"
         )));
     }
-    let Some(entry) = req.node.collection(&req.db, name) else {
-        return Err(CommandError::new(
-            codes::NAMESPACE_NOT_FOUND,
-            format!("ns does not exist: {}.{name}", req.db),
-        ));
-    };
-    let coll = entry.coll.clone();
-    if coll.timeseries.is_some() {
-        return Err(ebb_storage::Error::not_implemented(
-            "explainExpiry on a time-series collection (its measurements expire by bucket)",
-        )
-        .into());
-    }
+    let coll = collection(&req, name)?;
     let now = req.now().timestamp_millis();
     let indexes: Vec<Bson> = coll
         .ttl_keygens()
-        .map(|kg| {
-            Bson::Document(doc! {
-                "name": &kg.name,
-                "field": kg.leading_field().unwrap_or_default(),
-                "expireAfterSeconds": kg.expire_after_secs().unwrap_or_default(),
-            })
-        })
+        .map(|kg| Bson::Document(shown_index(kg)))
         .collect();
     let scanned = coll.clone();
     let (documents, more) = req
@@ -119,4 +134,39 @@ fn explained(
         expiry.push(Bson::Document(shown));
     }
     Ok(doc! { "_id": id, "expiry": expiry })
+}
+
+pub async fn expiry_forecast(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &[])?;
+    let name = args.collection()?;
+    check_collection_name(&req.db, name)?;
+    let coll = collection(&req, name)?;
+    let now = req.now().timestamp_millis();
+    let forecasts = req
+        .node
+        .scan(move |snap| {
+            let mut out = Vec::new();
+            for kg in coll.ttl_keygens() {
+                let f = forecast::forecast(snap, kg, now, FORECAST_BUDGET)?;
+                out.push((shown_index(kg), f));
+            }
+            Ok(out)
+        })
+        .await?;
+    let counts = |v: &[u64]| v.iter().map(|&n| n as i64).collect::<Vec<_>>();
+    let indexes: Vec<Bson> = forecasts
+        .into_iter()
+        .map(|(mut shown, f)| {
+            shown.insert("due", f.due as i64);
+            shown.insert("nextHour", doc! { "perMinute": counts(&f.minutes) });
+            shown.insert("nextWeek", doc! { "perHour": counts(&f.hours) });
+            shown.insert(
+                "countedThrough",
+                bson::DateTime::from_millis(f.counted_through),
+            );
+            shown.insert("exact", f.exact);
+            Bson::Document(shown)
+        })
+        .collect();
+    ok(doc! { "now": bson::DateTime::from_millis(now), "ttlIndexes": indexes })
 }

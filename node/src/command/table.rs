@@ -69,6 +69,8 @@ const COMMANDS: &[Command] = &[
     row(&["explain"], handler!(explain::explain), ByBody(explain_need)),
     row(&["explainExpiry"], handler!(expiry::explain_expiry), Db(&[Find]))
         .top(Category::ReadCommand),
+    row(&["expiryForecast"], handler!(expiry::expiry_forecast), Db(&[Find]))
+        .top(Category::ReadCommand),
     row(&["find"], handler!(find::find), Db(&[Find]))
         .users(Users::Reads).op(Op::Query).top(Category::Queries),
     row(&["findAndModify", "findandmodify"], handler!(find_and_modify::find_and_modify),

@@ -58,24 +58,71 @@ pub fn decode<'v>(
     own: (u64, &'v [u8]),
     coll: &Collection,
 ) -> Option<Vec<(Cf, &'v [u8])>> {
+    let mut out = Vec::new();
+    let mut covered = 0;
+    walk(value, own, |item| {
+        match item {
+            // In the handle's order, so a stale value fails at the first mismatch.
+            Item::Section(cf) => {
+                if coll.keygens.get(covered)?.cf != cf {
+                    return None;
+                }
+                covered += 1;
+            }
+            Item::Key(cf, key) => out.push((Cf::Id(cf), key)),
+        }
+        Some(())
+    })?;
+    (covered == coll.keygens.len()).then_some(out)
+}
+
+/// Whether TTL entry `own` (family and key), which carries `value`, is
+/// the entry of its document with the earliest Date in its own index
+/// (`descending`: the index's first field is); None when the value does
+/// not list the entries of that index. Reads the value without copying.
+pub fn is_earliest(value: &[u8], own: (u64, &[u8]), descending: bool) -> Option<bool> {
+    let date = |key: &[u8]| ebb_lang::encoding::keycode::leading_date(key, descending);
+    let own_date = date(own.1)?;
+    let (mut listed, mut earlier) = (false, false);
+    walk(value, own, |item| {
+        if let Item::Key(cf, key) = item
+            && cf == own.0
+        {
+            listed = true;
+            // Entries of one document differ only in their values.
+            earlier |= date(key).is_some_and(|d| (d, key) < (own_date, own.1));
+        }
+        Some(())
+    })?;
+    listed.then_some(!earlier)
+}
+
+/// What a TTL value lists, in order: each section's family, then its keys.
+enum Item<'v> {
+    Section(u64),
+    Key(u64, &'v [u8]),
+}
+
+/// Calls `visit` with every item of `value` (self-references resolved to
+/// `own`'s key), stopping with None at the first it refuses or at a value
+/// that cannot be read.
+fn walk<'v>(
+    value: &'v [u8],
+    own: (u64, &'v [u8]),
+    mut visit: impl FnMut(Item<'v>) -> Option<()>,
+) -> Option<()> {
     let (&format, mut rest) = value.split_first()?;
     let fixed = match format {
         FORMAT => false,
         FIXED => true,
         _ => return None,
     };
-    let mut out = Vec::new();
-    let mut covered = 0;
     while !rest.is_empty() {
         let (cf, n) = match fixed {
             true => (u64_le(&mut rest)?, u64::from(u32_le(&mut rest)?)),
             false => (varint(&mut rest)?, varint(&mut rest)?),
         };
-        // In the handle's order, so a stale value fails at the first mismatch.
-        if coll.keygens.get(covered)?.cf != cf {
-            return None;
-        }
-        covered += 1;
+        visit(Item::Section(cf))?;
         for _ in 0..n {
             let len = match fixed {
                 true => u64::from(u32_le(&mut rest)?),
@@ -91,10 +138,10 @@ pub fn decode<'v>(
                     key
                 }
             };
-            out.push((Cf::Id(cf), key));
+            visit(Item::Key(cf, key))?;
         }
     }
-    (covered == coll.keygens.len()).then_some(out)
+    Some(())
 }
 
 fn put_varint(out: &mut Vec<u8>, mut n: u64) {
@@ -252,5 +299,31 @@ mod tests {
             assert!(rest.is_empty());
         }
         assert_eq!(varint(&mut &[0x80u8; 11][..]), None, "too long");
+    }
+
+    #[test]
+    fn only_the_earliest_date_of_a_document_is_its_earliest_entry() {
+        let coll = indexes(false);
+        let doc = bson::RawDocumentBuf::try_from(&doc! {
+            "_id": 1,
+            "at": [bson::DateTime::from_millis(2_000), bson::DateTime::from_millis(1_000)],
+        })
+        .unwrap();
+        let mut at = Vec::new();
+        coll.keygen("at_1")
+            .unwrap()
+            .keys(&doc, b"id", &mut at)
+            .unwrap();
+        assert_eq!(at.len(), 2);
+        at.sort_by_key(|k| ebb_lang::encoding::keycode::leading_date(k, false));
+        let (early, late) = (at[0].as_slice(), at[1].as_slice());
+        let value = encoded(Some(11), &[early, late], &[b"k|id"]);
+        assert_eq!(is_earliest(&value, (11, early), false), Some(true));
+        assert_eq!(is_earliest(&value, (11, late), false), Some(false));
+        // A lone entry refers to itself.
+        let lone = encoded(Some(11), &[early], &[]);
+        assert_eq!(is_earliest(&lone, (11, early), false), Some(true));
+        // A value that lists nothing of the index says nothing.
+        assert_eq!(is_earliest(&[], (11, early), false), None);
     }
 }

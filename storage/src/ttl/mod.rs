@@ -9,7 +9,8 @@
 //! Files, in the order a chunk uses them: `carry` (what a TTL entry holds
 //! so its document can go without reading the record), `policy` (chunk
 //! sizes), `chunk` (scan, decide, encode), `whole` (a collection entirely
-//! due), `earliest` (when the next entry falls due), `sweep`, `queue` and
+//! due), `earliest` (when the next entry falls due), `forecast` (what falls
+//! due in the next hour and week, for operators), `sweep`, `queue` and
 //! `held` (entries and records left to the sweep, held from every read),
 //! `hidden` (which due documents readers pass over). Scheduling — which
 //! chunk runs when — belongs to the actors; this module only does the work.
@@ -17,6 +18,7 @@
 pub(crate) mod carry;
 mod chunk;
 mod earliest;
+pub mod forecast;
 mod held;
 mod hidden;
 mod policy;

@@ -167,7 +167,7 @@ pub(super) fn ids(engine: &RocksEngine) -> Vec<i32> {
     out
 }
 
-pub(super) fn at(ms: i64) -> Bson {
+pub(crate) fn at(ms: i64) -> Bson {
     Bson::DateTime(DateTime::from_millis(ms))
 }
 
