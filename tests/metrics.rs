@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// One HTTP/1.1 request: (status, body).
-async fn http(addr: std::net::SocketAddr, method: &str, path: &str) -> (u16, String) {
+pub(crate) async fn http(addr: std::net::SocketAddr, method: &str, path: &str) -> (u16, String) {
     let mut s = TcpStream::connect(addr).await.unwrap();
     let request = format!("{method} {path} HTTP/1.1\r\nHost: ebb\r\nConnection: close\r\n\r\n");
     s.write_all(request.as_bytes()).await.unwrap();
@@ -29,7 +29,7 @@ fn node_with_http() -> TestNode {
     node_with_http_and(None)
 }
 
-fn node_with_http_and(clock: Option<Arc<ManualClock>>) -> TestNode {
+pub(crate) fn node_with_http_and(clock: Option<Arc<ManualClock>>) -> TestNode {
     TestNode::start_with(
         |c| {
             c.net.http.enabled = true;
@@ -40,7 +40,7 @@ fn node_with_http_and(clock: Option<Arc<ManualClock>>) -> TestNode {
 }
 
 /// The samples of a scrape by name and labels.
-fn samples(text: &str) -> HashMap<(String, Vec<(String, String)>), f64> {
+pub(crate) fn samples(text: &str) -> HashMap<(String, Vec<(String, String)>), f64> {
     let lines = text.lines().map(|l| Ok(l.to_owned()));
     let scrape = prometheus_parse::Scrape::parse(lines).expect("valid exposition format");
     scrape

@@ -284,3 +284,108 @@ async fn expiry_forecast_counts_what_falls_due_each_minute_and_hour() {
     assert_eq!(at_index.get_i64("due").unwrap(), 6);
     assert_eq!(counts(&at_index, "nextHour", "perMinute")[9], 1);
 }
+
+/// `ebb_ttl_mass_expiry_changes_total` from the node's `/metrics`.
+async fn mass_changes(node: &TestNode) -> f64 {
+    let addr = node.node().http_addr().expect("net.http enabled");
+    let (_, text) = crate::metrics::http(addr, "GET", "/metrics").await;
+    crate::metrics::samples(&text)[&("ebb_ttl_mass_expiry_changes_total".to_owned(), vec![])]
+}
+
+#[tokio::test]
+async fn a_dry_run_of_a_shorter_ttl_counts_what_it_makes_due_and_changes_nothing() {
+    let node = crate::metrics::node_with_http_and(Some(Arc::new(ManualClock::new(T0))));
+    let _held = node.hold_monitor().await;
+    let db = node.db("app").await;
+    let c = node.coll("app", "guarded").await;
+    ttl_index(&c, doc! { "at": 1 }, 3600, None).await;
+    // Dated 0, 10, …, 990 s ago: none due under an hour.
+    c.insert_many((0..100).map(|i| doc! { "_id": i, "at": at(T0 - i * 10_000) }))
+        .await
+        .unwrap();
+    let coll_mod = |secs: Bson, dry: bool| {
+        let mut cmd = doc! {
+            "collMod": "guarded",
+            "index": { "keyPattern": { "at": 1 }, "expireAfterSeconds": secs },
+        };
+        if dry {
+            cmd.insert("dryRun", true);
+        }
+        cmd
+    };
+    let preview = db.run_command(coll_mod(600.into(), true)).await.unwrap();
+    assert!(preview.get_bool("dryRun").unwrap());
+    // Those 600 s old or more: 60, …, 99.
+    assert_eq!(preview.get_i64("dueAtOnce").unwrap(), 40, "{preview}");
+    assert!(!preview.get_bool("dueAtOnceIsAtLeast").unwrap());
+    assert_eq!(preview.get_i64("documents").unwrap(), 100);
+    let ttl_of = async || {
+        let mut indexes = c.list_indexes().await.unwrap();
+        let mut secs = None;
+        while indexes.advance().await.unwrap() {
+            let index = indexes.deserialize_current().unwrap();
+            if index.keys == doc! { "at": 1 } {
+                secs = index.options.and_then(|o| o.expire_after);
+            }
+        }
+        secs.unwrap().as_secs()
+    };
+    assert_eq!(ttl_of().await, 3600);
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 100);
+    assert_eq!(mass_changes(&node).await, 0.0);
+
+    // Values mongod refuses stay refused, previewed or not.
+    for dry in [true, false] {
+        expect_code(
+            db.run_command(coll_mod(Bson::Double(f64::NAN), dry)).await,
+            72,
+        );
+        expect_code(db.run_command(coll_mod((-1).into(), dry)).await, 72);
+    }
+    // The preview is of an expireAfterSeconds change alone.
+    let mut with_hidden = coll_mod(600.into(), true);
+    with_hidden
+        .get_document_mut("index")
+        .unwrap()
+        .insert("hidden", true);
+    expect_code(db.run_command(with_hidden).await, 72);
+    expect_code(
+        db.run_command(doc! { "collMod": "guarded", "dryRun": true })
+            .await,
+        72,
+    );
+    expect_code(
+        db.run_command(doc! {
+            "collMod": "guarded",
+            "index": { "name": "nope", "expireAfterSeconds": 5 },
+            "dryRun": true,
+        })
+        .await,
+        27,
+    );
+    expect_code(
+        db.run_command(doc! {
+            "collMod": "missing",
+            "index": { "name": "at_1", "expireAfterSeconds": 5 },
+            "dryRun": true,
+        })
+        .await,
+        26,
+    );
+
+    // Longer, or a little shorter: no warning.
+    db.run_command(coll_mod(3000.into(), false)).await.unwrap();
+    assert_eq!(mass_changes(&node).await, 0.0);
+    // 40 % of the collection at once: done, and counted.
+    let reply = db.run_command(coll_mod(600.into(), false)).await.unwrap();
+    assert_eq!(reply.get_i64("expireAfterSeconds_old").unwrap(), 3000);
+    assert_eq!(reply.get_i64("expireAfterSeconds_new").unwrap(), 600);
+    assert_eq!(ttl_of().await, 600);
+    assert_eq!(mass_changes(&node).await, 1.0);
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 60);
+    // Then the one dated 590 s ago: 1 of the 60 left.
+    let preview = db.run_command(coll_mod(590.into(), true)).await.unwrap();
+    assert_eq!(preview.get_i64("dueAtOnce").unwrap(), 1, "{preview}");
+    db.run_command(coll_mod(590.into(), false)).await.unwrap();
+    assert_eq!(mass_changes(&node).await, 1.0);
+}

@@ -195,6 +195,10 @@ pub struct Ttl {
     /// What expiry does when documents fall due faster than it can delete
     /// them.
     pub overload: Overload,
+    /// A `collMod` or `createIndexes` that makes more than this share of a
+    /// collection due at once (percent) is logged as a warning and counted
+    /// in `/metrics`; it still succeeds, as in mongod.
+    pub mass_expiry_percent: u8,
 }
 
 impl Default for Ttl {
@@ -205,6 +209,7 @@ impl Default for Ttl {
             hide_expired: true,
             sweep_after: Duration::from_secs(2),
             overload: Overload::Backlog,
+            mass_expiry_percent: 10,
         }
     }
 }
@@ -436,6 +441,11 @@ impl Config {
             "a replica set with net.tls.mode \"preferTLS\" or \"requireTLS\" needs it: \
              members connect to each other over TLS and verify each other's certificates \
              against it",
+        )?;
+        require(
+            (1..=100).contains(&self.ttl.mass_expiry_percent),
+            "ttl.mass_expiry_percent",
+            "must be between 1 and 100",
         )?;
         let storage = &self.storage;
         require(

@@ -187,6 +187,11 @@ pub fn render(ctx: &NodeContext) -> String {
             &ttl.replicated_deletes,
         ),
         (
+            "ttl_mass_expiry_changes",
+            "Index changes (collMod) that made more than ttl.mass_expiry_percent of a collection due at once",
+            &ttl.mass_changes,
+        ),
+        (
             "ttl_throttle_micros",
             "Microseconds writers spent on TTL chunks that made writes wait (ttl.overload = throttle)",
             &ttl.throttle_micros,

@@ -12,7 +12,8 @@ pub use actor::{
     DropIndexes, EnsureCollection, ModifyExpiry, ModifyIndex, ModifyValidation, RenameCollection,
 };
 pub use decide::indexes::{
-    CreateIndexesOutcome, DropTarget, IndexChange, IndexChangeOutcome, IndexTarget, MAX_INDEXES,
+    CreateIndexesOutcome, DropTarget, IndexChange, IndexChangeOutcome, IndexEdit, IndexTarget,
+    MAX_INDEXES, modify_index,
 };
 pub use decide::options::ValidationChange;
 pub use view::{CatalogState, CatalogView};

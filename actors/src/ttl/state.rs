@@ -34,6 +34,9 @@ pub struct TtlState {
     pub throttle_micros: AtomicU64,
     /// How writers ran those chunks, and the plans they threw away.
     pub runs: ChunkRuns,
+    /// Index changes that made more than `ttl.mass_expiry_percent` of a
+    /// collection due at once.
+    pub mass_changes: AtomicU64,
     /// When the monitor will next wake (millis on the node's clock).
     pub next_wake_millis: AtomicI64,
     /// Wakes the monitor early: an earlier due time, a parameter change,
@@ -138,6 +141,7 @@ impl Default for TtlState {
             chunk_micros: AtomicU64::new(0),
             throttle_micros: AtomicU64::new(0),
             runs: ChunkRuns::default(),
+            mass_changes: AtomicU64::new(0),
             next_wake_millis: AtomicI64::new(i64::MAX),
             wake: Notify::new(),
             current: Mutex::new(None),

@@ -9,10 +9,13 @@
 //! - `{expiryForecast: <collection>}`: per TTL index, the documents due and
 //!   not yet deleted, and how many fall due in each minute of the next hour
 //!   and each hour of the next week (`ttl::forecast`).
+//!
+//! Also what a change of an index's `expireAfterSeconds` makes due at once
+//! ([`made_due`]): `collMod` reports it with `dryRun` and warns of it.
 
 use bson::{Bson, Document, doc};
 use ebb_storage::engine::{Direction, KeyRange};
-use ebb_storage::index::Expiry;
+use ebb_storage::index::{Expiry, cutoff_millis};
 use ebb_storage::ttl::forecast;
 
 use super::{Request, check_collection_name, ok, query};
@@ -169,4 +172,51 @@ pub async fn expiry_forecast(req: Request) -> CommandResult {
         })
         .collect();
     ok(doc! { "now": bson::DateTime::from_millis(now), "ttlIndexes": indexes })
+}
+
+/// What a new `expireAfterSeconds` of one index makes due at once.
+#[derive(Debug, Clone, Copy)]
+pub struct MadeDue {
+    /// Documents not due now that would be due at once.
+    pub documents: u64,
+    /// `documents` is a lower bound: counting stopped at the budget.
+    pub at_least: bool,
+    /// The collection's documents a reader sees now.
+    pub of: u64,
+}
+
+impl MadeDue {
+    /// Whether it is more than `percent` of the collection.
+    pub fn more_than(&self, percent: u8) -> bool {
+        self.documents * 100 > self.of * u64::from(percent)
+    }
+}
+
+/// What setting `expireAfterSeconds` of index `index` of `coll` to
+/// `secs` would make due at once, now.
+pub async fn made_due(
+    req: &Request,
+    coll: std::sync::Arc<ebb_storage::Collection>,
+    index: &str,
+    secs: i32,
+) -> CommandResult<MadeDue> {
+    let index = index.to_owned();
+    let now = req.now().timestamp_millis();
+    req.node
+        .scan(move |snap| {
+            let kg = coll.keygen(&index).ok_or_else(CommandError::internal)?;
+            let from = kg.expire_after_secs().map(|old| cutoff_millis(now, old));
+            let to = cutoff_millis(now, i64::from(secs));
+            let (documents, at_least) = match from {
+                Some(from) if from >= to => (0, false),
+                _ => forecast::due_between(snap, kg, from, to, FORECAST_BUDGET)?,
+            };
+            let of = ebb_storage::stats::count(snap, &coll)?;
+            Ok(MadeDue {
+                documents,
+                at_least,
+                of,
+            })
+        })
+        .await
 }

@@ -10,8 +10,8 @@
 
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 use ebb_actors::catalog::{
-    CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexTarget, ModifyExpiry, ModifyIndex,
-    ValidationChange,
+    CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexEdit, IndexTarget, ModifyExpiry,
+    ModifyIndex, ValidationChange, modify_index,
 };
 use ebb_lang::encoding::collation::Collation;
 use ebb_lang::encoding::display::shell;
@@ -615,9 +615,21 @@ const COLL_MOD_INDEX_FIELDS: &[&str] = &[
 pub async fn coll_mod(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, COLL_MOD_ARGS)?;
     let name = args.collection()?;
-    if args.has("dryRun") {
+    let dry_run = match args.get("dryRun") {
+        None => false,
+        Some(RawBsonRef::Boolean(b)) => b,
+        Some(other) => return Err(args.wrong_type("dryRun", &other, "type 'bool'")),
+    };
+    // ebb's dryRun previews an index's new expireAfterSeconds, alone.
+    let previews_expiry = args.doc("index")?.is_some_and(|i| {
+        i.get("expireAfterSeconds").ok().flatten().is_some()
+            && i.get("hidden").ok().flatten().is_none()
+    }) && !args.has("expireAfterSeconds")
+        && validation::parse(&args)? == ValidationChange::default();
+    if dry_run && !previews_expiry {
         return Err(CommandError::invalid_options(
-            "the collMod option 'dryRun' is not supported by ebb",
+            "ebb supports the collMod option 'dryRun' only to preview a change of an index's \
+             expireAfterSeconds, alone",
         ));
     }
     if let Some(v) = args.get("expireAfterSeconds") {
@@ -773,34 +785,72 @@ pub async fn coll_mod(req: Request) -> CommandResult {
             "no expireAfterSeconds or hidden field",
         ));
     }
-    let apply = Box::new(move |index: &mut IndexMeta| -> ebb_storage::Result<()> {
-        use ebb_storage::{Error, ErrorKind::InvalidOptions};
-        if let Some(secs) = expire {
-            if index.expire_after_seconds.is_none() {
+    // The edit, made once for the preview and once for the change.
+    let edit = move || -> IndexEdit {
+        Box::new(move |index: &mut IndexMeta| -> ebb_storage::Result<()> {
+            use ebb_storage::{Error, ErrorKind::InvalidOptions};
+            if let Some(secs) = expire {
+                if index.expire_after_seconds.is_none() {
+                    if index.is_id_index() {
+                        return Err(Error::new(
+                            InvalidOptions,
+                            "the _id field does not support TTL indexes",
+                        ));
+                    }
+                    if index.key.len() > 1 {
+                        return Err(Error::new(
+                            InvalidOptions,
+                            "TTL indexes are single-field indexes, compound indexes do not support TTL",
+                        ));
+                    }
+                }
+                index.expire_after_seconds = Some(secs);
+            }
+            if let Some(h) = hidden {
                 if index.is_id_index() {
-                    return Err(Error::new(
-                        InvalidOptions,
-                        "the _id field does not support TTL indexes",
-                    ));
+                    return Err(Error::new(InvalidOptions, "can't hide _id index"));
                 }
-                if index.key.len() > 1 {
-                    return Err(Error::new(
-                        InvalidOptions,
-                        "TTL indexes are single-field indexes, compound indexes do not support TTL",
-                    ));
-                }
+                index.hidden = h;
             }
-            index.expire_after_seconds = Some(secs);
+            Ok(())
+        })
+    };
+    // What the change makes due at once, decided on the current record
+    // as the catalog decides it (with its errors): the preview's answer,
+    // and a warning when it is a large share of the collection.
+    let current = req.node.collection(&req.db, name).map(|e| e.coll.clone());
+    let preview = modify_index(
+        current.as_ref().map(|c| &c.meta),
+        &req.db,
+        name,
+        IndexChange {
+            target: target.clone(),
+            apply: edit(),
+        },
+    );
+    let made = match (&preview, expire, &current) {
+        (Ok(m), Some(secs), Some(coll)) => {
+            Some(super::expiry::made_due(&req, coll.clone(), &m.outcome.after.name, secs).await?)
         }
-        if let Some(h) = hidden {
-            if index.is_id_index() {
-                return Err(Error::new(InvalidOptions, "can't hide _id index"));
-            }
-            index.hidden = h;
-        }
-        Ok(())
-    });
-    let change = IndexChange { target, apply };
+        _ => None,
+    };
+    if dry_run {
+        let preview = preview?;
+        let made = made.ok_or_else(CommandError::internal)?;
+        return ok(doc! {
+            "dryRun": true,
+            "index": &preview.outcome.after.name,
+            "expireAfterSeconds_old": preview.outcome.before.expire_after_seconds.map(i64::from),
+            "expireAfterSeconds_new": expire.map(i64::from),
+            "dueAtOnce": made.documents as i64,
+            "dueAtOnceIsAtLeast": made.at_least,
+            "documents": made.of as i64,
+        });
+    }
+    let change = IndexChange {
+        target,
+        apply: edit(),
+    };
     let out = req
         .node
         .catalog
@@ -812,6 +862,22 @@ pub async fn coll_mod(req: Request) -> CommandResult {
         .await??;
     if changes_validation {
         validation::modify(&req, name, validation).await?;
+    }
+    let percent = req.node.config.ttl.mass_expiry_percent;
+    if let Some(made) = made.filter(|m| m.more_than(percent)) {
+        req.node
+            .shared
+            .ttl
+            .mass_changes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::warn!(
+            ns = %format!("{}.{name}", req.db),
+            index = %out.after.name,
+            due_at_once = made.documents,
+            at_least = made.at_least,
+            documents = made.of,
+            "collMod of expireAfterSeconds makes more than {percent}% of the collection due at once"
+        );
     }
     let mut reply = Document::new();
     if expire.is_some() {

@@ -102,12 +102,81 @@ pub fn forecast(snap: &dyn Snapshot, kg: &KeyGen, now: i64, budget: u64) -> Resu
     Ok(out)
 }
 
+/// How many documents index `kg` holds a Date for that is at or before
+/// cutoff `to` and after cutoff `from` (None: any Date up to `to`), each
+/// once, reading at most `budget` keys: what a new `expireAfterSeconds`
+/// makes due at once. True with the count when the budget cut it short
+/// (the count is then a lower bound).
+pub fn due_between(
+    snap: &dyn Snapshot,
+    kg: &KeyGen,
+    from: Option<i64>,
+    to: i64,
+    budget: u64,
+) -> Result<(u64, bool)> {
+    let descending = kg.leading_descending();
+    let (start, end) = keycode::date_range_up_to(to, descending);
+    let start = lowest_possible(kg.floor(), start);
+    if start >= end {
+        return Ok((0, false));
+    }
+    let dir = match descending {
+        true => Direction::Reverse,
+        false => Direction::Forward,
+    };
+    let mut cursor = snap.cursor(Cf::Id(kg.cf), KeyRange::new(start, Some(end)), dir)?;
+    let (mut n, mut read) = (0u64, 0u64);
+    while cursor.valid() {
+        if read == budget {
+            return Ok((n, true));
+        }
+        read += 1;
+        let key = cursor.key();
+        let newly = keycode::leading_date(key, descending)
+            .is_some_and(|date| from.is_none_or(|from| date > from));
+        if newly && carry::is_earliest(cursor.value(), (kg.cf, key), descending) != Some(false) {
+            n += 1;
+        }
+        cursor.advance();
+    }
+    cursor.status()?;
+    Ok((n, false))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::Engine;
     use crate::ttl::tests::{at, insert, setup};
     use bson::doc;
+
+    #[test]
+    fn what_a_shorter_ttl_makes_due_at_once_is_counted_between_the_cutoffs() {
+        let (_dir, engine, coll) = setup();
+        let docs = (1..=5)
+            .map(|i| doc! { "_id": i, "at": at(i * MINUTE_MILLIS) })
+            .collect();
+        insert(&engine, &coll, docs);
+        let kg = coll.keygen("at_1").unwrap();
+        let snap = engine.snapshot();
+        let minutes = |m: i64| m * MINUTE_MILLIS;
+        assert_eq!(
+            due_between(&*snap, kg, Some(minutes(1)), minutes(4), 100).unwrap(),
+            (3, false)
+        );
+        assert_eq!(
+            due_between(&*snap, kg, None, minutes(4), 100).unwrap(),
+            (4, false)
+        );
+        assert_eq!(
+            due_between(&*snap, kg, Some(minutes(5)), minutes(9), 100).unwrap(),
+            (0, false)
+        );
+        assert_eq!(
+            due_between(&*snap, kg, None, minutes(9), 2).unwrap(),
+            (2, true)
+        );
+    }
 
     #[test]
     fn a_forecast_past_its_budget_says_how_far_its_counts_are_whole() {
