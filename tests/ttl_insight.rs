@@ -389,3 +389,50 @@ async fn a_dry_run_of_a_shorter_ttl_counts_what_it_makes_due_and_changes_nothing
     db.run_command(coll_mod(590.into(), false)).await.unwrap();
     assert_eq!(mass_changes(&node).await, 1.0);
 }
+
+#[tokio::test]
+async fn a_dry_run_of_a_new_ttl_index_counts_what_it_makes_due_and_builds_nothing() {
+    let node = crate::metrics::node_with_http_and(Some(Arc::new(ManualClock::new(T0))));
+    let db = node.db("app").await;
+    let c = node.coll("app", "fresh").await;
+    c.insert_many((0..100).map(|i| doc! { "_id": i, "at": at(T0 - i * 10_000) }))
+        .await
+        .unwrap();
+    let create = |secs: Bson, dry: bool| {
+        let mut cmd = doc! {
+            "createIndexes": "fresh",
+            "indexes": [{ "key": { "at": 1 }, "name": "at_1", "expireAfterSeconds": secs }],
+        };
+        if dry {
+            cmd.insert("dryRun", true);
+        }
+        cmd
+    };
+    let preview = db.run_command(create(600.into(), true)).await.unwrap();
+    assert!(preview.get_bool("dryRun").unwrap());
+    assert_eq!(preview.get_i32("numIndexesBefore").unwrap(), 1);
+    assert_eq!(preview.get_i32("numIndexesAfter").unwrap(), 2);
+    let ttl = preview.get_array("ttlIndexes").unwrap();
+    let at_1 = ttl[0].as_document().unwrap();
+    assert_eq!(at_1.get_str("index").unwrap(), "at_1");
+    assert_eq!(at_1.get_i64("dueAtOnce").unwrap(), 40, "{preview}");
+    assert_eq!(at_1.get_i64("documents").unwrap(), 100);
+    // Nothing was built, nothing is hidden.
+    let names = c.list_index_names().await.unwrap();
+    assert_eq!(names, vec!["_id_".to_owned()]);
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 100);
+    assert_eq!(mass_changes(&node).await, 0.0);
+    // A spec the command refuses is refused previewed too.
+    for dry in [true, false] {
+        expect_code(db.run_command(create((-5).into(), dry)).await, 67);
+    }
+    expect_code(
+        db.run_command(doc! { "createIndexes": "fresh", "indexes": [{ "key": { "at": 1 }, "name": "x" }], "dryRun": 1 })
+            .await,
+        14,
+    );
+    // Built for real: 40 % of the collection due at once, counted.
+    db.run_command(create(600.into(), false)).await.unwrap();
+    assert_eq!(mass_changes(&node).await, 1.0);
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 60);
+}

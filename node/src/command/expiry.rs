@@ -220,3 +220,54 @@ pub async fn made_due(
         })
         .await
 }
+
+/// What creating the TTL indexes among `new` on `coll` would make due at
+/// once, now, each by itself: per index, its name and the count, read in
+/// one scan of the collection's documents.
+pub async fn made_due_by_new(
+    req: &Request,
+    coll: std::sync::Arc<ebb_storage::Collection>,
+    new: &[ebb_storage::catalog::IndexMeta],
+) -> CommandResult<Vec<(String, MadeDue)>> {
+    let keygens = new
+        .iter()
+        .filter(|i| i.is_ttl())
+        .map(ebb_storage::index::KeyGen::new)
+        .collect::<Result<Vec<_>, _>>()?;
+    if keygens.is_empty() {
+        return Ok(Vec::new());
+    }
+    let now = req.now().timestamp_millis();
+    req.node
+        .scan(move |snap| {
+            let mut due = vec![0u64; keygens.len()];
+            let mut of = 0u64;
+            let mut records =
+                snap.bulk_cursor(coll.records(), KeyRange::all(), Direction::Forward)?;
+            while records.valid() {
+                let doc = bson::RawDocument::from_bytes(records.value())?;
+                // What is due already is hidden and not the change's doing.
+                if !coll.is_due(doc, now) {
+                    of += 1;
+                    for (n, kg) in due.iter_mut().zip(&keygens) {
+                        *n += u64::from(kg.due_by(doc, now));
+                    }
+                }
+                records.advance();
+            }
+            records.status()?;
+            Ok(keygens
+                .iter()
+                .zip(due)
+                .map(|(kg, documents)| {
+                    let made = MadeDue {
+                        documents,
+                        at_least: false,
+                        of,
+                    };
+                    (kg.name.clone(), made)
+                })
+                .collect())
+        })
+        .await
+}

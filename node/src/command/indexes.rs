@@ -11,7 +11,7 @@
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 use ebb_actors::catalog::{
     CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexEdit, IndexTarget, ModifyExpiry,
-    ModifyIndex, ValidationChange, modify_index,
+    ModifyIndex, ValidationChange, create_indexes as create_indexes_decision, modify_index,
 };
 use ebb_lang::encoding::collation::Collation;
 use ebb_lang::encoding::display::shell;
@@ -19,6 +19,7 @@ use ebb_lang::query::filter::Filter;
 use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta, same_key_pattern};
 use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
+use super::expiry::MadeDue;
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, validation};
 use crate::args::{Args, as_f64, is_number, type_name};
 use crate::error::{CommandError, CommandResult, codes};
@@ -293,13 +294,19 @@ fn ttl_value(spec: &RawDocument, index: &IndexMeta) -> CommandResult<Option<i32>
     Ok(Some(truncated as i32))
 }
 
-const CREATE_ARGS: &[&str] = &["indexes", "commitQuorum"];
+/// `dryRun` is ebb's: what new TTL indexes would make due at once.
+const CREATE_ARGS: &[&str] = &["indexes", "commitQuorum", "dryRun"];
 
 pub async fn create_indexes(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, CREATE_ARGS)?;
     let name = args.collection()?;
     check_db_name(&req.db)?;
     check_collection_name(&req.db, name)?;
+    let dry_run = match args.get("dryRun") {
+        None => false,
+        Some(RawBsonRef::Boolean(b)) => b,
+        Some(other) => return Err(args.wrong_type("dryRun", &other, "type 'bool'")),
+    };
     let Some(specs) = args.array("indexes")? else {
         return Err(args.missing("indexes"));
     };
@@ -358,6 +365,47 @@ pub async fn create_indexes(req: Request) -> CommandResult {
             })
             .collect::<CommandResult<_>>()?;
     }
+    // What the new TTL indexes make due at once, decided on the current
+    // record as the catalog decides it (with its errors): the preview's
+    // answer, and a warning when it is a large share of the collection.
+    let current = req.node.collection(&req.db, name).map(|e| e.coll.clone());
+    if dry_run && current.as_ref().is_some_and(|c| c.timeseries.is_some()) {
+        return Err(CommandError::invalid_options(
+            "ebb's createIndexes option 'dryRun' does not preview time-series indexes",
+        ));
+    }
+    let build = create_indexes_decision(
+        current.as_ref().map(|c| &c.meta),
+        &req.db,
+        name,
+        indexes.clone(),
+    );
+    let made = match (&build, &current) {
+        (Ok(build), Some(coll)) => {
+            super::expiry::made_due_by_new(&req, coll.clone(), &build.new).await?
+        }
+        _ => Vec::new(),
+    };
+    if dry_run {
+        let build = build?;
+        let before = current.as_ref().map_or(1, |c| c.meta.indexes.len());
+        let shown: Vec<Bson> = made
+            .iter()
+            .map(|(index, made)| {
+                Bson::Document(doc! {
+                    "index": index,
+                    "dueAtOnce": made.documents as i64,
+                    "documents": made.of as i64,
+                })
+            })
+            .collect();
+        return ok(doc! {
+            "dryRun": true,
+            "numIndexesBefore": before as i32,
+            "numIndexesAfter": (before + build.new.len()) as i32,
+            "ttlIndexes": shown,
+        });
+    }
     let out = req
         .node
         .catalog
@@ -367,6 +415,10 @@ pub async fn create_indexes(req: Request) -> CommandResult {
             indexes,
         })
         .await??;
+    let percent = req.node.config.ttl.mass_expiry_percent;
+    for (index, made) in made.iter().filter(|(_, m)| m.more_than(percent)) {
+        warn_mass_expiry(&req, name, index, made, "createIndexes");
+    }
     let mut reply =
         doc! { "numIndexesBefore": out.before as i32, "numIndexesAfter": out.after as i32 };
     match out.note {
@@ -612,6 +664,25 @@ const COLL_MOD_INDEX_FIELDS: &[&str] = &[
 /// making a single-field index TTL) and `hidden`, and the collection's
 /// validator, validation level and validation action (applied after the
 /// index change, once everything has parsed).
+/// Logs and counts an index change that made more than
+/// `ttl.mass_expiry_percent` of collection `name` due at once.
+fn warn_mass_expiry(req: &Request, name: &str, index: &str, made: &MadeDue, command: &str) {
+    req.node
+        .shared
+        .ttl
+        .mass_changes
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tracing::warn!(
+        ns = %format!("{}.{name}", req.db),
+        index,
+        due_at_once = made.documents,
+        at_least = made.at_least,
+        documents = made.of,
+        "{command} makes more than {}% of the collection due at once",
+        req.node.config.ttl.mass_expiry_percent
+    );
+}
+
 pub async fn coll_mod(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, COLL_MOD_ARGS)?;
     let name = args.collection()?;
@@ -865,19 +936,7 @@ pub async fn coll_mod(req: Request) -> CommandResult {
     }
     let percent = req.node.config.ttl.mass_expiry_percent;
     if let Some(made) = made.filter(|m| m.more_than(percent)) {
-        req.node
-            .shared
-            .ttl
-            .mass_changes
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        tracing::warn!(
-            ns = %format!("{}.{name}", req.db),
-            index = %out.after.name,
-            due_at_once = made.documents,
-            at_least = made.at_least,
-            documents = made.of,
-            "collMod of expireAfterSeconds makes more than {percent}% of the collection due at once"
-        );
+        warn_mass_expiry(&req, name, &out.after.name, &made, "collMod");
     }
     let mut reply = Document::new();
     if expire.is_some() {
