@@ -436,3 +436,101 @@ async fn a_dry_run_of_a_new_ttl_index_counts_what_it_makes_due_and_builds_nothin
     assert_eq!(mass_changes(&node).await, 1.0);
     assert_eq!(c.count_documents(doc! {}).await.unwrap(), 60);
 }
+
+/// 2100-01-01: a date not due under any of these tests' clocks.
+const LATER: i64 = 4_102_444_800_000;
+
+/// `neverExpire` of the collection's TTL index `at_1`, as explainExpiry
+/// shows it.
+async fn never_expire(node: &TestNode, coll: &str) -> Bson {
+    let reply = node
+        .db("app")
+        .await
+        .run_command(doc! { "explainExpiry": coll, "limit": 1 })
+        .await
+        .unwrap();
+    reply.get_array("ttlIndexes").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get("neverExpire")
+        .unwrap()
+        .clone()
+}
+
+fn tally(missing: i64, not_a_date: i64, array: i64, excluded: i64) -> Bson {
+    Bson::Document(doc! {
+        "missing": missing,
+        "notADate": not_a_date,
+        "arrayWithoutDate": array,
+        "excludedByPartialFilter": excluded,
+    })
+}
+
+#[tokio::test]
+async fn never_expiring_documents_are_counted_as_they_are_written_and_kept_across_a_restart() {
+    let mut node = crate::metrics::node_with_http_and(None);
+    let c = node.coll("app", "counted").await;
+    let partial = IndexOptions::builder()
+        .partial_filter_expression(doc! { "kind": "session" })
+        .build();
+    ttl_index(&c, doc! { "at": 1 }, 3600, Some(partial)).await;
+    assert_eq!(never_expire(&node, "counted").await, tally(0, 0, 0, 0));
+    let s = |id: i32, at: Bson| doc! { "_id": id, "kind": "session", "at": at };
+    c.insert_many(vec![
+        doc! { "_id": 1, "kind": "session" },
+        s(2, Bson::Null),
+        s(3, "2026-01-01".into()),
+        s(4, Bson::Int64(1_767_225_600)),
+        s(5, Bson::Array(vec!["a".into()])),
+        doc! { "_id": 6, "kind": "log", "at": at(T0) },
+        s(7, at(LATER)),
+        s(8, at(LATER)),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(never_expire(&node, "counted").await, tally(2, 2, 1, 1));
+    // Writes that change the reason change the counts.
+    c.update_one(doc! { "_id": 1 }, doc! { "$set": { "at": at(LATER) } })
+        .await
+        .unwrap();
+    c.update_one(doc! { "_id": 3 }, doc! { "$set": { "at": ["x", "y"] } })
+        .await
+        .unwrap();
+    c.delete_one(doc! { "_id": 6 }).await.unwrap();
+    c.replace_one(doc! { "_id": 7 }, doc! { "kind": "session" })
+        .await
+        .unwrap();
+    let expected = tally(2, 1, 2, 0);
+    assert_eq!(never_expire(&node, "counted").await, expected);
+    node.restart();
+    assert_eq!(never_expire(&node, "counted").await, expected);
+    let addr = node.node().http_addr().expect("net.http enabled");
+    let (_, text) = crate::metrics::http(addr, "GET", "/metrics").await;
+    let samples = crate::metrics::samples(&text);
+    let labels = |reason: &str| {
+        vec![
+            ("index".to_owned(), "at_1".to_owned()),
+            ("ns".to_owned(), "app.counted".to_owned()),
+            ("reason".to_owned(), reason.to_owned()),
+        ]
+    };
+    let metric = "ebb_ttl_never_expiring_documents".to_owned();
+    assert_eq!(samples[&(metric.clone(), labels("missing"))], 2.0);
+    assert_eq!(samples[&(metric.clone(), labels("arrayWithoutDate"))], 2.0);
+
+    // A TTL index built on existing documents counts them; a second TTL
+    // index on a collection stops the counts of both.
+    let b = node.coll("app", "built").await;
+    b.insert_many(vec![
+        doc! { "_id": 1 },
+        doc! { "_id": 2, "at": "soon" },
+        doc! { "_id": 3, "at": at(LATER) },
+    ])
+    .await
+    .unwrap();
+    ttl_index(&b, doc! { "at": 1 }, 3600, None).await;
+    assert_eq!(never_expire(&node, "built").await, tally(1, 1, 0, 0));
+    ttl_index(&b, doc! { "other": 1 }, 60, None).await;
+    b.insert_one(doc! { "_id": 4 }).await.unwrap();
+    assert_eq!(never_expire(&node, "built").await, Bson::Null);
+}

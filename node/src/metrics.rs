@@ -34,6 +34,13 @@ struct TtlIndexLabel {
     index: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NeverLabel {
+    ns: String,
+    index: String,
+    reason: &'static str,
+}
+
 fn counter(value: u64) -> Counter {
     let counter = Counter::default();
     counter.inc_by(value);
@@ -119,6 +126,31 @@ fn storage_totals(ctx: &NodeContext) -> StorageTotals {
         }
     }
     totals
+}
+
+/// Per TTL index that keeps them, the counts of documents it never makes
+/// due, by reason (one read each: `ttl::never`).
+fn never_expiring(ctx: &NodeContext) -> Family<NeverLabel, Gauge> {
+    let family = Family::<NeverLabel, Gauge>::default();
+    let engine = ctx.shared.engine.as_ref();
+    for handle in ctx.view.load().collections.values() {
+        let Some(kg) = ttl::never::counted(&handle.coll) else {
+            continue;
+        };
+        let Ok(Some(tally)) = ttl::never::read(engine, kg) else {
+            continue;
+        };
+        for (reason, n) in tally.by_reason() {
+            family
+                .get_or_create(&NeverLabel {
+                    ns: handle.coll.meta.ns(),
+                    index: kg.name.clone(),
+                    reason: reason.name(),
+                })
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
+    }
+    family
 }
 
 /// Per TTL index, the entries due now that the monitor has not deleted
@@ -248,6 +280,11 @@ pub fn render(ctx: &NodeContext) -> String {
         "ttl_due_backlog",
         "Due documents the TTL monitor has not deleted yet, per TTL index",
         due_backlog(ctx),
+    );
+    registry.register(
+        "ttl_never_expiring_documents",
+        "Documents a TTL index never makes due, per index (its collection's only TTL index) and reason",
+        never_expiring(ctx),
     );
     registry.register(
         "command_duration_seconds",

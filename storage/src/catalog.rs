@@ -31,6 +31,7 @@ use crate::{Error, Result};
 const NEXT_ID_KEY: &[u8] = b"next_id";
 const COLL_PREFIX: &[u8] = b"coll/";
 const SWEEP_PREFIX: &[u8] = b"sweep/";
+const NEVER_PREFIX: &[u8] = b"never/";
 
 /// The first id handed out; lower ids are reserved.
 const FIRST_ID: u64 = 16;
@@ -338,6 +339,15 @@ pub fn sweep_key(records_cf: u64, seq: u64) -> Vec<u8> {
 /// Every item of one collection's sweep queue, in `seq` order.
 pub fn sweep_range(records_cf: u64) -> KeyRange {
     KeyRange::prefix(&sweep_prefix(records_cf))
+}
+
+/// Where the counts of the documents TTL index `index_cf` never makes due
+/// are kept (`ttl::never`).
+pub fn never_key(index_cf: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(NEVER_PREFIX.len() + 8);
+    k.extend_from_slice(NEVER_PREFIX);
+    k.extend_from_slice(&index_cf.to_be_bytes());
+    k
 }
 
 /// Every sweep queue of the node, collection by collection.

@@ -617,6 +617,11 @@ pub fn build_indexes(engine: &dyn Engine, coll: &Collection, new_names: &[String
     let snap = engine.snapshot();
     let mut cursor = snap.cursor(coll.records(), KeyRange::all(), Direction::Forward)?;
     let mut w = Writer::new(engine, coll)?.keeping_due();
+    // A new TTL index that is the collection's only one counts from here.
+    let counted = crate::ttl::never::counted(coll).map(|kg| kg.cf);
+    if keygens.iter().any(|k| Some(k.cf) == counted) {
+        w.count_never_from_zero();
+    }
     let mut entries = Vec::new();
     while cursor.valid() {
         let id_key = cursor.key();
@@ -631,6 +636,7 @@ pub fn build_indexes(engine: &dyn Engine, coll: &Collection, new_names: &[String
         for kg in &keygens {
             entries.clear();
             kg.keys(doc, id_key, &mut entries)?;
+            w.built(kg, doc, &entries);
             for e in &entries {
                 w.put_entry(kg, e, id_key)?;
             }

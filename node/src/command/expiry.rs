@@ -56,6 +56,26 @@ fn shown_index(kg: &ebb_storage::index::KeyGen) -> Document {
     }
 }
 
+/// How many documents TTL index `kg` of `coll` never makes due, by
+/// reason; null when it does not count them (`ttl::never`).
+fn never_counts(
+    req: &Request,
+    coll: &ebb_storage::Collection,
+    kg: &ebb_storage::index::KeyGen,
+) -> CommandResult<Bson> {
+    if ebb_storage::ttl::never::counted(coll).is_none_or(|c| c.cf != kg.cf) {
+        return Ok(Bson::Null);
+    }
+    let Some(tally) = ebb_storage::ttl::never::read(req.node.shared.engine.as_ref(), kg)? else {
+        return Ok(Bson::Null);
+    };
+    let mut out = Document::new();
+    for (reason, n) in tally.by_reason() {
+        out.insert(reason.name(), n as i64);
+    }
+    Ok(Bson::Document(out))
+}
+
 pub async fn explain_expiry(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, &["filter", "limit"])?;
     let name = args.collection()?;
@@ -69,10 +89,12 @@ pub async fn explain_expiry(req: Request) -> CommandResult {
     }
     let coll = collection(&req, name)?;
     let now = req.now().timestamp_millis();
-    let indexes: Vec<Bson> = coll
-        .ttl_keygens()
-        .map(|kg| Bson::Document(shown_index(kg)))
-        .collect();
+    let mut indexes = Vec::new();
+    for kg in coll.ttl_keygens() {
+        let mut shown = shown_index(kg);
+        shown.insert("neverExpire", never_counts(&req, &coll, kg)?);
+        indexes.push(Bson::Document(shown));
+    }
     let scanned = coll.clone();
     let (documents, more) = req
         .node

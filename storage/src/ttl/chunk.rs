@@ -511,6 +511,8 @@ fn encode(cx: &Cx<'_>, span: &Span, s: Scanned, how: How, out: &mut dyn Batch) -
     // bytes of framing per write), so it is allocated once.
     let ids_bytes: usize = carried_ids.iter().map(|(_, id, _)| id.len() + 12).sum();
     out.reserve(queue.byte_len() + ids_bytes + carried_bytes.len() + 12 * carried.len() + 256);
+    // Documents one index makes due may be counted by another (`never`).
+    super::never::forget_if_several(out, coll)?;
     if how.records_wait {
         queue.records_wait();
         for (_, id, queued) in &mut carried_ids {

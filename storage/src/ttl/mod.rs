@@ -10,7 +10,8 @@
 //! so its document can go without reading the record), `policy` (chunk
 //! sizes), `chunk` (scan, decide, encode), `whole` (a collection entirely
 //! due), `earliest` (when the next entry falls due), `forecast` (what falls
-//! due in the next hour and week, for operators), `sweep`, `queue` and
+//! due in the next hour and week, for operators), `never` (how many documents
+//! an index never makes due, and why), `sweep`, `queue` and
 //! `held` (entries and records left to the sweep, held from every read),
 //! `hidden` (which due documents readers pass over). Scheduling — which
 //! chunk runs when — belongs to the actors; this module only does the work.
@@ -21,6 +22,7 @@ mod earliest;
 pub mod forecast;
 mod held;
 mod hidden;
+pub mod never;
 mod policy;
 mod queue;
 pub mod sweep;

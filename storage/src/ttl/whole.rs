@@ -76,6 +76,7 @@ pub fn expire_all(
         return Ok(None);
     };
     let mut batch = engine.batch();
+    super::never::forget_if_several(batch.as_mut(), coll)?;
     for cf in std::iter::once(coll.records()).chain(coll.keygens.iter().map(|kg| Cf::Id(kg.cf))) {
         match walk.first_key(cf, KeyRange::all(), Direction::Reverse)? {
             Walked::Found(Some(last)) => batch.delete_range(cf, &[], &key_after(&last))?,

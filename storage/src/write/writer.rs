@@ -36,6 +36,7 @@ use crate::capped::tracker::Tracker;
 use crate::collection::Collection;
 use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, KeySet};
 use crate::index::{KeyGen, duplicate_key_error};
+use crate::ttl::never::{self, Counter};
 use ebb_lang::encoding::field_names::field_names;
 use ebb_lang::error::{Error, ErrorKind, Result};
 
@@ -66,6 +67,8 @@ pub struct Writer<'e> {
     replace_due: bool,
     /// A capped collection's order and totals (`crate::capped`).
     capped: Option<Tracker>,
+    /// The counts of documents its TTL index never makes due (`ttl::never`).
+    never: Option<Counter>,
     scratch: Scratch,
 }
 
@@ -90,6 +93,7 @@ impl<'e> Writer<'e> {
         };
         Ok(Writer {
             capped,
+            never: Counter::open(engine, coll)?,
             engine,
             coll,
             batch: engine.batch(),
@@ -111,6 +115,21 @@ impl<'e> Writer<'e> {
     pub fn reserve(&mut self, docs: usize, bytes: usize) {
         self.records.reserve(docs);
         self.written.reserve(bytes);
+    }
+
+    /// Counts from zero the documents the collection's TTL index never
+    /// makes due: the build of that index, which sees every document.
+    pub fn count_never_from_zero(&mut self) {
+        self.never = Counter::fresh(self.coll);
+    }
+
+    /// Notes that a build put `doc`'s `entries` into index `kg`.
+    pub fn built(&mut self, kg: &KeyGen, doc: &RawDocument, entries: &[Vec<u8>]) {
+        if let Some(c) = &mut self.never
+            && self.coll.keygens[c.index].cf == kg.cf
+        {
+            c.note(kg, doc, entries, true);
+        }
     }
 
     /// A writer that never deletes a due document in its way: index
@@ -164,6 +183,13 @@ impl<'e> Writer<'e> {
         if let Some(capped) = &mut self.capped {
             capped.before_commit(self.batch.as_mut())?;
         }
+        let first_never = match &self.never {
+            Some(c) => c.before_commit(self.batch.as_mut(), &self.coll.keygens[c.index])?,
+            None => None,
+        };
+        if !self.batch.is_empty() {
+            never::forget_if_several(self.batch.as_mut(), self.coll)?;
+        }
         let batch = std::mem::replace(&mut self.batch, self.engine.batch());
         self.records.clear();
         self.written.clear();
@@ -181,7 +207,26 @@ impl<'e> Writer<'e> {
             }
             return Ok(());
         }
-        batch.commit(sync)
+        batch.commit(sync)?;
+        if let Some(c) = &mut self.never {
+            c.committed();
+            if let Some(tally) = first_never {
+                let kg = &self.coll.keygens[c.index];
+                let why: Vec<String> = tally
+                    .by_reason()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(r, n)| format!("{n} {}", r.name()))
+                    .collect();
+                tracing::warn!(
+                    ns = %self.ns,
+                    index = %kg.name,
+                    "documents that TTL index never makes due were written: {} \
+                     (explainExpiry names the reason for each)",
+                    why.join(", ")
+                );
+            }
+        }
+        Ok(())
     }
 
     /// The current version of a record: the batch's if it wrote one.
@@ -288,6 +333,10 @@ impl<'e> Writer<'e> {
             kg.keys(doc, &id_key, &mut entries)?;
             spans.push(start..entries.len());
         }
+        if let Some(c) = &mut self.never {
+            let kg = &coll.keygens[c.index];
+            c.note(kg, doc, &entries[spans[c.index].clone()], true);
+        }
         for (kg, span) in self.coll.keygens.iter().zip(&spans) {
             if kg.unique {
                 for entry in &entries[span.clone()] {
@@ -353,9 +402,14 @@ impl<'e> Writer<'e> {
             )?;
         }
         let mut entries = Vec::new();
-        for kg in &self.coll.keygens {
+        for (i, kg) in self.coll.keygens.iter().enumerate() {
             entries.clear();
             kg.keys(doc, id_key, &mut entries)?;
+            if let Some(c) = &mut self.never
+                && c.index == i
+            {
+                c.note(kg, doc, &entries, false);
+            }
             for entry in &entries {
                 self.batch.delete(Cf::Id(kg.cf), entry)?;
                 if kg.unique {
@@ -378,11 +432,17 @@ impl<'e> Writer<'e> {
         let mut old_entries = Vec::new();
         let mut all_new = Vec::with_capacity(coll.keygens.len());
         let mut changes = Vec::new();
-        for kg in &coll.keygens {
+        for (i, kg) in coll.keygens.iter().enumerate() {
             old_entries.clear();
             let mut new_entries = Vec::new();
             kg.keys(old, id_key, &mut old_entries)?;
             kg.keys(new, id_key, &mut new_entries)?;
+            if let Some(c) = &mut self.never
+                && c.index == i
+            {
+                c.note(kg, old, &old_entries, false);
+                c.note(kg, new, &new_entries, true);
+            }
             let removed: Vec<Vec<u8>> = old_entries
                 .iter()
                 .filter(|e| !new_entries.contains(e))
