@@ -176,12 +176,17 @@ async fn initiated_set(root: &std::path::Path) -> (Vec<Member>, Client) {
     initiated_set_with(root, &[]).await
 }
 
-async fn initiated_set_with(root: &std::path::Path, env: &[(&str, &str)]) -> (Vec<Member>, Client) {
-    let members: Vec<Member> = (0..3).map(|_| Member::start_with(root, env)).collect();
-    let config = doc! {
+/// The set's configuration naming `members`, `_id`s from 0.
+fn set_config(members: &[Member]) -> Document {
+    doc! {
         "_id": "rs0",
         "members": members.iter().enumerate().map(|(i, m)| doc! { "_id": i as i32, "host": m.host() }).collect::<Vec<_>>(),
-    };
+    }
+}
+
+async fn initiated_set_with(root: &std::path::Path, env: &[(&str, &str)]) -> (Vec<Member>, Client) {
+    let members: Vec<Member> = (0..3).map(|_| Member::start_with(root, env)).collect();
+    let config = set_config(&members);
     members[0]
         .direct()
         .await
@@ -264,10 +269,7 @@ async fn three_members_take_majority_writes_refuse_writes_on_secondaries_and_fai
         94,
     );
 
-    let config = doc! {
-        "_id": "rs0",
-        "members": members.iter().enumerate().map(|(i, m)| doc! { "_id": i as i32, "host": m.host() }).collect::<Vec<_>>(),
-    };
+    let config = set_config(&members);
     expect_code(
         first
             .database("admin")
@@ -1429,10 +1431,7 @@ async fn members_of_a_set_that_requires_tls_replicate_over_tls() {
         .await
         .unwrap()
     };
-    let config = doc! {
-        "_id": "rs0",
-        "members": members.iter().enumerate().map(|(i, m)| doc! { "_id": i as i32, "host": m.host() }).collect::<Vec<_>>(),
-    };
+    let config = set_config(&members);
     direct(&members[0])
         .await
         .database("admin")

@@ -150,13 +150,24 @@ mod tests {
     use crate::ttl::tests::{at, insert, setup};
     use bson::doc;
 
-    #[test]
-    fn what_a_shorter_ttl_makes_due_at_once_is_counted_between_the_cutoffs() {
-        let (_dir, engine, coll) = setup();
+    /// Five documents under TTL index `at_1` (`expireAfterSeconds` 0), due
+    /// one a minute from the epoch on.
+    fn five_a_minute_apart() -> (
+        tempfile::TempDir,
+        crate::engine::rocks::RocksEngine,
+        std::sync::Arc<crate::Collection>,
+    ) {
+        let (dir, engine, coll) = setup();
         let docs = (1..=5)
             .map(|i| doc! { "_id": i, "at": at(i * MINUTE_MILLIS) })
             .collect();
         insert(&engine, &coll, docs);
+        (dir, engine, coll)
+    }
+
+    #[test]
+    fn what_a_shorter_ttl_makes_due_at_once_is_counted_between_the_cutoffs() {
+        let (_dir, engine, coll) = five_a_minute_apart();
         let kg = coll.keygen("at_1").unwrap();
         let snap = engine.snapshot();
         let minutes = |m: i64| m * MINUTE_MILLIS;
@@ -180,12 +191,7 @@ mod tests {
 
     #[test]
     fn a_forecast_past_its_budget_says_how_far_its_counts_are_whole() {
-        let (_dir, engine, coll) = setup();
-        // expireAfterSeconds 0: due at the date, one a minute from now on.
-        let docs = (1..=5)
-            .map(|i| doc! { "_id": i, "at": at(i * MINUTE_MILLIS) })
-            .collect();
-        insert(&engine, &coll, docs);
+        let (_dir, engine, coll) = five_a_minute_apart();
         let kg = coll.keygen("at_1").unwrap();
         let snap = engine.snapshot();
         let whole = forecast(&*snap, kg, 0, u64::MAX).unwrap();
