@@ -138,6 +138,35 @@ async fn explain_expiry_names_each_reason_a_document_never_expires() {
     let later = explained(&node, doc! { "_id": "later" }).await;
     assert_eq!(later.len(), 1);
     assert!(later[0].1.get_bool("due").unwrap());
+    // A find's explain says the same when asked, and only then.
+    let db = node.db("app").await;
+    let find = doc! { "find": "sessions", "filter": { "_id": "string" } };
+    let plain = db
+        .run_command(doc! { "explain": find.clone(), "verbosity": "queryPlanner" })
+        .await
+        .unwrap();
+    assert!(plain.get("ebbExpiry").is_none());
+    let asked = db
+        .run_command(doc! { "explain": find, "verbosity": "queryPlanner", "ebbExpiry": true })
+        .await
+        .unwrap();
+    assert!(asked.get_document("queryPlanner").is_ok());
+    let shown = asked
+        .get_document("ebbExpiry")
+        .unwrap()
+        .get_array("documents")
+        .unwrap();
+    assert_eq!(shown.len(), 1);
+    let e = shown[0].as_document().unwrap().get_array("expiry").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert_eq!(e.get_str("never").unwrap(), "notADate");
+    expect_code(
+        db.run_command(doc! { "explain": { "count": "sessions" }, "ebbExpiry": true })
+            .await,
+        72,
+    );
     // Nothing was changed: every document is still stored (with the
     // monitor off nothing is hidden, as in mongod).
     node.set_parameter("ttlMonitorEnabled", false).await;

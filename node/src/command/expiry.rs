@@ -80,19 +80,42 @@ pub async fn explain_expiry(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, &["filter", "limit"])?;
     let name = args.collection()?;
     check_collection_name(&req.db, name)?;
-    let filter = query::filter(args.doc("filter")?, &query::env_now(&req))?;
     let limit = args.i64("limit")?.unwrap_or(DEFAULT_LIMIT);
+    ok(explained_expiry(&req, name, args.doc("filter")?, limit).await?)
+}
+
+/// What `explain` with `ebbExpiry` adds to the explain of `find`: what
+/// `explainExpiry` answers for its filter, up to its limit (or the
+/// command's own).
+pub async fn of_find(req: &Request, find: &bson::RawDocument) -> CommandResult<Document> {
+    let args = Args::open(find)?;
+    let name = args.collection()?;
+    let limit = match args.i64("limit")? {
+        Some(n) if n != 0 => n.unsigned_abs().min(MAX_LIMIT as u64) as i64,
+        _ => DEFAULT_LIMIT,
+    };
+    explained_expiry(req, name, args.doc("filter")?, limit).await
+}
+
+/// `explainExpiry`'s answer for collection `name`, `filter` and `limit`.
+async fn explained_expiry(
+    req: &Request,
+    name: &str,
+    filter: Option<&bson::RawDocument>,
+    limit: i64,
+) -> CommandResult<Document> {
+    let filter = query::filter(filter, &query::env_now(req))?;
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(CommandError::bad_value(format!(
             "limit must be between 1 and {MAX_LIMIT}, got {limit}"
         )));
     }
-    let coll = collection(&req, name)?;
+    let coll = collection(req, name)?;
     let now = req.now().timestamp_millis();
     let mut indexes = Vec::new();
     for kg in coll.ttl_keygens() {
         let mut shown = shown_index(kg);
-        shown.insert("neverExpire", never_counts(&req, &coll, kg)?);
+        shown.insert("neverExpire", never_counts(req, &coll, kg)?);
         indexes.push(Bson::Document(shown));
     }
     let scanned = coll.clone();
@@ -121,7 +144,7 @@ pub async fn explain_expiry(req: Request) -> CommandResult {
         "enabled": shared.params.ttl_monitor_enabled(),
         "running": shared.ttl.running.load(std::sync::atomic::Ordering::Relaxed),
     };
-    ok(doc! {
+    Ok(doc! {
         "now": bson::DateTime::from_millis(now),
         "ttlIndexes": indexes,
         "monitor": monitor,

@@ -18,7 +18,9 @@ use crate::args::Args;
 use crate::error::{CommandError, CommandResult, codes};
 
 pub async fn explain(req: Request) -> CommandResult {
-    let args = Args::parse(&req.body, &["verbosity"])?;
+    // `ebbExpiry` is ebb's: a find's explain also says when its documents
+    // fall due or why they never do (`explainExpiry`).
+    let args = Args::parse(&req.body, &["verbosity", "ebbExpiry"])?;
     let inner = match args.command_value() {
         RawBsonRef::Document(d) => d.to_owned(),
         other => return Err(args.wrong_type("explain", &other, "type 'object'")),
@@ -38,6 +40,12 @@ pub async fn explain(req: Request) -> CommandResult {
         .and_then(|e| e.ok())
         .map(|(k, _)| k.as_str().to_owned())
         .unwrap_or_default();
+    let expiry = args.bool("ebbExpiry")?.unwrap_or(false);
+    if expiry && cmd != "find" {
+        return Err(CommandError::invalid_options(
+            "ebbExpiry explains the expiry of a find's documents only",
+        ));
+    }
     let explained = match cmd.as_str() {
         "find" => explain_find(&req, &inner)?.into(),
         "aggregate" => explain_aggregate(&req, &inner)?,
@@ -128,6 +136,9 @@ pub async fn explain(req: Request) -> CommandResult {
                 reply.insert("executionStats", e);
             }
         }
+    }
+    if expiry {
+        reply.insert("ebbExpiry", super::expiry::of_find(&req, &inner).await?);
     }
     ok(reply)
 }
