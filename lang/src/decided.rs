@@ -108,6 +108,12 @@ impl Rider {
         Some(value)
     }
 
+    /// Whether the batch the entry commits next was committed before a
+    /// crash (and will be dropped): what it changes is in the data already.
+    pub fn skips_next(&self) -> bool {
+        self.commits.load(Ordering::SeqCst) < self.skip
+    }
+
     /// The entry and the count of its batches a progress value records.
     pub fn decode(value: &[u8]) -> Option<(u64, u32)> {
         let index = u64::from_be_bytes(value.get(..8)?.try_into().ok()?);
@@ -253,7 +259,9 @@ mod tests {
         applied.rider = Some(rider.clone());
         assert_eq!(within(Some(applied), rider_now), Some(rider.clone()));
         assert_eq!(rider_now(), None);
+        assert!(rider.skips_next());
         assert_eq!(rider.next_commit(), None, "committed before the crash");
+        assert!(!rider.skips_next());
         let second = rider.next_commit().unwrap();
         assert_eq!(Rider::decode(&second), Some((7, 2)));
     }

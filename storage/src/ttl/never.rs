@@ -10,7 +10,8 @@
 //! never counted). A collection with several TTL indexes keeps none: every
 //! batch that writes to it deletes its keys, so counts never go stale.
 //! An index with no key (one made TTL by `collMod`, or data written before
-//! the counts existed) is not counted.
+//! the counts existed) is not counted. A replica-set member that applies an
+//! entry again after a crash counts only the batches it commits.
 
 use bson::RawDocument;
 
@@ -157,8 +158,13 @@ impl Counter {
         })
     }
 
-    /// A document with `entries` in the counted index comes (`added`) or goes.
+    /// A document with `entries` in the counted index comes (`added`) or
+    /// goes. Nothing changes for a batch a replica-set member drops as
+    /// committed before a crash: the counts it read hold its changes.
     pub fn note(&mut self, kg: &KeyGen, doc: &RawDocument, entries: &[Vec<u8>], added: bool) {
+        if ebb_lang::decided::rider().is_some_and(|r| r.skips_next()) {
+            return;
+        }
         if let Some(why) = reason(kg, doc, entries) {
             let n = &mut self.tally.0[slot(why)];
             *n = match added {
