@@ -10,8 +10,10 @@
 //!   not yet deleted, and how many fall due in each minute of the next hour
 //!   and each hour of the next week (`ttl::forecast`).
 //!
-//! Also what a change of an index's `expireAfterSeconds` makes due at once
-//! ([`made_due`]): `collMod` reports it with `dryRun` and warns of it.
+//! Also what an index change makes due at once: a new `expireAfterSeconds`
+//! ([`made_due`], for `collMod`) or new TTL indexes ([`made_due_by_new`],
+//! for `createIndexes`); both commands report it with `dryRun` and warn of
+//! it.
 
 use bson::{Bson, Document, doc};
 use ebb_storage::engine::{Direction, KeyRange};

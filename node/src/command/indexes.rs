@@ -302,11 +302,7 @@ pub async fn create_indexes(req: Request) -> CommandResult {
     let name = args.collection()?;
     check_db_name(&req.db)?;
     check_collection_name(&req.db, name)?;
-    let dry_run = match args.get("dryRun") {
-        None => false,
-        Some(RawBsonRef::Boolean(b)) => b,
-        Some(other) => return Err(args.wrong_type("dryRun", &other, "type 'bool'")),
-    };
+    let dry_run = dry_run(&args)?;
     let Some(specs) = args.array("indexes")? else {
         return Err(args.missing("indexes"));
     };
@@ -660,10 +656,15 @@ const COLL_MOD_INDEX_FIELDS: &[&str] = &[
     "prepareUnique",
 ];
 
-/// `collMod`: ebb supports changing an index's `expireAfterSeconds` (or
-/// making a single-field index TTL) and `hidden`, and the collection's
-/// validator, validation level and validation action (applied after the
-/// index change, once everything has parsed).
+/// ebb's `dryRun` of `createIndexes` and `collMod`: a bool, nothing else.
+fn dry_run(args: &Args<'_>) -> CommandResult<bool> {
+    match args.get("dryRun") {
+        None => Ok(false),
+        Some(RawBsonRef::Boolean(b)) => Ok(b),
+        Some(other) => Err(args.wrong_type("dryRun", &other, "type 'bool'")),
+    }
+}
+
 /// Logs and counts an index change that made more than
 /// `ttl.mass_expiry_percent` of collection `name` due at once.
 fn warn_mass_expiry(req: &Request, name: &str, index: &str, made: &MadeDue, command: &str) {
@@ -683,14 +684,14 @@ fn warn_mass_expiry(req: &Request, name: &str, index: &str, made: &MadeDue, comm
     );
 }
 
+/// `collMod`: ebb supports changing an index's `expireAfterSeconds` (or
+/// making a single-field index TTL) and `hidden`, and the collection's
+/// validator, validation level and validation action (applied after the
+/// index change, once everything has parsed).
 pub async fn coll_mod(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, COLL_MOD_ARGS)?;
     let name = args.collection()?;
-    let dry_run = match args.get("dryRun") {
-        None => false,
-        Some(RawBsonRef::Boolean(b)) => b,
-        Some(other) => return Err(args.wrong_type("dryRun", &other, "type 'bool'")),
-    };
+    let dry_run = dry_run(&args)?;
     // ebb's dryRun previews an index's new expireAfterSeconds, alone.
     let previews_expiry = args.doc("index")?.is_some_and(|i| {
         i.get("expireAfterSeconds").ok().flatten().is_some()

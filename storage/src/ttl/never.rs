@@ -78,6 +78,13 @@ pub fn counted(coll: &Collection) -> Option<&KeyGen> {
     }
 }
 
+/// [`counted`] with its position among the handle's key generators.
+fn counted_at(coll: &Collection) -> Option<(usize, &KeyGen)> {
+    let kg = counted(coll)?;
+    let index = coll.keygens.iter().position(|k| k.cf == kg.cf)?;
+    Some((index, kg))
+}
+
 /// The counts of TTL index `kg`, if it keeps them.
 pub fn read(engine: &dyn Engine, kg: &KeyGen) -> Result<Option<Tally>> {
     engine
@@ -132,14 +139,9 @@ pub struct Counter {
 impl Counter {
     /// The counts `coll` keeps, as committed; None when it keeps none.
     pub fn open(engine: &dyn Engine, coll: &Collection) -> Result<Option<Counter>> {
-        let Some(kg) = counted(coll) else {
+        let Some((index, kg)) = counted_at(coll) else {
             return Ok(None);
         };
-        let index = coll
-            .keygens
-            .iter()
-            .position(|k| k.cf == kg.cf)
-            .expect("a TTL key generator of the handle");
         Ok(read(engine, kg)?.map(|tally| Counter {
             index,
             tally,
@@ -149,8 +151,7 @@ impl Counter {
 
     /// Counts of a new index, from zero (its build counts every document).
     pub fn fresh(coll: &Collection) -> Option<Counter> {
-        let kg = counted(coll)?;
-        let index = coll.keygens.iter().position(|k| k.cf == kg.cf)?;
+        let (index, _) = counted_at(coll)?;
         Some(Counter {
             index,
             tally: Tally::default(),
@@ -162,16 +163,17 @@ impl Counter {
     /// goes. Nothing changes for a batch a replica-set member drops as
     /// committed before a crash: the counts it read hold its changes.
     pub fn note(&mut self, kg: &KeyGen, doc: &RawDocument, entries: &[Vec<u8>], added: bool) {
+        let Some(why) = reason(kg, doc, entries) else {
+            return;
+        };
         if ebb_lang::decided::rider().is_some_and(|r| r.skips_next()) {
             return;
         }
-        if let Some(why) = reason(kg, doc, entries) {
-            let n = &mut self.tally.0[slot(why)];
-            *n = match added {
-                true => n.saturating_add(1),
-                false => n.saturating_sub(1),
-            };
-        }
+        let n = &mut self.tally.0[slot(why)];
+        *n = match added {
+            true => n.saturating_add(1),
+            false => n.saturating_sub(1),
+        };
     }
 
     /// Adds the counts to the batch about to commit, when they changed;
