@@ -16,6 +16,7 @@ mod collation;
 mod collections;
 mod crud;
 mod disk_full;
+mod expiry_page;
 mod expr;
 mod find_options;
 mod framing;

@@ -574,4 +574,29 @@ mod tests {
             "{error}"
         );
     }
+
+    #[test]
+    fn https_for_the_http_listener_needs_a_certificate() {
+        let error = load(
+            &Overrides::default(),
+            env(&[
+                ("EBB_NET__HTTP__ENABLED", "true"),
+                ("EBB_NET__HTTP__TLS", "true"),
+            ]),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().starts_with("invalid config: net.http.tls"),
+            "{error}"
+        );
+        let loaded = load(
+            &Overrides::default(),
+            env(&[
+                ("EBB_NET__HTTP__TLS", "true"),
+                ("EBB_NET__TLS__CERTIFICATE_KEY_FILE", "server.pem"),
+            ]),
+        )
+        .unwrap();
+        assert!(loaded.net.http.tls);
+    }
 }

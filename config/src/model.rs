@@ -74,7 +74,7 @@ impl Default for Net {
 }
 
 /// `[net.http]`: an HTTP listener serving `/metrics` (Prometheus text format),
-/// `/healthz` and `/readyz`. Off by default.
+/// `/healthz`, `/readyz` and the expiry page under `/expiry`. Off by default.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Http {
@@ -83,6 +83,8 @@ pub struct Http {
     pub bind: String,
     /// TCP port; 0 lets the OS pick a free one.
     pub port: u16,
+    /// Serve HTTPS with the node's certificate (`net.tls.certificate_key_file`).
+    pub tls: bool,
 }
 
 impl Default for Http {
@@ -91,6 +93,7 @@ impl Default for Http {
             enabled: false,
             bind: "127.0.0.1".to_string(),
             port: 28017,
+            tls: false,
         }
     }
 }
@@ -408,6 +411,11 @@ impl Config {
                 || !net.tls.certificate_key_file.as_os_str().is_empty(),
             "net.tls.certificate_key_file",
             "must be set when net.tls.mode is not \"disabled\"",
+        )?;
+        require(
+            !net.http.tls || !net.tls.certificate_key_file.as_os_str().is_empty(),
+            "net.http.tls",
+            "needs net.tls.certificate_key_file, the certificate the listener presents",
         )?;
         let repl = &self.replication;
         require(

@@ -1,8 +1,9 @@
 //! The operations endpoint (`[net.http]`, off by default): `GET /metrics`
-//! (see `metrics.rs`), `GET /healthz` (the process answers) and
+//! (see `metrics.rs`), `GET /healthz` (the process answers),
 //! `GET /readyz` (storage answers a read and the node is not shutting
-//! down). Plain HTTP/1.1 on its own listener; it serves nothing else and
-//! never touches client data.
+//! down), and the expiry page under `/expiry` (`page`). HTTP/1.1 on its
+//! own listener, over TLS with the node's certificate under
+//! `net.http.tls`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -18,9 +19,17 @@ use tokio::sync::watch;
 
 use crate::context::NodeContext;
 use crate::metrics;
+use crate::page::Page;
 
-/// Accepts connections until `stop` turns true.
-pub async fn serve(listener: TcpListener, ctx: Arc<NodeContext>, mut stop: watch::Receiver<bool>) {
+/// Accepts connections until `stop` turns true; with `tls`, each speaks
+/// HTTPS.
+pub async fn serve(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    ctx: Arc<NodeContext>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let page = Page::start(&ctx, stop.clone());
     loop {
         let (stream, peer) = tokio::select! {
             _ = stop.changed() => return,
@@ -34,12 +43,39 @@ pub async fn serve(listener: TcpListener, ctx: Arc<NodeContext>, mut stop: watch
         };
         let ctx = ctx.clone();
         let stopping = stop.clone();
+        let page = page.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |req| answer(ctx.clone(), stopping.clone(), req));
-            if let Err(e) = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
+            let secure = tls.is_some();
+            let service = service_fn(move |req| {
+                answer(
+                    ctx.clone(),
+                    page.clone(),
+                    peer,
+                    secure,
+                    stopping.clone(),
+                    req,
+                )
+            });
+            let served = match tls {
+                None => {
+                    http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await
+                }
+                Some(acceptor) => match acceptor.accept(stream).await {
+                    Ok(stream) => {
+                        http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await
+                    }
+                    Err(e) => {
+                        tracing::debug!(%peer, error = %e, "https handshake failed");
+                        return;
+                    }
+                },
+            };
+            if let Err(e) = served {
                 tracing::debug!(%peer, error = %e, "http connection ended");
             }
         });
@@ -48,9 +84,16 @@ pub async fn serve(listener: TcpListener, ctx: Arc<NodeContext>, mut stop: watch
 
 async fn answer(
     ctx: Arc<NodeContext>,
+    page: Arc<Page>,
+    peer: SocketAddr,
+    tls: bool,
     stopping: watch::Receiver<bool>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+    let path = req.uri().path();
+    if path == "/expiry" || path.starts_with("/expiry/") {
+        return Ok(crate::page::answer(&page, &ctx, peer, tls, req).await);
+    }
     if req.method() != Method::GET {
         return Ok(text(StatusCode::METHOD_NOT_ALLOWED, "only GET\n"));
     }

@@ -17,6 +17,7 @@ pub mod http;
 pub mod latency;
 pub mod metrics;
 pub mod ops;
+pub mod page;
 pub mod profile;
 pub mod repl;
 pub mod server;

@@ -170,13 +170,18 @@ impl Node {
             tokio::spawn(reap_cursors(ctx.clone(), stop_rx.clone())),
             tokio::spawn(profile::record_ttl_deletes(ctx.clone(), stop_rx.clone())),
         ];
+        let https = match config.net.http.tls {
+            true => Some(crate::tls::http_acceptor(&config.net.tls).map_err(StartError::Tls)?),
+            false => None,
+        };
         let http_addr = http.map(|(listener, addr)| {
             background.push(tokio::spawn(crate::http::serve(
                 listener,
+                https,
                 ctx.clone(),
                 stop_rx,
             )));
-            tracing::info!(%addr, "operations endpoint (/metrics, /healthz, /readyz) ready");
+            tracing::info!(%addr, "operations endpoint (/metrics, /healthz, /readyz, /expiry) ready");
             addr
         });
         tracing::info!(%local_addr, path = %config.storage.path.display(), "ebbd ready");

@@ -4,7 +4,8 @@
 //! under the mode: plain, TLS, or — with `allowTLS`/`preferTLS` — whichever
 //! the client's first bytes show it speaks.
 //!
-//! Also the client side replica-set members connect to each other with
+//! Also the HTTPS acceptor of the operators' listener (`http_acceptor`,
+//! `net.http.tls`), and the client side replica-set members connect to each other with
 //! (`member_connector`): under `preferTLS` and `requireTLS`, as mongod's
 //! members, over TLS, trusting `ca_file` and presenting the node's own
 //! certificate.
@@ -104,6 +105,22 @@ impl TlsSetup {
             .await
             .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "TLS handshake"))?
     }
+}
+
+/// The acceptor of the operators' HTTP listener under `net.http.tls`: the
+/// node's certificate, and no client certificates (browsers present none).
+pub fn http_acceptor(tls: &Tls) -> Result<TlsAcceptor, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let file = &tls.certificate_key_file;
+    let key = private_key(file)?;
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(certificates(file)?, key)
+        .map_err(|e| format!("net.tls.certificate_key_file {}: {e}", file.display()))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
 /// How this node connects to the other members of its set: over TLS

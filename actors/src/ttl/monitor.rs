@@ -544,7 +544,7 @@ async fn visit(
         if let Some(oldest) = out.oldest_millis {
             let due = due_millis(oldest, t.expire_after_secs);
             let late = shared.clock.now_millis().saturating_sub(due).max(0);
-            shared.ttl.expiry_lag.observe(late as f64 / 1000.0);
+            shared.ttl.observe_lag(late);
             *last_late = Some(late);
         }
         visit.deleted += out.deleted;

@@ -65,6 +65,9 @@ pub struct TtlState {
     /// Per TTL chunk, seconds from the due time of the oldest document it
     /// deleted to the chunk's answer: how late expiry runs (`/metrics`).
     pub expiry_lag: Histogram,
+    /// The largest lag of a chunk (millis) since the expiry page's history
+    /// last took it (`TtlState::take_lag_peak`).
+    lag_peak_millis: AtomicU64,
     /// Taken by the monitor for each pass. Whoever holds it keeps the
     /// monitor between passes: tests use it to look at due documents that
     /// are still stored (`TtlState::hold`).
@@ -135,6 +138,7 @@ impl Default for TtlState {
             deleted_documents: AtomicU64::new(0),
             // 1 ms to about a minute, doubling.
             expiry_lag: Histogram::new(exponential_buckets(0.001, 2.0, 17)),
+            lag_peak_millis: AtomicU64::new(0),
             passes: AtomicU64::new(0),
             sub_passes: AtomicU64::new(0),
             chunks: AtomicU64::new(0),
@@ -158,6 +162,25 @@ impl Default for TtlState {
 }
 
 impl TtlState {
+    /// Records how late (millis) a chunk deleted its oldest document.
+    pub fn observe_lag(&self, late_millis: i64) {
+        let late = late_millis.max(0);
+        self.expiry_lag.observe(late as f64 / 1000.0);
+        self.lag_peak_millis
+            .fetch_max(late as u64, Ordering::Relaxed);
+    }
+
+    /// The largest lag (millis) observed since the last take; 0 when no
+    /// chunk ran.
+    pub fn lag_peak_millis(&self) -> u64 {
+        self.lag_peak_millis.load(Ordering::Relaxed)
+    }
+
+    /// [`TtlState::lag_peak_millis`], starting the next interval from 0.
+    pub fn take_lag_peak(&self) -> u64 {
+        self.lag_peak_millis.swap(0, Ordering::Relaxed)
+    }
+
     /// Called by writers: a document becomes due at `due_millis`. Wakes the
     /// monitor only when that is earlier than its planned wake-up.
     pub fn note_due(&self, due_millis: i64) {

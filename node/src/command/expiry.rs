@@ -6,9 +6,12 @@
 //!   epoch number instead of a Date, an array without a date, excluded by
 //!   the partial filter), and whether the TTL monitor deletes here at all.
 //!   Due documents are shown too (they are hidden from every other read).
-//! - `{expiryForecast: <collection>}`: per TTL index, the documents due and
-//!   not yet deleted, and how many fall due in each minute of the next hour
-//!   and each hour of the next week (`ttl::forecast`).
+//! - `{expiryForecast: <collection>, maxKeys: <n>}`: per TTL index, the
+//!   documents due and not yet deleted, and how many fall due in each
+//!   minute of the next hour and each hour of the next week
+//!   (`ttl::forecast`), reading at most `maxKeys` index keys per index
+//!   (2,000,000 unless named; past them the reply says up to when its
+//!   counts are whole).
 //!
 //! Also what an index change makes due at once: a new `expireAfterSeconds`
 //! ([`made_due`], for `collMod`) or new TTL indexes ([`made_due_by_new`],
@@ -187,9 +190,18 @@ fn explained(
 }
 
 pub async fn expiry_forecast(req: Request) -> CommandResult {
-    let args = Args::parse(&req.body, &[])?;
+    let args = Args::parse(&req.body, &["maxKeys"])?;
     let name = args.collection()?;
     check_collection_name(&req.db, name)?;
+    let budget = match args.i64("maxKeys")? {
+        None => FORECAST_BUDGET,
+        Some(n) if (1..=FORECAST_BUDGET as i64).contains(&n) => n as u64,
+        Some(n) => {
+            return Err(CommandError::bad_value(format!(
+                "maxKeys must be between 1 and {FORECAST_BUDGET}, got {n}"
+            )));
+        }
+    };
     let coll = collection(&req, name)?;
     let now = req.now().timestamp_millis();
     let forecasts = req
@@ -197,7 +209,7 @@ pub async fn expiry_forecast(req: Request) -> CommandResult {
         .scan(move |snap| {
             let mut out = Vec::new();
             for kg in coll.ttl_keygens() {
-                let f = forecast::forecast(snap, kg, now, FORECAST_BUDGET)?;
+                let f = forecast::forecast(snap, kg, now, budget)?;
                 out.push((shown_index(kg), f));
             }
             Ok(out)
