@@ -388,3 +388,136 @@ async fn list_indexes_echoes_background() {
     assert_eq!(spec("a_1").get_bool("background").ok(), Some(true));
     assert!(spec("b_1").get("background").is_none());
 }
+
+/// The winning plan's index, or `None` for a collection scan.
+async fn planned_index(db: &mongodb::Database, command: Document) -> Option<String> {
+    let e = db
+        .run_command(doc! { "explain": command, "verbosity": "executionStats" })
+        .await
+        .unwrap();
+    let mut stage = e
+        .get_document("queryPlanner")
+        .unwrap()
+        .get_document("winningPlan")
+        .unwrap()
+        .clone();
+    loop {
+        match stage.get_str("stage").unwrap() {
+            "COLLSCAN" => return None,
+            "IXSCAN" => return Some(stage.get_str("indexName").unwrap().to_owned()),
+            _ => stage = stage.get_document("inputStage").unwrap().clone(),
+        }
+    }
+}
+
+/// A partial index serves a query whose filter implies the index's, and
+/// only then, with the same answers as a collection scan (mongod's
+/// jstests/core/index/index_partial_read_ops.js cases).
+#[tokio::test]
+async fn a_partial_index_serves_queries_that_imply_its_filter() {
+    let node = TestNode::start();
+    let db = node.db("partial").await;
+    let c = node.coll("partial", "p").await;
+    c.create_index(
+        IndexModel::builder()
+            .keys(doc! { "x": 1 })
+            .options(
+                IndexOptions::builder()
+                    .partial_filter_expression(doc! { "a": { "$lte": 1.5 } })
+                    .build(),
+            )
+            .build(),
+    )
+    .await
+    .unwrap();
+    c.insert_many([
+        doc! { "_id": 1, "x": 5, "a": 2 },
+        doc! { "_id": 2, "x": 6, "a": 1 },
+        doc! { "_id": 3, "x": 6, "a": [0, 3] },
+        doc! { "_id": 4, "x": 6, "a": [3] },
+    ])
+    .await
+    .unwrap();
+    let cases = [
+        (doc! { "x": 6, "a": 1 }, true, vec![2]),
+        (doc! { "x": { "$gt": 1 }, "a": 1 }, true, vec![2]),
+        (doc! { "x": 6, "a": { "$lte": 1 } }, true, vec![2, 3]),
+        (doc! { "x": 6, "a": { "$in": [0, 1] } }, true, vec![2, 3]),
+        (doc! { "x": 6, "a": { "$lt": 1.6 } }, false, vec![2, 3]),
+        (doc! { "x": 6 }, false, vec![2, 3, 4]),
+        (doc! { "x": { "$gt": 1 }, "a": 3 }, false, vec![3, 4]),
+        (doc! { "x": 6, "a": { "$ne": 2 } }, false, vec![2, 3, 4]),
+    ];
+    for (filter, indexed, expected) in cases {
+        let find = doc! { "find": "p", "filter": filter.clone() };
+        let chosen = planned_index(&db, find).await;
+        assert_eq!(chosen.as_deref(), indexed.then_some("x_1"), "{filter}");
+        let found = c
+            .find(filter.clone())
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        let scanned = c
+            .find(filter.clone())
+            .hint(mongodb::options::Hint::Keys(doc! { "$natural": 1 }))
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(ids(found), expected, "{filter}");
+        assert_eq!(ids(scanned), expected, "{filter}");
+    }
+    // count and aggregate plan the same way.
+    let count = doc! { "count": "p", "query": { "x": { "$gt": 1 }, "a": 1 } };
+    assert_eq!(planned_index(&db, count).await.as_deref(), Some("x_1"));
+    let count = doc! { "count": "p", "query": { "x": { "$gt": 1 }, "a": 2 } };
+    assert_eq!(planned_index(&db, count).await, None);
+    let agg = doc! { "aggregate": "p", "pipeline": [{ "$match": { "x": { "$gt": 1 }, "a": 1 } }], "cursor": {} };
+    assert_eq!(planned_index(&db, agg).await.as_deref(), Some("x_1"));
+
+    // A partial filter with $or: a query implying either branch uses it.
+    let o = node.coll("partial", "or").await;
+    o.create_index(
+        IndexModel::builder()
+            .keys(doc! { "x": 1 })
+            .options(
+                IndexOptions::builder()
+                    .partial_filter_expression(
+                        doc! { "$or": [{ "a": 3 }, { "$and": [{ "a": 5 }, { "b": 5 }] }] },
+                    )
+                    .build(),
+            )
+            .build(),
+    )
+    .await
+    .unwrap();
+    o.insert_many([
+        doc! { "_id": 1, "x": 1, "a": 1 },
+        doc! { "_id": 2, "x": 2, "a": 5 },
+        doc! { "_id": 3, "x": 3, "a": 5, "b": 1 },
+        doc! { "_id": 4, "x": 4, "a": 3 },
+        doc! { "_id": 5, "x": 5, "a": 5, "b": 5 },
+    ])
+    .await
+    .unwrap();
+    for (filter, indexed, expected) in [
+        (doc! { "x": 4, "a": 3 }, true, vec![4]),
+        (doc! { "x": 5, "a": 5, "b": 5 }, true, vec![5]),
+        (doc! { "x": 2, "a": 5 }, false, vec![2]),
+        (doc! { "x": 3, "a": 5, "b": 1 }, false, vec![3]),
+    ] {
+        let chosen = planned_index(&db, doc! { "find": "or", "filter": filter.clone() }).await;
+        assert_eq!(chosen.as_deref(), indexed.then_some("x_1"), "{filter}");
+        let found = o
+            .find(filter.clone())
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(ids(found), expected, "{filter}");
+    }
+}

@@ -11,8 +11,10 @@
 //! Choices, in order: a hint; `_id` equality or `$in` (point lookups); a
 //! secondary index with equality/`$in` on its leading field; one with a
 //! range; an index that provides the requested sort; a collection scan.
-//! Hidden, sparse and partial indexes are used only when hinted (a sparse
-//! or partial index does not hold every document).
+//! Hidden and sparse indexes are used only when hinted (a sparse index
+//! does not hold every document); a partial index when the query's filter
+//! implies the index's (`Filter::implies`), so it holds every document the
+//! query can match, or when hinted.
 //!
 //! Collations: an index with a collation holds sort keys for strings, so
 //! it serves string bounds and sorts only for a query with the same
@@ -142,7 +144,10 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
     }
     let mut usable = Vec::new();
     for index in meta.indexes.iter().filter(|i| general_purpose(i)) {
-        usable.push((index, index_collation(index)?));
+        let index_coll = index_collation(index)?;
+        if holds_every_match(index, index_coll.clone(), &q.filter) {
+            usable.push((index, index_coll));
+        }
     }
     for want_points in [true, false] {
         for (index, index_coll) in &usable {
@@ -262,15 +267,30 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
     }
 }
 
-/// An index the planner may choose by itself: not hidden, holding every
-/// document, and over documents (a time-series index and ebb's internal
-/// ones are over buckets: `timeseries::prune` chooses those).
+/// An index the planner may choose by itself: not hidden, not sparse, and
+/// over documents (a time-series index and ebb's internal ones are over
+/// buckets: `timeseries::prune` chooses those).
 fn general_purpose(i: &IndexMeta) -> bool {
-    !i.hidden
-        && !i.sparse
-        && i.partial_filter.is_none()
-        && ts_index::user_key(i).is_none()
-        && !i.is_internal()
+    !i.hidden && !i.sparse && ts_index::user_key(i).is_none() && !i.is_internal()
+}
+
+/// Whether `index` holds every document `filter` can match: it has no
+/// partial filter, or `filter` implies it (compared, as the index's
+/// entries were, under the index's collation `index_coll`).
+fn holds_every_match(
+    index: &IndexMeta,
+    index_coll: Option<std::sync::Arc<Collation>>,
+    filter: &Filter,
+) -> bool {
+    let Some(partial) = &index.partial_filter else {
+        return true;
+    };
+    // A stored filter that no longer parses is a reason not to trust the
+    // index for unhinted queries, not to fail them.
+    bson::RawDocumentBuf::try_from(partial)
+        .ok()
+        .and_then(|raw| Filter::parse(&raw).ok())
+        .is_some_and(|p| filter.implies(&p.collated(index_coll)))
 }
 
 fn leading_field(index: &IndexMeta) -> String {

@@ -29,8 +29,11 @@
 //! - `parse.rs`: reading a filter document into that tree, with MongoDB's
 //!   errors;
 //! - `matcher.rs`: testing documents and values against the tree;
+//! - `implies.rs`: whether one filter's matches are all another's (which
+//!   partial indexes a query may use);
 //! - `tests.rs`: the unit tests.
 
+mod implies;
 mod matcher;
 mod parse;
 mod types;
