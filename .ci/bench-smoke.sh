@@ -27,6 +27,13 @@ d = json.load(open(sys.argv[1]))
 # Dated over the week from two minutes on: all but the last few minutes' fall due in it.
 assert d["forecast_documents_counted"] >= 2995 and d["forecast_exact"], d
 PY
+"$bin/ebb-bench" page --docs 3000 --ebbd "$bin/ebbd" --json "$out/page.json"
+python3 - "$out/page.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+# Every TTL index is a row of the overview: 100 small collections and the big one.
+assert d["overview_ttl_rows"] == 101, d
+PY
 # Peers whose servers are not installed are skipped, and the run says so
 # (benches/install-peers.sh installs them; CI does not).
 "$bin/ebb-bench" peers --docs 2000 --rate 1000 --duration 3 --ttl 1 --ebbd "$bin/ebbd" --json "$out/peers.json"
@@ -39,7 +46,7 @@ for peer in ("redis", "postgres"):
     else:
         assert f"ratio_interleaved_ebb_to_{peer}" in d, d
 PY
-for f in purge purge-keep lag lag-shown insert foreground scans access timeseries interleaved churn aggregation peers forecast; do
+for f in purge purge-keep lag lag-shown insert foreground scans access timeseries interleaved churn aggregation peers forecast page; do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-*}', d" "$out/$f.json"
 done
 python3 - "$out/tschurn.json" <<'PY'

@@ -11,6 +11,8 @@ use anyhow::{Context, Result, bail};
 /// A started ebbd (or a node given by URI).
 pub struct Target {
     pub uri: String,
+    /// The operators' HTTP listener's `host:port`, when ebbd runs one.
+    pub http: Option<String>,
     child: Option<Child>,
     _dir: Option<tempfile::TempDir>,
 }
@@ -25,6 +27,7 @@ impl Target {
         if let Some(uri) = uri {
             return Ok(Target {
                 uri: uri.to_owned(),
+                http: None,
                 child: None,
                 _dir: None,
             });
@@ -44,15 +47,24 @@ impl Target {
             .with_context(|| format!("starting {}", bin.display()))?;
         let stderr = child.stderr.take().expect("piped");
         let (tx, rx) = std::sync::mpsc::channel();
+        let (http_tx, http_rx) = std::sync::mpsc::channel();
+        let word_after = |line: &str, key: &str| {
+            let rest = line.split(key).nth(1)?;
+            Some(
+                rest.split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        };
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("local_addr=").nth(1) {
-                    let _ = tx.send(
-                        rest.split_whitespace()
-                            .next()
-                            .unwrap_or_default()
-                            .to_owned(),
-                    );
+                if line.contains("operations endpoint") {
+                    if let Some(addr) = word_after(&line, " addr=") {
+                        let _ = http_tx.send(addr);
+                    }
+                } else if let Some(addr) = word_after(&line, "local_addr=") {
+                    let _ = tx.send(addr);
                 } else if line.contains("ERROR") {
                     eprintln!("ebbd: {line}");
                 }
@@ -64,6 +76,8 @@ impl Target {
         };
         Ok(Target {
             uri: format!("mongodb://{addr}/?directConnection=true"),
+            // The endpoint reports itself before the node does.
+            http: http_rx.try_recv().ok(),
             child: Some(child),
             _dir: Some(dir),
         })

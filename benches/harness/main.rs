@@ -38,6 +38,8 @@
 //!   in PostgreSQL on the same rows.
 //! - `forecast`: `expiryForecast` on a TTL index of N documents dated over
 //!   the next week, against a hinted `count` of the same keys.
+//! - `page`: the expiry page's render time at the server with 1,000
+//!   collections, 100 TTL indexes and one TTL index of N documents.
 //!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
@@ -52,6 +54,7 @@ mod floor;
 mod forecast;
 mod interleaved;
 mod oldest;
+mod page;
 mod peers;
 mod report;
 mod scans;
@@ -87,6 +90,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::TimeseriesChurn => ts_churn::run(args).await,
         Scenario::Aggregation => aggregation::run(args).await,
         Scenario::Forecast => forecast::run(args).await,
+        Scenario::Page => page::run(args).await,
     }
 }
 
