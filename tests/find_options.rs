@@ -1,5 +1,6 @@
 //! `find` options and projection operators end to end: `batchSize: 0`,
-//! `$slice`, `$elemMatch` and positional `$` projections, `maxTimeMS`.
+//! `$slice`, `$elemMatch` and positional `$` projections, `maxTimeMS`,
+//! projections of many fields.
 //! Each test names the manual page or jstest its expected results come
 //! from.
 
@@ -546,4 +547,49 @@ async fn slice_projection_mixes_with_computed_fields() {
         p(doc! { "_id": 0, "a": { "$slice": [1, 2] }, "k": { "$add": ["$c", 1] } }).await,
         doc! { "a": [2, 3], "k": 2 }
     );
+}
+
+/// A projection naming 200,000 fields over 50,000 documents is answered,
+/// and other clients are served while it runs: parsing and applying a
+/// projection takes time linear in its size, not in its size squared.
+#[tokio::test]
+async fn a_projection_of_200000_fields_is_answered_while_others_are_served() {
+    let node = TestNode::start();
+    let db = node.db("t").await;
+    let c = db.collection::<Document>("wide");
+    let docs: Vec<Document> = (0..50_000)
+        .map(|i| doc! { "_id": i, "f3": i, "f199998": "kept", "other": i })
+        .collect();
+    c.insert_many(docs).await.unwrap();
+    let mut projection = Document::new();
+    for i in 0..200_000 {
+        projection.insert(format!("f{i}"), 1);
+    }
+    let pinger = node.client().await;
+    let wide = async {
+        let found: Vec<Document> = c
+            .find(doc! {})
+            .projection(projection)
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        found
+    };
+    let pings = async {
+        let admin = pinger.database("admin");
+        let mut answered = 0;
+        loop {
+            admin.run_command(doc! { "ping": 1 }).await.unwrap();
+            answered += 1;
+            if answered == 20 {
+                return answered;
+            }
+        }
+    };
+    let (found, answered) = tokio::join!(wide, pings);
+    assert_eq!(answered, 20);
+    assert_eq!(found.len(), 50_000);
+    assert_eq!(found[7], doc! { "_id": 7, "f3": 7, "f199998": "kept" });
 }

@@ -10,6 +10,8 @@
 //! exclusions (except `_id: 0`); computed fields below a top-level one
 //! (`{a: {b: {$add: …}}}`, `"a.b": <expr>`) are refused for now.
 
+use std::collections::{HashMap, HashSet};
+
 use bson::{RawBson, RawBsonRef, RawDocument, RawDocumentBuf, rawdoc};
 
 use super::expr::{Env, Expr, cstr};
@@ -123,16 +125,23 @@ impl ComputedProjection {
 
 /// `base` with each (name, value) set: replaced in place when the field
 /// exists, appended otherwise; `None` (missing) removes the field.
+/// Linear in the fields of both, however many values are set.
 pub(super) fn set_fields(
     base: &RawDocument,
     mut values: Vec<(&str, Option<RawBson>)>,
 ) -> Result<RawDocumentBuf> {
+    let mut slots: HashMap<&str, usize> = HashMap::with_capacity(values.len());
+    for (i, (name, _)) in values.iter().enumerate() {
+        slots.entry(*name).or_insert(i);
+    }
+    let mut in_base = HashSet::new();
     let mut out = RawDocumentBuf::new();
     for el in base.iter() {
         let (k, v) = el?;
-        match values.iter_mut().find(|(name, _)| *name == k.as_str()) {
-            Some((_, new)) => {
-                if let Some(v) = new.take() {
+        in_base.insert(k.as_str());
+        match slots.get(k.as_str()) {
+            Some(&i) => {
+                if let Some(v) = values[i].1.take() {
                     out.append(k, v);
                 }
             }
@@ -141,7 +150,7 @@ pub(super) fn set_fields(
     }
     for (k, v) in values {
         if let Some(v) = v
-            && base.get(k)?.is_none()
+            && !in_base.contains(k)
         {
             out.append(cstr(k), v);
         }
