@@ -144,6 +144,35 @@ async fn index_errors_carry_mongodb_codes() {
         26,
     );
     expect_code(db.run_command(doc! { "listIndexes": "missing" }).await, 26);
+    // Wildcard indexes are refused, not built as an index on a field named
+    // "$**"; a `$` anywhere else in a path is mongod's illegal name.
+    for key in [doc! { "$**": 1 }, doc! { "path.$**": 1 }] {
+        let msg = expect_code(
+            db.run_command(doc! { "createIndexes": "c", "indexes": [{ "key": key, "name": "w" }] })
+                .await,
+            67,
+        );
+        assert!(msg.contains("wildcard"), "{msg}");
+    }
+    let msg = expect_code(
+        db.run_command(
+            doc! { "createIndexes": "c", "indexes": [{ "key": { "a.$b": 1 }, "name": "w" }] },
+        )
+        .await,
+        67,
+    );
+    assert!(msg.contains("illegal field name"), "{msg}");
+    assert_eq!(list(&db, "c").await.len(), 2, "nothing was built");
+    // dropDups is accepted and ignored, as mongod does for old clients.
+    db.run_command(doc! { "createIndexes": "c", "indexes": [{ "key": { "d": 1 }, "name": "d_1", "dropDups": true }] })
+        .await
+        .unwrap();
+    let d = list(&db, "c")
+        .await
+        .into_iter()
+        .find(|i| i.get_str("name").is_ok_and(|n| n == "d_1"))
+        .unwrap();
+    assert!(!d.contains_key("dropDups"), "{d}");
 }
 
 #[tokio::test]

@@ -50,6 +50,9 @@ const SPEC_FIELDS: &[&str] = &[
     "wildcardProjection",
     "prepareUnique",
     "clustered",
+    // Accepted and ignored by mongod for old clients (it never drops
+    // duplicates), so by ebb too; not stored.
+    "dropDups",
 ];
 
 /// Fields the `_id` index spec may carry.
@@ -95,7 +98,8 @@ fn bool_field(spec: &RawDocument, field: &str) -> CommandResult<bool> {
     }
 }
 
-/// Checks a key pattern: non-empty, plain field names, numeric directions.
+/// Checks a key pattern: non-empty, plain field names, numeric directions
+/// (a wildcard `$**` path is mongod's, refused until ebb builds them).
 fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
     if key.is_empty() {
         return Err(cannot_create("Index keys cannot be empty."));
@@ -106,7 +110,13 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
         if name.is_empty() || name.split('.').any(str::is_empty) {
             return Err(cannot_create("Index keys cannot be an empty field."));
         }
-        if name.starts_with('$') {
+        if name == "$**" || name.ends_with(".$**") {
+            return Err(cannot_create(format!(
+                "ebb does not support wildcard indexes (key pattern {})",
+                spec_shown(key)
+            )));
+        }
+        if name.split('.').any(|part| part.starts_with('$')) {
             return Err(cannot_create(format!(
                 "Index key contains an illegal field name: field name starts with '$'. Key: {name}"
             )));
