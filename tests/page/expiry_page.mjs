@@ -2,7 +2,9 @@
 // the overview's tables and charts and a collection's forecast bars against documents with
 // known dates, explains a filter, and previews then applies an expireAfterSeconds change,
 // checking through the driver that the preview changed nothing and the change took.
-// EBB_URI: the node; EBB_PAGE: its HTTPS listener; EBB_SHOTS: where screenshots go (optional).
+// EBB_URI: the node; EBB_PAGE: its HTTPS listener; EBB_SHOTS: where screenshots go (optional);
+// EBB_SHOTS_TRAFFIC: seconds of expiring traffic to run before the overview's screenshot, so its
+// charts have lines to show (optional, for the screenshots only).
 import assert from "node:assert/strict";
 import path from "node:path";
 import { MongoClient } from "mongodb";
@@ -11,6 +13,7 @@ import { chromium } from "playwright-core";
 const uri = process.env.EBB_URI;
 const base = process.env.EBB_PAGE;
 const shots = process.env.EBB_SHOTS || "";
+const traffic = shots ? Number(process.env.EBB_SHOTS_TRAFFIC || 0) : 0;
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
@@ -41,7 +44,8 @@ await admin.command({ createUser: "viewer", pwd: "viewer-pw", roles: [{ role: "r
 // week (every 3 h from +2 h), and 12 that never expire: 3 missing the field, 7 with a string,
 // 2 with an array without a date.
 const app = client.db("app");
-const now = Date.now();
+// Dated from when the collection's page is checked, after any traffic.
+const now = Date.now() + traffic * 1000;
 await app.collection("sessions").createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
 const sessions = [];
 for (let i = 0; i < 120; i++) sessions.push({ user: `h${i}`, expiresAt: new Date(now + 5 * MIN + i * 25_000) });
@@ -119,6 +123,19 @@ try {
   assert.match(await page.textContent("main"), /1 collections without expiry/);
   // The last hour's charts are drawn, with the interval running now as a point.
   assert.ok((await page.locator("#deletions circle.point").count()) >= 1);
+  if (traffic) {
+    // app.stream: documents each due a second after it is written, at a rate that rises and
+    // falls over the run.
+    const stream = app.collection("stream");
+    await stream.createIndex({ at: 1 }, { expireAfterSeconds: 1 });
+    for (let t = 0; t < traffic; t++) {
+      const rate = Math.round(300 + 250 * Math.sin((t / traffic) * 2 * Math.PI));
+      const started = Date.now();
+      await stream.insertMany(Array.from({ length: rate }, (_, i) => ({ i, at: new Date() })));
+      await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - started))));
+    }
+    await page.reload();
+  }
   await shot("overview");
 
   // A collection: the forecast's bars hold the documents falling due.
