@@ -1,11 +1,12 @@
 //! Aggregation expressions end to end: `$expr` in every command that takes
 //! a filter, command `let` variables and `$$NOW`, `$mod`, `$comment`,
-//! `$where` refused as a JavaScript-less mongod refuses it, and `$project`
-//! computing with several operator families.
+//! `$where` refused as a JavaScript-less mongod refuses it, `$project`
+//! computing with several operator families, the bit test query operators,
+//! and the trigonometric and bitwise expressions with mongod's codes.
 
 use std::sync::Arc;
 
-use crate::common::{TestNode, all, expect_code, ids};
+use crate::common::{TestNode, agg, agg_err, all, expect_code, ids};
 use ebb_actors::clock::ManualClock;
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, DateTime, Document, doc};
@@ -383,4 +384,156 @@ async fn partial_index_filters_refuse_expr() {
         .get_array("firstBatch")
         .unwrap();
     assert_eq!(indexes.len(), 1);
+}
+
+/// jstests/core/bittest.js: the bit tests on numbers, positions and BinData,
+/// in find and in an aggregation's `$match`, and mongod's BadValue for bad
+/// masks.
+#[tokio::test]
+async fn bit_tests_select_integers_and_bindata() {
+    let node = TestNode::start();
+    let c = node.coll("app", "bits").await;
+    let values = [0.0, 1.0, 54.0, 88.0, 255.0, 1e18];
+    c.insert_many(
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| doc! { "_id": i as i32, "a": *v }),
+    )
+    .await
+    .unwrap();
+    c.insert_one(doc! { "_id": 10, "a": "54" }).await.unwrap();
+    let count = |filter: Document| {
+        let c = c.clone();
+        async move { c.count_documents(filter).await.unwrap() }
+    };
+    assert_eq!(count(doc! { "a": { "$bitsAllSet": 54 } }).await, 2);
+    assert_eq!(
+        count(doc! { "a": { "$bitsAllSet": [1, 2, 4, 5] } }).await,
+        2
+    );
+    assert_eq!(count(doc! { "a": { "$bitsAllClear": 129 } }).await, 4);
+    assert_eq!(count(doc! { "a": { "$bitsAnySet": 9 } }).await, 3);
+    assert_eq!(count(doc! { "a": { "$bitsAnyClear": [1, 4] } }).await, 4);
+    assert_eq!(
+        count(doc! { "a": { "$bitsAllSet": 54, "$bitsAllClear": 201 } }).await,
+        1
+    );
+    assert_eq!(
+        count(doc! { "a": { "$not": { "$bitsAnySet": 1 } } }).await,
+        5,
+        "the string too"
+    );
+    let matched = agg(&c, vec![doc! { "$match": { "a": { "$bitsAllSet": 88 } } }]).await;
+    assert_eq!(matched.len(), 2);
+    let b = node.coll("app", "bin").await;
+    let bin = |bytes: &[u8]| mongodb::bson::Binary {
+        subtype: mongodb::bson::spec::BinarySubtype::Generic,
+        bytes: bytes.to_vec(),
+    };
+    b.insert_many([
+        doc! { "a": bin(&[0, 0]) },
+        doc! { "a": bin(&[0x24, 0x03]) },
+        doc! { "a": bin(&[0xff, 0xff]) },
+    ])
+    .await
+    .unwrap();
+    assert_eq!(
+        b.count_documents(doc! { "a": { "$bitsAllSet": bin(&[0x04, 0x01]) } })
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        b.count_documents(doc! { "a": { "$bitsAnySet": [16] } })
+            .await
+            .unwrap(),
+        0
+    );
+    for bad in [
+        Bson::Int32(-1),
+        Bson::Double(1.5),
+        Bson::String("1".into()),
+        Bson::Array(vec![Bson::Int32(-1)]),
+    ] {
+        expect_code(c.find(doc! { "a": { "$bitsAllSet": bad } }).await, 2);
+    }
+}
+
+/// jstests/aggregation/expressions/expression_trigonometric.js and
+/// bitwise.js, end to end: values, and mongod's codes for what they refuse.
+#[tokio::test]
+async fn trigonometric_and_bitwise_expressions() {
+    let node = TestNode::start();
+    let c = node.coll("app", "math").await;
+    c.insert_one(doc! { "_id": 1, "z": 0, "two": 2, "inf": f64::INFINITY, "s": "x", "a": 3, "b": 5, "l": 1_i64 })
+        .await
+        .unwrap();
+    let out = agg(
+        &c,
+        vec![doc! { "$project": {
+            "_id": 0,
+            "cos": { "$cos": "$z" },
+            "atan2": { "$atan2": ["$z", 1] },
+            "deg": { "$radiansToDegrees": "$z" },
+            "and": { "$bitAnd": ["$a", "$b"] },
+            "or": { "$bitOr": ["$a", "$l"] },
+            "not": { "$bitNot": "$a" },
+            "missing": { "$sin": "$nothing" },
+        } }],
+    )
+    .await;
+    assert_eq!(
+        out,
+        vec![
+            doc! { "cos": 1.0, "atan2": 0.0, "deg": 0.0, "and": 1, "or": 3_i64, "not": -4, "missing": null }
+        ]
+    );
+    let project = |e: Document| vec![doc! { "$project": { "r": e } }];
+    let msg = agg_err(&c, project(doc! { "$acos": "$two" }), 50989).await;
+    assert_eq!(msg, "cannot apply $acos to 2, value must be in [-1,1]");
+    agg_err(&c, project(doc! { "$tan": "$inf" }), 50989).await;
+    agg_err(&c, project(doc! { "$sin": "$s" }), 28765).await;
+    agg_err(&c, project(doc! { "$atan2": ["$s", 1] }), 51044).await;
+    agg_err(&c, project(doc! { "$atan2": [1, "$s"] }), 51045).await;
+    agg_err(&c, project(doc! { "$bitAnd": ["$a", 1.5] }), 14).await;
+    agg_err(&c, project(doc! { "$bitNot": ["$a", "$b"] }), 16020).await;
+}
+
+/// `$rand` draws per document and `$sampleRate` keeps each document with
+/// its probability, in find and in an aggregation.
+#[tokio::test]
+async fn rand_and_sample_rate() {
+    let node = TestNode::start();
+    let c = node.coll("app", "sample").await;
+    c.insert_many((0..200).map(|i| doc! { "_id": i }))
+        .await
+        .unwrap();
+    let drawn = agg(&c, vec![doc! { "$project": { "r": { "$rand": {} } } }]).await;
+    let r: Vec<f64> = drawn.iter().map(|d| d.get_f64("r").unwrap()).collect();
+    assert!(r.iter().all(|x| (0.0..1.0).contains(x)));
+    assert!(r.windows(2).any(|w| w[0] != w[1]), "a value per document");
+    assert_eq!(
+        c.count_documents(doc! { "$sampleRate": 1.0 })
+            .await
+            .unwrap(),
+        200
+    );
+    assert_eq!(
+        c.count_documents(doc! { "$sampleRate": 0.0 })
+            .await
+            .unwrap(),
+        0
+    );
+    let some = agg(&c, vec![doc! { "$match": { "$sampleRate": 0.5 } }])
+        .await
+        .len();
+    assert!((40..=160).contains(&some), "{some}");
+    expect_code(c.find(doc! { "$sampleRate": 2 }).await, 2);
+    agg_err(
+        &c,
+        vec![doc! { "$project": { "r": { "$rand": { "x": 1 } } } }],
+        3040500,
+    )
+    .await;
 }

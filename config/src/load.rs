@@ -586,7 +586,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            error.to_string().starts_with("invalid config: net.http.tls"),
+            error
+                .to_string()
+                .starts_with("invalid config: net.http.tls"),
             "{error}"
         );
         let loaded = load(

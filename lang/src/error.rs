@@ -506,6 +506,10 @@ pub enum ExprError {
     PowBaseType,
     PowExponentType,
     PowZeroNegative,
+    TrigOutOfDomain,
+    Atan2YType,
+    Atan2XType,
+    RandArguments,
     // Conditionals and variables
     CondUnknownArgument,
     CondMissingIf,

@@ -242,6 +242,10 @@ expr_code_table! {
     PowBaseType = 28762,
     PowExponentType = 28763,
     PowZeroNegative = 28764,
+    TrigOutOfDomain = 50989,
+    Atan2YType = 51044,
+    Atan2XType = 51045,
+    RandArguments = 3040500,
     // Conditionals and variables
     CondUnknownArgument = 17083,
     CondMissingIf = 17080,

@@ -1,11 +1,13 @@
 //! Constant folding, done once after parsing as mongod's `optimize` does:
 //! an eager operator whose arguments are all constants, and an object or
 //! array of constants, become their value. So `{$divide: [1, 0]}` fails
-//! when the command is parsed, before any document is read.
+//! when the command is parsed, before any document is read. A volatile
+//! operator (`$rand`) is never folded.
 
 use bson::RawDocumentBuf;
 
 use super::eval::evaluate;
+use super::random;
 use super::tree::Node;
 use super::value::{Cx, binary_order};
 use crate::error::Result;
@@ -25,6 +27,7 @@ pub(super) fn fold(node: Node, slots: usize) -> Result<Node> {
     };
     let constant = match &node {
         Node::Object(fields) => fields.iter().all(|(_, v)| v.constant().is_some()),
+        Node::Call(def, _) if random::VOLATILE.contains(&def.name) => false,
         Node::Array(items) | Node::Call(_, items) => items.iter().all(|v| v.constant().is_some()),
         _ => false,
     };

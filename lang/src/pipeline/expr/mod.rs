@@ -8,13 +8,14 @@
 //! `lets` (evaluating a command's `let`), `parse`, `fold` (constant
 //! folding), `eval` (the evaluator and the operators that bind variables
 //! or stop early), `table` (eager operators by name) and one file per
-//! operator family: `arith`, `compare`, `logic`, `string`, `array`, `set`,
-//! `object`, `convert`, `date`, `regex` (on the query language's regex
-//! engine). `compiled` holds [`Expr`], what callers keep. Errors carry
+//! operator family: `arith`, `trig`, `bits`, `random`, `compare`, `logic`, `string`,
+//! `array`, `set`, `object`, `convert`, `date`, `regex` (on the query
+//! language's regex engine). `compiled` holds [`Expr`], what callers keep. Errors carry
 //! semantic kinds (`ExprError`); the node maps them to mongod's codes.
 
 mod arith;
 mod array;
+mod bits;
 mod compare;
 mod compiled;
 mod convert;
@@ -25,11 +26,13 @@ mod lets;
 mod logic;
 mod object;
 mod parse;
+mod random;
 mod regex;
 mod set;
 mod string;
 mod table;
 mod tree;
+mod trig;
 mod value;
 mod vars;
 

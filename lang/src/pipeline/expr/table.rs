@@ -2,12 +2,15 @@
 //! so the parser finds `$add` without knowing which file owns it.
 
 use super::tree::OpDef;
-use super::{arith, array, compare, convert, logic, object, set, string};
+use super::{arith, array, bits, compare, convert, logic, object, random, set, string, trig};
 
 /// The eager operator called `name`.
 pub(super) fn lookup(name: &str) -> Option<&'static OpDef> {
     [
         arith::OPS,
+        trig::OPS,
+        bits::OPS,
+        random::OPS,
         compare::OPS,
         logic::OPS,
         string::OPS,

@@ -875,7 +875,7 @@ fn malformed_expressions_are_refused_as_mongod_refuses_them() {
         ErrorKind::Expression(ExprError::FieldNameDot)
     );
     assert_eq!(k(bson::bson!("$")), ErrorKind::InvalidFieldPathExpression);
-    assert_eq!(k(bson::bson!({ "$sin": 1 })), ErrorKind::NotImplemented);
+    assert_eq!(k(bson::bson!({ "$hash": 1 })), ErrorKind::NotImplemented);
     assert_eq!(
         k(bson::bson!({ "$regexMatch": { "input": "a" } })),
         ErrorKind::Expression(ExprError::RegexMissingRegex)
@@ -957,5 +957,213 @@ fn regex_operators() {
             bson::bson!({ "$regexMatch": { "input": "a", "regex": (re("a", "i")), "options": "m" } })
         ),
         ExprError::RegexOptionsTwice
+    );
+}
+
+/// jstests/aggregation/expressions/expression_trigonometric.js, for ints,
+/// longs and doubles.
+#[test]
+fn trigonometric_operators() {
+    let input = doc! { "i": 1, "l": 1_i64, "z": 0, "inf": f64::INFINITY, "ninf": f64::NEG_INFINITY, "nan": f64::NAN, "s": "x" };
+    for (op, arg, expected) in [
+        ("$acos", "$i", 0.0),
+        ("$acosh", "$l", 0.0),
+        ("$asin", "$z", 0.0),
+        ("$cos", "$z", 1.0),
+        ("$cosh", "$z", 1.0),
+        ("$sin", "$z", 0.0),
+        ("$tanh", "$inf", 1.0),
+        ("$tanh", "$ninf", -1.0),
+        ("$atanh", "$i", f64::INFINITY),
+        ("$acosh", "$inf", f64::INFINITY),
+        ("$sinh", "$ninf", f64::NEG_INFINITY),
+        ("$radiansToDegrees", "$inf", f64::INFINITY),
+    ] {
+        assert_eq!(
+            val(bson::bson!({ op: arg }), input.clone()),
+            Bson::Double(expected),
+            "{op}"
+        );
+    }
+    let atan = val(bson::bson!({ "$atan": "$inf" }), input.clone());
+    assert_eq!(atan, Bson::Double(std::f64::consts::FRAC_PI_2));
+    assert_eq!(
+        val(bson::bson!({ "$degreesToRadians": 180 }), doc! {}),
+        Bson::Double(std::f64::consts::PI)
+    );
+    assert_eq!(
+        val(bson::bson!({ "$atan2": [0, 1] }), doc! {}),
+        Bson::Double(0.0)
+    );
+    assert_eq!(
+        val(bson::bson!({ "$atan2": [0, 0] }), doc! {}),
+        Bson::Double(0.0)
+    );
+    let Bson::Double(a) = val(bson::bson!({ "$atan2": [3, 2] }), doc! {}) else {
+        panic!("a double");
+    };
+    assert!((a - 0.982_793_723_2).abs() < 5e-8, "{a}");
+    for op in [
+        "$acos", "$asin", "$atan", "$cos", "$sin", "$tan", "$acosh", "$tanh",
+    ] {
+        let Bson::Double(x) = val(bson::bson!({ op: "$nan" }), input.clone()) else {
+            panic!("{op}: a double");
+        };
+        assert!(x.is_nan(), "{op} keeps NaN");
+    }
+    assert_eq!(
+        eval(bson::bson!({ "$sin": "$missing" }), doc! {}).unwrap(),
+        Some(Bson::Null)
+    );
+    assert_eq!(
+        eval(bson::bson!({ "$atan2": [null, 1] }), doc! {}).unwrap(),
+        Some(Bson::Null)
+    );
+
+    let k = |e: Bson| expr_kind(e, input.clone());
+    for (op, arg) in [
+        ("$acos", Bson::Int32(2)),
+        ("$asin", Bson::Int64(-2)),
+        ("$acosh", Bson::Int32(0)),
+        ("$acosh", Bson::Double(0.9)),
+        ("$atanh", Bson::Double(1.00001)),
+        ("$sin", Bson::String("$inf".into())),
+        ("$cos", Bson::String("$ninf".into())),
+        ("$tan", Bson::String("$inf".into())),
+        ("$acos", Bson::String("$inf".into())),
+    ] {
+        assert_eq!(
+            k(bson::bson!({ op: arg.clone() })),
+            ExprError::TrigOutOfDomain,
+            "{op} {arg}"
+        );
+    }
+    let message = eval(bson::bson!({ "$acos": 2 }), doc! {})
+        .unwrap_err()
+        .message;
+    assert_eq!(message, "cannot apply $acos to 2, value must be in [-1,1]");
+    let message = eval(bson::bson!({ "$sin": "$inf" }), input.clone())
+        .unwrap_err()
+        .message;
+    assert_eq!(
+        message,
+        "cannot apply $sin to inf, value must be in (-inf,inf)"
+    );
+    assert_eq!(k(bson::bson!({ "$cosh": "$s" })), ExprError::NumericArgType);
+    assert_eq!(
+        k(bson::bson!({ "$atan2": ["$s", "$s"] })),
+        ExprError::Atan2YType
+    );
+    assert_eq!(
+        k(bson::bson!({ "$atan2": ["$s", 0.0] })),
+        ExprError::Atan2YType
+    );
+    assert_eq!(
+        k(bson::bson!({ "$atan2": [0.0, "$s"] })),
+        ExprError::Atan2XType
+    );
+    assert_eq!(k(bson::bson!({ "$sin": [1, 2] })), ExprError::ArgCount);
+    assert_eq!(
+        kind(bson::bson!({ "$sin": dec("1") }), doc! {}),
+        ErrorKind::NotImplemented
+    );
+}
+
+/// jstests/aggregation/expressions/bitwise.js.
+#[test]
+fn bitwise_operators() {
+    let rows = [(0, 127), (1, 2), (2, 3), (3, 5)];
+    let on = |op: &str, (a, b): (i32, i32)| {
+        val(bson::bson!({ op: ["$a", "$b"] }), doc! { "a": a, "b": b })
+    };
+    let results = |op: &str| rows.iter().map(|r| on(op, *r)).collect::<Vec<_>>();
+    let ints = |v: [i32; 4]| v.map(Bson::Int32).to_vec();
+    assert_eq!(results("$bitAnd"), ints([0, 0, 2, 1]));
+    assert_eq!(results("$bitOr"), ints([127, 3, 3, 7]));
+    assert_eq!(results("$bitXor"), ints([127, 3, 1, 6]));
+    assert_eq!(
+        val(bson::bson!({ "$bitNot": "$a" }), doc! { "a": 3 }),
+        Bson::Int32(-4)
+    );
+    assert_eq!(
+        val(bson::bson!({ "$bitNot": 1_i64 }), doc! {}),
+        Bson::Int64(-2)
+    );
+    assert_eq!(
+        val(bson::bson!({ "$bitOr": [1, 4_i64] }), doc! {}),
+        Bson::Int64(5)
+    );
+    assert_eq!(
+        val(bson::bson!({ "$bitAnd": [] }), doc! {}),
+        Bson::Int32(-1)
+    );
+    assert_eq!(val(bson::bson!({ "$bitXor": [] }), doc! {}), Bson::Int32(0));
+    assert_eq!(
+        val(bson::bson!({ "$bitAnd": [1, "$missing"] }), doc! {}),
+        Bson::Null
+    );
+    let c_doc = doc! { "a": 1, "c": [1, 2] };
+    for op in ["$bitAnd", "$bitOr", "$bitXor"] {
+        for operand in [
+            Bson::Double(12.0),
+            dec("12"),
+            Bson::String("$c".into()),
+            bson::bson!(["$c"]),
+            bson::bson!([[1, 2]]),
+        ] {
+            assert_eq!(
+                kind(bson::bson!({ op: ["$a", operand.clone()] }), c_doc.clone()),
+                ErrorKind::TypeMismatch,
+                "{op} {operand}"
+            );
+        }
+        assert_eq!(
+            kind(bson::bson!({ op: "$c" }), c_doc.clone()),
+            ErrorKind::TypeMismatch
+        );
+    }
+    assert_eq!(
+        kind(bson::bson!({ "$bitNot": 12.5 }), doc! {}),
+        ErrorKind::TypeMismatch
+    );
+    assert_eq!(
+        kind(
+            bson::bson!({ "$bitNot": ["$a", "$b"] }),
+            doc! { "a": 1, "b": 2 }
+        ),
+        ErrorKind::Expression(ExprError::ArgCount)
+    );
+}
+
+/// jstests/aggregation/expressions/rand.js: uniform in [0, 1), drawn per
+/// evaluation (so never folded), and no arguments.
+#[test]
+fn rand_draws_per_evaluation() {
+    let e = parse_with(bson::bson!({ "$rand": {} }), &env()).unwrap();
+    let doc = raw(&doc! {});
+    let draws: Vec<f64> = (0..3000)
+        .map(|_| match e.eval(&doc).unwrap() {
+            Some(RawBson::Double(x)) => x,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(draws.iter().all(|x| (0.0..1.0).contains(x)));
+    let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+    // Ten standard deviations of the mean of 3,000 uniform draws.
+    assert!(
+        (mean - 0.5).abs() < 10.0 / (12.0_f64 * 3000.0).sqrt(),
+        "{mean}"
+    );
+    assert!(
+        draws.windows(2).any(|w| w[0] != w[1]),
+        "not one folded constant"
+    );
+    assert_eq!(
+        kind(bson::bson!({ "$rand": { "seed": 1 } }), doc! {}),
+        ErrorKind::Expression(ExprError::RandArguments)
+    );
+    assert_eq!(
+        kind(bson::bson!({ "$rand": 1 }), doc! {}),
+        ErrorKind::Expression(ExprError::RandArguments)
     );
 }

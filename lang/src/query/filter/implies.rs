@@ -151,7 +151,7 @@ fn never_matches_missing(q: &Pred) -> bool {
         | Pred::Regex(_)
         | Pred::ElemMatch(_)
         | Pred::Size(_) => true,
-        Pred::Mod { .. } => true,
+        Pred::Mod { .. } | Pred::Bits(_) => true,
         _ => false,
     }
 }

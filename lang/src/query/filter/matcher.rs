@@ -124,6 +124,7 @@ impl Pred {
                 .and_then(truncated_number)
                 .is_some_and(|n| n.checked_rem(*divisor).unwrap_or(0) == *remainder),
             Pred::Type(types) => candidate.is_some_and(|v| types.contains(v)),
+            Pred::Bits(bits) => bits.matches(candidate),
             Pred::Regex(regex) => match candidate {
                 Some(RawBsonRef::String(s) | RawBsonRef::Symbol(s)) => regex.is_match(s),
                 Some(RawBsonRef::RegularExpression(r)) => {

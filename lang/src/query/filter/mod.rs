@@ -10,14 +10,15 @@
 //! path test rather than each candidate.
 //!
 //! Supported: `$eq $ne $gt $gte $lt $lte $in $nin $exists $not $all
-//! $elemMatch $size $type $regex $mod $and $or $nor $comment $jsonSchema`
+//! $elemMatch $size $type $regex $mod $bitsAllSet $bitsAllClear $bitsAnySet
+//! $bitsAnyClear $and $or $nor $comment $jsonSchema $sampleRate`
 //! (regexes also as values, in `$in`/`$nin`/`$all` and under `$not`; the
 //! schema itself is `crate::schema`'s), and `$expr`, whose aggregation
 //! expression `pipeline::Expr` parses (in the command's
 //! [`Env`](crate::pipeline::Env): `$$NOW`, `let`) and evaluates; matching
 //! is then fallible, as an expression can fail on a document. String comparisons use the filter's collation.
-//! `$where` is refused as mongod refuses it without JavaScript; `$text`,
-//! geo and bit operators are rejected as not supported yet. This module
+//! `$where` is refused as mongod refuses it without JavaScript; `$text`
+//! and the geo operators are rejected as not supported yet. This module
 //! does not plan or read storage.
 //!
 //! The room's files:
@@ -29,15 +30,18 @@
 //! - `parse.rs`: reading a filter document into that tree, with MongoDB's
 //!   errors;
 //! - `matcher.rs`: testing documents and values against the tree;
+//! - `bits.rs`: the bit test operators' masks and matching;
 //! - `implies.rs`: whether one filter's matches are all another's (which
 //!   partial indexes a query may use);
 //! - `tests.rs`: the unit tests.
 
+mod bits;
 mod implies;
 mod matcher;
 mod parse;
 mod types;
 
+pub use bits::{BitTest, Bits};
 pub(crate) use parse::is_operator_document;
 pub use types::{ElemMatch, Expr, ExprClause, Filter, Pred, TypeSet};
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use bson::{RawBson, RawBsonRef, RawDocument};
 
+use super::bits::Bits;
 use super::types::{ElemMatch, Expr, ExprClause, Filter, Pred, TypeSet};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pipeline::{Env, Expr as AggExpr};
@@ -33,7 +34,7 @@ impl Filter {
 }
 
 /// Top-level operators MongoDB knows but ebb does not evaluate yet.
-const UNSUPPORTED_TOP_LEVEL: &[&str] = &["$text", "$sampleRate"];
+const UNSUPPORTED_TOP_LEVEL: &[&str] = &["$text"];
 
 /// Whether `name` is a top-level operator: inside `$elemMatch`, a document
 /// starting with one is a filter, not a list of predicates.
@@ -48,16 +49,13 @@ fn is_top_level_operator(name: &str) -> bool {
             | "$alwaysFalse"
             | "$jsonSchema"
             | "$expr"
+            | "$sampleRate"
             | "$where"
     ) || UNSUPPORTED_TOP_LEVEL.contains(&name)
 }
 
 /// Path operators MongoDB knows but ebb does not evaluate yet.
 const UNSUPPORTED_PATH_OPERATORS: &[&str] = &[
-    "$bitsAllSet",
-    "$bitsAllClear",
-    "$bitsAnySet",
-    "$bitsAnyClear",
     "$geoWithin",
     "$within",
     "$geoIntersects",
@@ -87,6 +85,10 @@ fn is_path_operator(name: &str) -> bool {
             | "$regex"
             | "$options"
             | "$mod"
+            | "$bitsAllSet"
+            | "$bitsAllClear"
+            | "$bitsAnySet"
+            | "$bitsAnyClear"
     ) || UNSUPPORTED_PATH_OPERATORS.contains(&name)
 }
 
@@ -172,6 +174,25 @@ fn parse_top_level(name: &str, value: RawBsonRef<'_>, env: Option<&Env>) -> Resu
                 spec: value.into(),
                 expr: AggExpr::parse_in(value, env)?,
             }),
+            None => return Err(top_level_only(name)),
+        },
+        // mongod's rewrite: each document is kept with probability p.
+        "$sampleRate" => match env {
+            Some(env) => {
+                let rate = number_as_f64(value).ok_or_else(|| {
+                    Error::bad_value("argument to $sampleRate must be a numeric type")
+                })?;
+                if !(0.0..=1.0).contains(&rate) {
+                    return Err(Error::bad_value(
+                        "numeric argument to $sampleRate must be in [0, 1]",
+                    ));
+                }
+                let spec = RawBson::Document(bson::rawdoc! { "$lt": [{ "$rand": {} }, rate] });
+                Expr::Expr(ExprClause {
+                    expr: AggExpr::parse_in(spec.as_raw_bson_ref(), env)?,
+                    spec,
+                })
+            }
             None => return Err(top_level_only(name)),
         },
         // ebb runs no JavaScript: mongod answers this way when server-side
@@ -345,6 +366,9 @@ fn parse_operator(path: &str, op: &str, arg: RawBsonRef<'_>, preds: &mut Vec<Pre
         "$elemMatch" => Pred::ElemMatch(parse_elem_match(arg)?),
         "$size" => Pred::Size(parse_size(arg)?),
         "$mod" => parse_mod(arg)?,
+        "$bitsAllSet" | "$bitsAllClear" | "$bitsAnySet" | "$bitsAnyClear" => {
+            Pred::Bits(Bits::parse(op, arg)?)
+        }
         "$type" => Pred::Type(parse_type(arg)?),
         "$regex" | "$options" => {
             let (regex, options) = if op == "$regex" {

@@ -1147,3 +1147,25 @@ fn empty_filters_are_recognised() {
     assert!(empty(rawdoc! { "$comment": "x" }));
     assert!(!empty(rawdoc! { "a": 1 }));
 }
+
+/// `$sampleRate`: every document at 1, none at 0, about the rate between,
+/// and mongod's BadValue for a rate that is not a number in [0, 1].
+#[test]
+fn sample_rate_keeps_documents_with_its_probability() {
+    let doc = rawdoc! { "a": 1 };
+    let kept = |rate: f64| {
+        let f = Filter::parse(&rawdoc! { "$sampleRate": rate }).unwrap();
+        (0..2000).filter(|_| f.matches(&doc).unwrap()).count()
+    };
+    assert_eq!(kept(1.0), 2000);
+    assert_eq!(kept(0.0), 0);
+    let half = kept(0.5);
+    assert!((800..=1200).contains(&half), "{half}");
+    for bad in [
+        rawdoc! { "$sampleRate": "0.5" },
+        rawdoc! { "$sampleRate": 1.5 },
+        rawdoc! { "$sampleRate": -0.1 },
+    ] {
+        assert_eq!(error(bad).kind, ErrorKind::BadValue);
+    }
+}

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use bson::{RawBson, RawBsonRef};
 
+use super::bits::Bits;
 use crate::encoding::cmp::Cmp;
 use crate::encoding::collation::Collation;
 use crate::error::Error;
@@ -88,6 +89,8 @@ pub enum Pred {
     },
     /// A value of one of the types.
     Type(TypeSet),
+    /// A bit test (`$bitsAllSet`, …) on an integer or a BinData.
+    Bits(Bits),
     /// A string or symbol the regex matches, or an equal regex value.
     Regex(Regex),
     /// Some of these predicates holds: `$in` with regexes in its list.
