@@ -139,6 +139,16 @@ pub enum ErrorKind {
     UnwindWithoutPath,
     /// An `$unwind` path does not start with `$`; location 28818.
     UnwindPathWithoutDollar,
+    /// `$unwind`'s `path` is not a string; location 28808.
+    UnwindPathType,
+    /// `preserveNullAndEmptyArrays` is not a boolean; location 28809.
+    UnwindPreserveType,
+    /// `includeArrayIndex` is not a non-empty string; location 28810.
+    UnwindIndexType,
+    /// An `$unwind` option ebb and mongod do not know; location 28811.
+    UnwindUnknownOption,
+    /// `includeArrayIndex` starts with `$`; location 28822.
+    UnwindIndexWithDollar,
     /// `$count`'s field is empty, `$`-prefixed or dotted; location 40156.
     CountFieldInvalid,
     /// A regular expression does not compile; location 51091.

@@ -25,7 +25,7 @@ pub enum Source {
     /// A live query, resumed batch by batch on fresh snapshots.
     Query {
         query: Box<QueryCursor>,
-        projection: Option<FindProjection>,
+        projection: Option<Box<FindProjection>>,
     },
     /// Results computed up front (aggregation output, listings).
     Buffered(std::collections::VecDeque<RawDocumentBuf>),

@@ -128,6 +128,11 @@ code_table! {
     SORT_EXPRESSION_NOT_META = 17312, "Location17312";
     UNWIND_WITHOUT_PATH = 28812, "Location28812";
     UNWIND_PATH_WITHOUT_DOLLAR = 28818, "Location28818";
+    UNWIND_PATH_TYPE = 28808, "Location28808";
+    UNWIND_PRESERVE_TYPE = 28809, "Location28809";
+    UNWIND_INDEX_TYPE = 28810, "Location28810";
+    UNWIND_UNKNOWN_OPTION = 28811, "Location28811";
+    UNWIND_INDEX_WITH_DOLLAR = 28822, "Location28822";
     UNSET_SPEC_TYPE = 31002, "Location31002";
     UNSET_SPEC_ELEMENT = 31120, "Location31120";
     PROJECTION_PATH_PREFIX_COLLISION = 31249, "Location31249";
@@ -638,6 +643,11 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         UnwindSpecType => UNWIND_SPEC_TYPE,
         UnwindWithoutPath => UNWIND_WITHOUT_PATH,
         UnwindPathWithoutDollar => UNWIND_PATH_WITHOUT_DOLLAR,
+        UnwindPathType => UNWIND_PATH_TYPE,
+        UnwindPreserveType => UNWIND_PRESERVE_TYPE,
+        UnwindIndexType => UNWIND_INDEX_TYPE,
+        UnwindUnknownOption => UNWIND_UNKNOWN_OPTION,
+        UnwindIndexWithDollar => UNWIND_INDEX_WITH_DOLLAR,
         CountFieldInvalid => COUNT_FIELD_INVALID,
         DocumentValidationFailure => DOCUMENT_VALIDATION_FAILURE,
         ReplaceRootNotObject => REPLACE_ROOT_NOT_OBJECT,

@@ -688,24 +688,20 @@ fn unwind(
     preserve_empty: bool,
     index_field: Option<&str>,
 ) -> Result<Vec<RawDocumentBuf>> {
+    let parts: Vec<&str> = path.split('.').collect();
     let with = |value: Option<RawBsonRef<'_>>, index: Option<i64>| -> Result<RawDocumentBuf> {
-        let mut out = RawDocumentBuf::new();
-        for el in doc.iter() {
-            let (k, v) = el?;
-            if k.as_str() == path {
-                if let Some(v) = value {
-                    out.append(k, v);
-                }
-            } else {
-                out.append(k, v);
+        let out = replace_at(doc, &parts, value)?;
+        match index_field {
+            Some(f) => {
+                let index = index.map_or(RawBson::Null, RawBson::Int64);
+                let at: Vec<&str> = f.split('.').collect();
+                super::project::set_path(&out, &at, index)
             }
+            None => Ok(out),
         }
-        if let Some(f) = index_field {
-            out.append(cstr(f), index.map_or(RawBson::Null, RawBson::Int64));
-        }
-        Ok(out)
     };
-    match doc.get(path)? {
+    let value = nested(doc, &parts)?;
+    match value {
         Some(RawBsonRef::Array(a)) => {
             let items: Vec<RawBsonRef<'_>> = a.into_iter().collect::<Result<_, _>>()?;
             if items.is_empty() {
@@ -722,10 +718,48 @@ fn unwind(
                 .collect()
         }
         None | Some(RawBsonRef::Null) => Ok(if preserve_empty {
-            vec![with(doc.get(path)?, None)?]
+            vec![with(value, None)?]
         } else {
             Vec::new()
         }),
         Some(v) => Ok(vec![with(Some(v), None)?]),
     }
+}
+
+/// The value at a dotted path through embedded documents (an array on
+/// the way ends it, as `$unwind` reads a path).
+fn nested<'d>(doc: &'d RawDocument, parts: &[&str]) -> Result<Option<RawBsonRef<'d>>> {
+    let Some((first, rest)) = parts.split_first() else {
+        return Ok(None);
+    };
+    match (doc.get(first)?, rest.is_empty()) {
+        (value, true) => Ok(value),
+        (Some(RawBsonRef::Document(sub)), false) => nested(sub, rest),
+        _ => Ok(None),
+    }
+}
+
+/// `doc` with the value at the dotted path (which `nested` found) replaced
+/// by `value`, or removed for `None`, in its place.
+fn replace_at(
+    doc: &RawDocument,
+    parts: &[&str],
+    value: Option<RawBsonRef<'_>>,
+) -> Result<RawDocumentBuf> {
+    let mut out = RawDocumentBuf::new();
+    for el in doc.iter() {
+        let (k, v) = el?;
+        if k.as_str() != parts[0] {
+            out.append(k, v);
+        } else if parts.len() == 1 {
+            if let Some(v) = value {
+                out.append(k, v);
+            }
+        } else if let RawBsonRef::Document(sub) = v {
+            out.append(k, replace_at(sub, &parts[1..], value)?);
+        } else {
+            out.append(k, v);
+        }
+    }
+    Ok(out)
 }

@@ -4,7 +4,7 @@
 //! an update pipeline may hold is decided here too ([`parse_update_stage`]).
 //! Stages that nest pipelines get this parser handed to theirs.
 
-use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
+use bson::{RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::accumulator::Acc;
 use super::expr::{Env, Expr, cstr};
@@ -326,21 +326,67 @@ fn unset_as_exclusion(spec: RawBsonRef<'_>) -> Result<RawDocumentBuf> {
 }
 
 fn parse_unwind(spec: RawBsonRef<'_>) -> Result<Stage> {
+    let shown = |v: RawBsonRef<'_>| {
+        bson::Bson::try_from(RawBson::from(v))
+            .map(|b| b.to_string())
+            .unwrap_or_default()
+    };
     let (path, preserve_empty, index_field) = match spec {
-        RawBsonRef::String(p) => (p.to_owned(), false, None),
+        RawBsonRef::String(p) => (Some(p.to_owned()), false, None),
         RawBsonRef::Document(d) => {
-            let p = d.get_str("path").map_err(|_| {
-                Error::new(
-                    ErrorKind::UnwindWithoutPath,
-                    "no path specified to $unwind stage",
-                )
-            })?;
-            let preserve = matches!(
-                d.get("preserveNullAndEmptyArrays")?,
-                Some(RawBsonRef::Boolean(true))
-            );
-            let idx = d.get_str("includeArrayIndex").ok().map(str::to_owned);
-            (p.to_owned(), preserve, idx)
+            let (mut path, mut preserve, mut index) = (None, false, None);
+            for item in d.iter() {
+                let (key, value) = item?;
+                match (key.as_str(), value) {
+                    ("path", RawBsonRef::String(p)) => path = Some(p.to_owned()),
+                    ("path", other) => {
+                        return Err(Error::new(
+                            ErrorKind::UnwindPathType,
+                            format!(
+                                "expected a string as the path for $unwind stage, got {}",
+                                type_name(&other)
+                            ),
+                        ));
+                    }
+                    ("preserveNullAndEmptyArrays", RawBsonRef::Boolean(b)) => preserve = b,
+                    ("preserveNullAndEmptyArrays", other) => {
+                        return Err(Error::new(
+                            ErrorKind::UnwindPreserveType,
+                            format!(
+                                "expected a boolean for the preserveNullAndEmptyArrays option to $unwind stage, got {}",
+                                type_name(&other)
+                            ),
+                        ));
+                    }
+                    ("includeArrayIndex", RawBsonRef::String(f)) if !f.is_empty() => {
+                        if f.starts_with('$') {
+                            return Err(Error::new(
+                                ErrorKind::UnwindIndexWithDollar,
+                                format!(
+                                    "includeArrayIndex option to $unwind stage should not be prefixed with a '$': {f}"
+                                ),
+                            ));
+                        }
+                        index = Some(f.to_owned());
+                    }
+                    ("includeArrayIndex", other) => {
+                        return Err(Error::new(
+                            ErrorKind::UnwindIndexType,
+                            format!(
+                                "expected a non-empty string for the includeArrayIndex option to $unwind stage, got {}",
+                                shown(other)
+                            ),
+                        ));
+                    }
+                    (other, _) => {
+                        return Err(Error::new(
+                            ErrorKind::UnwindUnknownOption,
+                            format!("unrecognized option to $unwind stage: {other}"),
+                        ));
+                    }
+                }
+            }
+            (path, preserve, index)
         }
         _ => {
             return Err(Error::new(
@@ -349,15 +395,19 @@ fn parse_unwind(spec: RawBsonRef<'_>) -> Result<Stage> {
             ));
         }
     };
+    let Some(path) = path else {
+        return Err(Error::new(
+            ErrorKind::UnwindWithoutPath,
+            "no path specified to $unwind stage",
+        ));
+    };
     let Some(path) = path.strip_prefix('$') else {
         return Err(Error::new(
             ErrorKind::UnwindPathWithoutDollar,
             "path option to $unwind stage should be prefixed with a '$'",
         ));
     };
-    if path.contains('.') {
-        return Err(Error::not_implemented("$unwind of a dotted path"));
-    }
+    crate::query::value::field_path(path)?;
     Ok(Stage::Unwind {
         path: path.to_owned(),
         preserve_empty,

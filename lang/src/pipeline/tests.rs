@@ -77,6 +77,82 @@ fn unwind_emits_one_document_per_element() {
     );
 }
 
+/// `$unwind` of a dotted path reaches through embedded documents (an
+/// array on the way ends it), keeps the rest of each document, and sets a
+/// dotted `includeArrayIndex`.
+#[test]
+fn unwind_of_a_dotted_path() {
+    let docs = vec![
+        rawdoc! { "_id": 1, "a": { "b": [1, 2], "c": 0 }, "z": 1 },
+        rawdoc! { "_id": 2, "a": { "b": [] } },
+        rawdoc! { "_id": 3, "a": [{ "b": [5] }] },
+        rawdoc! { "_id": 4, "a": { "b": 7 } },
+    ];
+    let out = run(vec![rawdoc! { "$unwind": "$a.b" }], docs.clone());
+    assert_eq!(
+        out,
+        vec![
+            doc! { "_id": 1, "a": { "b": 1, "c": 0 }, "z": 1 },
+            doc! { "_id": 1, "a": { "b": 2, "c": 0 }, "z": 1 },
+            doc! { "_id": 4, "a": { "b": 7 } },
+        ]
+    );
+    let spec = rawdoc! { "$unwind": { "path": "$a.b", "includeArrayIndex": "at.i", "preserveNullAndEmptyArrays": true } };
+    let out = run(vec![spec], docs);
+    assert_eq!(
+        out,
+        vec![
+            doc! { "_id": 1, "a": { "b": 1, "c": 0 }, "z": 1, "at": { "i": 0_i64 } },
+            doc! { "_id": 1, "a": { "b": 2, "c": 0 }, "z": 1, "at": { "i": 1_i64 } },
+            doc! { "_id": 2, "a": {}, "at": { "i": null } },
+            doc! { "_id": 3, "a": [{ "b": [5] }], "at": { "i": null } },
+            doc! { "_id": 4, "a": { "b": 7 }, "at": { "i": null } },
+        ]
+    );
+    // An index field that exists is replaced, not added twice.
+    let out = run(
+        vec![rawdoc! { "$unwind": { "path": "$t", "includeArrayIndex": "n" } }],
+        vec![rawdoc! { "n": "old", "t": ["x"] }],
+    );
+    assert_eq!(out, vec![doc! { "n": 0_i64, "t": "x" }]);
+}
+
+/// mongod's codes for `$unwind` options it refuses.
+#[test]
+fn unwind_options_are_checked() {
+    for (spec, kind) in [
+        (rawdoc! { "path": 1 }, ErrorKind::UnwindPathType),
+        (
+            rawdoc! { "path": "$a", "preserveNullAndEmptyArrays": 1 },
+            ErrorKind::UnwindPreserveType,
+        ),
+        (
+            rawdoc! { "path": "$a", "includeArrayIndex": "" },
+            ErrorKind::UnwindIndexType,
+        ),
+        (
+            rawdoc! { "path": "$a", "includeArrayIndex": 3 },
+            ErrorKind::UnwindIndexType,
+        ),
+        (
+            rawdoc! { "path": "$a", "includeArrayIndex": "$i" },
+            ErrorKind::UnwindIndexWithDollar,
+        ),
+        (
+            rawdoc! { "path": "$a", "frobnicate": true },
+            ErrorKind::UnwindUnknownOption,
+        ),
+        (
+            rawdoc! { "preserveNullAndEmptyArrays": true },
+            ErrorKind::UnwindWithoutPath,
+        ),
+        (rawdoc! { "path": "a" }, ErrorKind::UnwindPathWithoutDollar),
+    ] {
+        let err = parse_stage(&rawdoc! { "$unwind": spec.clone() }).unwrap_err();
+        assert_eq!(err.kind, kind, "{spec:?}");
+    }
+}
+
 #[test]
 fn unknown_stage_is_refused_by_kind() {
     let e = parse_stage(&rawdoc! { "$frobnicate": {} }).unwrap_err();

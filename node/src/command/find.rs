@@ -224,7 +224,7 @@ pub async fn find(req: Request) -> CommandResult {
     let first = cmd.batch_size.unwrap_or(DEFAULT_FIRST_BATCH);
     let source = Source::Query {
         query: Box::new(query),
-        projection,
+        projection: projection.map(Box::new),
     };
     let mut cursor = OpenCursor::new(ns.clone(), source, cursor_owner(&req));
     if cmd.await_data {
