@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod ops;
 pub mod page;
 pub mod profile;
+pub mod recent_log;
 pub mod repl;
 pub mod server;
 pub mod sessions;

@@ -13,6 +13,8 @@ use clap::Parser;
 use ebb_actors::clock::SystemClock;
 use ebb_config::{Authorization, Config, LogFormat, Overrides};
 use ebb_node::{Node, NodeOptions};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// jemalloc serves every allocation of the process, RocksDB's C++ ones
 /// included (the unprefixed `malloc`). glibc's allocator spent 12 % of
@@ -126,14 +128,16 @@ fn init_logging(config: &Config) {
         false => tracing_subscriber::EnvFilter::new(format!("{level},openraft=warn")),
     };
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr = tracing_subscriber::fmt::layer()
         .with_ansi(ansi)
         .with_writer(std::io::stderr);
-
+    // What the filter lets through goes to stderr and to getLog's lines.
+    let registry = tracing_subscriber::registry()
+        .with(filter)
+        .with(ebb_node::recent_log::RecentLog);
     match config.log.format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
+        LogFormat::Json => registry.with(stderr.json()).init(),
+        LogFormat::Text => registry.with(stderr).init(),
     }
 }
 

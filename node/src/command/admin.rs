@@ -85,7 +85,13 @@ pub async fn whats_my_uri(req: Request) -> CommandResult {
 pub async fn get_log(req: Request) -> CommandResult {
     match req.body.get("getLog")? {
         Some(RawBsonRef::String("*")) => ok(doc! { "names": ["global", "startupWarnings"] }),
-        Some(RawBsonRef::String("global" | "startupWarnings")) => {
+        Some(RawBsonRef::String("global")) => {
+            let (written, lines) = crate::recent_log::lines();
+            ok(doc! { "totalLinesWritten": written as i64, "log": lines })
+        }
+        // ebb keeps no separate list of startup warnings: its warnings,
+        // those at start included, are in the global log.
+        Some(RawBsonRef::String("startupWarnings")) => {
             ok(doc! { "totalLinesWritten": 0, "log": [] })
         }
         Some(RawBsonRef::String(other)) => Err(CommandError::bad_value(format!(
