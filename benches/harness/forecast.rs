@@ -17,7 +17,7 @@ use crate::args::Args;
 use crate::daemon::Target;
 use crate::report::Outcome;
 use crate::scenarios::{connect, index};
-use crate::workload::{Stamp, load_encoded, now_ms, percentile};
+use crate::workload::{load_encoded, now_ms, percentile, spread_over};
 
 const WEEK_MS: i64 = 7 * 24 * 3_600_000;
 const RUNS: usize = 5;
@@ -28,18 +28,7 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let (client, c) = connect(&target, "forecast").await?;
     index(&c, doc! { "at": 1 }, Some(60)).await?;
     let start = now_ms() + 120_000;
-    let stamp = Stamp::new();
-    let batches = (0..n)
-        .step_by(1000)
-        .map(|from| {
-            (from..(from + 1000).min(n))
-                .map(|i| {
-                    let at = start + (i as i64 * WEEK_MS) / n as i64;
-                    stamp.doc(DateTime::from_millis(at), (i % 1000) as i32)
-                })
-                .collect()
-        })
-        .collect();
+    let batches = spread_over(n, start, WEEK_MS);
     eprintln!("  loading {n} documents dated over the next week");
     load_encoded(&c, batches, args.clients).await?;
     let db = client.database("bench");

@@ -63,6 +63,23 @@ impl Stamp {
     }
 }
 
+/// `n` documents dated evenly over `span_ms` from `start_ms`, encoded now
+/// in batches of 1,000 for [`load_encoded`].
+pub fn spread_over(n: usize, start_ms: i64, span_ms: i64) -> Vec<Vec<RawDocumentBuf>> {
+    let stamp = Stamp::new();
+    (0..n)
+        .step_by(1000)
+        .map(|from| {
+            (from..(from + 1000).min(n))
+                .map(|i| {
+                    let at = start_ms + (i as i64 * span_ms) / n as i64;
+                    stamp.doc(DateTime::from_millis(at), (i % 1000) as i32)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// `n` documents dated `at`, encoded now in batches of 1,000: a load that
 /// times the node hands them over with [`load_encoded`] after its clock
 /// starts (on two shared cores, building and encoding them in the window

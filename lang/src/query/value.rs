@@ -123,6 +123,24 @@ pub(crate) fn is_nan(value: RawBsonRef<'_>) -> bool {
     }
 }
 
+/// Whether a value is a scalar with a total order inside its type
+/// bracket: not null or undefined, not an array, document or regex, not
+/// MinKey or MaxKey, not NaN. Null, containers and regexes have matching
+/// rules a range of values does not capture, so an index bound and a
+/// filter implication both reason only about these.
+pub fn ordered_scalar(value: RawBsonRef<'_>) -> bool {
+    match value {
+        RawBsonRef::Null
+        | RawBsonRef::Undefined
+        | RawBsonRef::Array(_)
+        | RawBsonRef::Document(_)
+        | RawBsonRef::RegularExpression(_)
+        | RawBsonRef::MinKey
+        | RawBsonRef::MaxKey => false,
+        other => !is_nan(other),
+    }
+}
+
 /// Reads one element of a client document, reporting unreadable BSON as a
 /// parse failure rather than as corrupt storage.
 pub(crate) fn element<'a>(

@@ -23,7 +23,7 @@
 //! default collation (the `_id_` index's, as in mongod), so string `_id`
 //! lookups and `_id` order serve queries with that collation.
 
-use bson::{RawBson, RawBsonRef};
+use bson::RawBson;
 
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::engine::{Direction, KeyRange};
@@ -35,6 +35,7 @@ use ebb_lang::error::{Error, ErrorKind, Result};
 use ebb_lang::query::filter::{Filter, Pred};
 use ebb_lang::query::regex::prefix_upper_bound;
 use ebb_lang::query::sort::SortSpec;
+use ebb_lang::query::value::ordered_scalar;
 
 /// What the client asked for, already parsed.
 #[derive(Debug, Clone)]
@@ -450,23 +451,10 @@ fn records_plan(intervals: Vec<Interval>, q: &QuerySpec, id_coll: Option<&Collat
     }
 }
 
-/// Whether an index can look this value up: scalars with a total order
-/// inside their bracket. Null, arrays, documents, regexes and NaN have
-/// matching rules an index range does not capture, so they fall back to a
-/// scan.
+/// Whether an index can look this value up (anything else falls back to
+/// a scan).
 fn indexable(v: &RawBson) -> bool {
-    match v.as_raw_bson_ref() {
-        RawBsonRef::Null
-        | RawBsonRef::Undefined
-        | RawBsonRef::Array(_)
-        | RawBsonRef::Document(_)
-        | RawBsonRef::RegularExpression(_)
-        | RawBsonRef::MinKey
-        | RawBsonRef::MaxKey => false,
-        RawBsonRef::Double(d) => !d.is_nan(),
-        RawBsonRef::Decimal128(d) => !d.to_string().contains("NaN"),
-        _ => true,
-    }
+    ordered_scalar(v.as_raw_bson_ref())
 }
 
 fn tag_of(v: &RawBson) -> u8 {

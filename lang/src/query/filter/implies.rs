@@ -15,12 +15,13 @@
 
 use std::cmp::Ordering;
 
-use bson::{RawBson, RawBsonRef};
+use bson::RawBson;
 
 use super::types::{Expr, Filter, Pred};
 use crate::encoding::bracket::{TAG_STRING, canonical_type};
 use crate::encoding::cmp::Cmp;
 use crate::encoding::collation;
+use crate::query::value::ordered_scalar;
 
 impl Filter {
     /// Whether every document this filter matches also matches `other`
@@ -165,22 +166,9 @@ fn operands(p: &Pred) -> Vec<&RawBson> {
     }
 }
 
-/// A value that is neither null-like, nor a container, nor a bound of
-/// every bracket, nor NaN: the values whose comparisons the rules above
-/// reason about.
+/// The values whose comparisons the rules above reason about.
 fn scalar(v: &RawBson) -> bool {
-    match v.as_raw_bson_ref() {
-        RawBsonRef::Null
-        | RawBsonRef::Undefined
-        | RawBsonRef::Array(_)
-        | RawBsonRef::Document(_)
-        | RawBsonRef::RegularExpression(_)
-        | RawBsonRef::MinKey
-        | RawBsonRef::MaxKey => false,
-        RawBsonRef::Double(d) => !d.is_nan(),
-        RawBsonRef::Decimal128(d) => !d.to_string().contains("NaN"),
-        _ => true,
-    }
+    ordered_scalar(v.as_raw_bson_ref())
 }
 
 fn numeric(v: &RawBson) -> bool {
