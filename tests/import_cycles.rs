@@ -61,6 +61,7 @@ const ROOMS: &[(&str, &[&str], usize)] = &[(
         "capped",
         "index",
         "collection",
+        "changes",
         "ttl",
         "write",
         "timeseries",

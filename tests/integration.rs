@@ -12,6 +12,7 @@ mod aggregation_stages;
 mod aggregation_writes;
 mod auth;
 mod capped;
+mod change_streams;
 mod collation;
 mod collections;
 mod crud;

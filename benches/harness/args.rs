@@ -20,6 +20,7 @@ pub enum Scenario {
     Aggregation,
     Forecast,
     Page,
+    Watch,
 }
 
 #[derive(Parser, Debug, Clone)]

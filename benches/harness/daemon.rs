@@ -32,13 +32,53 @@ impl Target {
                 _dir: None,
             });
         }
+        Self::spawn(ebbd, &["--port", "0"], env)
+    }
+
+    /// Starts ebbd as the one member of set `rs0`, initiated, and waits
+    /// until it is primary.
+    pub async fn one_member_set(ebbd: Option<&PathBuf>) -> Result<Target> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port()
+            .to_string();
+        let mut target = Self::spawn(ebbd, &["--port", &port, "--replSet", "rs0"], &[])?;
+        let host = format!("127.0.0.1:{port}");
+        let client = mongodb::Client::with_uri_str(&target.uri).await?;
+        client
+            .database("admin")
+            .run_command(mongodb::bson::doc! {
+                "replSetInitiate": { "_id": "rs0", "members": [{ "_id": 0, "host": &host }] },
+            })
+            .await?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let hello = client
+                .database("admin")
+                .run_command(mongodb::bson::doc! { "hello": 1 })
+                .await?;
+            if hello.get_bool("isWritablePrimary").unwrap_or(false) {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                bail!("the one-member set elected no primary");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        target.uri = format!("mongodb://{host}/?replicaSet=rs0");
+        Ok(target)
+    }
+
+    /// Starts ebbd with `args` and `env` on a fresh temp dir.
+    fn spawn(ebbd: Option<&PathBuf>, args: &[&str], env: &[(&str, String)]) -> Result<Target> {
         let bin = match ebbd {
             Some(p) => p.clone(),
             None => std::env::current_exe()?.with_file_name("ebbd"),
         };
         let dir = tempfile::tempdir()?;
         let mut child = Command::new(&bin)
-            .args(["--port", "0", "--db-path"])
+            .args(args)
+            .arg("--db-path")
             .arg(dir.path().join("data"))
             .env("EBB_LOG__LEVEL", "warn,ebb_node::server=info")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))

@@ -41,6 +41,10 @@
 //! - `page`: the expiry page's render time at the server with 1,000
 //!   collections, 100 TTL indexes and one TTL index of N documents.
 //!
+//! - `watch`: a change stream on a one-member set under a stream of
+//!   inserts with a TTL: delivery latency, and one delete event per
+//!   expired document.
+//!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
 
@@ -63,6 +67,7 @@ mod status;
 mod steady;
 mod timeseries;
 mod ts_churn;
+mod watch;
 mod workload;
 
 use anyhow::Result;
@@ -91,6 +96,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Aggregation => aggregation::run(args).await,
         Scenario::Forecast => forecast::run(args).await,
         Scenario::Page => page::run(args).await,
+        Scenario::Watch => watch::run(args).await,
     }
 }
 

@@ -302,6 +302,15 @@ pub struct Replication {
     /// Entries a snapshot holds that stay in the log, so that a member a
     /// little behind catches up from the log instead of a snapshot.
     pub log_kept: u64,
+    /// The change log's window, which change streams read (mongod's
+    /// `replication.oplogSizeMB`): past about this many megabytes, the
+    /// oldest changes are trimmed away, and a stream that needs them gets
+    /// ChangeStreamHistoryLost.
+    pub oplog_size_mb: u64,
+    /// Changes kept at least this long whatever the window's size (mongod's
+    /// `storage.oplogMinRetentionHours`).
+    #[serde(with = "crate::units::humantime_text")]
+    pub oplog_min_retention: Duration,
     /// Test-only: the member takes `configureFailPoint` for
     /// `ebbCutReplication`, which cuts its messages to and from the other
     /// members (the fault harness partitions members with it).
@@ -318,6 +327,8 @@ impl Default for Replication {
             periodic_noop: Duration::from_secs(10),
             snapshot_every: 100_000,
             log_kept: 10_000,
+            oplog_size_mb: 1024,
+            oplog_min_retention: Duration::ZERO,
             fault_points: false,
         }
     }

@@ -67,11 +67,20 @@ pub struct Decided {
 /// of its batches are committed with this one. A member that crashed in
 /// the middle applies the entry again with `skip` set to that count, and
 /// the batches already committed are not committed twice.
+///
+/// It also carries the entry's place in the set's history (`ts`: seconds
+/// and counter, as one number; `wall`: the primary's clock) and numbers
+/// the document changes the entry makes, in the order it makes them: the
+/// change log's keys (`ebb_storage::changes`). A run after a crash makes
+/// the same changes in the same order, so they get the same numbers.
 #[derive(Debug)]
 pub struct Rider {
     pub index: u64,
     pub skip: u32,
+    pub ts: u64,
+    pub wall: i64,
     commits: AtomicU32,
+    changes: AtomicU32,
 }
 
 impl PartialEq for Rider {
@@ -86,12 +95,22 @@ impl Rider {
     /// Where the progress is kept.
     pub const KEY: &'static [u8] = b"n/applying";
 
-    pub fn new(index: u64, skip: u32) -> Rider {
+    /// The rider of entry `index` at time `ts` (written by the primary at
+    /// `wall`), past `skip` batches committed before a crash.
+    pub fn new(index: u64, skip: u32, ts: u64, wall: i64) -> Rider {
         Rider {
             index,
             skip,
+            ts,
+            wall,
             commits: AtomicU32::new(0),
+            changes: AtomicU32::new(0),
         }
+    }
+
+    /// The number of the entry's next document change (from 0).
+    pub fn next_change(&self) -> u32 {
+        self.changes.fetch_add(1, Ordering::SeqCst)
     }
 
     /// For the next batch the entry commits: the progress to write with it,
@@ -254,7 +273,7 @@ mod tests {
 
     #[test]
     fn a_rider_rides_only_while_its_write_applies_and_skips_what_was_committed() {
-        let rider = Arc::new(Rider::new(7, 1));
+        let rider = Arc::new(Rider::new(7, 1, 0, 0));
         let mut applied = decided(Seed::fresh(0), false).unwrap();
         applied.rider = Some(rider.clone());
         assert_eq!(within(Some(applied), rider_now), Some(rider.clone()));

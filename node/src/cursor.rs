@@ -29,6 +29,8 @@ pub enum Source {
     },
     /// Results computed up front (aggregation output, listings).
     Buffered(std::collections::VecDeque<RawDocumentBuf>),
+    /// A change stream (`crate::changes`).
+    Changes(Box<crate::changes::Stream>),
 }
 
 /// Who opened a cursor.

@@ -102,6 +102,13 @@ code_table! {
     AMBIGUOUS_INDEX_KEY_PATTERN = 181, "AmbiguousIndexKeyPattern";
     INVALID_INDEX_SPECIFICATION_OPTION = 197, "InvalidIndexSpecificationOption";
     NOT_IMPLEMENTED = 238, "NotImplemented";
+    NO_MATCHING_DOCUMENT = 47, "NoMatchingDocument";
+    INVALID_RESUME_TOKEN = 260, "InvalidResumeToken";
+    CHANGE_STREAM_FATAL_ERROR = 280, "ChangeStreamFatalError";
+    CHANGE_STREAM_HISTORY_LOST = 286, "ChangeStreamHistoryLost";
+    CHANGE_STREAM_NOT_FIRST = 40602, "Location40602";
+    CHANGE_STREAM_TWO_STARTS = 40674, "Location40674";
+    CHANGE_STREAM_BOTH_TOKENS = 50865, "Location50865";
     QUERY_EXCEEDED_MEMORY_LIMIT = 292, "QueryExceededMemoryLimitNoDiskUseAllowed";
     MECHANISM_UNAVAILABLE = 334, "MechanismUnavailable";
     TOO_MANY_LOGICAL_SESSIONS = 261, "TooManyLogicalSessions";

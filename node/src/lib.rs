@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod auth;
+pub mod changes;
 pub mod command;
 pub mod context;
 pub mod cursor;

@@ -32,9 +32,10 @@ const OPTIME: &[u8] = b"s/optime";
 
 /// What the node does with committed entries.
 pub trait Apply: Send + Sync + 'static {
-    /// Applies the entry at `index`; the answer goes back to the client
-    /// that proposed it, when this member is the leader that did.
-    fn apply(&self, index: u64, proposal: Proposal) -> BoxFuture<'_, Applied>;
+    /// Applies the entry at `index`, which takes its place in the set's
+    /// history at `at`; the answer goes back to the client that proposed
+    /// it, when this member is the leader that did.
+    fn apply(&self, index: u64, at: OpTime, proposal: Proposal) -> BoxFuture<'_, Applied>;
 
     /// A snapshot is staged in place of this member's state
     /// ([`snapshot::load_pending`]). The member restarts, to load it
@@ -261,7 +262,7 @@ impl RaftStateMachine<TypeConfig> for Machine {
                         .times
                         .last()
                         .next(proposal.at_millis, id.leader_id.term);
-                    answers.push(self.apply.apply(id.index, proposal).await);
+                    answers.push(self.apply.apply(id.index, at, proposal).await);
                     self.record(Some(id), None, Some(at))?;
                 }
                 EntryPayload::Membership(m) => {

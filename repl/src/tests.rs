@@ -12,13 +12,13 @@ use openraft::testing::{StoreBuilder, Suite};
 
 use crate::log::LogStore;
 use crate::machine::{Apply, Machine};
-use crate::types::{Applied, Proposal, TypeConfig};
+use crate::types::{Applied, OpTime, Proposal, TypeConfig};
 
 /// Applies nothing: the state is what the machine keeps in the engine.
 struct Nothing;
 
 impl Apply for Nothing {
-    fn apply(&self, _: u64, _: Proposal) -> BoxFuture<'_, Applied> {
+    fn apply(&self, _: u64, _: OpTime, _: Proposal) -> BoxFuture<'_, Applied> {
         Box::pin(async { Applied::default() })
     }
 

@@ -6,6 +6,8 @@
 //! - `engine`: the key-value engine behind a small trait; only its `rocks`
 //!   file names RocksDB.
 //! - `catalog`: collection and index records.
+//! - `changes`: a replica-set member's change log, the rows change streams
+//!   read.
 //! - `capped`: capped collections' bounds and insertion order.
 //! - `index`: which entry keys a document puts into each index.
 //! - `collection`: the collection handle ([`Collection`]) every operation
@@ -21,6 +23,7 @@
 
 pub mod capped;
 pub mod catalog;
+pub mod changes;
 pub mod collection;
 pub mod engine;
 pub mod index;

@@ -351,6 +351,7 @@ pub fn update(
     let mut w = Writer::new(engine, coll)?;
     for (index, st) in statements.into_iter().enumerate() {
         w.bypass_validation(st.bypass_validation);
+        w.replacing(matches!(st.update, UpdateSpec::Replacement(_)));
         let result = update_one_statement(engine, coll, &mut w, &st, index, now, &mut out);
         w.commit(false)?;
         match result {
@@ -535,6 +536,7 @@ pub fn find_and_modify(
     let mut out = FindAndModifyOutcome::default();
     let mut w = Writer::new(engine, coll)?;
     w.bypass_validation(fam.bypass_validation);
+    w.replacing(matches!(fam.update, Some(UpdateSpec::Replacement(_))));
     let q = QuerySpec {
         filter: fam.filter.clone(),
         sort: fam.sort.clone(),

@@ -2,6 +2,7 @@
 //! in a temp dir, driven through the official Rust `mongodb` driver.
 #![allow(dead_code)]
 
+pub mod set;
 pub mod tls;
 pub mod ts;
 

@@ -1,7 +1,8 @@
 // mongosh's replica-set helpers against three ebbd members: rs.initiate
 // with a config, then rs.status() and rs.conf() once a primary is elected,
 // rs.freeze() on a secondary, rs.stepDown() on the primary, then rs.add()
-// and rs.remove() of a fourth member (EBB_RS_SPARE) on the new primary.
+// and rs.remove() of a fourth member (EBB_RS_SPARE) on the new primary, and
+// watch() there.
 // The config's hosts come from EBB_RS_HOSTS ("h1,h2,h3").
 const hosts = process.env.EBB_RS_HOSTS.split(",");
 const config = { _id: "rs0", members: hosts.map((host, i) => ({ _id: i, host })) };
@@ -87,5 +88,21 @@ const after = rs.conf();
 if (after.members.length !== 3 || after.members.some((m) => m.host === spare)) {
   throw new Error("rs.conf after rs.remove: " + tojson(after));
 }
-print("mongosh: rs.initiate, rs.status, rs.conf, rs.freeze, rs.stepDown, rs.add, rs.remove ok; " +
+
+// watch() on the primary: the change events of an insert and a delete.
+const watched = db.getSiblingDB("rs").shell_watched;
+const stream = watched.watch();
+stream.tryNext();
+watched.insertOne({ _id: 1 });
+watched.deleteOne({ _id: 1 });
+const changes = [];
+const watching = Date.now() + 30000;
+while (changes.length < 2) {
+  if (Date.now() > watching) throw new Error("watch(): only " + tojson(changes));
+  const change = stream.tryNext();
+  if (change) changes.push(change.operationType);
+}
+stream.close();
+if (changes.join(",") !== "insert,delete") throw new Error("watch(): " + tojson(changes));
+print("mongosh: rs.initiate, rs.status, rs.conf, rs.freeze, rs.stepDown, rs.add, rs.remove, watch ok; " +
   "primary " + first + ", then " + next);

@@ -2,7 +2,8 @@
 the primary from ?replicaSet=rs0, writes with w: "majority" (retryable writes on,
 pymongo's default) and reads the writes back from a secondary; a causally
 consistent session reads each of its own w: 1 writes from a secondary; a reader
-with maxStalenessSeconds finds the secondaries fresh."""
+with maxStalenessSeconds finds the secondaries fresh; watch() sees every change
+and resumes from a token, also on a secondary."""
 import os
 import sys
 import time
@@ -51,7 +52,38 @@ try:
     sys.exit("a secondary took a write")
 except NotPrimaryError as e:
     assert e.details and e.details.get("code") == 10107, e.details
+
+def events(stream, n):
+    out = []
+    deadline = time.time() + 30
+    while len(out) < n:
+        assert time.time() < deadline, f"only {len(out)} of {n} events: {out}"
+        change = stream.try_next()
+        if change is not None:
+            out.append(change)
+    return out
+
+
+watched = client.rs.watched.with_options(write_concern=pymongo.WriteConcern(w="majority"))
+with watched.watch(full_document="updateLookup") as stream:
+    watched.insert_one({"_id": 1, "n": 1})
+    watched.update_one({"_id": 1}, {"$inc": {"n": 1}})
+    watched.replace_one({"_id": 1}, {"n": 10})
+    watched.delete_one({"_id": 1})
+    seen = events(stream, 4)
+kinds = [e["operationType"] for e in seen]
+assert kinds == ["insert", "update", "replace", "delete"], kinds
+assert seen[1]["updateDescription"]["updatedFields"] == {"n": 2}, seen[1]
+assert seen[1]["fullDocument"] == {"_id": 1, "n": 2}, seen[1]
+assert all(e["documentKey"] == {"_id": 1} for e in seen), seen
+secondary_reader = client.rs.watched.with_options(
+    read_preference=pymongo.ReadPreference.SECONDARY
+)
+with secondary_reader.watch(resume_after=seen[1]["_id"]) as resumed:
+    again = events(resumed, 2)
+assert [e["_id"] for e in again] == [e["_id"] for e in seen[2:]], again
+
 print(
     f"pymongo: majority writes through {primary[0]}:{primary[1]}, read back from a secondary; "
-    "causal reads on a secondary; maxStalenessSeconds"
+    "causal reads on a secondary; maxStalenessSeconds; watch() resumed on a secondary"
 )

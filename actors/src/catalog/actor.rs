@@ -470,6 +470,16 @@ impl CatalogCore {
     }
 
     /// `collMod`'s validation options.
+    async fn modify_images(&mut self, db: &str, name: &str, enabled: bool) -> Result<()> {
+        let entry = self.state.get(db, name).cloned();
+        let meta = options::modify_images(record(&entry), db, name, enabled)?;
+        if let (Some(entry), Some(meta)) = (entry, meta) {
+            self.replace_meta(&entry, meta, vec![]).await?;
+            tracing::info!(ns = %format!("{db}.{name}"), enabled, "changed changeStreamPreAndPostImages");
+        }
+        Ok(())
+    }
+
     async fn modify_validation(
         &mut self,
         db: &str,
@@ -559,6 +569,26 @@ pub struct ModifyValidation {
     pub db: String,
     pub name: String,
     pub change: ValidationChange,
+}
+
+/// `collMod`'s `changeStreamPreAndPostImages`.
+#[derive(Message)]
+#[rtype(result = "Result<()>")]
+pub struct ModifyImages {
+    pub db: String,
+    pub name: String,
+    pub enabled: bool,
+}
+
+impl Handler<ModifyImages> for CatalogActor {
+    type Result = AtomicResponse<Self, Result<()>>;
+
+    fn handle(&mut self, m: ModifyImages, _: &mut Context<Self>) -> Self::Result {
+        self.ddl(|mut core| async move {
+            let r = core.modify_images(&m.db, &m.name, m.enabled).await;
+            (core, r)
+        })
+    }
 }
 
 /// `collMod`'s collection-level `expireAfterSeconds` (None: `"off"`).

@@ -9,7 +9,8 @@ mod view;
 
 pub use actor::{
     CatalogActor, CatalogCore, CreateCollection, CreateIndexes, DropCollection, DropDatabase,
-    DropIndexes, EnsureCollection, ModifyExpiry, ModifyIndex, ModifyValidation, RenameCollection,
+    DropIndexes, EnsureCollection, ModifyExpiry, ModifyImages, ModifyIndex, ModifyValidation,
+    RenameCollection,
 };
 pub use decide::indexes::{
     CreateIndexesOutcome, DropTarget, IndexChange, IndexChangeOutcome, IndexEdit, IndexTarget,

@@ -441,8 +441,11 @@ impl Handler<ExpireChunk> for CollectionActor {
     fn handle(&mut self, msg: ExpireChunk, ctx: &mut Context<Self>) -> Self::Result {
         let (reply, rx) = oneshot::channel();
         if !self.retired {
-            let urgent = msg.urgent();
-            self.schedule().push_chunk(Expiry { msg, reply }, urgent);
+            // A chunk from the log runs on the writer, never planned off it:
+            // it numbers its change rows as it runs, in the same order on
+            // every member (`ebb_storage::changes`).
+            let on_writer = msg.urgent() || msg.logged;
+            self.schedule().push_chunk(Expiry { msg, reply }, on_writer);
             self.pump(ctx);
         }
         Box::pin(recv(rx))

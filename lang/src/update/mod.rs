@@ -16,11 +16,13 @@
 //! plan over it; `ops`, `array_ops` and `pull` are the operators
 //! themselves (arithmetic is `encoding::arith`, shared with aggregation);
 //! `pipeline` runs pipeline-style updates; `render` writes values into
-//! messages the way MongoDB does.
+//! messages the way MongoDB does; `describe` says what an update changed,
+//! as change events do.
 
 mod apply;
 mod array_filter;
 mod array_ops;
+pub mod describe;
 mod env;
 mod ops;
 mod path;

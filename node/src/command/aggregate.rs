@@ -91,6 +91,24 @@ pub async fn aggregate(req: Request) -> CommandResult {
     };
     let env = query::env(&req, &args)?;
     let collation = query::collation(args.get("collation"))?;
+    if let Some(change_stages) = crate::changes::stages(&req.node, pipeline)? {
+        let coll = (!collectionless).then_some(name);
+        let resolved = match coll.and_then(|c| req.node.collection(&req.db, c)) {
+            Some(entry) => query::resolve(&collation, &entry.coll.meta)?,
+            None => collation.resolve(None),
+        };
+        let owner = cursor_owner(&req);
+        return crate::changes::open(
+            &req,
+            owner,
+            coll,
+            &change_stages,
+            &env,
+            resolved,
+            batch_size,
+        )
+        .await;
+    }
     let mut stages = Vec::new();
     let mut write_stage = None;
     let mut report = None;

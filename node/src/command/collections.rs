@@ -10,6 +10,8 @@ use ebb_storage::capped::CappedOptions;
 use ebb_storage::catalog::CollectionMeta;
 use ebb_storage::timeseries::{TimeseriesOptions, options};
 
+use ebb_storage::changes::Whole;
+
 use super::{Request, check_collection_name, check_db_name, cursor_reply, ok, validation};
 use crate::args::Args;
 use crate::auth::check;
@@ -111,12 +113,8 @@ fn plain_options(req: &Request, args: &Args<'_>) -> CommandResult<Document> {
     // refused here, unlike an operation's `collation` argument.
     let collation = args.get("collation").map(Collation::parse).transpose()?;
     let capped = capped_options(args)?;
-    for field in [
-        "viewOn",
-        "pipeline",
-        "encryptedFields",
-        "changeStreamPreAndPostImages",
-    ] {
+    let images = images_option(args)?;
+    for field in ["viewOn", "pipeline", "encryptedFields"] {
         match args.get(field) {
             None | Some(RawBsonRef::Boolean(false)) => {}
             Some(_) => {
@@ -134,8 +132,11 @@ fn plain_options(req: &Request, args: &Args<'_>) -> CommandResult<Document> {
         if matches!(k.as_str(), "capped" | "size" | "max") {
             continue;
         }
-        // An empty validator is no validator.
+        // An empty validator is no validator; images kept is a switch.
         let empty = matches!(v, RawBsonRef::Document(d) if d.is_empty());
+        if k.as_str() == "changeStreamPreAndPostImages" {
+            continue;
+        }
         if CREATE_ARGS.contains(&k.as_str()) && !(k.as_str() == "validator" && empty) {
             options.insert(k.as_str(), Bson::try_from(v)?);
         }
@@ -150,8 +151,49 @@ fn plain_options(req: &Request, args: &Args<'_>) -> CommandResult<Document> {
             options.remove("collation");
         }
     }
+    if images == Some(true) {
+        options.insert(IMAGES, bson::doc! { "enabled": true });
+    }
     order_validation_options(&mut options);
     Ok(options)
+}
+
+const IMAGES: &str = "changeStreamPreAndPostImages";
+
+/// `changeStreamPreAndPostImages: {enabled}` of `create` or `collMod`: the
+/// collection keeps each document's versions before and after a change
+/// for its change streams' `fullDocumentBeforeChange` and
+/// `fullDocument: "whenAvailable" | "required"`.
+pub fn images_option(args: &Args<'_>) -> CommandResult<Option<bool>> {
+    let Some(value) = args.get(IMAGES) else {
+        return Ok(None);
+    };
+    let RawBsonRef::Document(spec) = value else {
+        return Err(args.wrong_type(IMAGES, &value, "type 'object'"));
+    };
+    let mut enabled = None;
+    for el in spec.iter() {
+        let (k, v) = el?;
+        match (k.as_str(), v) {
+            ("enabled", RawBsonRef::Boolean(b)) => enabled = Some(b),
+            ("enabled", other) => {
+                return Err(args.wrong_type(&format!("{IMAGES}.enabled"), &other, "type 'bool'"));
+            }
+            (other, _) => {
+                return Err(CommandError::new(
+                    codes::UNKNOWN_FIELD,
+                    format!(
+                        "BSON field '{}.{IMAGES}.{other}' is an unknown field.",
+                        args.command_name()
+                    ),
+                ));
+            }
+        }
+    }
+    match enabled {
+        Some(b) => Ok(Some(b)),
+        None => Err(args.missing(&format!("{IMAGES}.enabled"))),
+    }
 }
 
 /// Options a time-series collection may not have (mongod: 72).
@@ -233,6 +275,9 @@ pub async fn drop(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, &[])?;
     let name = args.collection()?;
     let ns = format!("{}.{name}", req.db);
+    if let Some(entry) = req.node.collection(&req.db, name) {
+        crate::changes::log_whole(&req, &[Whole::Drop { coll: &entry.coll }])?;
+    }
     match req
         .node
         .catalog
@@ -252,6 +297,16 @@ pub async fn drop(req: Request) -> CommandResult {
 
 pub async fn drop_database(req: Request) -> CommandResult {
     Args::parse(&req.body, &[])?;
+    let state = req.node.view.load();
+    let colls: Vec<_> = state.in_db(&req.db).collect();
+    if !colls.is_empty() {
+        let mut changes: Vec<Whole<'_>> = colls
+            .iter()
+            .map(|e| Whole::Drop { coll: &e.coll })
+            .collect();
+        changes.push(Whole::DropDatabase { db: &req.db });
+        crate::changes::log_whole(&req, &changes)?;
+    }
     req.node
         .catalog
         .send(DropDatabase { db: req.db.clone() })
@@ -425,11 +480,27 @@ pub async fn rename_collection(req: Request) -> CommandResult {
     }
     let drop_target = args.bool("dropTarget")?.unwrap_or(false);
     let stay_temp = args.bool("stayTemp")?.unwrap_or(false);
+    let (from, to) = (split(from)?, split(to)?);
+    if let Some(source) = req.node.collection(&from.0, &from.1) {
+        let target = req.node.collection(&to.0, &to.1);
+        if target.is_none() || drop_target {
+            let mut changes = Vec::new();
+            if let Some(target) = &target {
+                changes.push(Whole::Drop { coll: &target.coll });
+            }
+            changes.push(Whole::Rename {
+                coll: &source.coll,
+                to_db: &to.0,
+                to_coll: &to.1,
+            });
+            crate::changes::log_whole(&req, &changes)?;
+        }
+    }
     req.node
         .catalog
         .send(RenameCollection {
-            from: split(from)?,
-            to: split(to)?,
+            from,
+            to,
             drop_target,
             stay_temp,
         })

@@ -337,7 +337,7 @@ async fn respond_as(
     }
     let positioned = match &cursor.source {
         Source::Query { query, .. } => !query.is_tailable() || query.positioned(),
-        Source::Buffered(_) => true,
+        Source::Buffered(_) | Source::Changes(_) => true,
     };
     let ns = cursor.ns.clone();
     // A tailable cursor on an empty collection is not kept, as mongod
@@ -364,6 +364,8 @@ async fn next_batch(
     limits: BatchLimits,
 ) -> CommandResult<(Vec<RawDocumentBuf>, bool, OpenCursor)> {
     Ok(match cursor.source {
+        // Its getMore is `changes::get_more`'s.
+        Source::Changes(_) => return Err(CommandError::internal()),
         Source::Buffered(mut queue) => {
             let mut batch = Vec::new();
             let mut bytes = 0;
@@ -443,6 +445,9 @@ pub async fn get_more(req: Request) -> CommandResult {
         );
         req.node.cursors.put_back(id, cursor);
         return Err(CommandError::new(codes::UNAUTHORIZED, msg));
+    }
+    if matches!(cursor.source, Source::Changes(_)) {
+        return crate::changes::get_more(&req.node, id, cursor, batch_size, max_time).await;
     }
     // The find's maxTimeMS carries over; a getMore's own is how long an
     // awaitData cursor waits for inserts (1 s by default, as in mongod).

@@ -714,6 +714,22 @@ pub async fn coll_mod(req: Request) -> CommandResult {
              expireAfterSeconds, alone",
         ));
     }
+    if let Some(enabled) = super::collections::images_option(&args)? {
+        req.node
+            .catalog
+            .send(ebb_actors::catalog::ModifyImages {
+                db: req.db.clone(),
+                name: name.to_owned(),
+                enabled,
+            })
+            .await??;
+        let others = COLL_MOD_ARGS
+            .iter()
+            .any(|a| *a != "changeStreamPreAndPostImages" && args.has(a));
+        if !others {
+            return ok(doc! {});
+        }
+    }
     if let Some(v) = args.get("expireAfterSeconds") {
         modify_expiry(&req, name, v).await?;
         if !args.has("index") && validation::parse(&args)? == ValidationChange::default() {
@@ -729,6 +745,7 @@ pub async fn coll_mod(req: Request) -> CommandResult {
                 | "validator"
                 | "validationLevel"
                 | "validationAction"
+                | "changeStreamPreAndPostImages"
         )
     }) {
         if args.has(unsupported) {

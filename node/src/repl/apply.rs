@@ -19,7 +19,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bson::{RawDocumentBuf, rawdoc};
-use ebb_repl::{Applied, Apply, Proposal};
+use ebb_repl::{Applied, Apply, OpTime, Proposal};
 use futures::future::BoxFuture;
 
 use ebb_lang::decided::{Decided, Rider};
@@ -66,15 +66,16 @@ impl NodeApply {
     /// How entry `index` marks its progress as it applies: from the
     /// start, or past the batches it committed before a crash (only the
     /// first entry applied after a start can have any).
-    fn rider(&self, index: u64) -> Arc<Rider> {
+    fn rider(&self, index: u64, at: OpTime, wall: i64) -> Arc<Rider> {
         let skip = match self.interrupted.lock().unwrap().take() {
             Some((at, n)) if at == index => n,
             _ => 0,
         };
-        Arc::new(Rider::new(index, skip))
+        let ts = (u64::from(at.secs) << 32) | u64::from(at.inc);
+        Arc::new(Rider::new(index, skip, ts, wall))
     }
 
-    async fn run(&self, index: u64, proposal: Proposal) -> RawDocumentBuf {
+    async fn run(&self, index: u64, at: OpTime, proposal: Proposal) -> RawDocumentBuf {
         let Some(node) = self.node.get().and_then(Weak::upgrade) else {
             return CommandError::internal().to_reply();
         };
@@ -82,7 +83,7 @@ impl NodeApply {
             Ok(e) => e,
             Err(_) => return CommandError::internal().to_reply(),
         };
-        let rider = self.rider(index);
+        let rider = self.rider(index, at, proposal.at_millis);
         let (db, command, decided) = match entry::read(&entry) {
             Some(Entry::Write {
                 db,
@@ -145,10 +146,10 @@ impl NodeApply {
 }
 
 impl Apply for NodeApply {
-    fn apply(&self, index: u64, proposal: Proposal) -> BoxFuture<'_, Applied> {
+    fn apply(&self, index: u64, at: OpTime, proposal: Proposal) -> BoxFuture<'_, Applied> {
         Box::pin(async move {
             Applied {
-                bytes: self.run(index, proposal).await.into_bytes(),
+                bytes: self.run(index, at, proposal).await.into_bytes(),
             }
         })
     }

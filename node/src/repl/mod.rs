@@ -13,7 +13,8 @@
 //! point partitions a member (`fault`). The set's time, as replies and
 //! `hello` show it, is `time`'s; the primary's no-op entries keep it moving
 //! (`noop`); `topology` versions what `hello` says, for drivers' awaitable
-//! `hello`.
+//! `hello`; `window` keeps the change log change streams read within its
+//! size.
 
 mod apply;
 pub mod commands;
@@ -30,6 +31,7 @@ mod start;
 pub mod time;
 pub mod topology;
 mod transport;
+mod window;
 mod write;
 
 pub use set::ReplicaSet;

@@ -17,6 +17,7 @@ use super::noop;
 use super::set::ReplicaSet;
 use super::topology::Topology;
 use super::transport::WireTransport;
+use super::window;
 use crate::context::NodeContext;
 
 /// Starts this node as a member reachable at `host`, connecting to the
@@ -43,8 +44,15 @@ pub async fn start(
         every: config.snapshot_every,
         keep: config.log_kept,
     };
-    let replica =
-        Replica::start(engine, host, timing, compaction, Arc::new(transport), apply).await?;
+    let replica = Replica::start(
+        Arc::clone(&engine),
+        host,
+        timing,
+        compaction,
+        Arc::new(transport),
+        apply,
+    )
+    .await?;
     tracing::info!(set = %config.repl_set_name, %host, "replica-set member started");
     let set = Arc::new(ReplicaSet {
         name: config.repl_set_name.clone(),
@@ -65,6 +73,12 @@ pub async fn start(
     tokio::spawn(follow(Arc::clone(node), Arc::clone(&set)));
     tokio::spawn(noop::periodic(Arc::downgrade(&set)));
     tokio::spawn(follow_topology(Arc::downgrade(&set)));
+    tokio::spawn(window::keep(
+        Arc::downgrade(&set),
+        engine,
+        config.oplog_size_mb.saturating_mul(1 << 20),
+        config.oplog_min_retention,
+    ));
     Ok(set)
 }
 

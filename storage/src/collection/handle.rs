@@ -158,6 +158,15 @@ impl Collection {
         key
     }
 
+    /// The `_id` stored at record key `key`, read from the key itself; `None`
+    /// when a collation made it a sort key (its record says then).
+    pub fn id_of_key(&self, key: &[u8]) -> Option<bson::RawBson> {
+        if self.id_collation.is_some() {
+            return None;
+        }
+        keycode::decode_value(&mut &key[..]).ok()
+    }
+
     pub fn ns(&self) -> String {
         self.meta.ns()
     }

@@ -286,6 +286,10 @@ pub trait Engine: Send + Sync + 'static {
     /// Counts the keys of `range` in one bulk scan that leaves the block
     /// cache as it was.
     fn count(&self, cf: Cf, range: KeyRange) -> Result<u64>;
+    /// About how many bytes the keys of `range` take in the engine's files,
+    /// from their index blocks without reading the keys (what memtables
+    /// hold is not counted). A range without an upper bound counts nothing.
+    fn approximate_size(&self, cf: Cf, range: KeyRange) -> Result<u64>;
 
     /// Makes every acknowledged write durable (fsync of the WAL).
     fn sync_wal(&self) -> Result<()>;

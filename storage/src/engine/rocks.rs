@@ -315,6 +315,17 @@ impl Engine for RocksEngine {
         super::count_rest(cursor.as_mut())
     }
 
+    fn approximate_size(&self, cf: Cf, range: KeyRange) -> Result<u64> {
+        let h = self.handle(cf)?;
+        let Some(upper) = &range.upper else {
+            return Ok(0);
+        };
+        let sizes = self
+            .db
+            .get_approximate_sizes_cf(&h, &[rocksdb::Range::new(&range.lower, upper)]);
+        Ok(sizes.first().copied().unwrap_or(0))
+    }
+
     fn snapshot(&self) -> Box<dyn Snapshot + '_> {
         self.held.read_all(|views| {
             Box::new(RocksSnapshot {

@@ -274,6 +274,7 @@ fn collect(
             .filter(|kg| sweep::defers(policy, coll, kg))
             .map(|kg| kg.cf)
             .collect(),
+        logged: crate::changes::logging(coll).is_some(),
     };
     let mut scanned = scan(&cx, &span, chunk.limit, gone)?;
     let seen = std::mem::take(&mut scanned.seen);
@@ -299,6 +300,8 @@ struct Cx<'a> {
     policy: &'a ExpiryPolicy,
     /// The indexes whose entries are left to the sweep, by family.
     deferred: Vec<u64>,
+    /// Whether the deletions go into the change log (`crate::changes`).
+    logged: bool,
 }
 
 /// Where a chunk scans in its TTL index: from `lower` (the floor, or just
@@ -369,6 +372,8 @@ struct Scanned {
     oldest_millis: Option<i64>,
     /// Whether expired entries remain past `last_key`.
     more: bool,
+    /// For the change log: each document taken and its indexed date.
+    dated: Vec<(Vec<u8>, i64)>,
 }
 
 /// Scans up to `limit` distinct documents from the TTL range, leaving out
@@ -403,6 +408,7 @@ fn scan(cx: &Cx<'_>, span: &Span, limit: usize, gone: &KeySet) -> Result<Scanned
         last_key: Vec::new(),
         oldest_millis: None,
         more: false,
+        dated: Vec::new(),
     };
     let defers = |cf: Cf| matches!(cf, Cf::Id(id) if deferred.contains(&id));
     let descending = ttl.leading_descending();
@@ -426,6 +432,9 @@ fn scan(cx: &Cx<'_>, span: &Span, limit: usize, gone: &KeySet) -> Result<Scanned
             s.taken += 1;
             if let Some(date) = keycode::leading_date(cursor.key(), descending) {
                 s.oldest_millis = Some(s.oldest_millis.map_or(date, |o| o.min(date)));
+                if cx.logged {
+                    s.dated.push((id.to_vec(), date));
+                }
             }
             match carried_entries {
                 Some(entries) => {
@@ -505,6 +514,7 @@ fn encode(cx: &Cx<'_>, span: &Span, s: Scanned, how: How, out: &mut dyn Batch) -
         last_key,
         oldest_millis,
         more,
+        dated,
         ..
     } = s;
     // What the batch will hold, about (records queued or deleted, a few
@@ -532,6 +542,7 @@ fn encode(cx: &Cx<'_>, span: &Span, s: Scanned, how: How, out: &mut dyn Batch) -
     }
     let carried_docs = carried_ids.len();
     let docs = read_and_delete_records(engine, coll, &read_ids, how.ranged, out)?;
+    log_expired(engine, coll, ttl, &dated, &docs, out)?;
     if let Some(cf) = coll.natural() {
         forget_capped(engine, cf, &docs, out)?;
     }
@@ -585,6 +596,52 @@ fn encode(cx: &Cx<'_>, span: &Span, s: Scanned, how: How, out: &mut dyn Batch) -
         more,
         oldest_millis,
     })
+}
+
+/// Logs the TTL delete of each document in `dated` (record key, indexed
+/// date), for change streams. Its `_id` comes from its key, or from its
+/// record where a collation hides it there or the collection logs the
+/// document deleted; `read` holds the records the chunk read already.
+fn log_expired(
+    engine: &dyn Engine,
+    coll: &Collection,
+    ttl: &KeyGen,
+    dated: &[(Vec<u8>, i64)],
+    read: &[(Vec<u8>, Vec<u8>)],
+    out: &mut dyn Batch,
+) -> Result<()> {
+    if dated.is_empty() {
+        return Ok(());
+    }
+    let images = crate::changes::keeps_images(coll);
+    let after_ms = ttl.expire_after_secs().unwrap_or(0).saturating_mul(1000);
+    let read: std::collections::HashMap<&[u8], &[u8]> = read
+        .iter()
+        .map(|(k, v)| (k.as_slice(), v.as_slice()))
+        .collect();
+    for (key, date) in dated {
+        let record = match read.get(key.as_slice()) {
+            Some(doc) => Some(doc.to_vec()),
+            None if images || coll.id_of_key(key).is_none() => engine.get(coll.records(), key)?,
+            None => None,
+        };
+        let doc = record.as_deref().map(RawDocument::from_bytes).transpose()?;
+        let id = match (
+            doc.map(|d| d.get("_id")).transpose()?.flatten(),
+            coll.id_of_key(key),
+        ) {
+            (Some(id), _) => bson::RawBson::from(id),
+            (None, Some(id)) => id,
+            (None, None) => continue,
+        };
+        let expired = crate::changes::Expired {
+            index: &ttl.name,
+            date: *date,
+            due: date.saturating_add(after_ms),
+        };
+        crate::changes::deleted(out, coll, id.as_raw_bson_ref(), doc, Some(expired))?;
+    }
+    Ok(())
 }
 
 /// The most bytes of carried entries per document a chunk's buffer is

@@ -65,6 +65,9 @@ pub struct Writer<'e> {
     /// Whether a due document in the way of a write is deleted (false for
     /// index builds).
     replace_due: bool,
+    /// Whether the documents [`Writer::replace`] stores replace the old
+    /// ones whole (a replacement update), for the change log.
+    replacing: bool,
     /// A capped collection's order and totals (`crate::capped`).
     capped: Option<Tracker>,
     /// The counts of documents its TTL index never makes due (`ttl::never`).
@@ -105,6 +108,7 @@ impl<'e> Writer<'e> {
             earliest_due: None,
             bypass_validation: false,
             replace_due: true,
+            replacing: false,
             scratch: Scratch::default(),
         })
     }
@@ -137,6 +141,13 @@ impl<'e> Writer<'e> {
     pub fn keeping_due(mut self) -> Self {
         self.replace_due = false;
         self
+    }
+
+    /// Whether the next documents [`Writer::replace`] stores replace the
+    /// old ones whole (a replacement) or come from update operators: the
+    /// change log says which (`crate::changes`).
+    pub fn replacing(&mut self, whole: bool) {
+        self.replacing = whole;
     }
 
     /// Stores documents without checking them against the collection's
@@ -346,6 +357,7 @@ impl<'e> Writer<'e> {
         }
         self.batch
             .put(self.coll.records(), &id_key, doc.as_bytes())?;
+        crate::changes::inserted(self.batch.as_mut(), coll, doc)?;
         carried.clear();
         carry_into(
             &mut carried,
@@ -419,6 +431,9 @@ impl<'e> Writer<'e> {
             }
         }
         self.batch.delete(self.coll.records(), id_key)?;
+        if let Some(id) = doc.get("_id")? {
+            crate::changes::deleted(self.batch.as_mut(), self.coll, id, Some(doc), None)?;
+        }
         self.records.insert(id_key.to_vec(), None);
         Ok(())
     }
@@ -491,6 +506,7 @@ impl<'e> Writer<'e> {
         }
         self.batch
             .put(self.coll.records(), id_key, new.as_bytes())?;
+        crate::changes::updated(self.batch.as_mut(), coll, old, new, self.replacing)?;
         if let Some(capped) = &mut self.capped {
             capped.resized(old.as_bytes().len(), new.as_bytes().len());
         }

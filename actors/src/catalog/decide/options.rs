@@ -52,6 +52,40 @@ pub fn modify_expiry(
 /// validator replaces the old one (an empty one removes it); a new level
 /// or action writes both the level and the action, as mongod stores them.
 /// A validator the collection may not have is refused.
+/// `collMod`'s `changeStreamPreAndPostImages: {enabled}` of `db.name`:
+/// the record with the option set (stored as `{enabled: true}`, removed
+/// when off), or `None` when nothing changes.
+pub fn modify_images(
+    current: Option<&CollectionMeta>,
+    db: &str,
+    name: &str,
+    enabled: bool,
+) -> Result<Option<CollectionMeta>> {
+    const IMAGES: &str = "changeStreamPreAndPostImages";
+    let Some(current) = current else {
+        return Err(Error::new(
+            ErrorKind::NamespaceNotFound,
+            format!("ns does not exist: {db}.{name}"),
+        ));
+    };
+    if current.options.contains_key("timeseries") {
+        return Err(Error::new(
+            ErrorKind::InvalidOptions,
+            "option not supported on a time-series collection: changeStreamPreAndPostImages",
+        ));
+    }
+    let mut meta = current.clone();
+    match enabled {
+        true => {
+            meta.options.insert(IMAGES, bson::doc! { "enabled": true });
+        }
+        false => {
+            meta.options.remove(IMAGES);
+        }
+    }
+    Ok((meta != *current).then_some(meta))
+}
+
 pub fn modify_validation(
     current: Option<&CollectionMeta>,
     db: &str,

@@ -1,0 +1,375 @@
+//! The change log: what a replica-set member's writes did to documents,
+//! one row per document inserted, updated, replaced or deleted, written in
+//! the batch that makes the change. Change streams read it.
+//!
+//! Rows live in the replication `log` family under `o/` ‖ ts ‖ n: `ts` is
+//! the entry's place in the set's history (u64 BE: seconds, then the
+//! counter within the second), `n` the change's number within its entry
+//! (u32 BE, [`Rider::next_change`]). They sort in history order, every
+//! member writes the same rows under the same keys (it applies the same
+//! entries to the same data), and a snapshot carries them with the data.
+//! A row is committed with its change or not at all, and an entry applied
+//! again after a crash drops the batches already in, their rows with them:
+//! each change has exactly one row.
+//!
+//! Only a member applying an entry writes rows (a standalone keeps none,
+//! as mongod keeps no oplog there), and none for time-series collections,
+//! whose records are buckets. A row is BSON, ebb's own:
+//!
+//! | field | |
+//! | --- | --- |
+//! | `op` | `i` insert, `u` update, `r` replace, `d` delete; for a whole collection `drop`, `rename`, and `dropDatabase` |
+//! | `db`, `coll`, `ui` | the namespace and the collection's UUID (no `coll` nor `ui` for `dropDatabase`) |
+//! | `to` | a rename's new `{db, coll}` |
+//! | `key` | the document key, `{_id}` |
+//! | `doc` | the document inserted, or the replacement |
+//! | `desc` | an update's `updateDescription` |
+//! | `before`, `after` | the document before and after, when the collection keeps images (`changeStreamPreAndPostImages`) |
+//! | `expired` | a TTL delete's `{index, date, due}`: the index, the indexed date, when it fell due |
+//! | `wall` | the primary's clock when it wrote the entry |
+
+use std::sync::Arc;
+
+use bson::{RawBsonRef, RawDocument, RawDocumentBuf, rawdoc};
+use ebb_lang::decided::Rider;
+use ebb_lang::update::describe::describe;
+
+use crate::collection::Collection;
+use crate::engine::{Batch, Cf, Direction, Engine, KeyRange, first_key};
+use ebb_lang::error::Result;
+
+/// Where the rows start in the `log` family.
+pub const PREFIX: &[u8] = b"o/";
+
+/// Where the key of the last row trimmed away is kept (the oplog's
+/// window, `trim`): a stream that needs that row or an earlier one has
+/// lost its history.
+pub const TRIMMED: &[u8] = b"o-trimmed";
+
+/// A row's key.
+pub fn key(ts: u64, n: u32) -> [u8; 14] {
+    let mut k = [0u8; 14];
+    k[..2].copy_from_slice(PREFIX);
+    k[2..10].copy_from_slice(&ts.to_be_bytes());
+    k[10..].copy_from_slice(&n.to_be_bytes());
+    k
+}
+
+/// The `(ts, n)` of a row's key.
+pub fn parse_key(key: &[u8]) -> Option<(u64, u32)> {
+    let rest = key.strip_prefix(PREFIX)?;
+    let ts = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
+    let n = u32::from_be_bytes(rest.get(8..12)?.try_into().ok()?);
+    Some((ts, n))
+}
+
+/// The first key past every row of entries up to `ts`.
+pub fn after_ts(ts: u64) -> [u8; 14] {
+    key(ts, u32::MAX)
+}
+
+/// A TTL delete: which index expired the document, its indexed date and
+/// when it fell due (millis).
+#[derive(Debug, Clone, Copy)]
+pub struct Expired<'a> {
+    pub index: &'a str,
+    pub date: i64,
+    pub due: i64,
+}
+
+/// The rider of the entry this thread applies, when its changes to
+/// `coll` are logged.
+pub fn logging(coll: &Collection) -> Option<Arc<Rider>> {
+    if coll.timeseries.is_some() {
+        return None;
+    }
+    ebb_lang::decided::rider()
+}
+
+/// Whether `coll` keeps the documents before and after each change
+/// (`changeStreamPreAndPostImages: {enabled: true}`).
+pub fn keeps_images(coll: &Collection) -> bool {
+    coll.meta
+        .options
+        .get_document("changeStreamPreAndPostImages")
+        .is_ok_and(|d| matches!(d.get_bool("enabled"), Ok(true)))
+}
+
+/// Logs the insert of `doc`.
+pub fn inserted(batch: &mut dyn Batch, coll: &Collection, doc: &RawDocument) -> Result<()> {
+    let Some(rider) = logging(coll) else {
+        return Ok(());
+    };
+    let mut row = head(coll, "i", document_key(doc)?, &rider);
+    row.append(bson::raw::cstr!("doc"), doc);
+    put(batch, &rider, row)
+}
+
+/// Logs `before` becoming `after`: a replacement, or an update described
+/// field by field.
+pub fn updated(
+    batch: &mut dyn Batch,
+    coll: &Collection,
+    before: &RawDocument,
+    after: &RawDocument,
+    replaced: bool,
+) -> Result<()> {
+    let Some(rider) = logging(coll) else {
+        return Ok(());
+    };
+    let op = if replaced { "r" } else { "u" };
+    let mut row = head(coll, op, document_key(after)?, &rider);
+    match replaced {
+        true => row.append(bson::raw::cstr!("doc"), after),
+        false => row.append(bson::raw::cstr!("desc"), describe(before, after)?),
+    }
+    if keeps_images(coll) {
+        row.append(bson::raw::cstr!("before"), before);
+        row.append(bson::raw::cstr!("after"), after);
+    }
+    put(batch, &rider, row)
+}
+
+/// Logs the delete of the document with `_id` `id`; `before` is the
+/// document when the deleter has it (it is logged when the collection
+/// keeps images), `expired` says what expired a TTL delete.
+pub fn deleted(
+    batch: &mut dyn Batch,
+    coll: &Collection,
+    id: RawBsonRef<'_>,
+    before: Option<&RawDocument>,
+    expired: Option<Expired<'_>>,
+) -> Result<()> {
+    let Some(rider) = logging(coll) else {
+        return Ok(());
+    };
+    let mut row = head(
+        coll,
+        "d",
+        rawdoc! { "_id": bson::RawBson::from(id) },
+        &rider,
+    );
+    if let (Some(before), true) = (before, keeps_images(coll)) {
+        row.append(bson::raw::cstr!("before"), before);
+    }
+    if let Some(e) = expired {
+        row.append(
+            bson::raw::cstr!("expired"),
+            rawdoc! {
+                "index": e.index,
+                "date": bson::DateTime::from_millis(e.date),
+                "due": bson::DateTime::from_millis(e.due),
+            },
+        );
+    }
+    put(batch, &rider, row)
+}
+
+/// What a command does to a whole collection or database, as a row.
+pub enum Whole<'a> {
+    Drop {
+        coll: &'a Collection,
+    },
+    Rename {
+        coll: &'a Collection,
+        to_db: &'a str,
+        to_coll: &'a str,
+    },
+    DropDatabase {
+        db: &'a str,
+    },
+}
+
+/// Logs `changes`, made by the entry `rider` applies, in one batch of
+/// their own committed as one of the entry's (a command that drops or
+/// renames logs them before it runs: after a crash the entry runs again
+/// and does not log them twice).
+pub fn log_whole(engine: &dyn Engine, rider: &Arc<Rider>, changes: &[Whole<'_>]) -> Result<()> {
+    let mut batch = engine.batch();
+    for change in changes {
+        let row = match *change {
+            Whole::Drop { coll } => rawdoc! {
+                "op": "drop",
+                "db": coll.meta.db.as_str(),
+                "coll": coll.meta.name.as_str(),
+                "ui": coll.meta.uuid.clone(),
+                "wall": bson::DateTime::from_millis(rider.wall),
+            },
+            Whole::Rename {
+                coll,
+                to_db,
+                to_coll,
+            } => rawdoc! {
+                "op": "rename",
+                "db": coll.meta.db.as_str(),
+                "coll": coll.meta.name.as_str(),
+                "ui": coll.meta.uuid.clone(),
+                "to": { "db": to_db, "coll": to_coll },
+                "wall": bson::DateTime::from_millis(rider.wall),
+            },
+            Whole::DropDatabase { db } => rawdoc! {
+                "op": "dropDatabase",
+                "db": db,
+                "wall": bson::DateTime::from_millis(rider.wall),
+            },
+        };
+        put(batch.as_mut(), rider, row)?;
+    }
+    ebb_lang::decided::riding(Some(Arc::clone(rider)), || batch.commit(false))
+}
+
+fn document_key(doc: &RawDocument) -> Result<RawDocumentBuf> {
+    let id = doc
+        .get("_id")?
+        .ok_or_else(|| ebb_lang::Error::corrupt("a stored document without _id"))?;
+    Ok(rawdoc! { "_id": bson::RawBson::from(id) })
+}
+
+fn head(coll: &Collection, op: &str, key: RawDocumentBuf, rider: &Rider) -> RawDocumentBuf {
+    rawdoc! {
+        "op": op,
+        "db": coll.meta.db.as_str(),
+        "coll": coll.meta.name.as_str(),
+        "ui": coll.meta.uuid.clone(),
+        "key": key,
+        "wall": bson::DateTime::from_millis(rider.wall),
+    }
+}
+
+fn put(batch: &mut dyn Batch, rider: &Rider, row: RawDocumentBuf) -> Result<()> {
+    batch.put(Cf::Log, &key(rider.ts, rider.next_change()), row.as_bytes())
+}
+
+/// Every row's key.
+fn all_rows() -> KeyRange {
+    KeyRange::prefix(PREFIX)
+}
+
+/// The log's window: while its rows take more than `max_bytes` (about, as
+/// the engine's files say), removes the oldest, but never a row of an entry
+/// at or after `keep_from` (a time, as row keys hold it: the minimum
+/// retention). One range tombstone removes them, and the key of the last
+/// one is kept under [`TRIMMED`]. Returns whether it removed any.
+pub fn trim(engine: &dyn Engine, max_bytes: u64, keep_from: u64) -> Result<bool> {
+    let total = engine.approximate_size(Cf::Log, all_rows())?;
+    if total <= max_bytes {
+        return Ok(false);
+    }
+    let bounds = (
+        first_key(engine, Cf::Log, all_rows(), Direction::Forward)?,
+        first_key(engine, Cf::Log, all_rows(), Direction::Reverse)?,
+    );
+    let (Some((oldest, _)), Some((newest, _))) = (
+        bounds.0.as_deref().and_then(parse_key),
+        bounds.1.as_deref().and_then(parse_key),
+    ) else {
+        return Ok(false);
+    };
+    // The oldest entry time whose rows and later ones fit in nine tenths
+    // of the window, so it is not trimmed again at every new row.
+    let target = max_bytes / 10 * 9;
+    let end = crate::engine::key_after(&after_ts(u64::MAX));
+    let fits = |ts: u64| -> Result<bool> {
+        let range = KeyRange::new(key(ts, 0).to_vec(), Some(end.clone()));
+        Ok(engine.approximate_size(Cf::Log, range)? <= target)
+    };
+    let (mut lo, mut hi) = (oldest, newest.min(keep_from));
+    if lo >= hi {
+        return Ok(false);
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid)? {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let cut = key(lo, 0);
+    let below = KeyRange::new(PREFIX.to_vec(), Some(cut.to_vec()));
+    let Some(last_gone) = first_key(engine, Cf::Log, below, Direction::Reverse)? else {
+        return Ok(false);
+    };
+    let mut batch = engine.batch();
+    batch.delete_range(Cf::Log, PREFIX, &cut)?;
+    batch.put(Cf::Log, TRIMMED, &last_gone)?;
+    batch.commit(false)?;
+    engine.compact(
+        Cf::Log,
+        Some(KeyRange::new(PREFIX.to_vec(), Some(cut.to_vec()))),
+    )?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{key, parse_key};
+
+    use super::{PREFIX, TRIMMED, trim};
+    use crate::engine::{Cf, Direction, Engine, KeyRange, first_key};
+
+    /// 4,000 rows of 1 KiB that do not compress, one entry each, in the
+    /// engine's files.
+    fn logged() -> (tempfile::TempDir, crate::engine::rocks::RocksEngine) {
+        let (dir, engine) = crate::testing::temp_engine();
+        engine.create_cf(Cf::Log).unwrap();
+        let mut batch = engine.batch();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for ts in 1..=4000u64 {
+            let row: Vec<u8> = (0..128)
+                .flat_map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x.to_le_bytes()
+                })
+                .collect();
+            batch.put(Cf::Log, &key(ts, 0), &row).unwrap();
+        }
+        batch.commit(false).unwrap();
+        engine.flush().unwrap();
+        (dir, engine)
+    }
+
+    fn oldest(engine: &dyn Engine) -> u64 {
+        let first = first_key(
+            engine,
+            Cf::Log,
+            KeyRange::prefix(PREFIX),
+            Direction::Forward,
+        );
+        parse_key(&first.unwrap().unwrap()).unwrap().0
+    }
+
+    #[test]
+    fn the_window_keeps_the_newest_rows_within_its_size_and_says_where_it_cut() {
+        let (_dir, engine) = logged();
+        assert!(!trim(&engine, 64 << 20, u64::MAX).unwrap(), "fits");
+        assert!(trim(&engine, 1 << 20, u64::MAX).unwrap());
+        let kept_from = oldest(&engine);
+        // About a megabyte of 1 KiB rows is left: between 600 and 1,024.
+        assert!((2976..=3400).contains(&kept_from), "kept from {kept_from}");
+        let gone = engine.get(Cf::Log, TRIMMED).unwrap().unwrap();
+        assert_eq!(parse_key(&gone), Some((kept_from - 1, 0)));
+    }
+
+    #[test]
+    fn the_minimum_retention_keeps_rows_whatever_their_size() {
+        let (_dir, engine) = logged();
+        assert!(trim(&engine, 1 << 20, 100).unwrap());
+        assert_eq!(oldest(&engine), 100);
+        assert!(
+            !trim(&engine, 1 << 20, 100).unwrap(),
+            "nothing older is left"
+        );
+    }
+
+    #[test]
+    fn keys_sort_by_time_then_number_and_read_back() {
+        let a = key(5 << 32 | 1, 7);
+        let b = key(5 << 32 | 2, 0);
+        assert!(a < b);
+        assert_eq!(parse_key(&a), Some((5 << 32 | 1, 7)));
+        assert_eq!(parse_key(b"n/applying"), None);
+    }
+}
