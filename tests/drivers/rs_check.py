@@ -68,9 +68,11 @@ watched = client.rs.watched.with_options(write_concern=pymongo.WriteConcern(w="m
 with watched.watch(full_document="updateLookup") as stream:
     watched.insert_one({"_id": 1, "n": 1})
     watched.update_one({"_id": 1}, {"$inc": {"n": 1}})
+    # updateLookup reads the document as it is when the event is read.
+    seen = events(stream, 2)
     watched.replace_one({"_id": 1}, {"n": 10})
     watched.delete_one({"_id": 1})
-    seen = events(stream, 4)
+    seen += events(stream, 2)
 kinds = [e["operationType"] for e in seen]
 assert kinds == ["insert", "update", "replace", "delete"], kinds
 assert seen[1]["updateDescription"]["updatedFields"] == {"n": 2}, seen[1]

@@ -51,8 +51,10 @@ const stream = watched.watch([], { fullDocument: "updateLookup" });
 await stream.tryNext();
 await watched.insertOne({ _id: 1, n: 1 });
 await watched.updateOne({ _id: 1 }, { $inc: { n: 1 } });
+// updateLookup reads the document as it is when the event is read.
+const seen = await next(stream, 2);
 await watched.deleteOne({ _id: 1 });
-const seen = await next(stream, 3);
+seen.push(...(await next(stream, 1)));
 await stream.close();
 const kinds = seen.map((e) => e.operationType).join(",");
 if (kinds !== "insert,update,delete") throw new Error("events: " + kinds);
