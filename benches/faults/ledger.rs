@@ -4,7 +4,9 @@
 //! set applied twice shows as a value appearing twice. Every operation is
 //! recorded as acknowledged or unknown (an error or no answer: it may or
 //! may not have been applied). At the end every member must hold every
-//! acknowledged operation exactly once, and no operation more than once.
+//! acknowledged operation exactly once, and no operation more than once;
+//! and its change log (what change streams read) must say each operation
+//! it holds exactly once, in the same events as every other member's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::IntoFuture;
@@ -150,4 +152,86 @@ pub fn check(ledger: &Ledger, held: &Held) -> Breaches {
         lost: (lost_inserts + lost_appends) as u64,
         twice: held.appended.values().filter(|&&c| c > 1).count() as u64,
     }
+}
+
+/// What one member's change log says of the writers' work, read with a
+/// change stream from the start of its history.
+#[derive(Debug, Default, PartialEq)]
+pub struct Changes {
+    /// Insert events per inserted `_id`.
+    pub inserted: BTreeMap<i64, u32>,
+    /// Events (the upsert's insert, then updates) per appended value.
+    pub appended: BTreeMap<i64, u32>,
+    /// Every event's resume token, in order.
+    pub tokens: Vec<String>,
+}
+
+pub async fn changes_of(member: &Member) -> Result<Changes> {
+    let db = member.direct().await?.database(DB);
+    let start = mongodb::bson::Timestamp {
+        time: 1,
+        increment: 0,
+    };
+    let reply = db
+        .run_command(doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$changeStream": { "startAtOperationTime": start } }],
+            "cursor": {},
+        })
+        .await?;
+    let mut cursor = reply.get_document("cursor")?.clone();
+    let id = cursor.get_i64("id")?;
+    let mut out = Changes::default();
+    let mut batch = cursor.get_array("firstBatch")?.clone();
+    loop {
+        if batch.is_empty() {
+            break;
+        }
+        for event in &batch {
+            let Bson::Document(e) = event else { continue };
+            out.tokens
+                .push(e.get_document("_id")?.get_str("_data")?.to_owned());
+            let coll = e.get_document("ns")?.get_str("coll").unwrap_or_default();
+            match (coll, e.get_str("operationType")?) {
+                ("a", "insert") => {
+                    let n = e.get_document("documentKey")?.get_i64("_id")?;
+                    *out.inserted.entry(n).or_insert(0) += 1;
+                }
+                ("b", "insert") => {
+                    for v in e.get_document("fullDocument")?.get_array("ops")? {
+                        if let Bson::Int64(n) = v {
+                            *out.appended.entry(*n).or_insert(0) += 1;
+                        }
+                    }
+                }
+                ("b", "update") => {
+                    let set = e
+                        .get_document("updateDescription")?
+                        .get_document("updatedFields")?;
+                    for (_, v) in set {
+                        if let Bson::Int64(n) = v {
+                            *out.appended.entry(*n).or_insert(0) += 1;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let more = db
+            .run_command(doc! { "getMore": id, "collection": "$cmd.aggregate", "maxTimeMS": 200 })
+            .await?;
+        cursor = more.get_document("cursor")?.clone();
+        batch = cursor.get_array("nextBatch")?.clone();
+    }
+    Ok(out)
+}
+
+/// Whether a member's change log says each operation it holds exactly once.
+pub fn log_matches(held: &Held, changes: &Changes) -> bool {
+    let inserts_once = held.inserted.len() == changes.inserted.len()
+        && changes
+            .inserted
+            .iter()
+            .all(|(n, c)| *c == 1 && held.inserted.contains(n));
+    inserts_once && held.appended == changes.appended
 }

@@ -5,8 +5,10 @@
 //! ways, the primary or another member at random, and waits for the set to
 //! take majority writes again. At the end every member must hold every
 //! acknowledged write exactly once (`ledger`), and all of them the same
-//! documents (`dbHash`) and consistent indexes (`validate`). Exits non-zero
-//! when anything is lost, applied twice or different.
+//! documents (`dbHash`) and consistent indexes (`validate`), and a change
+//! log that says each write it holds exactly once, in the same events as
+//! the others'. Exits non-zero when anything is lost, applied twice or
+//! different.
 //!
 //! `ebb-faults --faults 100` is CI's run; BENCHMARKS.md records a longer one.
 
@@ -145,8 +147,34 @@ async fn run(args: Args) -> Result<()> {
     }
     let mut failed = false;
     let mut first = None;
+    let mut first_log: Option<ledger::Changes> = None;
     for m in &set.members {
         let held = ledger::held_by(m).await?;
+        let changes = ledger::changes_of(m).await?;
+        if !ledger::log_matches(&held, &changes) {
+            println!(
+                "member {}: its change log does not say each write it holds exactly once \
+                 ({} insert events for {} documents, {} append events for {} values)",
+                m.host(),
+                changes.inserted.values().sum::<u32>(),
+                held.inserted.len(),
+                changes.appended.values().sum::<u32>(),
+                held.appended.values().sum::<u32>(),
+            );
+            failed = true;
+        }
+        match &first_log {
+            None => first_log = Some(changes),
+            Some(f) if f.tokens != changes.tokens => {
+                println!(
+                    "member {}: its change events differ from member {}'s",
+                    m.host(),
+                    set.members[0].host()
+                );
+                failed = true;
+            }
+            Some(_) => {}
+        }
         let breaches = ledger::check(&ledger, &held);
         if breaches.lost > 0 || breaches.twice > 0 {
             println!(
@@ -218,7 +246,10 @@ async fn run(args: Args) -> Result<()> {
             kept.display()
         );
     }
-    println!("result        0 lost, 0 applied twice, members identical (dbHash), indexes valid");
+    println!(
+        "result        0 lost, 0 applied twice, members identical (dbHash), indexes valid, \
+         each write once in every member's change log"
+    );
     Ok(())
 }
 

@@ -146,7 +146,7 @@ pub async fn open(
     let ns = stream.scope.cursor_ns();
     let mut cursor = OpenCursor::new(ns.clone(), Source::Changes(Box::new(stream)), owner);
     // Even `batchSize: 0` reads, to refuse a start whose history is gone.
-    let (batch, back) = read(&req.node, take(&mut cursor)?, batch_size, applied).await?;
+    let (batch, back, _) = read(&req.node, take(&mut cursor)?, batch_size, applied).await?;
     cursor.source = Source::Changes(back);
     let (seen, invalidated) = match &cursor.source {
         Source::Changes(s) => (s.seen, s.invalidated),
@@ -181,12 +181,19 @@ pub async fn get_more(
     let events = loop {
         let applied = set.replica.optime();
         let ts = token::ts_of(super::repl::time::timestamp(applied));
-        let (events, back) = read(node, stream, max_docs, ts).await?;
+        let (events, back, at_end) = read(node, stream, max_docs, ts).await?;
         stream = back;
         if !events.is_empty() || stream.invalidated {
             break events;
         }
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        // Rows out of scope are left to read: on at once, while time lasts.
+        if !at_end {
+            if left.is_zero() {
+                break events;
+            }
+            continue;
+        }
         let later = (applied.secs, applied.inc.saturating_add(1));
         if left.is_zero() || !set.replica.wait_applied(later, Some(left)).await {
             break events;
@@ -212,19 +219,20 @@ fn take(cursor: &mut OpenCursor) -> CommandResult<Box<ChangeStream>> {
     }
 }
 
-/// One batch of `stream`, read on a snapshot off the async threads.
+/// One batch of `stream`, read on a snapshot off the async threads, and
+/// whether it read every row there was.
 async fn read(
     node: &Arc<NodeContext>,
     stream: Box<ChangeStream>,
     max_docs: usize,
     applied: u64,
-) -> CommandResult<(Vec<RawDocumentBuf>, Box<ChangeStream>)> {
+) -> CommandResult<(Vec<RawDocumentBuf>, Box<ChangeStream>, bool)> {
     let reader = node.clone();
     let collections = move |db: &str, coll: &str| reader.collection(db, coll).map(|e| e.coll);
     let batch = node
         .scan(move |snap| stream.read(&collections, snap, max_docs, applied))
         .await?;
-    Ok((batch.events, batch.stream))
+    Ok((batch.events, batch.stream, batch.at_end))
 }
 
 fn reply(

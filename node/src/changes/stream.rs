@@ -48,6 +48,8 @@ pub type Collections<'a> = &'a dyn Fn(&str, &str) -> Option<Arc<Collection>>;
 pub struct Batch {
     pub events: Vec<RawDocumentBuf>,
     pub stream: Box<ChangeStream>,
+    /// Every row there was to read was read.
+    pub at_end: bool,
 }
 
 impl ChangeStream {
@@ -139,6 +141,7 @@ impl ChangeStream {
         Ok(Batch {
             events,
             stream: self,
+            at_end,
         })
     }
 
