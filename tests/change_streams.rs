@@ -214,7 +214,8 @@ async fn ttl_deletes_are_delete_events_and_say_what_expired_them_when_asked() {
         .unwrap()
         .clone();
     let at = DateTime::from_millis(DateTime::now().timestamp_millis() - 60_000);
-    coll.insert_many((0..20).map(|i| doc! { "_id": i, "at": at }))
+    // NumberLong ids: the event's key is the stored _id, of its own type.
+    coll.insert_many((0..20).map(|i| doc! { "_id": i as i64, "at": at }))
         .await
         .unwrap();
     let mut plain = plain;
@@ -224,9 +225,9 @@ async fn ttl_deletes_are_delete_events_and_say_what_expired_them_when_asked() {
         .filter(|e| e.operation_type == OperationType::Delete)
         .collect();
     assert_eq!(deletes.len(), 20, "one delete per expired document");
-    let mut ids: Vec<i32> = deletes
+    let mut ids: Vec<i64> = deletes
         .iter()
-        .map(|e| e.document_key.as_ref().unwrap().get_i32("_id").unwrap())
+        .map(|e| e.document_key.as_ref().unwrap().get_i64("_id").unwrap())
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..20).collect::<Vec<_>>());

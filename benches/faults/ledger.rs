@@ -6,7 +6,10 @@
 //! may not have been applied). At the end every member must hold every
 //! acknowledged operation exactly once, and no operation more than once;
 //! and its change log (what change streams read) must say each operation
-//! it holds exactly once, in the same events as every other member's.
+//! it holds exactly once, in the same events as every other member's. A
+//! third writer inserts documents already due into a collection with a TTL
+//! index: the primary's monitor deletes them through the faults, and each
+//! must leave exactly one insert and one delete event.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::IntoFuture;
@@ -34,6 +37,9 @@ pub struct Ledger {
     pub inserts_unknown: u64,
     pub appended: Vec<i64>,
     pub appends_unknown: u64,
+    /// Documents inserted already due, acknowledged and not.
+    pub expiring: Vec<i64>,
+    pub expiring_unknown: u64,
 }
 
 async fn client(hosts: &[String], retry: bool) -> Result<Client> {
@@ -51,15 +57,52 @@ pub async fn write(hosts: Vec<String>, stop: Arc<AtomicBool>) -> Result<Ledger> 
         let (hosts, stop) = (hosts.clone(), stop.clone());
         tokio::spawn(async move { insert(&hosts, &stop).await })
     };
+    let expiring = {
+        let (hosts, stop) = (hosts.clone(), stop.clone());
+        tokio::spawn(async move { expire(&hosts, &stop).await })
+    };
     let appends = tokio::spawn(async move { append(&hosts, &stop).await });
     let (inserted, inserts_unknown) = inserts.await??;
     let (appended, appends_unknown) = appends.await??;
+    let (expiring, expiring_unknown) = expiring.await??;
     Ok(Ledger {
         inserted,
         inserts_unknown,
         appended,
         appends_unknown,
+        expiring,
+        expiring_unknown,
     })
+}
+
+/// The collection whose documents are due as they are inserted.
+pub const EXPIRING: &str = "c";
+
+async fn expire(hosts: &[String], stop: &AtomicBool) -> Result<(Vec<i64>, u64)> {
+    let coll: Collection<Document> = client(hosts, false)
+        .await?
+        .database(DB)
+        .collection(EXPIRING);
+    let ttl = mongodb::IndexModel::builder()
+        .keys(doc! { "at": 1 })
+        .options(
+            mongodb::options::IndexOptions::builder()
+                .expire_after(Duration::ZERO)
+                .build(),
+        )
+        .build();
+    // Faults begin at once: the index is built once the set takes it.
+    while let Err(e) = coll.create_index(ttl.clone()).await {
+        if stop.load(Ordering::SeqCst) {
+            return Err(e.into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let past = mongodb::bson::DateTime::from_millis(0);
+    Ok(record(stop, |n| {
+        coll.insert_one(doc! { "_id": n, "at": past }).into_future()
+    })
+    .await)
 }
 
 /// Runs `op` on 1, 2, 3, ... until `stop`; returns the numbers
@@ -162,6 +205,8 @@ pub struct Changes {
     pub inserted: BTreeMap<i64, u32>,
     /// Events (the upsert's insert, then updates) per appended value.
     pub appended: BTreeMap<i64, u32>,
+    /// Insert and delete events per `_id` of the expiring collection.
+    pub expiring: BTreeMap<i64, (u32, u32)>,
     /// Every event's resume token, in order.
     pub tokens: Vec<String>,
 }
@@ -204,6 +249,14 @@ pub async fn changes_of(member: &Member) -> Result<Changes> {
                         }
                     }
                 }
+                (EXPIRING, kind @ ("insert" | "delete")) => {
+                    let n = e.get_document("documentKey")?.get_i64("_id")?;
+                    let seen = out.expiring.entry(n).or_insert((0, 0));
+                    match kind {
+                        "insert" => seen.0 += 1,
+                        _ => seen.1 += 1,
+                    }
+                }
                 ("b", "update") => {
                     let set = e
                         .get_document("updateDescription")?
@@ -234,4 +287,20 @@ pub fn log_matches(held: &Held, changes: &Changes) -> bool {
             .iter()
             .all(|(n, c)| *c == 1 && held.inserted.contains(n));
     inserts_once && held.appended == changes.appended
+}
+
+/// Whether each document inserted due has exactly one insert and one
+/// delete event (and nothing else does).
+pub fn expiry_once(changes: &Changes) -> bool {
+    changes.expiring.values().all(|seen| *seen == (1, 1))
+}
+
+/// Documents of the expiring collection still stored on `member`.
+pub async fn unexpired_on(member: &Member) -> Result<u64> {
+    let db = member.direct().await?.database(DB);
+    // Due documents are hidden from reads: ask what is stored.
+    let stats = db.run_command(doc! { "validate": EXPIRING }).await?;
+    Ok(stats
+        .get_i64("nrecords")
+        .or_else(|_| stats.get_i32("nrecords").map(i64::from))? as u64)
 }

@@ -146,6 +146,22 @@ async fn run(args: Args) -> Result<()> {
         return Err(e.context(format!("data and logs kept in {}", kept.display())));
     }
     let mut failed = false;
+    // The primary's monitor deletes what was inserted due; every member
+    // applies its deletes.
+    let deadline = Instant::now() + SETTLE;
+    for m in &set.members {
+        while ledger::unexpired_on(m).await? > 0 {
+            if Instant::now() > deadline {
+                println!(
+                    "member {}: documents inserted due were never deleted",
+                    m.host()
+                );
+                failed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     let mut first = None;
     let mut first_log: Option<ledger::Changes> = None;
     for m in &set.members {
@@ -160,6 +176,14 @@ async fn run(args: Args) -> Result<()> {
                 held.inserted.len(),
                 changes.appended.values().sum::<u32>(),
                 held.appended.values().sum::<u32>(),
+            );
+            failed = true;
+        }
+        if !ledger::expiry_once(&changes) {
+            let off = changes.expiring.values().filter(|s| **s != (1, 1)).count();
+            println!(
+                "member {}: {off} documents inserted due lack exactly one insert and one delete event",
+                m.host()
             );
             failed = true;
         }
@@ -185,7 +209,7 @@ async fn run(args: Args) -> Result<()> {
             );
             failed = true;
         }
-        for coll in ["a", "b"] {
+        for coll in ["a", "b", ledger::EXPIRING] {
             let v = m
                 .direct()
                 .await?
@@ -235,6 +259,11 @@ async fn run(args: Args) -> Result<()> {
         ledger.appends_unknown
     );
     println!(
+        "expiry        {} documents inserted due ({} unknown), all deleted by the TTL monitor",
+        ledger.expiring.len(),
+        ledger.expiring_unknown
+    );
+    println!(
         "recovery      majority writes again {:.2} s after a fault ended (median), {:.2} s (max)",
         pick(0.5).as_secs_f64(),
         pick(1.0).as_secs_f64()
@@ -248,7 +277,7 @@ async fn run(args: Args) -> Result<()> {
     }
     println!(
         "result        0 lost, 0 applied twice, members identical (dbHash), indexes valid, \
-         each write once in every member's change log"
+         each write and each expiry once in every member's change log"
     );
     Ok(())
 }

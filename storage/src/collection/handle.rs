@@ -158,13 +158,17 @@ impl Collection {
         key
     }
 
-    /// The `_id` stored at record key `key`, read from the key itself; `None`
-    /// when a collation made it a sort key (its record says then).
+    /// The `_id` stored at record key `key`, read from the key itself when
+    /// the key says it exactly: an ObjectId, a string outside a collation, a
+    /// date. `None` for anything else (numbers of all types share one
+    /// encoding, a collation makes a string a sort key): its record says.
     pub fn id_of_key(&self, key: &[u8]) -> Option<bson::RawBson> {
-        if self.id_collation.is_some() {
-            return None;
+        use bson::RawBson;
+        match keycode::decode_value(&mut &key[..]).ok()? {
+            id @ (RawBson::ObjectId(_) | RawBson::DateTime(_)) => Some(id),
+            id @ RawBson::String(_) if self.id_collation.is_none() => Some(id),
+            _ => None,
         }
-        keycode::decode_value(&mut &key[..]).ok()
     }
 
     pub fn ns(&self) -> String {
