@@ -34,6 +34,15 @@ d = json.load(open(sys.argv[1]))
 # Every TTL index is a row of the overview: 100 small collections and the big one.
 assert d["overview_ttl_rows"] == 101, d
 PY
+"$bin/ebb-bench" watch --rate 1000 --duration 3 --ttl 1 --ebbd "$bin/ebbd" --json "$out/watch.json"
+python3 - "$out/watch.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+# A change stream on a one-member set: an insert event for each document, then one delete
+# event each as they expire.
+assert d["insert_events"] == d["inserted"] > 0, d
+assert d["expired_without_event"] == 0 and d["expired_with_two_events"] == 0, d
+PY
 # Peers whose servers are not installed are skipped, and the run says so
 # (benches/install-peers.sh installs them; CI does not).
 "$bin/ebb-bench" peers --docs 2000 --rate 1000 --duration 3 --ttl 1 --ebbd "$bin/ebbd" --json "$out/peers.json"
@@ -46,7 +55,7 @@ for peer in ("redis", "postgres"):
     else:
         assert f"ratio_interleaved_ebb_to_{peer}" in d, d
 PY
-for f in purge purge-keep lag lag-shown insert foreground scans access timeseries interleaved churn aggregation peers forecast page; do
+for f in purge purge-keep lag lag-shown insert foreground scans access timeseries interleaved churn aggregation peers forecast page watch; do
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['scenario']=='${f%-*}', d" "$out/$f.json"
 done
 python3 - "$out/tschurn.json" <<'PY'
