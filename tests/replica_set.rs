@@ -1256,3 +1256,34 @@ async fn members_of_a_set_that_requires_tls_replicate_over_tls() {
         "a plain connection is refused"
     );
 }
+
+/// `rs.initiate()` sends `{replSetInitiate: {}}` and pymongo's
+/// `command("replSetInitiate")` a 1: either starts a set of this member
+/// alone, as mongod's default configuration does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initiate_without_a_configuration_makes_a_set_of_this_member() {
+    let root = tempfile::tempdir().unwrap();
+    for without in [
+        mongodb::bson::Bson::Document(doc! {}),
+        mongodb::bson::Bson::Int32(1),
+    ] {
+        let member = Member::start(root.path());
+        admin(&member, doc! { "replSetInitiate": without }).await;
+        eventually("a primary", async || {
+            hello(&member)
+                .await
+                .get_bool("isWritablePrimary")
+                .unwrap_or(false)
+        })
+        .await;
+        let h = hello(&member).await;
+        assert_eq!(h.get_str("setName").unwrap(), "rs0");
+        let hosts: Vec<_> = h
+            .get_array("hosts")
+            .unwrap()
+            .iter()
+            .filter_map(|b| b.as_str())
+            .collect();
+        assert_eq!(hosts, [member.host()]);
+    }
+}

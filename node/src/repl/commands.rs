@@ -200,21 +200,17 @@ pub(super) fn members_of(set: &ReplicaSet, config: &Document) -> CommandResult<V
 /// alone.
 pub async fn repl_set_initiate(req: Request) -> CommandResult {
     let set = set_of(&req)?;
+    // As mongod: no configuration (`rs.initiate()` sends `{}`, pymongo's
+    // `command("replSetInitiate")` a 1) is a set of this member alone.
     let members = match req.body.get("replSetInitiate")? {
-        Some(RawBsonRef::Document(config)) => {
+        Some(RawBsonRef::Document(config)) if !config.is_empty() => {
             let config = Document::try_from(config)?;
             members_of(set, &config)?
         }
-        None | Some(RawBsonRef::Null | RawBsonRef::Undefined) => vec![Member {
+        _ => vec![Member {
             host: set.replica.host().to_owned(),
             member_id: 0,
         }],
-        Some(_) => {
-            return Err(CommandError::new(
-                codes::TYPE_MISMATCH,
-                "replSetInitiate takes a configuration document",
-            ));
-        }
     };
     match set.replica.initiate(members).await {
         Ok(()) => ok(doc! {}),
