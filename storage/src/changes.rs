@@ -100,8 +100,8 @@ pub fn inserted(batch: &mut dyn Batch, coll: &Collection, doc: &RawDocument) -> 
     let Some(rider) = logging(coll) else {
         return Ok(());
     };
-    let mut row = head(coll, "i", document_key(doc)?, &rider);
-    row.append(bson::raw::cstr!("doc"), doc);
+    let mut row = Row::start(coll, "i", &document_key(doc)?, &rider, doc.as_bytes().len());
+    row.document("doc", doc);
     put(batch, &rider, row)
 }
 
@@ -118,14 +118,16 @@ pub fn updated(
         return Ok(());
     };
     let op = if replaced { "r" } else { "u" };
-    let mut row = head(coll, op, document_key(after)?, &rider);
+    let images = keeps_images(coll);
+    let room = after.as_bytes().len() * 2 + if images { before.as_bytes().len() } else { 0 };
+    let mut row = Row::start(coll, op, &document_key(after)?, &rider, room);
     match replaced {
-        true => row.append(bson::raw::cstr!("doc"), after),
-        false => row.append(bson::raw::cstr!("desc"), describe(before, after)?),
+        true => row.document("doc", after),
+        false => row.document("desc", &describe(before, after)?),
     }
-    if keeps_images(coll) {
-        row.append(bson::raw::cstr!("before"), before);
-        row.append(bson::raw::cstr!("after"), after);
+    if images {
+        row.document("before", before);
+        row.document("after", after);
     }
     put(batch, &rider, row)
 }
@@ -143,24 +145,20 @@ pub fn deleted(
     let Some(rider) = logging(coll) else {
         return Ok(());
     };
-    let mut row = head(
-        coll,
-        "d",
-        rawdoc! { "_id": bson::RawBson::from(id) },
-        &rider,
-    );
-    if let (Some(before), true) = (before, keeps_images(coll)) {
-        row.append(bson::raw::cstr!("before"), before);
+    let before = before.filter(|_| keeps_images(coll));
+    let room = before.map_or(0, |b| b.as_bytes().len()) + 64;
+    let key = rawdoc! { "_id": bson::RawBson::from(id) };
+    let mut row = Row::start(coll, "d", &key, &rider, room);
+    if let Some(before) = before {
+        row.document("before", before);
     }
     if let Some(e) = expired {
-        row.append(
-            bson::raw::cstr!("expired"),
-            rawdoc! {
-                "index": e.index,
-                "date": bson::DateTime::from_millis(e.date),
-                "due": bson::DateTime::from_millis(e.due),
-            },
-        );
+        let expired = rawdoc! {
+            "index": e.index,
+            "date": bson::DateTime::from_millis(e.date),
+            "due": bson::DateTime::from_millis(e.due),
+        };
+        row.document("expired", &expired);
     }
     put(batch, &rider, row)
 }
@@ -213,7 +211,7 @@ pub fn log_whole(engine: &dyn Engine, rider: &Arc<Rider>, changes: &[Whole<'_>])
                 "wall": bson::DateTime::from_millis(rider.wall),
             },
         };
-        put(batch.as_mut(), rider, row)?;
+        batch.put(Cf::Log, &key(rider.ts, rider.next_change()), row.as_bytes())?;
     }
     ebb_lang::decided::riding(Some(Arc::clone(rider)), || batch.commit(false))
 }
@@ -225,19 +223,64 @@ fn document_key(doc: &RawDocument) -> Result<RawDocumentBuf> {
     Ok(rawdoc! { "_id": bson::RawBson::from(id) })
 }
 
-fn head(coll: &Collection, op: &str, key: RawDocumentBuf, rider: &Rider) -> RawDocumentBuf {
-    rawdoc! {
-        "op": op,
-        "db": coll.meta.db.as_str(),
-        "coll": coll.meta.name.as_str(),
-        "ui": coll.meta.uuid.clone(),
-        "key": key,
-        "wall": bson::DateTime::from_millis(rider.wall),
+/// A document change's row, its BSON written straight into one buffer
+/// sized for it (the writer logs one per document it writes: building it
+/// field by field grew and copied it several times).
+struct Row(Vec<u8>);
+
+impl Row {
+    /// The fields every row has, with room for `more` bytes of fields.
+    fn start(coll: &Collection, op: &str, key: &RawDocument, rider: &Rider, more: usize) -> Row {
+        let (db, name) = (coll.meta.db.as_str(), coll.meta.name.as_str());
+        let mut row = Row(Vec::with_capacity(
+            96 + db.len() + name.len() + key.as_bytes().len() + more,
+        ));
+        row.0.extend_from_slice(&[0; 4]);
+        row.string("op", op);
+        row.string("db", db);
+        row.string("coll", name);
+        row.name(0x05, "ui");
+        let ui = &coll.meta.uuid;
+        row.0
+            .extend_from_slice(&(ui.bytes.len() as i32).to_le_bytes());
+        row.0.push(u8::from(ui.subtype));
+        row.0.extend_from_slice(&ui.bytes);
+        row.document("key", key);
+        row.name(0x09, "wall");
+        row.0.extend_from_slice(&rider.wall.to_le_bytes());
+        row
+    }
+
+    fn name(&mut self, tag: u8, name: &str) {
+        self.0.push(tag);
+        self.0.extend_from_slice(name.as_bytes());
+        self.0.push(0);
+    }
+
+    fn string(&mut self, name: &str, value: &str) {
+        self.name(0x02, name);
+        self.0
+            .extend_from_slice(&(value.len() as i32 + 1).to_le_bytes());
+        self.0.extend_from_slice(value.as_bytes());
+        self.0.push(0);
+    }
+
+    fn document(&mut self, name: &str, doc: &RawDocument) {
+        self.name(0x03, name);
+        self.0.extend_from_slice(doc.as_bytes());
+    }
+
+    /// The row's bytes, terminated and with their length.
+    fn finish(mut self) -> Vec<u8> {
+        self.0.push(0);
+        let len = (self.0.len() as i32).to_le_bytes();
+        self.0[..4].copy_from_slice(&len);
+        self.0
     }
 }
 
-fn put(batch: &mut dyn Batch, rider: &Rider, row: RawDocumentBuf) -> Result<()> {
-    batch.put(Cf::Log, &key(rider.ts, rider.next_change()), row.as_bytes())
+fn put(batch: &mut dyn Batch, rider: &Rider, row: Row) -> Result<()> {
+    batch.put(Cf::Log, &key(rider.ts, rider.next_change()), &row.finish())
 }
 
 /// Every row's key.
@@ -303,7 +346,7 @@ pub fn trim(engine: &dyn Engine, max_bytes: u64, keep_from: u64) -> Result<bool>
 
 #[cfg(test)]
 mod tests {
-    use super::{key, parse_key};
+    use super::{Row, key, parse_key};
 
     use super::{PREFIX, TRIMMED, trim};
     use crate::engine::{Cf, Direction, Engine, KeyRange, first_key};
@@ -361,6 +404,35 @@ mod tests {
         assert!(
             !trim(&engine, 1 << 20, 100).unwrap(),
             "nothing older is left"
+        );
+    }
+
+    #[test]
+    fn a_row_is_the_bson_its_fields_say() {
+        use std::sync::Arc;
+
+        use bson::rawdoc;
+        use ebb_lang::decided::Rider;
+
+        let meta = crate::testing::meta("c", bson::Document::new(), None, vec![]);
+        let coll = crate::Collection::new(meta).unwrap();
+        let rider = Arc::new(Rider::new(1, 0, 5, 1_700_000_000_123));
+        let doc = rawdoc! { "_id": 7_i64, "x": "y" };
+        let mut row = Row::start(&coll, "i", &rawdoc! { "_id": 7_i64 }, &rider, 32);
+        row.document("doc", &doc);
+        let bytes = row.finish();
+        let parsed = bson::RawDocument::from_bytes(&bytes).unwrap();
+        assert_eq!(
+            parsed,
+            &*rawdoc! {
+                "op": "i",
+                "db": coll.meta.db.as_str(),
+                "coll": "c",
+                "ui": coll.meta.uuid.clone(),
+                "key": { "_id": 7_i64 },
+                "wall": bson::DateTime::from_millis(1_700_000_000_123),
+                "doc": doc.clone(),
+            }
         );
     }
 
