@@ -163,7 +163,7 @@ async fn run(args: Args) -> Result<()> {
         }
     }
     let mut first = None;
-    let mut first_log: Option<ledger::Changes> = None;
+    let mut first_log = None;
     for m in &set.members {
         let held = ledger::held_by(m).await?;
         let changes = ledger::changes_of(m).await?;
@@ -187,17 +187,13 @@ async fn run(args: Args) -> Result<()> {
             );
             failed = true;
         }
-        match &first_log {
-            None => first_log = Some(changes),
-            Some(f) if f.tokens != changes.tokens => {
-                println!(
-                    "member {}: its change events differ from member {}'s",
-                    m.host(),
-                    set.members[0].host()
-                );
-                failed = true;
-            }
-            Some(_) => {}
+        if differs_from_first(&mut first_log, changes.tokens) {
+            println!(
+                "member {}: its change events differ from member {}'s",
+                m.host(),
+                set.members[0].host()
+            );
+            failed = true;
         }
         let breaches = ledger::check(&ledger, &held);
         if breaches.lost > 0 || breaches.twice > 0 {
@@ -221,17 +217,13 @@ async fn run(args: Args) -> Result<()> {
                 failed = true;
             }
         }
-        match &first {
-            None => first = Some(held),
-            Some(f) if *f != held => {
-                println!(
-                    "member {} holds other documents than member {}",
-                    m.host(),
-                    set.members[0].host()
-                );
-                failed = true;
-            }
-            Some(_) => {}
+        if differs_from_first(&mut first, held) {
+            println!(
+                "member {} holds other documents than member {}",
+                m.host(),
+                set.members[0].host()
+            );
+            failed = true;
         }
     }
 
@@ -280,6 +272,17 @@ async fn run(args: Args) -> Result<()> {
          each write and each expiry once in every member's change log"
     );
     Ok(())
+}
+
+/// Keeps the first member's `value`; whether a later member's differs.
+fn differs_from_first<T: PartialEq>(first: &mut Option<T>, value: T) -> bool {
+    match first {
+        None => {
+            *first = Some(value);
+            false
+        }
+        Some(f) => *f != value,
+    }
 }
 
 /// Waits until a primary takes a `w: "majority"` write.

@@ -183,14 +183,11 @@ pub async fn initiated_set_with(
     env: &[(&str, &str)],
 ) -> (Vec<Member>, Client) {
     let members: Vec<Member> = (0..3).map(|_| Member::start_with(root, env)).collect();
-    let config = set_config(&members);
-    members[0]
-        .direct()
-        .await
-        .database("admin")
-        .run_command(doc! { "replSetInitiate": config })
-        .await
-        .unwrap();
+    admin(
+        &members[0],
+        doc! { "replSetInitiate": set_config(&members) },
+    )
+    .await;
     let seeds: Vec<String> = members.iter().map(Member::host).collect();
     let uri = format!(
         "mongodb://{}/?replicaSet=rs0&serverSelectionTimeoutMS=30000&w=majority",
@@ -238,13 +235,7 @@ pub async fn one_member_set(root: &std::path::Path) -> (Member, Client) {
 pub async fn one_member_set_with(root: &std::path::Path, env: &[(&str, &str)]) -> (Member, Client) {
     let member = Member::start_with(root, env);
     let config = set_config(std::slice::from_ref(&member));
-    member
-        .direct()
-        .await
-        .database("admin")
-        .run_command(doc! { "replSetInitiate": config })
-        .await
-        .unwrap();
+    admin(&member, doc! { "replSetInitiate": config }).await;
     let uri = format!(
         "mongodb://{}/?replicaSet=rs0&serverSelectionTimeoutMS=30000",
         member.host()

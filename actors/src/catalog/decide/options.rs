@@ -52,6 +52,14 @@ pub fn modify_expiry(
 /// validator replaces the old one (an empty one removes it); a new level
 /// or action writes both the level and the action, as mongod stores them.
 /// A validator the collection may not have is refused.
+/// `collMod` of a collection that does not exist, in mongod's words.
+fn not_to_modify(db: &str, name: &str) -> Error {
+    Error::new(
+        ErrorKind::NamespaceNotFound,
+        format!("ns does not exist: {db}.{name}"),
+    )
+}
+
 /// `collMod`'s `changeStreamPreAndPostImages: {enabled}` of `db.name`:
 /// the record with the option set (stored as `{enabled: true}`, removed
 /// when off), or `None` when nothing changes.
@@ -63,10 +71,7 @@ pub fn modify_images(
 ) -> Result<Option<CollectionMeta>> {
     const IMAGES: &str = "changeStreamPreAndPostImages";
     let Some(current) = current else {
-        return Err(Error::new(
-            ErrorKind::NamespaceNotFound,
-            format!("ns does not exist: {db}.{name}"),
-        ));
+        return Err(not_to_modify(db, name));
     };
     if current.options.contains_key("timeseries") {
         return Err(Error::new(
@@ -93,10 +98,7 @@ pub fn modify_validation(
     change: ValidationChange,
 ) -> Result<Option<CollectionMeta>> {
     let Some(current) = current else {
-        return Err(Error::new(
-            ErrorKind::NamespaceNotFound,
-            format!("ns does not exist: {db}.{name}"),
-        ));
+        return Err(not_to_modify(db, name));
     };
     let mut meta = current.clone();
     let options = &mut meta.options;
