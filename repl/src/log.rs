@@ -195,6 +195,24 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn purge(&mut self, log_id: LogId<NodeId>) -> Result<()> {
+        // Never past the snapshot this member holds on disk. The library
+        // purges the entries a snapshot from the leader covers as it decides
+        // to install it, before the member has staged it: killed in between,
+        // the member would start with its log purged past its snapshot,
+        // which the library refuses (it panics at startup). The entries
+        // left go once the snapshot is loaded (`snapshot::load_pending`).
+        let kept = match self
+            .engine
+            .get(Cf::Log, crate::snapshot::KEPT)
+            .map_err(read_err)?
+        {
+            Some(bytes) => decode::<crate::snapshot::Kept>(&bytes)?.meta.last_log_id,
+            None => None,
+        };
+        let log_id = match kept {
+            Some(k) if k.index < log_id.index => k,
+            _ => log_id,
+        };
         let range = entry_range(0, Some(log_id.index + 1));
         let mut batch = self.engine.batch();
         batch
