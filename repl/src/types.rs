@@ -92,6 +92,12 @@ impl OpTime {
     pub fn ts(self) -> (u32, u32) {
         (self.secs, self.inc)
     }
+
+    /// The timestamp as one number that orders as it does: the seconds,
+    /// then the counter (how change rows and resume tokens hold it).
+    pub fn packed(self) -> u64 {
+        (u64::from(self.secs) << 32) | u64::from(self.inc)
+    }
 }
 
 impl fmt::Debug for Proposal {

@@ -63,9 +63,9 @@ pub fn parse_key(key: &[u8]) -> Option<(u64, u32)> {
     Some((ts, n))
 }
 
-/// The first key past every row of entries up to `ts`.
-pub fn after_ts(ts: u64) -> [u8; 14] {
-    key(ts, u32::MAX)
+/// The rows from key `first` on.
+pub fn rows_from(first: &[u8]) -> KeyRange {
+    KeyRange::new(first.to_vec(), all_rows().upper)
 }
 
 /// A TTL delete: which index expired the document, its indexed date and
@@ -102,7 +102,7 @@ pub fn inserted(batch: &mut dyn Batch, coll: &Collection, doc: &RawDocument) -> 
     };
     let mut row = Row::start(coll, "i", &document_key(doc)?, &rider, doc.as_bytes().len());
     row.document("doc", doc);
-    put(batch, &rider, row)
+    put(batch, &rider, &row.finish())
 }
 
 /// Logs `before` becoming `after`: a replacement, or an update described
@@ -129,7 +129,7 @@ pub fn updated(
         row.document("before", before);
         row.document("after", after);
     }
-    put(batch, &rider, row)
+    put(batch, &rider, &row.finish())
 }
 
 /// Logs the delete of the document with `_id` `id`; `before` is the
@@ -160,7 +160,7 @@ pub fn deleted(
         };
         row.document("expired", &expired);
     }
-    put(batch, &rider, row)
+    put(batch, &rider, &row.finish())
 }
 
 /// What a command does to a whole collection or database, as a row.
@@ -211,7 +211,7 @@ pub fn log_whole(engine: &dyn Engine, rider: &Arc<Rider>, changes: &[Whole<'_>])
                 "wall": bson::DateTime::from_millis(rider.wall),
             },
         };
-        batch.put(Cf::Log, &key(rider.ts, rider.next_change()), row.as_bytes())?;
+        put(batch.as_mut(), rider, row.as_bytes())?;
     }
     ebb_lang::decided::riding(Some(Arc::clone(rider)), || batch.commit(false))
 }
@@ -279,8 +279,9 @@ impl Row {
     }
 }
 
-fn put(batch: &mut dyn Batch, rider: &Rider, row: Row) -> Result<()> {
-    batch.put(Cf::Log, &key(rider.ts, rider.next_change()), &row.finish())
+/// Puts `row` under the entry's next change number.
+fn put(batch: &mut dyn Batch, rider: &Rider, row: &[u8]) -> Result<()> {
+    batch.put(Cf::Log, &key(rider.ts, rider.next_change()), row)
 }
 
 /// Every row's key.
@@ -311,10 +312,8 @@ pub fn trim(engine: &dyn Engine, max_bytes: u64, keep_from: u64) -> Result<bool>
     // The oldest entry time whose rows and later ones fit in nine tenths
     // of the window, so it is not trimmed again at every new row.
     let target = max_bytes / 10 * 9;
-    let end = crate::engine::key_after(&after_ts(u64::MAX));
     let fits = |ts: u64| -> Result<bool> {
-        let range = KeyRange::new(key(ts, 0).to_vec(), Some(end.clone()));
-        Ok(engine.approximate_size(Cf::Log, range)? <= target)
+        Ok(engine.approximate_size(Cf::Log, rows_from(&key(ts, 0)))? <= target)
     };
     let (mut lo, mut hi) = (oldest, newest.min(keep_from));
     if lo >= hi {

@@ -128,7 +128,7 @@ pub async fn open(
         spec::follows(stage)?;
         stages.push(parse_stage_in(stage, env)?);
     }
-    let applied = token::ts_of(super::repl::time::timestamp(set.replica.optime()));
+    let applied = set.replica.optime().packed();
     let (seen, first_key) = match spec.start {
         Start::Now => {
             let t = Token::HighWater { ts: applied };
@@ -142,19 +142,19 @@ pub async fn open(
             ebb_storage::changes::key(ts, 0),
         ),
     };
-    let stream = ChangeStream::new(scope, spec, stages, collation, seen, first_key);
+    let stream = Box::new(ChangeStream::new(
+        scope, spec, stages, collation, seen, first_key,
+    ));
     let ns = stream.scope.cursor_ns();
-    let mut cursor = OpenCursor::new(ns.clone(), Source::Changes(Box::new(stream)), owner);
     // Even `batchSize: 0` reads, to refuse a start whose history is gone.
-    let (batch, back, _) = read(&req.node, take(&mut cursor)?, batch_size, applied).await?;
-    cursor.source = Source::Changes(back);
-    let (seen, invalidated) = match &cursor.source {
-        Source::Changes(s) => (s.seen, s.invalidated),
-        _ => return Err(CommandError::internal()),
-    };
-    let id = match invalidated {
+    let (batch, stream, _) = read(&req.node, stream, batch_size, applied).await?;
+    let seen = stream.seen;
+    let id = match stream.invalidated {
         true => 0,
-        false => req.node.cursors.register(cursor),
+        false => {
+            let cursor = OpenCursor::new(ns.clone(), Source::Changes(stream), owner);
+            req.node.cursors.register(cursor)
+        }
     };
     Ok(reply(id, &ns, batch, seen, true))
 }
@@ -180,8 +180,7 @@ pub async fn get_more(
     let mut stream = take(&mut cursor)?;
     let events = loop {
         let applied = set.replica.optime();
-        let ts = token::ts_of(super::repl::time::timestamp(applied));
-        let (events, back, at_end) = read(node, stream, max_docs, ts).await?;
+        let (events, back, at_end) = read(node, stream, max_docs, applied.packed()).await?;
         stream = back;
         if !events.is_empty() || stream.invalidated {
             break events;

@@ -13,7 +13,7 @@ use ebb_lang::encoding::collation::Collation;
 use ebb_lang::pipeline::{Pipeline, Stage};
 use ebb_storage::Collection;
 use ebb_storage::changes;
-use ebb_storage::engine::{Cf, Direction, KeyRange, Snapshot};
+use ebb_storage::engine::{Cf, Direction, Snapshot};
 
 use super::spec::{BeforeChange, FullDocument, Scope, Spec};
 use super::token::{Token, timestamp};
@@ -86,12 +86,8 @@ impl ChangeStream {
         check_history(snap, &self.next)?;
         let mut events = Vec::new();
         let mut bytes = 0;
-        let end = keycode_successor(changes::PREFIX);
-        let mut cursor = snap.cursor(
-            Cf::Log,
-            KeyRange::new(self.next.clone(), Some(end)),
-            Direction::Forward,
-        )?;
+        let mut cursor =
+            snap.cursor(Cf::Log, changes::rows_from(&self.next), Direction::Forward)?;
         let mut rows = 0;
         let mut at_end = true;
         while cursor.valid() {
@@ -105,10 +101,10 @@ impl ChangeStream {
             };
             let row = RawDocument::from_bytes(cursor.value())?;
             let coll = row.get_str("coll").unwrap_or_default();
-            self.seen = Token::Event { ts, n };
-            self.next = self.seen.next_key().to_vec();
+            let token = Token::Event { ts, n };
+            self.seen = token;
+            self.next = token.next_key().to_vec();
             if self.scope.covers(row.get_str("db")?, coll) {
-                let token = Token::Event { ts, n };
                 let event = self.event(collections, snap, token, row)?;
                 if let Some(out) = self.through_stages(event, token)? {
                     bytes += out.as_bytes().len();
@@ -116,11 +112,7 @@ impl ChangeStream {
                 }
                 if self.invalidated_by(row)? {
                     let token = Token::Invalidate { ts, n };
-                    let mut e = RawDocumentBuf::new();
-                    e.append(cstr!("_id"), token.to_document());
-                    e.append(cstr!("operationType"), "invalidate");
-                    e.append(cstr!("clusterTime"), timestamp(ts));
-                    e.append(cstr!("wallTime"), row.get_datetime("wall")?);
+                    let e = head(token, "invalidate", row)?;
                     if let Some(out) = self.through_stages(e, token)? {
                         events.push(out);
                     }
@@ -162,11 +154,8 @@ impl ChangeStream {
         token: Token,
         row: &RawDocument,
     ) -> CommandResult<RawDocumentBuf> {
-        let ts = token.ts();
         let db = row.get_str("db")?;
         let op = row.get_str("op")?;
-        let mut e = RawDocumentBuf::new();
-        e.append(cstr!("_id"), token.to_document());
         let kind = match op {
             "i" => "insert",
             "u" => "update",
@@ -174,9 +163,7 @@ impl ChangeStream {
             "d" => "delete",
             whole => whole,
         };
-        e.append(cstr!("operationType"), kind);
-        e.append(cstr!("clusterTime"), timestamp(ts));
-        e.append(cstr!("wallTime"), row.get_datetime("wall")?);
+        let mut e = head(token, kind, row)?;
         if op == "dropDatabase" {
             e.append(cstr!("ns"), bson::rawdoc! { "db": db });
             return Ok(e);
@@ -259,6 +246,17 @@ impl ChangeStream {
     }
 }
 
+/// The fields every event begins with: its token, its kind, and the time
+/// of the row's entry.
+fn head(token: Token, kind: &str, row: &RawDocument) -> CommandResult<RawDocumentBuf> {
+    let mut e = RawDocumentBuf::new();
+    e.append(cstr!("_id"), token.to_document());
+    e.append(cstr!("operationType"), kind);
+    e.append(cstr!("clusterTime"), timestamp(token.ts()));
+    e.append(cstr!("wallTime"), row.get_datetime("wall")?);
+    Ok(e)
+}
+
 /// A document image a row carries.
 fn image<'a>(row: &'a RawDocument, field: &str) -> Option<&'a RawDocument> {
     row.get_document(field).ok()
@@ -305,9 +303,4 @@ fn check_history(snap: &dyn Snapshot, next: &[u8]) -> CommandResult<()> {
         )),
         _ => Ok(()),
     }
-}
-
-/// The first key past every key that starts with `prefix`.
-fn keycode_successor(prefix: &[u8]) -> Vec<u8> {
-    ebb_lang::encoding::keycode::prefix_successor(prefix).unwrap_or_default()
 }

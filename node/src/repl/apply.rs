@@ -71,8 +71,7 @@ impl NodeApply {
             Some((at, n)) if at == index => n,
             _ => 0,
         };
-        let ts = (u64::from(at.secs) << 32) | u64::from(at.inc);
-        Arc::new(Rider::new(index, skip, ts, wall))
+        Arc::new(Rider::new(index, skip, at.packed(), wall))
     }
 
     async fn run(&self, index: u64, at: OpTime, proposal: Proposal) -> RawDocumentBuf {

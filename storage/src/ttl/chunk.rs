@@ -620,16 +620,18 @@ fn log_expired(
         .map(|(k, v)| (k.as_slice(), v.as_slice()))
         .collect();
     for (key, date) in dated {
+        let from_key = coll.id_of_key(key);
+        let fetched;
         let record = match read.get(key.as_slice()) {
-            Some(doc) => Some(doc.to_vec()),
-            None if images || coll.id_of_key(key).is_none() => engine.get(coll.records(), key)?,
+            Some(doc) => Some(*doc),
+            None if images || from_key.is_none() => {
+                fetched = engine.get(coll.records(), key)?;
+                fetched.as_deref()
+            }
             None => None,
         };
-        let doc = record.as_deref().map(RawDocument::from_bytes).transpose()?;
-        let id = match (
-            doc.map(|d| d.get("_id")).transpose()?.flatten(),
-            coll.id_of_key(key),
-        ) {
+        let doc = record.map(RawDocument::from_bytes).transpose()?;
+        let id = match (doc.map(|d| d.get("_id")).transpose()?.flatten(), from_key) {
             (Some(id), _) => bson::RawBson::from(id),
             (None, Some(id)) => id,
             (None, None) => continue,
