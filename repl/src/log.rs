@@ -1,6 +1,6 @@
 //! The consensus log in the engine's `log` family: entries under their
-//! index, and the member's vote, committed point and purge point beside
-//! them.
+//! index, and the member's vote, committed point, purge point and kept
+//! snapshot beside them.
 //!
 //! An append commits one batch with the WAL synced before the library is
 //! told the entries are durable: a member that acknowledged an entry to the
@@ -11,12 +11,12 @@ use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use ebb_storage::engine::{Cf, Direction, Engine, KeyRange};
-use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
+use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage, SnapshotMeta};
 use openraft::{Entry, LogId, OptionalSend, StorageError, StorageIOError, Vote};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
-use crate::types::TypeConfig;
+use crate::types::{Member, TypeConfig};
 
 type NodeId = u64;
 type Result<T> = std::result::Result<T, StorageError<NodeId>>;
@@ -26,6 +26,17 @@ pub(crate) const ENTRY: u8 = b'e';
 const VOTE: &[u8] = b"m/vote";
 const COMMITTED: &[u8] = b"m/committed";
 pub(crate) const PURGED: &[u8] = b"m/purged";
+/// The snapshot this member built or installed last ([`Kept`]).
+pub(crate) const KEPT: &[u8] = b"m/snapshot";
+
+/// The snapshot a member keeps: its meta and the directory of its
+/// checkpoint (`snapshot`).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Kept {
+    pub meta: SnapshotMeta<NodeId, Member>,
+    /// The checkpoint's directory, under the member's snapshot directory.
+    pub dir: String,
+}
 
 pub(crate) fn entry_key(index: u64) -> Vec<u8> {
     let mut k = Vec::with_capacity(9);
@@ -201,12 +212,8 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         // the member would start with its log purged past its snapshot,
         // which the library refuses (it panics at startup). The entries
         // left go once the snapshot is loaded (`snapshot::load_pending`).
-        let kept = match self
-            .engine
-            .get(Cf::Log, crate::snapshot::KEPT)
-            .map_err(read_err)?
-        {
-            Some(bytes) => decode::<crate::snapshot::Kept>(&bytes)?.meta.last_log_id,
+        let kept = match self.engine.get(Cf::Log, KEPT).map_err(read_err)? {
+            Some(bytes) => decode::<Kept>(&bytes)?.meta.last_log_id,
             None => None,
         };
         let log_id = match kept {

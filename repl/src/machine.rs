@@ -19,8 +19,8 @@ use openraft::{
     Entry, EntryPayload, LogId, OptionalSend, StorageError, StorageIOError, StoredMembership,
 };
 
-use crate::log::{decode, encode, read_err, write_err};
-use crate::snapshot::{self, KEPT, Kept, Pack, SnapshotData};
+use crate::log::{KEPT, Kept, decode, encode, read_err, write_err};
+use crate::snapshot::{self, Pack, SnapshotData};
 use crate::types::{Applied, Member, OpTime, Proposal, TypeConfig};
 
 type NodeId = u64;

@@ -27,10 +27,9 @@ use ebb_storage::engine::rocks::{RocksEngine, RocksOptions};
 use ebb_storage::engine::{Cf, Direction, Engine, KeyRange};
 use openraft::storage::SnapshotMeta;
 use openraft::{Entry, LogId};
-use serde::{Deserialize, Serialize};
 use tokio::io::AsyncWriteExt;
 
-use crate::log::{ENTRY, PURGED, decode, encode, entry_key};
+use crate::log::{ENTRY, KEPT, Kept, PURGED, decode, encode, entry_key};
 use crate::pack::unpack;
 pub use crate::pack::{Pack, SnapshotData};
 use crate::types::{Member, TypeConfig};
@@ -38,23 +37,12 @@ use crate::types::{Member, TypeConfig};
 type NodeId = u64;
 type Meta = SnapshotMeta<NodeId, Member>;
 
-/// The snapshot this member built or installed last: its meta and the
-/// directory of its checkpoint.
-pub(crate) const KEPT: &[u8] = b"m/snapshot";
 /// A snapshot received and unpacked, not loaded yet: its meta.
 const INSTALL: &[u8] = b"m/install";
 /// Where a snapshot being received is unpacked.
 const INCOMING: &str = "incoming";
 /// Writes of a load are committed about this many bytes at a time.
 const LOAD_BATCH: usize = 4 << 20;
-
-/// The snapshot a member keeps.
-#[derive(Serialize, Deserialize)]
-pub(crate) struct Kept {
-    pub meta: Meta,
-    /// The checkpoint's directory, under the member's snapshot directory.
-    pub dir: String,
-}
 
 /// The directory name of the snapshot ending at `applied`.
 pub(crate) fn name(applied: Option<LogId<NodeId>>) -> String {
