@@ -35,6 +35,7 @@ mod timeseries;
 mod timeseries_indexes;
 mod timeseries_updates;
 mod tls;
+mod ttl_archive;
 mod ttl_expiry;
 mod ttl_hidden;
 mod ttl_indexes;

@@ -89,6 +89,11 @@ pub struct Args {
     /// Skip the churn half of `peers` (interleaved only).
     #[arg(long)]
     pub no_churn: bool,
+    /// Run `interleaved` twice, each on a fresh node: as it is, then with
+    /// its TTL index archiving what it expires (`archiveTo`), and report
+    /// the archiving run's expiry time against the plain one's.
+    #[arg(long)]
+    pub archive: bool,
     /// New clients opened one after another (access).
     #[arg(long, default_value_t = 200)]
     pub connections: usize,

@@ -54,13 +54,41 @@ impl Mix {
     }
 }
 
-pub async fn run(args: &Args) -> Result<Outcome> {
-    let n = args.docs;
-    let mix = std::sync::Arc::new(Mix::new(n, now_ms() as u64));
+/// What one run of the workload on a fresh node measured.
+struct Run {
+    load_time: std::time::Duration,
+    gone: crate::scenarios::Gone,
+    cpu: Option<f64>,
+    peak_rss: Option<u64>,
+    runs: Option<mongodb::bson::Document>,
+    load_at: i64,
+}
+
+/// Loads `mix` into a fresh node, makes its due half due at once and
+/// waits until it is gone; with `archive`, the TTL index writes what it
+/// expires to `interleaved_archive`, checked to hold exactly the due half.
+async fn run_once(args: &Args, mix: &std::sync::Arc<Mix>, archive: bool) -> Result<Run> {
+    let n = mix.due_count();
     let target = Target::start(args.uri.as_deref(), args.ebbd.as_ref(), &[])?;
     let (client, c) = connect(&target, "interleaved").await?;
     // A year's TTL while loading: nothing is due until `make_due` lowers it.
-    index(&c, doc! { "at": 1 }, Some(365 * 86_400)).await?;
+    match archive {
+        false => index(&c, doc! { "at": 1 }, Some(365 * 86_400)).await?,
+        true => {
+            c.client()
+                .database("bench")
+                .run_command(doc! {
+                    "createIndexes": c.name(),
+                    "indexes": [{
+                        "key": { "at": 1 },
+                        "name": "at_1",
+                        "expireAfterSeconds": 365 * 86_400,
+                        "archiveTo": "interleaved_archive",
+                    }],
+                })
+                .await?;
+        }
+    }
     index(&c, doc! { "k": 1 }, None).await?;
     let load_at = now_ms() / 1000 * 1000;
     let (load_time, _) = {
@@ -102,8 +130,46 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     if total != n as u64 || live != n as u64 {
         bail!("after expiry {total} documents remain, {live} of them live; expected {n} and {n}");
     }
-    let peak_rss = target.peak_rss();
-    drop(target);
+    if archive {
+        let kept = c
+            .client()
+            .database("bench")
+            .collection::<mongodb::bson::Document>("interleaved_archive")
+            .count_documents(doc! {})
+            .await?;
+        if kept != n as u64 {
+            bail!("the archive holds {kept} documents, not the {n} that expired");
+        }
+    }
+    Ok(Run {
+        load_time,
+        gone,
+        cpu,
+        peak_rss: target.peak_rss(),
+        runs,
+        load_at,
+    })
+}
+
+pub async fn run(args: &Args) -> Result<Outcome> {
+    let n = args.docs;
+    let mix = std::sync::Arc::new(Mix::new(n, now_ms() as u64));
+    let plain = run_once(args, &mix, false).await?;
+    let archived = match args.archive {
+        true => {
+            eprintln!("  the same workload again, its TTL index archiving what it expires");
+            Some(run_once(args, &mix, true).await?)
+        }
+        false => None,
+    };
+    let Run {
+        load_time,
+        gone,
+        cpu,
+        peak_rss,
+        runs,
+        load_at,
+    } = plain;
     eprintln!(
         "  measuring the raw RocksDB floor for {n} of {} documents",
         2 * n
@@ -129,12 +195,23 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         (n as f64 / empty_s).round(),
         "docs/s",
     );
-    out.add("live_docs_remaining", live, "");
+    out.add("live_docs_remaining", n, "");
     out.add("ebbd_cpu_during_expiry_s", cpu, "s");
     out.add("floor_raw_rocksdb_s", floor.as_secs_f64(), "s");
     out.add("ratio_ebb_to_floor", empty_s / floor.as_secs_f64(), "x");
     out.add("ebbd_peak_rss_mib", peak_rss.map(|b| b / (1 << 20)), "MiB");
     crate::status::add_chunk_runs(&mut out, "", runs.as_ref());
+    if let Some(a) = &archived {
+        let archived_s = a.gone.empty_ms / 1000.0;
+        out.add("archiving_last_due_gone_after_s", archived_s, "s");
+        out.add("archiving_ebbd_cpu_during_expiry_s", a.cpu, "s");
+        out.add(
+            "archiving_ebbd_peak_rss_mib",
+            a.peak_rss.map(|b| b / (1 << 20)),
+            "MiB",
+        );
+        out.add("ratio_archiving_to_plain", archived_s / empty_s, "x");
+    }
     out.series = Some(Series {
         title: format!("interleaved: {n} due among {} documents", 2 * n),
         x_label: "seconds after T".into(),

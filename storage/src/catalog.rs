@@ -44,6 +44,11 @@ pub const ID_INDEX_NAME: &str = "_id_";
 /// take such a name.
 pub const INTERNAL_PREFIX: &str = "$ebb_";
 
+/// The index option, ebb's own, naming the collection a TTL index archives
+/// what it expires to ([`IndexMeta::archive_to`]); kept in `extra`, so
+/// `listIndexes` shows it as given.
+pub const ARCHIVE_TO: &str = "archiveTo";
+
 /// One index of a collection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -122,6 +127,12 @@ impl IndexMeta {
         }
     }
 
+    /// The collection of the same database this TTL index writes each
+    /// document it expires to (ebb's `archiveTo`, `ttl::archive`).
+    pub fn archive_to(&self) -> Option<&str> {
+        self.extra.get_str(ARCHIVE_TO).ok()
+    }
+
     /// The index's collation: its keys hold this collation's sort keys for
     /// strings. Stored resolved (every field) in `extra.collation`; absent
     /// or `{locale: "simple"}` is none.
@@ -173,7 +184,9 @@ impl IndexMeta {
 
     /// Whether the options outside the signature are equal too.
     pub fn same_options(&self, other: &IndexMeta) -> bool {
-        self.expire_after_seconds == other.expire_after_seconds && self.hidden == other.hidden
+        self.expire_after_seconds == other.expire_after_seconds
+            && self.hidden == other.hidden
+            && self.archive_to() == other.archive_to()
     }
 }
 

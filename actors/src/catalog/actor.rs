@@ -38,7 +38,7 @@ use super::decide::indexes::{
 use super::decide::options::{self, ValidationChange};
 use super::view::{CatalogState, CatalogView};
 use crate::collection::{
-    BuildIndexes, CollectionActor, CollectionHandle, Retire, SwitchCollection,
+    BuildIndexes, CollectionActor, CollectionHandle, Lookup, Retire, SwitchCollection,
 };
 use crate::shared::Shared;
 
@@ -110,7 +110,7 @@ impl CatalogActor {
                     tracing::warn!(ns = %coll.ns(), "time-series collection holds measurements before 1970 or after 2038-01-19T03:14:07Z; the TTL monitor will skip it");
                 }
             }
-            let actor = CollectionActor::new(shared.clone(), coll.clone());
+            let actor = CollectionActor::new(shared.clone(), coll.clone(), lookup(&view));
             let inserted = actor.inserts();
             let addr = actor.start();
             state.collections.insert(
@@ -154,6 +154,16 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Error::engine(format!("catalog task failed: {e}")))?
+}
+
+/// How a collection's writer finds another's (an archive's) in `view`.
+fn lookup(view: &Arc<CatalogView>) -> Lookup {
+    let view = view.clone();
+    Arc::new(move |db: &str, name: &str| {
+        view.load()
+            .get(db, name)
+            .map(|e| (e.coll.clone(), e.addr.clone()))
+    })
 }
 
 /// A random version-4 UUID for `listCollections`' `info.uuid`.
@@ -271,7 +281,7 @@ impl CatalogCore {
         let meta = new.record(&ids);
         self.persist(vec![meta.clone()], vec![]).await?;
         let coll = Collection::open(meta, self.shared.hide_due.clone())?;
-        let actor = CollectionActor::new(self.shared.clone(), coll.clone());
+        let actor = CollectionActor::new(self.shared.clone(), coll.clone(), lookup(&self.view));
         let inserted = actor.inserts();
         let addr = actor.start();
         let entry = CollectionHandle {
@@ -316,6 +326,14 @@ impl CatalogCore {
             name,
             requested,
         )?;
+        let archives = {
+            let in_db: Vec<&CollectionMeta> = self.state.in_db(db).map(|e| &e.coll.meta).collect();
+            indexes::archives_to_create(&build, db, name, &in_db)?
+        };
+        for archive in archives {
+            self.create_collection(db, &archive, bson::Document::new(), true)
+                .await?;
+        }
         let entry = self
             .create_collection(db, name, bson::Document::new(), true)
             .await?;

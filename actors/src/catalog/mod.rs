@@ -14,7 +14,7 @@ pub use actor::{
 };
 pub use decide::indexes::{
     CreateIndexesOutcome, DropTarget, IndexChange, IndexChangeOutcome, IndexEdit, IndexTarget,
-    MAX_INDEXES, create_indexes, modify_index,
+    MAX_INDEXES, archives_to_create, create_indexes, modify_index,
 };
 pub use decide::options::ValidationChange;
 pub use view::{CatalogState, CatalogView};

@@ -29,6 +29,7 @@ use ebb_storage::ttl::ForegroundChunks;
 use ebb_storage::{Collection, Error, ErrorKind, Result};
 use tokio::sync::oneshot;
 
+use super::lend::{Lend, Loan};
 use super::lookahead::Lookahead;
 use super::messages::{
     BuildIndexes, DeleteDocs, InsertDocs, ModifyOne, Retire, SwitchCollection, UpdateDocs,
@@ -37,6 +38,12 @@ use super::schedule::{Action, Schedule};
 use crate::shared::{Durability, Shared};
 
 use super::queued::{Ack, Control, Job, Write, WriteJob, WriterSchedule};
+
+/// How a writer finds another collection's writer (the catalog's published
+/// view, which this module does not know): its handle and actor, if it
+/// exists.
+pub type Lookup =
+    Arc<dyn Fn(&str, &str) -> Option<(Arc<Collection>, Addr<CollectionActor>)> + Send + Sync>;
 
 pub struct CollectionActor {
     pub(super) shared: Arc<Shared>,
@@ -55,10 +62,12 @@ pub struct CollectionActor {
     pub(super) sweep_queued: bool,
     /// A timer will look at the sweep queue again.
     pub(super) sweep_timer: bool,
+    /// Finds the writer of the archive a TTL index writes to.
+    pub(super) lookup: Lookup,
 }
 
 impl CollectionActor {
-    pub fn new(shared: Arc<Shared>, coll: Arc<Collection>) -> Self {
+    pub fn new(shared: Arc<Shared>, coll: Arc<Collection>, lookup: Lookup) -> Self {
         let schedule = Arc::new(Mutex::new(Schedule::new(shared.policy)));
         let foreground_chunks = ForegroundChunks::new(&shared.policy);
         CollectionActor {
@@ -71,6 +80,7 @@ impl CollectionActor {
             inserted: tokio::sync::watch::Sender::new(0),
             sweep_queued: false,
             sweep_timer: false,
+            lookup,
         }
     }
 
@@ -192,6 +202,16 @@ impl CollectionActor {
                 ctx.stop();
             }
             Control::Sweep => self.run_sweep(ctx),
+            Control::Lend { reply } => {
+                let (loan, returned) = Loan::new(self.coll.clone());
+                // A borrower that gave up drops the loan, which comes back
+                // at once.
+                let _ = reply.send(Ok(loan));
+                let back = async move {
+                    let _ = returned.await;
+                };
+                ctx.spawn(back.into_actor(self).map(|(), act, ctx| act.done(ctx)));
+            }
         }
     }
 
@@ -387,7 +407,7 @@ impl Actor for CollectionActor {
 }
 
 impl CollectionActor {
-    fn note_due(&self, earliest: Option<i64>) {
+    pub(super) fn note_due(&self, earliest: Option<i64>) {
         // With prompt expiry off the monitor keeps MongoDB's fixed interval.
         if let Some(due) = earliest.filter(|_| self.shared.policy.prompt) {
             self.shared.ttl.note_due(due);
@@ -499,6 +519,16 @@ impl Handler<ModifyOne> for CollectionActor {
                 act.note_inserted();
             }
         })
+    }
+}
+
+impl Handler<Lend> for CollectionActor {
+    type Result = ResponseFuture<Result<Loan>>;
+
+    fn handle(&mut self, _: Lend, ctx: &mut Context<Self>) -> Self::Result {
+        let (reply, rx) = oneshot::channel();
+        self.control(Control::Lend { reply }, ctx);
+        Box::pin(recv(rx))
     }
 }
 

@@ -25,10 +25,12 @@ use actix::prelude::*;
 use ebb_lang::decided::riding;
 use ebb_storage::engine::Engine;
 use ebb_storage::ttl::{self, ExpireOutcome, ExpiryPolicy, Plan};
+use ebb_storage::write::archive::{self, Archive};
 use ebb_storage::{Collection, Result};
 use tokio::sync::oneshot;
 
-use super::actor::{CollectionActor, dropped, flatten, recv};
+use super::actor::{CollectionActor, Lookup, dropped, flatten, recv};
+use super::lend::{Lend, Loan};
 use super::lookahead::Ahead;
 use super::messages::ExpireChunk;
 use super::queued::{Control, Expiry, Planned};
@@ -55,16 +57,21 @@ struct WriterChunk {
     whole: bool,
     /// The next chunk may be planned while this one commits.
     look_ahead: bool,
+    /// The index archives what it expires: the archive's writer, lent,
+    /// and the time the documents expire at.
+    archive: Option<(Loan, i64)>,
 }
 
 impl WriterChunk {
     /// Deletes the chunk, from `planned` when a plan made ahead came back
-    /// in time, and queues the plan of the next one when allowed.
+    /// in time, and queues the plan of the next one when allowed; an
+    /// archiving chunk writes its copies in the same batch, and answers the
+    /// archive's earliest new due time.
     fn run(
         self,
         engine: &dyn Engine,
         planned: Option<Plan>,
-    ) -> Result<(ExpireOutcome, Option<Next>)> {
+    ) -> Result<(ExpireOutcome, Option<Next>, Option<i64>)> {
         let Self {
             shared,
             coll,
@@ -72,13 +79,22 @@ impl WriterChunk {
             policy,
             ..
         } = &self;
+        if let Some((loan, at_millis)) = &self.archive {
+            shared.ttl.runs.on_writer.fetch_add(1, Relaxed);
+            let archive = Archive {
+                coll: &loan.coll,
+                at_millis: *at_millis,
+            };
+            let done = archive::expire(engine, coll, msg.chunk(self.limit), policy, archive)?;
+            return Ok((done.outcome, None, done.earliest_due));
+        }
         let runs = &shared.ttl.runs;
         if planned.is_none()
             && self.whole
             && let Some(out) = ttl::expire_all(engine, coll, &msg.index, msg.cutoff_millis, policy)?
         {
             runs.on_writer.fetch_add(1, Relaxed);
-            return Ok((out, None));
+            return Ok((out, None, None));
         }
         let mut plan = match planned {
             Some(plan) => {
@@ -102,7 +118,7 @@ impl WriterChunk {
                 )
             })
             .flatten();
-        Ok((ttl::apply(engine, coll, plan)?, next))
+        Ok((ttl::apply(engine, coll, plan)?, next, None))
     }
 }
 
@@ -115,6 +131,8 @@ struct Ran {
     /// Its plan made ahead did not come back within its patience.
     late: bool,
     next: Option<Next>,
+    /// The earliest due time among the copies it archived.
+    archive_due: Option<i64>,
 }
 
 impl CollectionActor {
@@ -140,26 +158,55 @@ impl CollectionActor {
             .next_quiet_limit(&policy, msg.next_limit.max(1));
         let epoch = self.schedule().epoch();
         let at_floor = |after: &[u8]| ttl::resumes_at_floor(&self.coll, &msg.index, after);
-        let ahead = match msg.logged {
+        // An archiving chunk reads what it deletes and writes the copies
+        // with the archive's writer lent: never planned off the writer,
+        // never the whole collection at once.
+        let archive = self.archive_of(&msg.index);
+        let ahead = match msg.logged || archive.is_some() {
             true => None,
             false => self.lookahead.take_for_visit(&msg, limit, epoch, &at_floor),
         };
         let (prompt, urgent, throttle) = (msg.prompt, msg.urgent(), msg.throttle);
-        let job = WriterChunk {
+        let mut job = WriterChunk {
             shared: self.shared.clone(),
             coll: self.coll.clone(),
-            whole: msg.whole && !foreground_active,
+            whole: msg.whole && !foreground_active && archive.is_none(),
             look_ahead: !foreground_active
                 && !msg.logged
+                && archive.is_none()
                 && policy.max_deletes_per_sec == 0
                 && self.lookahead.allowed(Instant::now()),
             msg,
             policy,
             limit,
             next_limit,
+            archive: None,
         };
         let shared = self.shared.clone();
+        let (lookup, db) = (self.lookup.clone(), self.coll.meta.db.clone());
         let work = async move {
+            if let Some(name) = archive {
+                match borrow(&lookup, &db, &name).await {
+                    Ok(loan) => {
+                        // A chunk from the log expires at its entry's time.
+                        let at = match &job.msg.rider {
+                            Some(rider) => rider.wall,
+                            None => shared.clock.now_millis(),
+                        };
+                        job.archive = Some((loan, at));
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(e));
+                        return Ran {
+                            more: false,
+                            held: Duration::ZERO,
+                            late: false,
+                            next: None,
+                            archive_due: None,
+                        };
+                    }
+                }
+            }
             let (planned, late) = match ahead {
                 Some(ahead) => match ahead.wait(plan_patience(prompt)).await {
                     Ok(plan) => (plan, false),
@@ -188,23 +235,24 @@ impl CollectionActor {
                 Some((result, held)) => (Some(result), held),
                 None => (None, Duration::ZERO),
             };
-            let more = matches!(&result, Some(Ok((out, _))) if out.more);
-            let next = match result {
-                Some(Ok((out, next))) => {
+            let more = matches!(&result, Some(Ok((out, _, _))) if out.more);
+            let (next, archive_due) = match result {
+                Some(Ok((out, next, archive_due))) => {
                     let _ = reply.send(Ok(out));
-                    next
+                    (next, archive_due)
                 }
                 Some(Err(e)) => {
                     let _ = reply.send(Err(e));
-                    None
+                    (None, None)
                 }
-                None => None,
+                None => (None, None),
             };
             Ran {
                 more,
                 held,
                 late,
                 next,
+                archive_due,
             }
         };
         ctx.spawn(work.into_actor(self).map(move |ran, act, ctx| {
@@ -233,6 +281,7 @@ impl CollectionActor {
             (true, false) => self.foreground_chunks.record(&policy, ran.more, ran.held),
             (false, _) => self.foreground_chunks.quiet_done(&policy),
         }
+        self.note_due(ran.archive_due);
         if ran.late {
             self.shared.ttl.runs.overdue_plans.fetch_add(1, Relaxed);
             self.lookahead.late(Instant::now());
@@ -245,6 +294,13 @@ impl CollectionActor {
         }
         self.done(ctx);
         self.consider_sweep(ctx);
+    }
+
+    /// The collection TTL index `index` archives what it expires to, if it
+    /// does (`archiveTo`).
+    fn archive_of(&self, index: &str) -> Option<String> {
+        let meta = self.coll.meta.indexes.iter().find(|i| i.name == index)?;
+        meta.archive_to().map(str::to_owned)
     }
 
     /// The size `msg` runs at: smaller while foreground writes are active,
@@ -409,6 +465,26 @@ impl CollectionActor {
     }
 }
 
+/// The writer of the archive `name` of database `db`, lent
+/// (`super::lend`).
+async fn borrow(lookup: &Lookup, db: &str, name: &str) -> Result<Loan> {
+    let missing = || {
+        ebb_storage::Error::new(
+            ebb_storage::ErrorKind::IllegalOperation,
+            format!(
+                "the archive {db}.{name} does not exist: the documents this TTL index expires \
+                 wait, hidden, until it is created again"
+            ),
+        )
+    };
+    let (_, addr) = lookup(db, name).ok_or_else(missing)?;
+    // Dropped meanwhile: its writer is gone, or retired before it lent.
+    addr.send(Lend)
+        .await
+        .map_err(|_| missing())?
+        .map_err(|_| missing())
+}
+
 /// Queues the plan of the chunk after `plan` (of `limit` documents) on
 /// `thread`: the chunk the monitor is expected to send next, and the plan's
 /// receiver. `None` if that thread is gone.
@@ -443,8 +519,9 @@ impl Handler<ExpireChunk> for CollectionActor {
         if !self.retired {
             // A chunk from the log runs on the writer, never planned off it:
             // it numbers its change rows as it runs, in the same order on
-            // every member (`ebb_storage::changes`).
-            let on_writer = msg.urgent() || msg.logged;
+            // every member (`ebb_storage::changes`). An archiving chunk
+            // runs there too, with the archive's writer lent to it.
+            let on_writer = msg.urgent() || msg.logged || self.archive_of(&msg.index).is_some();
             self.schedule().push_chunk(Expiry { msg, reply }, on_writer);
             self.pump(ctx);
         }

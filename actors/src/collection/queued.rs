@@ -55,6 +55,12 @@ pub(super) enum Control {
     },
     /// The collection is being dropped: finish what is queued, refuse the rest.
     Retire { reply: oneshot::Sender<()> },
+    /// Lends the writer to another collection's chunk, which writes this
+    /// collection's archive (`lend`): runs nothing else until the loan
+    /// comes back.
+    Lend {
+        reply: oneshot::Sender<Result<super::lend::Loan>>,
+    },
     /// One turn of the sweep of the index entries expired documents left
     /// queued (`ttl::sweep_step`: reads a few queue items, or deletes a
     /// slice); the next turn is queued after it, behind the writes that

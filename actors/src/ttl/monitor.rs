@@ -41,7 +41,7 @@
 //! priority instead of planning it at idle priority, until the index is
 //! caught up.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -193,6 +193,7 @@ fn targets(state: &CatalogState) -> Vec<Target> {
                 // measurement before 1970 or after 2038-01-19T03:14:07Z)
                 // is skipped entirely, as MongoDB 7.0–8.0 do.
                 .filter(|i| i.is_ttl() && !e.coll.in_extended_range())
+                .filter(|i| missing_archive(state, &e.coll, i).is_none())
                 .map(move |i: &IndexMeta| Target {
                     coll: e.coll.clone(),
                     ns: e.coll.meta.ns(),
@@ -204,6 +205,39 @@ fn targets(state: &CatalogState) -> Vec<Target> {
                 })
         })
         .collect()
+}
+
+/// The archive TTL index `index` of `coll` writes to, when that collection
+/// does not exist (dropped): the index expires nothing until it is back,
+/// and its due documents stay, hidden. Not an error of the pass: nothing
+/// else waits for it.
+fn missing_archive(state: &CatalogState, coll: &Collection, index: &IndexMeta) -> Option<String> {
+    let archive = index.archive_to()?;
+    state
+        .get(&coll.meta.db, archive)
+        .is_none()
+        .then(|| format!("{}.{archive}", coll.meta.db))
+}
+
+/// Says once, as it begins and as it ends, that an archiving TTL index is
+/// held back by its missing archive.
+fn note_held_back(state: &CatalogState, held: &mut HashSet<(String, String)>) {
+    let mut now = HashSet::new();
+    for e in state.collections.values() {
+        for i in e.coll.meta.indexes.iter().filter(|i| i.is_ttl()) {
+            if let Some(archive) = missing_archive(state, &e.coll, i) {
+                let key = (e.coll.meta.ns(), i.name.clone());
+                if !held.contains(&key) {
+                    tracing::warn!(ns = %key.0, index = %key.1, %archive, "the archive of this TTL index does not exist: its due documents stay, hidden, and expire once it is created again");
+                }
+                now.insert(key);
+            }
+        }
+    }
+    for (ns, index) in held.difference(&now) {
+        tracing::info!(%ns, %index, "the archive of this TTL index is back: its documents expire again");
+    }
+    *held = now;
 }
 
 /// The monitor's loop as a worker: [`Worker::work`] runs one pass (when
@@ -219,6 +253,8 @@ struct Worker<'a> {
     backoff: Backoff,
     jumps: Option<watch::Receiver<i64>>,
     lateness: Lateness,
+    /// Archiving TTL indexes whose archive is missing, by namespace.
+    held_back: HashSet<(String, String)>,
 }
 
 impl Worker<'_> {
@@ -309,6 +345,7 @@ async fn run(shared: &Arc<Shared>, view: &CatalogView, stopping: &AtomicBool) {
         backoff: Backoff::default(),
         jumps: shared.clock.jumps(),
         lateness: Lateness::new(),
+        held_back: HashSet::new(),
     };
     while !worker.stopping() {
         worker.work().await;
@@ -360,8 +397,10 @@ async fn run_pass(worker: &mut Worker<'_>) -> bool {
         stopping,
         pacer,
         lateness,
+        held_back,
         ..
     } = worker;
+    note_held_back(&view.load(), held_back);
     let (shared, stopping) = (*shared, *stopping);
     let started = Instant::now();
     let mut deleted_total = 0u64;

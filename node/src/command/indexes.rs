@@ -11,12 +11,15 @@
 use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf, doc};
 use ebb_actors::catalog::{
     CreateIndexes, DropIndexes, DropTarget, IndexChange, IndexEdit, IndexTarget, ModifyExpiry,
-    ModifyIndex, ValidationChange, create_indexes as create_indexes_decision, modify_index,
+    ModifyIndex, ValidationChange, archives_to_create, create_indexes as create_indexes_decision,
+    modify_index,
 };
 use ebb_lang::encoding::collation::Collation;
 use ebb_lang::encoding::display::shell;
 use ebb_lang::query::filter::Filter;
-use ebb_storage::catalog::{CollectionMeta, ID_INDEX_NAME, IndexMeta, same_key_pattern};
+use ebb_storage::catalog::{
+    ARCHIVE_TO, CollectionMeta, ID_INDEX_NAME, IndexMeta, same_key_pattern,
+};
 use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
 use super::expiry::MadeDue;
@@ -53,6 +56,8 @@ const SPEC_FIELDS: &[&str] = &[
     // Accepted and ignored by mongod for old clients (it never drops
     // duplicates), so by ebb too; not stored.
     "dropDups",
+    // ebb's own: the collection a TTL index archives what it expires to.
+    ARCHIVE_TO,
 ];
 
 /// Fields the `_id` index spec may carry.
@@ -251,7 +256,44 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
         meta.extra
             .insert("background", bool_field(spec, "background")?);
     }
+    match spec.get(ARCHIVE_TO)? {
+        None => {}
+        Some(RawBsonRef::String(target)) => {
+            meta.extra.insert(ARCHIVE_TO, target);
+        }
+        Some(other) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "The field '{ARCHIVE_TO}' must be a string, but got {}",
+                    type_name(&other)
+                ),
+            ));
+        }
+    }
     Ok(meta)
+}
+
+/// ebb's `archiveTo` of a parsed spec: a collection name of `db`, on a TTL
+/// index of a collection that is not time-series.
+fn check_archive(db: &str, index: &IndexMeta, timeseries: bool) -> CommandResult<()> {
+    let Some(target) = index.archive_to() else {
+        return Ok(());
+    };
+    check_collection_name(db, target)?;
+    if index.expire_after_seconds.is_none() {
+        return Err(cannot_create(format!(
+            "'{ARCHIVE_TO}' needs 'expireAfterSeconds': only a TTL index archives what it \
+             expires (index {})",
+            index.name
+        )));
+    }
+    if timeseries {
+        return Err(cannot_create(
+            "a time-series collection expires whole buckets: its TTL cannot archive documents",
+        ));
+    }
+    Ok(())
 }
 
 /// MongoDB's TTL option check: any number in 0..=2147483647 (fractions
@@ -353,11 +395,14 @@ pub async fn create_indexes(req: Request) -> CommandResult {
     for (meta, spec) in indexes.iter_mut().zip(&raw_specs) {
         meta.expire_after_seconds = ttl_value(spec, meta)?;
     }
-    if let Some(ts) = req
+    let timeseries = req
         .node
         .collection(&req.db, name)
-        .and_then(|e| e.coll.timeseries.clone())
-    {
+        .and_then(|e| e.coll.timeseries.clone());
+    for meta in &indexes {
+        check_archive(&req.db, meta, timeseries.is_some())?;
+    }
+    if let Some(ts) = timeseries {
         indexes = indexes
             .iter()
             .map(|i| {
@@ -394,6 +439,9 @@ pub async fn create_indexes(req: Request) -> CommandResult {
     };
     if dry_run {
         let build = build?;
+        let state = req.node.view.load();
+        let in_db: Vec<&CollectionMeta> = state.in_db(&req.db).map(|e| &e.coll.meta).collect();
+        archives_to_create(&build, &req.db, name, &in_db)?;
         let before = current.as_ref().map_or(1, |c| c.meta.indexes.len());
         let shown: Vec<Bson> = made
             .iter()

@@ -174,7 +174,7 @@ pub fn plan_after(
     gone: DeletedIds,
 ) -> Result<Plan> {
     let mut batch = engine.batch();
-    let (found, ids) = collect(engine, coll, chunk, policy, &gone.0, batch.as_mut())?;
+    let (found, ids) = collect(engine, coll, chunk, policy, &gone.0, false, batch.as_mut())?;
     Ok(Plan {
         index_name: chunk.index.to_owned(),
         batch: batch.seal(),
@@ -205,6 +205,57 @@ pub fn apply(engine: &dyn Engine, coll: &Collection, mut plan: Plan) -> Result<E
     Ok(plan.found.finish(coll, &plan.index_name))
 }
 
+/// The deletions of an archiving chunk, put into a batch its caller
+/// commits with the copies it writes (`write::archive`).
+pub struct Taken {
+    index_name: String,
+    found: Found,
+}
+
+/// Scans one chunk of an archiving TTL index and puts its deletions into
+/// `out`, reading every document it deletes.
+pub fn take(
+    engine: &dyn Engine,
+    coll: &Collection,
+    chunk: Chunk<'_>,
+    policy: &ExpiryPolicy,
+    out: &mut dyn Batch,
+) -> Result<Taken> {
+    let gone = KeySet::default();
+    let (found, _) = collect(engine, coll, chunk, policy, &gone, true, out)?;
+    Ok(Taken {
+        index_name: chunk.index.to_owned(),
+        found,
+    })
+}
+
+impl Taken {
+    /// Each document the chunk deletes (its bytes), with its indexed date,
+    /// in the order it took them.
+    pub fn expired(&mut self) -> Vec<(Vec<u8>, i64)> {
+        std::mem::take(&mut self.found.expired)
+    }
+
+    /// Commits the batch holding the deletions through `commit`, as
+    /// [`apply`] commits a plan's: what it leaves to the sweep is held from
+    /// readers first.
+    pub fn commit(
+        mut self,
+        engine: &dyn Engine,
+        coll: &Collection,
+        commit: impl FnOnce() -> Result<()>,
+    ) -> Result<ExpireOutcome> {
+        let queued = std::mem::take(&mut self.found.queued);
+        let holding = coll.sweep.hold(engine, coll.meta.id, queued)?;
+        if let Err(e) = commit() {
+            coll.sweep.not_queued(holding);
+            return Err(e);
+        }
+        coll.sweep.queued(holding);
+        Ok(self.found.finish(coll, &self.index_name))
+    }
+}
+
 /// What a chunk found, beyond its deletions.
 #[derive(Debug, Default)]
 struct Found {
@@ -216,6 +267,8 @@ struct Found {
     oldest_millis: Option<i64>,
     /// The entries the deletions leave to the sweep.
     queued: Queued,
+    /// For an archiving chunk: each document deleted, and its indexed date.
+    expired: Vec<(Vec<u8>, i64)>,
 }
 
 /// A chunk leaves nothing below `to` when nothing was left below `from`,
@@ -256,6 +309,7 @@ fn collect(
     chunk: Chunk<'_>,
     policy: &ExpiryPolicy,
     gone: &KeySet,
+    archiving: bool,
     out: &mut dyn Batch,
 ) -> Result<(Found, KeySet)> {
     let Some(ttl) = coll.keygen(chunk.index) else {
@@ -275,6 +329,7 @@ fn collect(
             .map(|kg| kg.cf)
             .collect(),
         logged: crate::changes::logging(coll).is_some(),
+        archiving,
     };
     let mut scanned = scan(&cx, &span, chunk.limit, gone)?;
     let seen = std::mem::take(&mut scanned.seen);
@@ -302,6 +357,9 @@ struct Cx<'a> {
     deferred: Vec<u64>,
     /// Whether the deletions go into the change log (`crate::changes`).
     logged: bool,
+    /// Whether each document deleted is read and handed back, for the
+    /// index's archive (`archive`).
+    archiving: bool,
 }
 
 /// Where a chunk scans in its TTL index: from `lower` (the floor, or just
@@ -372,7 +430,8 @@ struct Scanned {
     oldest_millis: Option<i64>,
     /// Whether expired entries remain past `last_key`.
     more: bool,
-    /// For the change log: each document taken and its indexed date.
+    /// For the change log and the archive: each document taken and its
+    /// indexed date.
     dated: Vec<(Vec<u8>, i64)>,
 }
 
@@ -415,9 +474,10 @@ fn scan(cx: &Cx<'_>, span: &Span, limit: usize, gone: &KeySet) -> Result<Scanned
     while cursor.valid() && s.taken < limit.max(1) {
         let id = ttl.id_suffix(cursor.key())?;
         // A capped collection's removals need each document's size.
-        let carried_entries = match coll.natural() {
-            Some(_) => None,
-            None => carry::decode(cursor.value(), (ttl.cf, cursor.key()), coll),
+        // An archiving chunk reads every record it deletes.
+        let carried_entries = match coll.natural().is_some() || cx.archiving {
+            true => None,
+            false => carry::decode(cursor.value(), (ttl.cf, cursor.key()), coll),
         };
         // A document whose carried entries list one in this index appears
         // once in it; the others (a multikey document appears once per
@@ -432,7 +492,7 @@ fn scan(cx: &Cx<'_>, span: &Span, limit: usize, gone: &KeySet) -> Result<Scanned
             s.taken += 1;
             if let Some(date) = keycode::leading_date(cursor.key(), descending) {
                 s.oldest_millis = Some(s.oldest_millis.map_or(date, |o| o.min(date)));
-                if cx.logged {
+                if cx.logged || cx.archiving {
                     s.dated.push((id.to_vec(), date));
                 }
             }
@@ -542,7 +602,13 @@ fn encode(cx: &Cx<'_>, span: &Span, s: Scanned, how: How, out: &mut dyn Batch) -
     }
     let carried_docs = carried_ids.len();
     let docs = read_and_delete_records(engine, coll, &read_ids, how.ranged, out)?;
-    log_expired(engine, coll, ttl, &dated, &docs, out)?;
+    if cx.logged {
+        log_expired(engine, coll, ttl, &dated, &docs, out)?;
+    }
+    let expired = match cx.archiving {
+        true => archived(&dated, &docs),
+        false => Vec::new(),
+    };
     if let Some(cf) = coll.natural() {
         forget_capped(engine, cf, &docs, out)?;
     }
@@ -595,7 +661,21 @@ fn encode(cx: &Cx<'_>, span: &Span, s: Scanned, how: How, out: &mut dyn Batch) -
         last: Some(last_key),
         more,
         oldest_millis,
+        expired,
     })
+}
+
+/// The documents an archiving chunk deleted, in the order it took them,
+/// each with its indexed date (`docs`: the records read, by key).
+fn archived(dated: &[(Vec<u8>, i64)], docs: &[(Vec<u8>, Vec<u8>)]) -> Vec<(Vec<u8>, i64)> {
+    let mut read: std::collections::HashMap<&[u8], &[u8]> = docs
+        .iter()
+        .map(|(k, v)| (k.as_slice(), v.as_slice()))
+        .collect();
+    dated
+        .iter()
+        .filter_map(|(key, date)| Some((read.remove(key.as_slice())?.to_vec(), *date)))
+        .collect()
 }
 
 /// Logs the TTL delete of each document in `dated` (record key, indexed

@@ -36,7 +36,8 @@ mod sweep_tests;
 pub(crate) mod tests;
 
 pub use chunk::{
-    Chunk, DeletedIds, ExpireOutcome, Plan, apply, expire, plan, plan_after, resumes_at_floor,
+    Chunk, DeletedIds, ExpireOutcome, Plan, Taken, apply, expire, plan, plan_after,
+    resumes_at_floor, take,
 };
 pub use earliest::{count_due, earliest_date};
 pub use hidden::{Due, count_unhidden, outside_due};

@@ -184,6 +184,12 @@ impl<'e> Writer<'e> {
         self.batch.put(Cf::Id(kg.cf), entry, value)
     }
 
+    /// The uncommitted batch, for writes of another collection that must
+    /// commit with this one's (`archive`: an expiring chunk's deletions).
+    pub fn batch_mut(&mut self) -> &mut dyn Batch {
+        self.batch.as_mut()
+    }
+
     /// Operations buffered so far.
     pub fn pending_ops(&self) -> usize {
         self.batch.len()

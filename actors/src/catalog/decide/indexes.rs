@@ -4,6 +4,7 @@
 
 use ebb_lang::encoding::display::shell;
 use ebb_storage::catalog::{self, CollectionMeta, IndexMeta};
+use ebb_storage::write::archive;
 use ebb_storage::{Error, ErrorKind, Result};
 
 use super::ns_not_found;
@@ -152,6 +153,40 @@ pub fn create_indexes(
         skipped,
         creates_collection: current.is_none(),
     })
+}
+
+/// The archives the new indexes of `build` on `db.name` write to (ebb's
+/// `archiveTo`) that do not exist yet, each once, to be created before the
+/// build; refused where a collection cannot be an archive
+/// (`write::archive::check_target`), and a unique index is refused on a
+/// collection that is one. `in_db` is every collection of `db`.
+pub fn archives_to_create(
+    build: &IndexBuild,
+    db: &str,
+    name: &str,
+    in_db: &[&CollectionMeta],
+) -> Result<Vec<String>> {
+    let find = |n: &str| in_db.iter().copied().find(|m| m.name == n);
+    if let Some(unique) = build.new.iter().find(|i| i.unique)
+        && let Some(source) = in_db.iter().find(|m| archive::archives_to(m, name))
+    {
+        return Err(Error::new(
+            ErrorKind::CannotCreateIndex,
+            format!(
+                "{db}.{name} is the archive of a TTL index of {db}.{}: the unique index {} \
+                 could refuse an archived document",
+                source.name, unique.name
+            ),
+        ));
+    }
+    let mut missing = Vec::new();
+    for target in build.new.iter().filter_map(IndexMeta::archive_to) {
+        archive::check_target(db, name, target, find(target), in_db.iter().copied())?;
+        if find(target).is_none() && !missing.iter().any(|m| m == target) {
+            missing.push(target.to_owned());
+        }
+    }
+    Ok(missing)
 }
 
 enum Check {
