@@ -563,3 +563,106 @@ async fn never_expiring_documents_are_counted_as_they_are_written_and_kept_acros
     b.insert_one(doc! { "_id": 4 }).await.unwrap();
     assert_eq!(never_expire(&node, "built").await, Bson::Null);
 }
+
+#[tokio::test]
+async fn stats_show_the_never_expiring_counts_only_when_asked() {
+    let node = TestNode::start_with_clock(Arc::new(ManualClock::new(T0)));
+    let db = node.db("app").await;
+    let c = node.coll("app", "stats").await;
+    ttl_index(&c, doc! { "at": 1 }, 3600, None).await;
+    crate::common::create_index(&c, doc! { "user": 1 }).await;
+    c.insert_many(vec![
+        doc! { "_id": 1, "user": "a" },
+        doc! { "_id": 2, "at": "soon" },
+        doc! { "_id": 3, "at": at(LATER) },
+    ])
+    .await
+    .unwrap();
+    let at_1 = doc! {
+        "name": "at_1",
+        "field": "at",
+        "expireAfterSeconds": 3600_i64,
+        "neverExpire": tally(1, 1, 0, 0),
+    };
+
+    // MongoDB's shapes unless ebbExpiry is asked for.
+    let plain = db.run_command(doc! { "collStats": "stats" }).await.unwrap();
+    assert!(!plain.contains_key("ebbExpiry"), "{plain}");
+    let asked = db
+        .run_command(doc! { "collStats": "stats", "ebbExpiry": true })
+        .await
+        .unwrap();
+    let shown = asked.get_document("ebbExpiry").unwrap();
+    assert_eq!(shown, &doc! { "ttlIndexes": [at_1.clone()] });
+    expect_code(
+        db.run_command(doc! { "collStats": "stats", "ebbExpiry": "yes" })
+            .await,
+        14,
+    );
+
+    let stage = crate::common::agg(&c, vec![doc! { "$collStats": { "ebbExpiry": {} } }]).await;
+    assert_eq!(
+        stage[0].get_document("ebbExpiry").unwrap(),
+        &doc! { "ttlIndexes": [at_1.clone()] }
+    );
+
+    let indexes = crate::common::agg(&c, vec![doc! { "$indexStats": {} }]).await;
+    assert!(indexes.iter().all(|i| !i.contains_key("ebbExpiry")));
+    let indexes = crate::common::agg(&c, vec![doc! { "$indexStats": { "ebbExpiry": true } }]).await;
+    let by_name = |n: &str| {
+        indexes
+            .iter()
+            .find(|i| i.get_str("name").unwrap() == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by_name("at_1").get_document("ebbExpiry").unwrap(), &at_1);
+    assert!(!by_name("user_1").contains_key("ebbExpiry"));
+    assert!(!by_name("_id_").contains_key("ebbExpiry"));
+    crate::common::agg_err(&c, vec![doc! { "$indexStats": { "ebbExpiry": "yes" } }], 14).await;
+}
+
+#[tokio::test]
+async fn a_forecast_past_its_key_budget_estimates_the_rest_and_says_so() {
+    let node = TestNode::start_with_clock(Arc::new(ManualClock::new(T0)));
+    let _held = node.hold_monitor().await;
+    let c = node.coll("app", "events").await;
+    ttl_index(&c, doc! { "at": 1 }, 0, None).await;
+    // One document every 2 s for 3 hours: 1,800 an hour.
+    c.insert_many((1..=5400).map(|i| doc! { "_id": i, "at": at(T0 + i * 2000) }))
+        .await
+        .unwrap();
+    let reply = node
+        .db("app")
+        .await
+        .run_command(doc! { "expiryForecast": "events", "maxKeys": 1000 })
+        .await
+        .unwrap();
+    let index = reply.get_array("ttlIndexes").unwrap()[0]
+        .as_document()
+        .unwrap()
+        .clone();
+    assert!(index.get_bool("estimated").unwrap(), "{index}");
+    assert_eq!(
+        index
+            .get_datetime("countedThrough")
+            .unwrap()
+            .timestamp_millis(),
+        T0 + 1001 * 2000 - 1
+    );
+    let hours = counts(&index, "nextWeek", "perHour");
+    for h in &hours[..3] {
+        assert!(h.abs_diff(1800) <= 18, "within 1 %: {:?}", &hours[..4]);
+    }
+    assert_eq!(hours[3..].iter().sum::<i64>(), 0);
+    // Every minute holds 30: fewer than a sample, each counted whole.
+    let minutes = counts(&index, "nextHour", "perMinute");
+    assert!(minutes.iter().all(|&m| m == 30), "{minutes:?}");
+
+    let whole = forecast_of(&node, "at_1").await;
+    assert!(!whole.get_bool("estimated").unwrap());
+    assert_eq!(
+        counts(&whole, "nextWeek", "perHour")[..4],
+        [1800, 1800, 1800, 0]
+    );
+}

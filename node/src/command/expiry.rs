@@ -9,9 +9,10 @@
 //! - `{expiryForecast: <collection>, maxKeys: <n>}`: per TTL index, the
 //!   documents due and not yet deleted, and how many fall due in each
 //!   minute of the next hour and each hour of the next week
-//!   (`ttl::forecast`), reading at most `maxKeys` index keys per index
-//!   (2,000,000 unless named; past them the reply says up to when its
-//!   counts are whole).
+//!   (`ttl::forecast`), counting at most `maxKeys` index keys per index
+//!   (500,000 unless named); past them the reply says up to when its
+//!   counts are whole, and the later buckets are estimated from a sample of
+//!   the index (`estimated: true`).
 //!
 //! Also what an index change makes due at once: a new `expireAfterSeconds`
 //! ([`made_due`], for `collMod`) or new TTL indexes ([`made_due_by_new`],
@@ -31,8 +32,12 @@ use crate::error::{CommandError, CommandResult, codes};
 const DEFAULT_LIMIT: i64 = 100;
 /// The most documents one command shows.
 const MAX_LIMIT: i64 = 10_000;
-/// The most index keys a forecast reads per TTL index.
+/// The most index keys a forecast counts per TTL index before it
+/// estimates the rest; also the most a `maxKeys` may ask for.
 const FORECAST_BUDGET: u64 = 2_000_000;
+/// The keys a forecast counts when the command names no `maxKeys`: a
+/// large index's forecast then answers in about a tenth of a second.
+const FORECAST_DEFAULT: u64 = 500_000;
 
 /// The collection a command names, if it exists and is not time series.
 fn collection(req: &Request, name: &str) -> CommandResult<std::sync::Arc<ebb_storage::Collection>> {
@@ -79,6 +84,29 @@ fn never_counts(
         out.insert(reason.name(), n as i64);
     }
     Ok(Bson::Document(out))
+}
+
+/// What `ebbExpiry` (ebb's, asked for) adds to `collStats`, `$collStats`
+/// and `$indexStats` about TTL index `kg` of `coll`: its
+/// `expireAfterSeconds` and the documents it never makes due, by reason.
+pub fn of_index(
+    req: &Request,
+    coll: &ebb_storage::Collection,
+    kg: &ebb_storage::index::KeyGen,
+) -> CommandResult<Document> {
+    let mut shown = shown_index(kg);
+    shown.insert("neverExpire", never_counts(req, coll, kg)?);
+    Ok(shown)
+}
+
+/// What `ebbExpiry` adds to `collStats` and `$collStats`: [`of_index`] of
+/// each TTL index of `coll`.
+pub fn of_collection(req: &Request, coll: &ebb_storage::Collection) -> CommandResult<Document> {
+    let indexes = coll
+        .ttl_keygens()
+        .map(|kg| of_index(req, coll, kg).map(Bson::Document))
+        .collect::<CommandResult<Vec<_>>>()?;
+    Ok(doc! { "ttlIndexes": indexes })
 }
 
 pub async fn explain_expiry(req: Request) -> CommandResult {
@@ -194,7 +222,7 @@ pub async fn expiry_forecast(req: Request) -> CommandResult {
     let name = args.collection()?;
     check_collection_name(&req.db, name)?;
     let budget = match args.i64("maxKeys")? {
-        None => FORECAST_BUDGET,
+        None => FORECAST_DEFAULT,
         Some(n) if (1..=FORECAST_BUDGET as i64).contains(&n) => n as u64,
         Some(n) => {
             return Err(CommandError::bad_value(format!(
@@ -227,6 +255,7 @@ pub async fn expiry_forecast(req: Request) -> CommandResult {
                 bson::DateTime::from_millis(f.counted_through),
             );
             shown.insert("exact", f.exact);
+            shown.insert("estimated", f.estimated);
             Bson::Document(shown)
         })
         .collect();

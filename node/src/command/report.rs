@@ -28,8 +28,13 @@ pub enum Report {
         storage_scale: Option<i64>,
         /// `count: {}`.
         count: bool,
+        /// ebb's `ebbExpiry: {}`: the TTL indexes' never-expiring counts.
+        expiry: bool,
     },
-    IndexStats,
+    /// `ebbExpiry: true` (ebb's): each TTL index's never-expiring counts.
+    IndexStats {
+        expiry: bool,
+    },
     CurrentOp {
         all_users: bool,
     },
@@ -85,7 +90,7 @@ pub fn parse(stage: &RawDocument) -> CommandResult<Report> {
     match name.as_str() {
         "$collStats" => {
             let d = spec_document("$collStats", spec, 5447000)?;
-            let (mut storage_scale, mut count) = (None, false);
+            let (mut storage_scale, mut count, mut expiry) = (None, false, false);
             for el in d {
                 let (k, v) = el?;
                 match k.as_str() {
@@ -109,6 +114,10 @@ pub fn parse(stage: &RawDocument) -> CommandResult<Report> {
                         spec_document("count", v, codes::TYPE_MISMATCH)?;
                         count = true;
                     }
+                    "ebbExpiry" => {
+                        spec_document("ebbExpiry", v, codes::TYPE_MISMATCH)?;
+                        expiry = true;
+                    }
                     "latencyStats" | "queryExecStats" => {
                         return Err(StorageError::not_implemented(&format!(
                             "$collStats {} (ebb keeps no per-collection latency or \
@@ -123,6 +132,7 @@ pub fn parse(stage: &RawDocument) -> CommandResult<Report> {
             Ok(Report::CollStats {
                 storage_scale,
                 count,
+                expiry,
             })
         }
         "$listLocalSessions" => {
@@ -158,10 +168,25 @@ pub fn parse(stage: &RawDocument) -> CommandResult<Report> {
         }
         "$indexStats" => {
             let d = spec_document("$indexStats", spec, 28803)?;
-            if let Some(el) = d.iter().next() {
-                return Err(unknown("$indexStats", el?.0.as_str()));
+            let mut expiry = false;
+            for el in d {
+                let (k, v) = el?;
+                match (k.as_str(), v) {
+                    ("ebbExpiry", RawBsonRef::Boolean(b)) => expiry = b,
+                    ("ebbExpiry", other) => {
+                        return Err(CommandError::new(
+                            codes::TYPE_MISMATCH,
+                            format!(
+                                "BSON field '$indexStats.ebbExpiry' is the wrong type '{}', \
+                                 expected type 'bool'",
+                                type_name(&other)
+                            ),
+                        ));
+                    }
+                    (other, _) => return Err(unknown("$indexStats", other)),
+                }
             }
-            Ok(Report::IndexStats)
+            Ok(Report::IndexStats { expiry })
         }
         _ => {
             let d = spec_document("$currentOp", spec, codes::FAILED_TO_PARSE)?;
@@ -267,7 +292,7 @@ pub async fn documents(
                 "$listLocalSessions must be run as {aggregate: 1}",
             ));
         }
-        (Report::CollStats { .. } | Report::IndexStats, None) => {
+        (Report::CollStats { .. } | Report::IndexStats { .. }, None) => {
             return Err(CommandError::new(
                 codes::INVALID_NAMESPACE,
                 "$collStats and $indexStats must be run against a collection",
@@ -277,6 +302,7 @@ pub async fn documents(
             Report::CollStats {
                 storage_scale,
                 count,
+                expiry,
             },
             Some(coll),
         ) => {
@@ -286,6 +312,15 @@ pub async fn documents(
                 "host": host(req),
                 "localTime": bson::DateTime::from_millis(node.shared.clock.now_millis()),
             };
+            if expiry {
+                let Some(entry) = node.collection(&req.db, coll) else {
+                    return Err(CommandError::new(
+                        codes::NAMESPACE_NOT_FOUND,
+                        format!("Collection [{ns}] not found."),
+                    ));
+                };
+                out.insert("ebbExpiry", super::expiry::of_collection(req, &entry.coll)?);
+            }
             if storage_scale.is_some() || count {
                 let Some(entry) = node.collection(&req.db, coll) else {
                     return Err(CommandError::new(
@@ -306,17 +341,13 @@ pub async fn documents(
             }
             vec![out]
         }
-        (Report::IndexStats, Some(coll)) => match node.collection(&req.db, coll) {
+        (Report::IndexStats { expiry }, Some(coll)) => match node.collection(&req.db, coll) {
             None => Vec::new(),
-            Some(entry) => entry
-                .coll
-                .meta
-                .indexes
-                .iter()
-                .filter(|i| !i.is_internal())
-                .map(|i| {
+            Some(entry) => {
+                let mut out = Vec::new();
+                for i in entry.coll.meta.indexes.iter().filter(|i| !i.is_internal()) {
                     let (ops, since) = entry.coll.accesses(&i.name);
-                    doc! {
+                    let mut d = doc! {
                         "name": i.name.clone(),
                         "key": i.key.clone(),
                         "host": host(req),
@@ -325,9 +356,15 @@ pub async fn documents(
                             "since": bson::DateTime::from_system_time(since),
                         },
                         "spec": i.to_spec_doc(),
+                    };
+                    let ttl = entry.coll.ttl_keygens().find(|kg| kg.name == i.name);
+                    if let (true, Some(kg)) = (expiry, ttl) {
+                        d.insert("ebbExpiry", super::expiry::of_index(req, &entry.coll, kg)?);
                     }
-                })
-                .collect(),
+                    out.push(d);
+                }
+                out
+            }
         },
     };
     docs.iter()

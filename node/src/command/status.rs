@@ -319,8 +319,11 @@ pub async fn exact_count(node: &NodeContext, entry: &CollectionHandle) -> Comman
 }
 
 pub async fn coll_stats(req: Request) -> CommandResult {
-    let args = Args::parse(&req.body, &["scale"])?;
+    // `ebbExpiry` is ebb's: the TTL indexes and the documents each never
+    // makes due, by reason (`expiry::of_collection`).
+    let args = Args::parse(&req.body, &["scale", "ebbExpiry"])?;
     let scale = scale(args.get("scale"))?;
+    let expiry = args.bool("ebbExpiry")?.unwrap_or(false);
     let name = args.collection()?;
     let Some(entry) = req.node.collection(&req.db, name) else {
         return Err(CommandError::new(
@@ -331,5 +334,11 @@ pub async fn coll_stats(req: Request) -> CommandResult {
     let count = exact_count(&req.node, &entry).await?;
     let mut reply = doc! { "ns": entry.coll.ns() };
     reply.extend(storage_stats(&req.node, &entry, count, scale));
+    if expiry {
+        reply.insert(
+            "ebbExpiry",
+            super::expiry::of_collection(&req, &entry.coll)?,
+        );
+    }
     ok(reply)
 }

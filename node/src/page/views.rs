@@ -352,14 +352,21 @@ async fn forecast(ctx: &Arc<NodeContext>, visitor: &Visitor, db: &str, coll: &st
             num(minutes.iter().sum()),
             num(hours.iter().sum()),
         );
-        if index.get_bool("exact").ok() == Some(false) {
+        if index.get_bool("estimated").ok() == Some(true) {
             let through = index
                 .get_datetime("countedThrough")
                 .map(|d| d.timestamp_millis());
             let _ = write!(
                 out,
-                " <span class=\"warn\">Counted whole through {}; later bars are lower bounds.</span>",
+                " <span class=\"warn\">Counted whole through {}; later bars are estimates from a \
+                 sample of the index.</span>",
                 through.map(time).unwrap_or_default()
+            );
+        }
+        if index.get_bool("exact").ok() == Some(false) {
+            out.push_str(
+                " <span class=\"warn\">Entries written before ebb recorded each document's \
+                 earliest date may count a document with several dates more than once.</span>",
             );
         }
         out.push_str("</p><div class=\"charts\">");

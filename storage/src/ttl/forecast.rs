@@ -9,7 +9,11 @@
 //! value does not list them (data written before it did) counts as it is,
 //! and the forecast says it may count a document more than once. Counting
 //! stops after `budget` keys; the forecast then says up to which moment
-//! its counts are whole.
+//! its counts are whole, and estimates each later minute and hour from a
+//! sample of its keys: the first [`SAMPLE`] past that moment, scaled by the
+//! share of the bucket's time they span (a bucket with no more keys than
+//! that is counted whole). A week of a large index is thus read in a
+//! bounded number of keys, whatever its size.
 
 use super::carry;
 use crate::engine::{Cf, Direction, KeyRange, Snapshot};
@@ -23,6 +27,8 @@ pub const HOUR_MILLIS: i64 = 60 * MINUTE_MILLIS;
 /// Minutes in the first view, hours in the second.
 pub const MINUTES: usize = 60;
 pub const HOURS: usize = 7 * 24;
+/// Keys read at most to estimate one bucket past the counted ones.
+pub const SAMPLE: u64 = 1024;
 
 /// One TTL index's forecast, from `now`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +44,8 @@ pub struct Forecast {
     pub counted_through: i64,
     /// Every counted entry was its document's earliest.
     pub exact: bool,
+    /// The buckets after `counted_through` hold estimates from samples.
+    pub estimated: bool,
 }
 
 /// The forecast of TTL index `kg` at `now`, reading at most `budget`
@@ -51,6 +59,7 @@ pub fn forecast(snap: &dyn Snapshot, kg: &KeyGen, now: i64, budget: u64) -> Resu
         hours: vec![0; HOURS],
         counted_through: week_end,
         exact: true,
+        estimated: false,
     };
     let descending = kg.leading_descending();
     let (start, end) = keycode::date_range_up_to(cutoff_millis(week_end, secs), descending);
@@ -99,7 +108,97 @@ pub fn forecast(snap: &dyn Snapshot, kg: &KeyGen, now: i64, budget: u64) -> Resu
         cursor.advance();
     }
     cursor.status()?;
+    drop(cursor);
+    if out.counted_through < week_end {
+        estimate_the_rest(snap, kg, now, &mut out)?;
+    }
     Ok(out)
+}
+
+/// Adds to each bucket that ends after `out.counted_through` an estimate
+/// of the documents falling due in it past that moment (`SAMPLE`).
+fn estimate_the_rest(snap: &dyn Snapshot, kg: &KeyGen, now: i64, out: &mut Forecast) -> Result<()> {
+    let from = out.counted_through;
+    let mut exact = out.exact;
+    for (i, m) in out.minutes.iter_mut().enumerate() {
+        let end = now + (i as i64 + 1) * MINUTE_MILLIS;
+        if end > from {
+            let start = (now + i as i64 * MINUTE_MILLIS).max(from);
+            let (n, whole) = sample(snap, kg, start, end, &mut exact)?;
+            *m += n;
+            out.estimated |= !whole;
+        }
+    }
+    for (i, h) in out.hours.iter_mut().enumerate() {
+        let end = now + (i as i64 + 1) * HOUR_MILLIS;
+        if end > from {
+            let start = (now + i as i64 * HOUR_MILLIS).max(from);
+            let (n, whole) = sample(snap, kg, start, end, &mut exact)?;
+            *h += n;
+            out.estimated |= !whole;
+        }
+    }
+    out.exact = exact;
+    Ok(())
+}
+
+/// The documents of index `kg` falling due in `(start, end]`: counted when
+/// there are at most `SAMPLE` keys there (true), else estimated from the
+/// first `SAMPLE` (false). `exact` turns false when a key counted may not
+/// be its document's earliest.
+fn sample(
+    snap: &dyn Snapshot,
+    kg: &KeyGen,
+    start: i64,
+    end: i64,
+    exact: &mut bool,
+) -> Result<(u64, bool)> {
+    let secs = kg.expire_after_secs().unwrap_or_default();
+    let descending = kg.leading_descending();
+    let (lo, hi) = (cutoff_millis(start, secs), cutoff_millis(end, secs));
+    // Dates in (lo, hi]: past the keys of dates up to `lo`, up to the end
+    // of those up to `hi`; inverted bytes put later dates first.
+    let range = match descending {
+        false => KeyRange::new(
+            keycode::date_range_up_to(lo, false).1,
+            Some(keycode::date_range_up_to(hi, false).1),
+        ),
+        true => KeyRange::new(
+            keycode::date_range_up_to(hi, true).0,
+            Some(keycode::date_range_up_to(lo, true).0),
+        ),
+    };
+    let mut cursor = snap.cursor(Cf::Id(kg.cf), range, Direction::Forward)?;
+    let (mut read, mut docs, mut reached) = (0u64, 0u64, None);
+    while cursor.valid() && read < SAMPLE {
+        let (key, value) = (cursor.key(), cursor.value());
+        read += 1;
+        reached = keycode::leading_date(key, descending).or(reached);
+        match carry::is_earliest(value, (kg.cf, key), descending) {
+            Some(false) => {}
+            Some(true) => docs += 1,
+            None => {
+                *exact = false;
+                docs += 1;
+            }
+        }
+        cursor.advance();
+    }
+    let whole = !cursor.valid();
+    cursor.status()?;
+    if whole {
+        return Ok((docs, true));
+    }
+    // The sample spans the dates from one end of the bucket to the last
+    // one read: the bucket holds about as many per millisecond.
+    let spanned = match (reached, descending) {
+        (Some(d), false) => d - lo,
+        (Some(d), true) => hi - d,
+        (None, _) => 0,
+    }
+    .max(1);
+    let scaled = docs as f64 * (hi - lo) as f64 / spanned as f64;
+    Ok((scaled.round() as u64, false))
 }
 
 /// How many documents index `kg` holds a Date for that is at or before
@@ -198,9 +297,37 @@ mod tests {
         assert_eq!(whole.minutes[..6], [1, 1, 1, 1, 1, 0]);
         assert_eq!(whole.counted_through, HOURS as i64 * HOUR_MILLIS);
         let cut = forecast(&*snap, kg, 0, 3).unwrap();
-        assert_eq!(cut.minutes[..6], [1, 1, 1, 0, 0, 0]);
-        // The fourth falls due at minute 4: counts are whole before it.
+        // The fourth falls due at minute 4: counts are whole before it,
+        // and the buckets after, each with fewer keys than a sample, are
+        // counted whole too.
         assert_eq!(cut.counted_through, 4 * MINUTE_MILLIS - 1);
-        assert!(cut.exact && whole.exact);
+        assert_eq!(cut.minutes[..6], [1, 1, 1, 1, 1, 0]);
+        assert_eq!(cut.hours[0], 5);
+        assert!(cut.exact && whole.exact && !cut.estimated && !whole.estimated);
+    }
+
+    #[test]
+    fn buckets_past_the_budget_are_estimated_from_a_sample_of_their_keys() {
+        let (_dir, engine, coll) = setup();
+        // A document a second for two hours: 60 a minute, 3,600 an hour.
+        let docs = (1..=7200)
+            .map(|i| doc! { "_id": i, "at": at(i * 1000) })
+            .collect();
+        insert(&engine, &coll, docs);
+        let kg = coll.keygen("at_1").unwrap();
+        let snap = engine.snapshot();
+        let cut = forecast(&*snap, kg, 0, 100).unwrap();
+        assert_eq!(cut.counted_through, 101_000 - 1);
+        // Each minute has fewer keys than a sample: counted whole.
+        assert!(cut.minutes.iter().all(|&m| m == 60), "{:?}", cut.minutes);
+        // Each hour has more: estimated within 1 %.
+        for h in &cut.hours[..2] {
+            assert!(h.abs_diff(3600) <= 36, "{:?}", &cut.hours[..3]);
+        }
+        assert_eq!(cut.hours[2], 0);
+        assert!(cut.estimated && cut.exact);
+        let whole = forecast(&*snap, kg, 0, u64::MAX).unwrap();
+        assert_eq!(whole.hours[..3], [3600, 3600, 0]);
+        assert!(!whole.estimated);
     }
 }
