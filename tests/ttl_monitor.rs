@@ -741,6 +741,32 @@ async fn max_deletes_per_sec_paces_a_mass_expiry() {
     );
 }
 
+/// Under a deletion rate, a new TTL index that makes a collection due does
+/// not delete it in its build: the due documents are indexed, hidden, and
+/// go at the monitor's pace.
+#[tokio::test]
+async fn a_new_ttl_index_leaves_its_due_documents_to_the_paced_monitor() {
+    let node = TestNode::start_with(|c| c.ttl.max_deletes_per_sec = 2000, None);
+    let c = node.coll("m", "built").await;
+    c.insert_many((0..4000).map(|_| doc! { "at": DateTime::from_millis(0) }))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    ttl_index(&c, "at", 0).await;
+    assert_eq!(count(&c).await, 0, "due, so hidden at once");
+    let gone = eventually(Duration::from_secs(30), || async {
+        validated(&node, "built").await.get_i64("nrecords").unwrap() == 0
+    })
+    .await;
+    assert!(gone);
+    // Deleted in the build, they would all be gone as it returns.
+    assert!(
+        started.elapsed() >= Duration::from_millis(1800),
+        "4000 at 2000/s took only {:?}",
+        started.elapsed()
+    );
+}
+
 /// A standalone that finds documents in local.system.replset at startup
 /// never starts the monitor, as mongod ("The TTL collection monitor will
 /// not start because of this"; ttl_repl_maintenance.js).

@@ -607,7 +607,17 @@ pub fn find_and_modify(
 
 /// Writes the entries of newly added indexes for every existing document.
 /// `coll` already lists the new indexes; `new_names` says which they are.
-pub fn build_indexes(engine: &dyn Engine, coll: &Collection, new_names: &[String]) -> Result<()> {
+/// Due documents the build meets are deleted rather than indexed, unless
+/// `paced` (a TTL deletion rate is set) and no new index is unique: they
+/// are then indexed, stay hidden, and the monitor deletes them at its
+/// rate, so a new TTL index that makes much of a collection due does not
+/// delete it all at once.
+pub fn build_indexes(
+    engine: &dyn Engine,
+    coll: &Collection,
+    new_names: &[String],
+    paced: bool,
+) -> Result<()> {
     let keygens: Vec<_> = coll
         .keygens
         .iter()
@@ -616,6 +626,7 @@ pub fn build_indexes(engine: &dyn Engine, coll: &Collection, new_names: &[String
     if keygens.is_empty() {
         return Ok(());
     }
+    let delete_due = !paced || keygens.iter().any(|k| k.unique);
     let snap = engine.snapshot();
     let mut cursor = snap.cursor(coll.records(), KeyRange::all(), Direction::Forward)?;
     let mut w = Writer::new(engine, coll)?.keeping_due();
@@ -631,7 +642,7 @@ pub fn build_indexes(engine: &dyn Engine, coll: &Collection, new_names: &[String
         // A due document is gone for every reader and write: the build
         // deletes it rather than indexing it, so a unique index is not
         // refused over a document nobody can see.
-        if w.remove_due(id_key, doc)? {
+        if delete_due && w.remove_due(id_key, doc)? {
             cursor.advance();
             continue;
         }

@@ -171,8 +171,9 @@ impl CollectionActor {
             } => {
                 let engine = self.shared.engine.clone();
                 let built = coll.clone();
+                let paced = self.shared.policy.max_deletes_per_sec > 0;
                 let work = tokio::task::spawn_blocking(move || {
-                    ops::build_indexes(engine.as_ref(), &built, &new_names)
+                    ops::build_indexes(engine.as_ref(), &built, &new_names, paced)
                 });
                 ctx.spawn(async move { flatten(work.await) }.into_actor(self).map(
                     move |res, act, ctx| {

@@ -667,7 +667,7 @@ fn an_index_built_after_the_write_makes_expiry_read_the_record() {
     });
     engine.create_cf(Cf::Id(13)).unwrap();
     let coll = Collection::new(meta).unwrap();
-    ops::build_indexes(&engine, &coll, &["j_1".to_owned()]).unwrap();
+    ops::build_indexes(&engine, &coll, &["j_1".to_owned()], false).unwrap();
     assert_eq!(keys(&engine, 13), 4);
     let (key, value) = first_entry(&engine, 11);
     assert!(super::carry::decode(&value, (11, &key), &coll).is_none());
