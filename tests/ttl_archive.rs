@@ -383,12 +383,37 @@ async fn kill_9_while_archiving_leaves_each_document_live_or_archived_once() {
     assert_eq!(s.count_documents(doc! {}).await.unwrap(), 0);
 }
 
+/// `listCollections`' `info.uuid` of each collection of `t` on `member`.
+async fn uuids_on(member: &Member) -> Vec<(String, Bson)> {
+    let db = member.direct().await.database("t");
+    let mut out: Vec<(String, Bson)> = first_batch(&db, doc! { "listCollections": 1 })
+        .await
+        .into_iter()
+        .map(|c| {
+            let name = c.get_str("name").unwrap().to_owned();
+            (
+                name,
+                c.get_document("info").unwrap().get("uuid").unwrap().clone(),
+            )
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_member_of_a_set_archives_the_same_documents_under_the_same_ids() {
     let root = tempfile::tempdir().unwrap();
     let (members, client) = initiated_set(root.path()).await;
     let db = client.database("t");
     create(&db, "s", archiving("s_archive")).await.unwrap();
+    // Collections made every way a set makes them: each has one UUID on
+    // every member.
+    db.run_command(doc! { "create": "made" }).await.unwrap();
+    db.collection::<Document>("implicit")
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
     let s = db.collection::<Document>("s");
     let old = DateTime::from_millis(DateTime::now().timestamp_millis() - 2 * HOUR);
     s.insert_many((0..500i64).map(|i| doc! { "_id": i, "at": old }))
@@ -406,5 +431,14 @@ async fn every_member_of_a_set_archives_the_same_documents_under_the_same_ids() 
         let mut here = documents_of(m, "s_archive").await;
         here.sort_by_key(|d| d.get_object_id("_id").unwrap());
         assert_eq!(here, on_primary, "member {}", m.host());
+    }
+    let uuids = uuids_on(&members[0]).await;
+    let names: Vec<&str> = uuids.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["implicit", "made", "s", "s_archive"]);
+    let distinct: std::collections::HashSet<String> =
+        uuids.iter().map(|(_, u)| u.to_string()).collect();
+    assert_eq!(distinct.len(), 4, "{uuids:?}");
+    for m in &members[1..] {
+        assert_eq!(uuids_on(m).await, uuids, "member {}", m.host());
     }
 }

@@ -166,7 +166,32 @@ fn lookup(view: &Arc<CatalogView>) -> Lookup {
     })
 }
 
-/// A random version-4 UUID for `listCollections`' `info.uuid`.
+/// The UUID of a new collection `db.name` (`listCollections`' `info.uuid`,
+/// change events' `collectionUUID`): on a replica-set member applying an
+/// entry, made from the entry's `seed` and the name, so every member gives
+/// the collection the same one; elsewhere random.
+pub fn uuid_of(seed: Option<[u8; 12]>, db: &str, name: &str) -> bson::Binary {
+    let Some(seed) = seed else {
+        return new_uuid();
+    };
+    // Two FNV-1a hashes with different offsets: stable across builds and
+    // platforms, as the members of a set may run different ones.
+    let fnv = |offset: u64| {
+        let mut h = offset;
+        let parts: [&[u8]; 5] = [&seed, db.as_bytes(), &[0], name.as_bytes(), &[0]];
+        for b in parts.iter().flat_map(|p| p.iter()) {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0000_0100_0000_01B3);
+        }
+        h
+    };
+    let mut bytes = Vec::with_capacity(16);
+    bytes.extend_from_slice(&fnv(0xCBF2_9CE4_8422_2325).to_be_bytes());
+    bytes.extend_from_slice(&fnv(0x6C62_272E_07BB_0142).to_be_bytes());
+    versioned(bytes)
+}
+
+/// A random version-4 UUID.
 fn new_uuid() -> bson::Binary {
     let mut bytes = Vec::with_capacity(16);
     for _ in 0..2 {
@@ -179,6 +204,11 @@ fn new_uuid() -> bson::Binary {
         );
         bytes.extend_from_slice(&h.finish().to_be_bytes());
     }
+    versioned(bytes)
+}
+
+/// 16 bytes as a version-4, RFC 4122 variant UUID.
+fn versioned(mut bytes: Vec<u8>) -> bson::Binary {
     bytes[6] = (bytes[6] & 0x0F) | 0x40;
     bytes[8] = (bytes[8] & 0x3F) | 0x80;
     bson::Binary {
@@ -262,6 +292,7 @@ impl CatalogCore {
         name: &str,
         options: bson::Document,
         allow_existing: bool,
+        seed: Option<[u8; 12]>,
     ) -> Result<CollectionHandle> {
         let current = self.state.get(db, name).cloned();
         let plan = collections::create_collection(
@@ -270,7 +301,7 @@ impl CatalogCore {
             name,
             options,
             allow_existing,
-            new_uuid,
+            || uuid_of(seed, db, name),
         )?;
         let new = match (plan, current) {
             (Create::New(new), _) => new,
@@ -319,6 +350,7 @@ impl CatalogCore {
         db: &str,
         name: &str,
         requested: Vec<IndexMeta>,
+        seed: Option<[u8; 12]>,
     ) -> Result<CreateIndexesOutcome> {
         let build = indexes::create_indexes(
             self.state.get(db, name).map(|e| &e.coll.meta),
@@ -331,11 +363,11 @@ impl CatalogCore {
             indexes::archives_to_create(&build, db, name, &in_db)?
         };
         for archive in archives {
-            self.create_collection(db, &archive, bson::Document::new(), true)
+            self.create_collection(db, &archive, bson::Document::new(), true, seed)
                 .await?;
         }
         let entry = self
-            .create_collection(db, name, bson::Document::new(), true)
+            .create_collection(db, name, bson::Document::new(), true, seed)
             .await?;
         let before = entry.coll.meta.indexes.len();
         if build.new.is_empty() {
@@ -526,6 +558,8 @@ fn record(entry: &Option<CollectionHandle>) -> Option<&CollectionMeta> {
 pub struct EnsureCollection {
     pub db: String,
     pub name: String,
+    /// What a new collection's UUID is made from ([`uuid_of`]).
+    pub seed: Option<[u8; 12]>,
 }
 
 /// `create`: fails if the collection exists with other options.
@@ -535,6 +569,8 @@ pub struct CreateCollection {
     pub db: String,
     pub name: String,
     pub options: bson::Document,
+    /// What a new collection's UUID is made from ([`uuid_of`]).
+    pub seed: Option<[u8; 12]>,
 }
 
 /// `drop`: the number of indexes the collection had, None if it did not exist.
@@ -558,6 +594,8 @@ pub struct CreateIndexes {
     pub db: String,
     pub name: String,
     pub indexes: Vec<IndexMeta>,
+    /// What the collections it creates take their UUIDs from ([`uuid_of`]).
+    pub seed: Option<[u8; 12]>,
 }
 
 /// `dropIndexes`: the number of indexes before.
@@ -645,7 +683,7 @@ impl Handler<EnsureCollection> for CatalogActor {
     fn handle(&mut self, m: EnsureCollection, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
             let r = core
-                .create_collection(&m.db, &m.name, bson::Document::new(), true)
+                .create_collection(&m.db, &m.name, bson::Document::new(), true, m.seed)
                 .await;
             (core, r)
         })
@@ -658,7 +696,7 @@ impl Handler<CreateCollection> for CatalogActor {
     fn handle(&mut self, m: CreateCollection, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
             let r = core
-                .create_collection(&m.db, &m.name, m.options, false)
+                .create_collection(&m.db, &m.name, m.options, false, m.seed)
                 .await;
             (core, r)
         })
@@ -701,7 +739,7 @@ impl Handler<CreateIndexes> for CatalogActor {
 
     fn handle(&mut self, m: CreateIndexes, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
-            let r = core.create_indexes(&m.db, &m.name, m.indexes).await;
+            let r = core.create_indexes(&m.db, &m.name, m.indexes, m.seed).await;
             (core, r)
         })
     }

@@ -71,6 +71,7 @@ pub(super) async fn create_collection(
             db: req.db.clone(),
             name: name.to_owned(),
             options,
+            seed: req.seed(),
         })
         .await??;
     Ok(())

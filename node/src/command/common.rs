@@ -40,6 +40,13 @@ impl Request {
             .as_ref()
             .map_or_else(|| self.node.shared.clock.now(), |d| d.at)
     }
+
+    /// On a replica-set member applying an entry, what the entry's new
+    /// collections take their UUIDs from (the seed the primary decided), so
+    /// that every member gives them the same.
+    pub fn seed(&self) -> Option<[u8; 12]> {
+        self.decided.as_ref().map(|d| d.ids.bytes())
+    }
 }
 
 pub type Reply = Pin<Box<dyn Future<Output = CommandResult> + Send>>;

@@ -467,6 +467,7 @@ pub async fn create_indexes(req: Request) -> CommandResult {
             db: req.db.clone(),
             name: name.to_owned(),
             indexes,
+            seed: req.seed(),
         })
         .await??;
     let percent = req.node.config.ttl.mass_expiry_percent;

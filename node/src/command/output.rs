@@ -193,6 +193,7 @@ async fn out(
             db: db.to_owned(),
             name: temp.clone(),
             options,
+            seed: None,
         })
         .await??;
     let filled = fill_temp(cx, db, &temp, existing.as_ref(), docs).await;
@@ -244,12 +245,13 @@ async fn fill_temp(
                 db: db.to_owned(),
                 name: temp.to_owned(),
                 indexes,
+                seed: None,
             })
             .await??;
     }
     for batch in batches(docs, |d| d.as_bytes().len()) {
         let batch = Arc::new(batch);
-        let outcome = send_write_in(cx.node, db, temp, false, || InsertDocs {
+        let outcome = send_write_in(cx.node, db, temp, false, None, || InsertDocs {
             docs: Arc::clone(&batch),
             ordered: true,
             sync: false,
@@ -316,7 +318,7 @@ async fn merge(
     let mut unmatched = false;
     for batch in batches(inserts, |d| d.as_bytes().len()) {
         let batch = Arc::new(batch);
-        let outcome = send_write_in(cx.node, db, coll, true, || InsertDocs {
+        let outcome = send_write_in(cx.node, db, coll, true, None, || InsertDocs {
             docs: Arc::clone(&batch),
             ordered: false,
             sync: false,
@@ -333,7 +335,7 @@ async fn merge(
     let inserts_missing = m.when_not_matched == WhenNotMatched::Insert;
     for batch in batches(updates, |s| s.filter_doc.as_bytes().len() + 64) {
         let sent = batch.len() as u64;
-        let outcome = send_write_in(cx.node, db, coll, inserts_missing, || UpdateDocs {
+        let outcome = send_write_in(cx.node, db, coll, inserts_missing, None, || UpdateDocs {
             statements: batch.clone(),
             ordered: false,
             sync: false,

@@ -21,15 +21,18 @@ pub async fn target(
     name: &str,
     create: bool,
 ) -> CommandResult<Option<CollectionHandle>> {
-    target_in(&req.node, &req.db, name, create).await
+    target_in(&req.node, &req.db, name, create, req.seed()).await
 }
 
 /// [`target`] in database `db` (a writing stage may name another).
+/// `seed`: what a collection it creates takes its UUID from on a replica
+/// set (`Request::seed`).
 pub async fn target_in(
     node: &NodeContext,
     db: &str,
     name: &str,
     create: bool,
+    seed: Option<[u8; 12]>,
 ) -> CommandResult<Option<CollectionHandle>> {
     check_db_name(db)?;
     check_collection_name(db, name)?;
@@ -51,6 +54,7 @@ pub async fn target_in(
         .send(EnsureCollection {
             db: db.to_owned(),
             name: name.to_owned(),
+            seed,
         })
         .await??;
     Ok(Some(entry))
@@ -85,7 +89,7 @@ where
     T: Send + 'static,
     CollectionActor: actix::Handler<M>,
 {
-    send_write_in(&req.node, &req.db, name, create, message).await
+    send_write_in(&req.node, &req.db, name, create, req.seed(), message).await
 }
 
 /// [`send_write`] to a collection of database `db`.
@@ -94,6 +98,7 @@ pub async fn send_write_in<M, T>(
     db: &str,
     name: &str,
     create: bool,
+    seed: Option<[u8; 12]>,
     message: impl Fn() -> M,
 ) -> CommandResult<Option<T>>
 where
@@ -102,7 +107,7 @@ where
     CollectionActor: actix::Handler<M>,
 {
     for _ in 0..MAX_ATTEMPTS {
-        let Some(entry) = target_in(node, db, name, create).await? else {
+        let Some(entry) = target_in(node, db, name, create, seed).await? else {
             return Ok(None);
         };
         let r = entry.addr.send(message()).await;
