@@ -583,3 +583,225 @@ async fn a_stream_resumes_on_the_new_primary_after_kill_9_without_a_gap_or_a_dup
     );
     assert_ne!(primary_of(&members).await, primary);
 }
+
+/// `n` events of a database stream (`aggregate: 1`) with `spec`, read
+/// with `getMore` within 30 s.
+async fn db_events(db: &Database, spec: Document, n: usize) -> Vec<Document> {
+    let pipeline = vec![doc! { "$changeStream": spec }];
+    let reply = db
+        .run_command(doc! { "aggregate": 1, "pipeline": pipeline, "cursor": {} })
+        .await
+        .unwrap();
+    let cursor = reply.get_document("cursor").unwrap();
+    let id = cursor.get_i64("id").unwrap();
+    let mut events: Vec<Document> = cursor
+        .get_array("firstBatch")
+        .unwrap()
+        .iter()
+        .map(|e| e.as_document().unwrap().clone())
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while events.len() < n {
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {n}: {events:?}",
+            events.len()
+        );
+        let more = db
+            .run_command(doc! { "getMore": id, "collection": "$cmd.aggregate", "maxTimeMS": 500 })
+            .await
+            .unwrap();
+        let batch = more
+            .get_document("cursor")
+            .unwrap()
+            .get_array("nextBatch")
+            .unwrap();
+        events.extend(batch.iter().map(|e| e.as_document().unwrap().clone()));
+    }
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expanded_events_show_each_change_to_the_catalog_in_mongods_shapes() {
+    let root = tempfile::tempdir().unwrap();
+    let (_member, client) = one_member_set(root.path()).await;
+    let db = client.database("x");
+    db.run_command(doc! { "create": "anchor" }).await.unwrap();
+    let opened = db
+        .run_command(doc! {
+            "aggregate": 1,
+            "pipeline": [{ "$changeStream": {} }],
+            "cursor": {},
+        })
+        .await
+        .unwrap();
+    let start = opened
+        .get_document("cursor")
+        .unwrap()
+        .get_document("postBatchResumeToken")
+        .unwrap()
+        .clone();
+
+    db.run_command(doc! { "create": "made", "validator": { "a": { "$exists": true } } })
+        .await
+        .unwrap();
+    db.collection::<Document>("implicit")
+        .insert_one(doc! { "_id": 1, "a": 1 })
+        .await
+        .unwrap();
+    db.run_command(doc! {
+        "createIndexes": "implicit",
+        "indexes": [{ "key": { "a": 1 }, "name": "a_1", "expireAfterSeconds": 86_400 }],
+    })
+    .await
+    .unwrap();
+    db.run_command(doc! { "collMod": "implicit", "index": { "name": "a_1", "hidden": true } })
+        .await
+        .unwrap();
+    db.run_command(doc! { "collMod": "made", "validationLevel": "off" })
+        .await
+        .unwrap();
+    db.run_command(doc! { "dropIndexes": "implicit", "index": "a_1" })
+        .await
+        .unwrap();
+    db.run_command(doc! { "create": "series", "timeseries": { "timeField": "t" } })
+        .await
+        .unwrap();
+    client
+        .database("admin")
+        .run_command(doc! { "renameCollection": "x.implicit", "to": "x.renamed" })
+        .await
+        .unwrap();
+    db.run_command(doc! { "drop": "made" }).await.unwrap();
+
+    let uuid_of = |events: &[Document], coll: &str| {
+        events
+            .iter()
+            .find(|e| e.get_document("ns").unwrap().get_str("coll").ok() == Some(coll))
+            .and_then(|e| e.get("collectionUUID").cloned())
+            .unwrap_or_else(|| panic!("no {coll} event with collectionUUID: {events:?}"))
+    };
+    let expanded = db_events(
+        &db,
+        doc! { "showExpandedEvents": true, "startAfter": start.clone() },
+        9,
+    )
+    .await;
+    let kinds: Vec<&str> = expanded
+        .iter()
+        .map(|e| e.get_str("operationType").unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "create",
+            "create",
+            "insert",
+            "createIndexes",
+            "modify",
+            "modify",
+            "dropIndexes",
+            "rename",
+            "drop",
+        ],
+        "{expanded:#?}"
+    );
+    let made = &expanded[0];
+    let keys: Vec<&str> = made.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "_id",
+            "operationType",
+            "clusterTime",
+            "wallTime",
+            "collectionUUID",
+            "ns",
+            "operationDescription",
+            "nsType"
+        ]
+    );
+    assert_eq!(made.get_str("nsType").unwrap(), "collection");
+    assert_eq!(
+        made.get_document("operationDescription").unwrap(),
+        &doc! {
+            "idIndex": { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+            "validator": { "a": { "$exists": true } },
+        }
+    );
+    let listed: Vec<Document> = crate::common::first_batch(
+        &db,
+        doc! { "listCollections": 1, "filter": { "name": "renamed" } },
+    )
+    .await;
+    let renamed_uuid = listed[0]
+        .get_document("info")
+        .unwrap()
+        .get("uuid")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        uuid_of(&expanded[1..], "implicit"),
+        renamed_uuid,
+        "the insert's implicit create"
+    );
+    assert_eq!(
+        expanded[2].get("collectionUUID"),
+        Some(&renamed_uuid),
+        "an insert carries it too"
+    );
+    let index = doc! { "v": 2, "key": { "a": 1 }, "name": "a_1", "expireAfterSeconds": 86_400 };
+    assert_eq!(
+        expanded[3].get_document("operationDescription").unwrap(),
+        &doc! { "indexes": [index.clone()] }
+    );
+    assert_eq!(
+        expanded[4].get_document("operationDescription").unwrap(),
+        &doc! { "index": { "name": "a_1", "hidden": true } }
+    );
+    let before = expanded[4].get_document("stateBeforeChange").unwrap();
+    assert_eq!(
+        before.get_document("indexOptions").unwrap(),
+        &doc! { "hidden": false }
+    );
+    assert_eq!(
+        before
+            .get_document("collectionOptions")
+            .unwrap()
+            .get("uuid"),
+        Some(&renamed_uuid)
+    );
+    assert_eq!(
+        expanded[5].get_document("operationDescription").unwrap(),
+        &doc! { "validationLevel": "off" },
+        "{:?}",
+        expanded[5]
+    );
+    let dropped = expanded[6].get_document("operationDescription").unwrap();
+    let dropped_spec = dropped.get_array("indexes").unwrap()[0]
+        .as_document()
+        .unwrap();
+    assert_eq!(dropped_spec.get_str("name").unwrap(), "a_1");
+    assert_eq!(
+        expanded[7].get_document("operationDescription").unwrap(),
+        &doc! { "to": { "db": "x", "coll": "renamed" } }
+    );
+    assert!(expanded[8].get("collectionUUID").is_some());
+    // A time-series collection's create shows no event, as mongod's.
+    assert!(
+        expanded
+            .iter()
+            .all(|e| e.get_document("ns").unwrap().get_str("coll").ok() != Some("series")),
+        "{expanded:#?}"
+    );
+
+    // Without the option: the same history, with no catalog event and no
+    // collectionUUID.
+    let plain = db_events(&db, doc! { "startAfter": start }, 3).await;
+    let kinds: Vec<&str> = plain
+        .iter()
+        .map(|e| e.get_str("operationType").unwrap())
+        .collect();
+    assert_eq!(kinds, ["insert", "rename", "drop"]);
+    assert!(plain.iter().all(|e| !e.contains_key("collectionUUID")));
+}

@@ -5,12 +5,22 @@
 //! Rows live in the replication `log` family under `o/` ‖ ts ‖ n: `ts` is
 //! the entry's place in the set's history (u64 BE: seconds, then the
 //! counter within the second), `n` the change's number within its entry
-//! (u32 BE, [`Rider::next_change`]). They sort in history order, every
-//! member writes the same rows under the same keys (it applies the same
-//! entries to the same data), and a snapshot carries them with the data.
-//! A row is committed with its change or not at all, and an entry applied
-//! again after a crash drops the batches already in, their rows with them:
-//! each change has exactly one row.
+//! (u32 BE). They sort in history order, every member writes the same rows
+//! under the same keys (it applies the same entries to the same data), and
+//! a snapshot carries them with the data. A document's change is numbered
+//! from [`DATA`] on, in the order the entry makes them
+//! ([`Rider::next_change`]); its row is committed with it or not at all,
+//! and an entry applied again after a crash drops the batches already in,
+//! their rows with them: each change has exactly one row.
+//!
+//! A change to a collection's catalog record (`create`, `createIndexes`,
+//! `dropIndexes`, `collMod`: the events of `showExpandedEvents`) has a row
+//! under a number below [`DATA`] fixed by its part in the command
+//! ([`slot`]), written in the catalog's batch that makes the change. Run
+//! again after a crash, a command whose change is in finds nothing to do
+//! and writes nothing; one whose change is not writes the same row under
+//! the same key. So these rows too are written once, come before the
+//! entry's document changes, and leave their numbering alone.
 //!
 //! Only a member applying an entry writes rows (a standalone keeps none,
 //! as mongod keeps no oplog there), and none for time-series collections,
@@ -18,7 +28,7 @@
 //!
 //! | field | |
 //! | --- | --- |
-//! | `op` | `i` insert, `u` update, `r` replace, `d` delete; for a whole collection `drop`, `rename`, and `dropDatabase` |
+//! | `op` | `i` insert, `u` update, `r` replace, `d` delete; for a whole collection `drop`, `rename`, and `dropDatabase`; for its catalog record `create`, `createIndexes`, `dropIndexes`, `modify` |
 //! | `db`, `coll`, `ui` | the namespace and the collection's UUID (no `coll` nor `ui` for `dropDatabase`) |
 //! | `to` | a rename's new `{db, coll}` |
 //! | `key` | the document key, `{_id}` |
@@ -26,6 +36,8 @@
 //! | `desc` | an update's `updateDescription` |
 //! | `before`, `after` | the document before and after, when the collection keeps images (`changeStreamPreAndPostImages`) |
 //! | `expired` | a TTL delete's `{index, date, due}`: the index, the indexed date, when it fell due |
+//! | `desc` (catalog rows) | the event's `operationDescription` |
+//! | `stateBefore` | a `modify`'s `stateBeforeChange` |
 //! | `wall` | the primary's clock when it wrote the entry |
 
 use std::sync::Arc;
@@ -45,6 +57,55 @@ pub const PREFIX: &[u8] = b"o/";
 /// window, `trim`): a stream that needs that row or an earlier one has
 /// lost its history.
 pub const TRIMMED: &[u8] = b"o-trimmed";
+
+/// The first number of a document change's row within its entry; the
+/// numbers below are the catalog rows' ([`slot`]).
+pub const DATA: u32 = 1 << 16;
+
+/// Where a catalog row goes in its entry, by its part in the command: the
+/// archive `createIndexes` creates, the collection a command creates, then
+/// the command's own changes (the `n`-th of them).
+pub mod slot {
+    pub const ARCHIVE: u32 = 0;
+    pub const CREATE: u32 = 1;
+    pub const fn command(n: u32) -> u32 {
+        2 + n
+    }
+}
+
+/// The entry a catalog change applies in, on a replica-set member: the
+/// place of its rows (`ts`), the primary's clock (`wall`), and what the
+/// collections it creates take their UUIDs from (`seed`, so every member
+/// gives them the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Applying {
+    pub ts: u64,
+    pub wall: i64,
+    pub seed: [u8; 12],
+}
+
+/// A catalog change's row: `op` of collection `meta`, with its
+/// `operationDescription` and, for `modify`, its `stateBeforeChange`.
+pub fn catalog_row(
+    at: &Applying,
+    op: &str,
+    meta: &crate::catalog::CollectionMeta,
+    desc: bson::Document,
+    before: Option<bson::Document>,
+) -> Result<Vec<u8>> {
+    let mut row = bson::doc! {
+        "op": op,
+        "db": meta.db.as_str(),
+        "coll": meta.name.as_str(),
+        "ui": meta.uuid.clone(),
+        "wall": bson::DateTime::from_millis(at.wall),
+        "desc": desc,
+    };
+    if let Some(before) = before {
+        row.insert("stateBefore", before);
+    }
+    Ok(bson::serialize_to_vec(&row)?)
+}
 
 /// A row's key.
 pub fn key(ts: u64, n: u32) -> [u8; 14] {
@@ -281,7 +342,7 @@ impl Row {
 
 /// Puts `row` under the entry's next change number.
 fn put(batch: &mut dyn Batch, rider: &Rider, row: &[u8]) -> Result<()> {
-    batch.put(Cf::Log, &key(rider.ts, rider.next_change()), row)
+    batch.put(Cf::Log, &key(rider.ts, DATA + rider.next_change()), row)
 }
 
 /// Every row's key.

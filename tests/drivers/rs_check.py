@@ -3,7 +3,9 @@ the primary from ?replicaSet=rs0, writes with w: "majority" (retryable writes on
 pymongo's default) and reads the writes back from a secondary; a causally
 consistent session reads each of its own w: 1 writes from a secondary; a reader
 with maxStalenessSeconds finds the secondaries fresh; watch() sees every change
-and resumes from a token, also on a secondary."""
+and resumes from a token, also on a secondary, and with showExpandedEvents the
+catalog's changes; a TTL index with ebb's archiveTo keeps what it expires."""
+import datetime
 import os
 import sys
 import time
@@ -85,7 +87,34 @@ with secondary_reader.watch(resume_after=seen[1]["_id"]) as resumed:
     again = events(resumed, 2)
 assert [e["_id"] for e in again] == [e["_id"] for e in seen[2:]], again
 
+# showExpandedEvents: the catalog's changes, with each collection's UUID.
+expanded_db = client.get_database("rs_ddl", write_concern=pymongo.WriteConcern(w="majority"))
+with expanded_db.watch(show_expanded_events=True) as stream:
+    expanded_db.create_collection("made")
+    expanded_db.made.create_index("k")
+    expanded_db.made.drop_index("k_1")
+    expanded_db.made.drop()
+    ddl = events(stream, 4)
+assert [e["operationType"] for e in ddl] == ["create", "createIndexes", "dropIndexes", "drop"], ddl
+assert ddl[1]["operationDescription"]["indexes"][0]["key"] == {"k": 1}, ddl[1]
+assert len({e["collectionUUID"] for e in ddl}) == 1, ddl
+
+# Archive on expire (ebb's archiveTo): each expired document, kept.
+archived_db = client.get_database("rs_archive", write_concern=pymongo.WriteConcern(w="majority"))
+archived_db.sessions.create_index("at", expireAfterSeconds=0, archiveTo="sessions_expired")
+specs = {i["name"]: i for i in archived_db.sessions.list_indexes()}
+assert specs["at_1"]["archiveTo"] == "sessions_expired", specs
+past = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=1)
+archived_db.sessions.insert_many([{"_id": i, "user": f"u{i}", "at": past} for i in range(20)])
+deadline = time.time() + 30
+while archived_db.sessions_expired.count_documents({}) < 20:
+    assert time.time() < deadline, "the expired sessions were not archived"
+    time.sleep(0.05)
+kept = archived_db.sessions_expired.find_one({"doc.user": "u7"})
+assert kept["doc"]["_id"] == 7 and kept["expiredBy"]["index"] == "at_1", kept
+
 print(
     f"pymongo: majority writes through {primary[0]}:{primary[1]}, read back from a secondary; "
-    "causal reads on a secondary; maxStalenessSeconds; watch() resumed on a secondary"
+    "causal reads on a secondary; maxStalenessSeconds; watch() resumed on a secondary; "
+    "expanded events; archive on expire"
 )

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 use ebb_storage::Collection;
 use ebb_storage::catalog::{self, CollectionMeta, IndexMeta};
+use ebb_storage::changes::{Applying, slot};
 use ebb_storage::engine::Cf;
 use ebb_storage::{Error, ErrorKind, Result};
 use ebb_storage::{timeseries, ttl};
@@ -36,6 +37,7 @@ use super::decide::indexes::{
     self, CreateIndexesOutcome, DropTarget, IndexChange, IndexChangeOutcome,
 };
 use super::decide::options::{self, ValidationChange};
+use super::logged::{self, Part, Row};
 use super::view::{CatalogState, CatalogView};
 use crate::collection::{
     BuildIndexes, CollectionActor, CollectionHandle, Lookup, Retire, SwitchCollection,
@@ -168,17 +170,17 @@ fn lookup(view: &Arc<CatalogView>) -> Lookup {
 
 /// The UUID of a new collection `db.name` (`listCollections`' `info.uuid`,
 /// change events' `collectionUUID`): on a replica-set member applying an
-/// entry, made from the entry's `seed` and the name, so every member gives
+/// entry, made from the entry's seed and the name, so every member gives
 /// the collection the same one; elsewhere random.
-pub fn uuid_of(seed: Option<[u8; 12]>, db: &str, name: &str) -> bson::Binary {
-    let Some(seed) = seed else {
+pub fn uuid_of(applying: Option<&Applying>, db: &str, name: &str) -> bson::Binary {
+    let Some(Applying { seed, .. }) = applying else {
         return new_uuid();
     };
     // Two FNV-1a hashes with different offsets: stable across builds and
     // platforms, as the members of a set may run different ones.
     let fnv = |offset: u64| {
         let mut h = offset;
-        let parts: [&[u8]; 5] = [&seed, db.as_bytes(), &[0], name.as_bytes(), &[0]];
+        let parts: [&[u8]; 5] = [seed, db.as_bytes(), &[0], name.as_bytes(), &[0]];
         for b in parts.iter().flat_map(|p| p.iter()) {
             h ^= u64::from(*b);
             h = h.wrapping_mul(0x0000_0100_0000_01B3);
@@ -232,6 +234,18 @@ impl CatalogCore {
         metas: Vec<CollectionMeta>,
         removed: Vec<(String, String)>,
     ) -> Result<()> {
+        self.persist_logged(metas, removed, Vec::new()).await
+    }
+
+    /// [`persist`](Self::persist), with the change-log rows that say what
+    /// changed (on a replica-set member: `changes::catalog_row`) in the
+    /// same batch.
+    async fn persist_logged(
+        &self,
+        metas: Vec<CollectionMeta>,
+        removed: Vec<(String, String)>,
+        rows: Vec<Row>,
+    ) -> Result<()> {
         let engine = self.shared.engine.clone();
         let next_id = self.next_id;
         blocking(move || {
@@ -243,6 +257,9 @@ impl CatalogCore {
             }
             for m in &metas {
                 catalog::put_collection(b.as_mut(), m)?;
+            }
+            for (key, row) in &rows {
+                b.put(Cf::Log, key, row)?;
             }
             b.commit(true)
         })
@@ -292,7 +309,7 @@ impl CatalogCore {
         name: &str,
         options: bson::Document,
         allow_existing: bool,
-        seed: Option<[u8; 12]>,
+        applying: Option<(&Applying, u32)>,
     ) -> Result<CollectionHandle> {
         let current = self.state.get(db, name).cloned();
         let plan = collections::create_collection(
@@ -301,7 +318,7 @@ impl CatalogCore {
             name,
             options,
             allow_existing,
-            || uuid_of(seed, db, name),
+            || uuid_of(applying.map(|(a, _)| a), db, name),
         )?;
         let new = match (plan, current) {
             (Create::New(new), _) => new,
@@ -310,7 +327,12 @@ impl CatalogCore {
         };
         let ids = self.create_cfs(new.families()).await?;
         let meta = new.record(&ids);
-        self.persist(vec![meta.clone()], vec![]).await?;
+        let rows = match applying {
+            Some((at, slot)) => logged::created(at, slot, &meta)?,
+            None => Vec::new(),
+        };
+        self.persist_logged(vec![meta.clone()], vec![], rows)
+            .await?;
         let coll = Collection::open(meta, self.shared.hide_due.clone())?;
         let actor = CollectionActor::new(self.shared.clone(), coll.clone(), lookup(&self.view));
         let inserted = actor.inserts();
@@ -350,7 +372,7 @@ impl CatalogCore {
         db: &str,
         name: &str,
         requested: Vec<IndexMeta>,
-        seed: Option<[u8; 12]>,
+        applying: Option<Applying>,
     ) -> Result<CreateIndexesOutcome> {
         let build = indexes::create_indexes(
             self.state.get(db, name).map(|e| &e.coll.meta),
@@ -363,11 +385,18 @@ impl CatalogCore {
             indexes::archives_to_create(&build, db, name, &in_db)?
         };
         for archive in archives {
-            self.create_collection(db, &archive, bson::Document::new(), true, seed)
+            let at = applying.as_ref().map(|a| (a, slot::ARCHIVE));
+            self.create_collection(db, &archive, bson::Document::new(), true, at)
                 .await?;
         }
         let entry = self
-            .create_collection(db, name, bson::Document::new(), true, seed)
+            .create_collection(
+                db,
+                name,
+                bson::Document::new(),
+                true,
+                applying.as_ref().map(|a| (a, slot::CREATE)),
+            )
             .await?;
         let before = entry.coll.meta.indexes.len();
         if build.new.is_empty() {
@@ -404,7 +433,11 @@ impl CatalogCore {
                 return Err(e);
             }
         };
-        self.persist(vec![meta], vec![]).await?;
+        let rows = match &applying {
+            Some(at) => logged::indexes_created(at, &meta, &new_names)?,
+            None => Vec::new(),
+        };
+        self.persist_logged(vec![meta], vec![], rows).await?;
         let after = coll.meta.indexes.len();
         let has_ttl = coll.meta.indexes.iter().any(IndexMeta::is_ttl);
         self.state.collections.insert(
@@ -431,6 +464,19 @@ impl CatalogCore {
         meta: CollectionMeta,
         dropped_cfs: Vec<u64>,
     ) -> Result<CollectionHandle> {
+        self.replace_meta_logged(old, meta, dropped_cfs, Vec::new())
+            .await
+    }
+
+    /// [`replace_meta`](Self::replace_meta), with the change-log rows that
+    /// say what changed in the same batch.
+    async fn replace_meta_logged(
+        &mut self,
+        old: &CollectionHandle,
+        meta: CollectionMeta,
+        dropped_cfs: Vec<u64>,
+        rows: Vec<Row>,
+    ) -> Result<CollectionHandle> {
         let coll = Collection::open(meta.clone(), self.shared.hide_due.clone())?;
         if old.coll.in_extended_range() {
             coll.enter_extended_range();
@@ -442,7 +488,7 @@ impl CatalogCore {
         } else {
             vec![]
         };
-        self.persist(vec![meta], removed).await?;
+        self.persist_logged(vec![meta], removed, rows).await?;
         self.state.collections.remove(&old_key);
         let entry = CollectionHandle {
             coll: coll.clone(),
@@ -457,11 +503,21 @@ impl CatalogCore {
         Ok(entry)
     }
 
-    async fn drop_indexes(&mut self, db: &str, name: &str, target: DropTarget) -> Result<usize> {
+    async fn drop_indexes(
+        &mut self,
+        db: &str,
+        name: &str,
+        target: DropTarget,
+        applying: Option<Applying>,
+    ) -> Result<usize> {
         let entry = self.state.get(db, name).cloned();
         let drop = indexes::drop_indexes(record(&entry), db, name, &target)?;
         if let (Some(entry), Some(change)) = (entry, drop.change) {
-            self.replace_meta(&entry, change.record, change.families)
+            let rows = match &applying {
+                Some(at) => logged::indexes_dropped(at, &entry.coll.meta, &change.record)?,
+                None => Vec::new(),
+            };
+            self.replace_meta_logged(&entry, change.record, change.families, rows)
                 .await?;
         }
         Ok(drop.before)
@@ -498,33 +554,58 @@ impl CatalogCore {
         db: &str,
         name: &str,
         change: IndexChange,
+        applying: Option<Applying>,
     ) -> Result<IndexChangeOutcome> {
         let entry = self.state.get(db, name).cloned();
         let m = indexes::modify_index(record(&entry), db, name, change)?;
         if let (Some(entry), Some(meta)) = (entry, m.record) {
-            self.replace_meta(&entry, meta, vec![]).await?;
+            let rows = match &applying {
+                Some(at) => logged::index_modified(at, &entry.coll.meta, &meta, &m.outcome)?,
+                None => Vec::new(),
+            };
+            self.replace_meta_logged(&entry, meta, vec![], rows).await?;
         }
         Ok(m.outcome)
     }
 
     /// `collMod`'s collection-level `expireAfterSeconds` of a time-series
     /// or clustered collection (None: `"off"`).
-    async fn modify_expiry(&mut self, db: &str, name: &str, secs: Option<i64>) -> Result<()> {
+    async fn modify_expiry(
+        &mut self,
+        db: &str,
+        name: &str,
+        secs: Option<i64>,
+        applying: Option<Applying>,
+    ) -> Result<()> {
         let entry = self.state.get(db, name).cloned();
         let meta = options::modify_expiry(record(&entry), db, name, secs)?;
         if let (Some(entry), Some(meta)) = (entry, meta) {
-            self.replace_meta(&entry, meta, vec![]).await?;
+            let rows = match &applying {
+                Some(at) => logged::options_modified(at, Part::Expiry, &entry.coll.meta, &meta)?,
+                None => Vec::new(),
+            };
+            self.replace_meta_logged(&entry, meta, vec![], rows).await?;
             tracing::info!(ns = %format!("{db}.{name}"), expire_after_seconds = ?secs, "changed collection expiry");
         }
         Ok(())
     }
 
     /// `collMod`'s validation options.
-    async fn modify_images(&mut self, db: &str, name: &str, enabled: bool) -> Result<()> {
+    async fn modify_images(
+        &mut self,
+        db: &str,
+        name: &str,
+        enabled: bool,
+        applying: Option<Applying>,
+    ) -> Result<()> {
         let entry = self.state.get(db, name).cloned();
         let meta = options::modify_images(record(&entry), db, name, enabled)?;
         if let (Some(entry), Some(meta)) = (entry, meta) {
-            self.replace_meta(&entry, meta, vec![]).await?;
+            let rows = match &applying {
+                Some(at) => logged::options_modified(at, Part::Images, &entry.coll.meta, &meta)?,
+                None => Vec::new(),
+            };
+            self.replace_meta_logged(&entry, meta, vec![], rows).await?;
             tracing::info!(ns = %format!("{db}.{name}"), enabled, "changed changeStreamPreAndPostImages");
         }
         Ok(())
@@ -535,11 +616,18 @@ impl CatalogCore {
         db: &str,
         name: &str,
         change: ValidationChange,
+        applying: Option<Applying>,
     ) -> Result<()> {
         let entry = self.state.get(db, name).cloned();
         let meta = options::modify_validation(record(&entry), db, name, change)?;
         if let (Some(entry), Some(meta)) = (entry, meta) {
-            self.replace_meta(&entry, meta, vec![]).await?;
+            let rows = match &applying {
+                Some(at) => {
+                    logged::options_modified(at, Part::Validation, &entry.coll.meta, &meta)?
+                }
+                None => Vec::new(),
+            };
+            self.replace_meta_logged(&entry, meta, vec![], rows).await?;
             tracing::info!(ns = %format!("{db}.{name}"), "changed validation options");
         }
         Ok(())
@@ -558,8 +646,9 @@ fn record(entry: &Option<CollectionHandle>) -> Option<&CollectionMeta> {
 pub struct EnsureCollection {
     pub db: String,
     pub name: String,
-    /// What a new collection's UUID is made from ([`uuid_of`]).
-    pub seed: Option<[u8; 12]>,
+    /// On a replica-set member, the entry it applies in (`uuid_of`,
+    /// `changes::catalog_row`).
+    pub applying: Option<Applying>,
 }
 
 /// `create`: fails if the collection exists with other options.
@@ -569,8 +658,9 @@ pub struct CreateCollection {
     pub db: String,
     pub name: String,
     pub options: bson::Document,
-    /// What a new collection's UUID is made from ([`uuid_of`]).
-    pub seed: Option<[u8; 12]>,
+    /// On a replica-set member, the entry it applies in (`uuid_of`,
+    /// `changes::catalog_row`).
+    pub applying: Option<Applying>,
 }
 
 /// `drop`: the number of indexes the collection had, None if it did not exist.
@@ -594,8 +684,8 @@ pub struct CreateIndexes {
     pub db: String,
     pub name: String,
     pub indexes: Vec<IndexMeta>,
-    /// What the collections it creates take their UUIDs from ([`uuid_of`]).
-    pub seed: Option<[u8; 12]>,
+    /// On a replica-set member, the entry it applies in.
+    pub applying: Option<Applying>,
 }
 
 /// `dropIndexes`: the number of indexes before.
@@ -605,6 +695,8 @@ pub struct DropIndexes {
     pub db: String,
     pub name: String,
     pub target: DropTarget,
+    /// On a replica-set member, the entry it applies in.
+    pub applying: Option<Applying>,
 }
 
 #[derive(Message)]
@@ -625,6 +717,8 @@ pub struct ModifyValidation {
     pub db: String,
     pub name: String,
     pub change: ValidationChange,
+    /// On a replica-set member, the entry it applies in.
+    pub applying: Option<Applying>,
 }
 
 /// `collMod`'s `changeStreamPreAndPostImages`.
@@ -634,6 +728,8 @@ pub struct ModifyImages {
     pub db: String,
     pub name: String,
     pub enabled: bool,
+    /// On a replica-set member, the entry it applies in.
+    pub applying: Option<Applying>,
 }
 
 impl Handler<ModifyImages> for CatalogActor {
@@ -641,7 +737,9 @@ impl Handler<ModifyImages> for CatalogActor {
 
     fn handle(&mut self, m: ModifyImages, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
-            let r = core.modify_images(&m.db, &m.name, m.enabled).await;
+            let r = core
+                .modify_images(&m.db, &m.name, m.enabled, m.applying)
+                .await;
             (core, r)
         })
     }
@@ -654,6 +752,8 @@ pub struct ModifyExpiry {
     pub db: String,
     pub name: String,
     pub expire_after_seconds: Option<i64>,
+    /// On a replica-set member, the entry it applies in.
+    pub applying: Option<Applying>,
 }
 
 impl Handler<ModifyExpiry> for CatalogActor {
@@ -662,7 +762,7 @@ impl Handler<ModifyExpiry> for CatalogActor {
     fn handle(&mut self, m: ModifyExpiry, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
             let r = core
-                .modify_expiry(&m.db, &m.name, m.expire_after_seconds)
+                .modify_expiry(&m.db, &m.name, m.expire_after_seconds, m.applying)
                 .await;
             (core, r)
         })
@@ -675,6 +775,8 @@ pub struct ModifyIndex {
     pub db: String,
     pub name: String,
     pub change: IndexChange,
+    /// On a replica-set member, the entry it applies in.
+    pub applying: Option<Applying>,
 }
 
 impl Handler<EnsureCollection> for CatalogActor {
@@ -683,7 +785,13 @@ impl Handler<EnsureCollection> for CatalogActor {
     fn handle(&mut self, m: EnsureCollection, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
             let r = core
-                .create_collection(&m.db, &m.name, bson::Document::new(), true, m.seed)
+                .create_collection(
+                    &m.db,
+                    &m.name,
+                    bson::Document::new(),
+                    true,
+                    m.applying.as_ref().map(|a| (a, slot::CREATE)),
+                )
                 .await;
             (core, r)
         })
@@ -696,7 +804,13 @@ impl Handler<CreateCollection> for CatalogActor {
     fn handle(&mut self, m: CreateCollection, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
             let r = core
-                .create_collection(&m.db, &m.name, m.options, false, m.seed)
+                .create_collection(
+                    &m.db,
+                    &m.name,
+                    m.options,
+                    false,
+                    m.applying.as_ref().map(|a| (a, slot::CREATE)),
+                )
                 .await;
             (core, r)
         })
@@ -739,7 +853,9 @@ impl Handler<CreateIndexes> for CatalogActor {
 
     fn handle(&mut self, m: CreateIndexes, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
-            let r = core.create_indexes(&m.db, &m.name, m.indexes, m.seed).await;
+            let r = core
+                .create_indexes(&m.db, &m.name, m.indexes, m.applying)
+                .await;
             (core, r)
         })
     }
@@ -750,7 +866,9 @@ impl Handler<DropIndexes> for CatalogActor {
 
     fn handle(&mut self, m: DropIndexes, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
-            let r = core.drop_indexes(&m.db, &m.name, m.target).await;
+            let r = core
+                .drop_indexes(&m.db, &m.name, m.target, m.applying)
+                .await;
             (core, r)
         })
     }
@@ -772,7 +890,9 @@ impl Handler<ModifyIndex> for CatalogActor {
 
     fn handle(&mut self, m: ModifyIndex, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
-            let r = core.modify_index(&m.db, &m.name, m.change).await;
+            let r = core
+                .modify_index(&m.db, &m.name, m.change, m.applying)
+                .await;
             (core, r)
         })
     }
@@ -783,7 +903,9 @@ impl Handler<ModifyValidation> for CatalogActor {
 
     fn handle(&mut self, m: ModifyValidation, _: &mut Context<Self>) -> Self::Result {
         self.ddl(|mut core| async move {
-            let r = core.modify_validation(&m.db, &m.name, m.change).await;
+            let r = core
+                .modify_validation(&m.db, &m.name, m.change, m.applying)
+                .await;
             (core, r)
         })
     }

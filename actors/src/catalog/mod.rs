@@ -1,10 +1,12 @@
 //! The catalog: the actor that owns collection and index metadata and runs
 //! DDL one operation at a time (`actor`), the pure decisions of what each
-//! DDL request means (`decide`), and the immutable snapshot of the catalog
-//! that everyone else reads (`view`).
+//! DDL request means (`decide`), the change-log rows of each change on a
+//! replica set (`logged`), and the immutable snapshot of the catalog that
+//! everyone else reads (`view`).
 
 mod actor;
 mod decide;
+mod logged;
 mod view;
 
 pub use actor::{

@@ -79,6 +79,9 @@ pub struct Spec {
     pub start: Start,
     /// ebb's own `showExpiryOrigin`: TTL deletes carry `expiredBy`.
     pub show_expiry: bool,
+    /// `showExpandedEvents`: catalog changes are events too, and events
+    /// carry `collectionUUID`.
+    pub expanded: bool,
     pub all_for_cluster: bool,
 }
 
@@ -100,6 +103,7 @@ pub fn parse(spec: RawBsonRef<'_>) -> CommandResult<Spec> {
         before_change: BeforeChange::Off,
         start: Start::Now,
         show_expiry: false,
+        expanded: false,
         all_for_cluster: false,
     };
     let (mut resume_after, mut start_after, mut at) = (None, None, None);
@@ -138,16 +142,7 @@ pub fn parse(spec: RawBsonRef<'_>) -> CommandResult<Spec> {
                 RawBsonRef::Timestamp(t) => at = Some(ts_of(t)),
                 other => return Err(wrong_type(key.as_str(), &other, "type 'timestamp'")),
             },
-            // The DDL events it adds (`create`, `createIndexes`, `modify`,
-            // ...) are not logged yet: refused rather than half shown.
-            "showExpandedEvents" => {
-                if boolean(key.as_str(), value)? {
-                    return Err(CommandError::new(
-                        codes::INVALID_OPTIONS,
-                        "ebb does not support $changeStream.showExpandedEvents yet",
-                    ));
-                }
-            }
+            "showExpandedEvents" => out.expanded = boolean(key.as_str(), value)?,
             "allChangesForCluster" => out.all_for_cluster = boolean(key.as_str(), value)?,
             "showExpiryOrigin" => out.show_expiry = boolean(key.as_str(), value)?,
             // Events of system collections and of chunk migrations are

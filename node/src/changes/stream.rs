@@ -106,7 +106,11 @@ impl ChangeStream {
             self.next = token.next_key().to_vec();
             if self.scope.covers(row.get_str("db")?, coll) {
                 let event = self.event(collections, snap, token, row)?;
-                if let Some(out) = self.through_stages(event, token)? {
+                if let Some(out) = event
+                    .map(|e| self.through_stages(e, token))
+                    .transpose()?
+                    .flatten()
+                {
                     bytes += out.as_bytes().len();
                     events.push(out);
                 }
@@ -146,14 +150,15 @@ impl ChangeStream {
         ))
     }
 
-    /// The event a row says, in mongod's field order.
+    /// The event a row says, in mongod's field order; `None` for a catalog
+    /// change the stream does not show (without `showExpandedEvents`).
     fn event(
         &self,
         collections: Collections<'_>,
         snap: &dyn Snapshot,
         token: Token,
         row: &RawDocument,
-    ) -> CommandResult<RawDocumentBuf> {
+    ) -> CommandResult<Option<RawDocumentBuf>> {
         let db = row.get_str("db")?;
         let op = row.get_str("op")?;
         let kind = match op {
@@ -163,18 +168,42 @@ impl ChangeStream {
             "d" => "delete",
             whole => whole,
         };
+        let catalog = matches!(op, "create" | "createIndexes" | "dropIndexes" | "modify");
+        if catalog && !self.spec.expanded {
+            return Ok(None);
+        }
         let mut e = head(token, kind, row)?;
         if op == "dropDatabase" {
             e.append(cstr!("ns"), bson::rawdoc! { "db": db });
-            return Ok(e);
+            return Ok(Some(e));
+        }
+        if self.spec.expanded {
+            e.append(cstr!("collectionUUID"), row.get_binary("ui")?);
         }
         let coll = row.get_str("coll")?;
+        if catalog {
+            e.append(cstr!("ns"), bson::rawdoc! { "db": db, "coll": coll });
+            e.append(cstr!("operationDescription"), row.get_document("desc")?);
+            if op == "create" {
+                e.append(cstr!("nsType"), "collection");
+            }
+            if let Ok(before) = row.get_document("stateBefore") {
+                e.append(cstr!("stateBeforeChange"), before);
+            }
+            return Ok(Some(e));
+        }
         if matches!(op, "drop" | "rename") {
             e.append(cstr!("ns"), bson::rawdoc! { "db": db, "coll": coll });
             if let Ok(to) = row.get_document("to") {
                 e.append(cstr!("to"), to);
+                if self.spec.expanded {
+                    e.append(
+                        cstr!("operationDescription"),
+                        bson::rawdoc! { "to": to.to_owned() },
+                    );
+                }
             }
-            return Ok(e);
+            return Ok(Some(e));
         }
         let key = row.get_document("key")?;
         if matches!(op, "i" | "r") {
@@ -214,7 +243,7 @@ impl ChangeStream {
         {
             e.append(cstr!("expiredBy"), expired);
         }
-        Ok(e)
+        Ok(Some(e))
     }
 
     /// `event` through the stages after `$changeStream`: `None` when they

@@ -71,7 +71,7 @@ pub(super) async fn create_collection(
             db: req.db.clone(),
             name: name.to_owned(),
             options,
-            seed: req.seed(),
+            applying: req.applying(),
         })
         .await??;
     Ok(())

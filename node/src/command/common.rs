@@ -41,11 +41,18 @@ impl Request {
             .map_or_else(|| self.node.shared.clock.now(), |d| d.at)
     }
 
-    /// On a replica-set member applying an entry, what the entry's new
-    /// collections take their UUIDs from (the seed the primary decided), so
-    /// that every member gives them the same.
-    pub fn seed(&self) -> Option<[u8; 12]> {
-        self.decided.as_ref().map(|d| d.ids.bytes())
+    /// On a replica-set member applying an entry, what its catalog
+    /// changes need of it: where their change-log rows go, and what the
+    /// collections it creates take their UUIDs from (the seed the primary
+    /// decided), so that every member gives them the same.
+    pub fn applying(&self) -> Option<ebb_storage::changes::Applying> {
+        let decided = self.decided.as_ref()?;
+        let rider = decided.rider.as_ref()?;
+        Some(ebb_storage::changes::Applying {
+            ts: rider.ts,
+            wall: rider.wall,
+            seed: decided.ids.bytes(),
+        })
     }
 }
 

@@ -467,7 +467,7 @@ pub async fn create_indexes(req: Request) -> CommandResult {
             db: req.db.clone(),
             name: name.to_owned(),
             indexes,
-            seed: req.seed(),
+            applying: req.applying(),
         })
         .await??;
     let percent = req.node.config.ttl.mass_expiry_percent;
@@ -569,6 +569,7 @@ async fn modify_expiry(req: &Request, name: &str, v: RawBsonRef<'_>) -> CommandR
             db: req.db.clone(),
             name: name.to_owned(),
             expire_after_seconds: secs,
+            applying: req.applying(),
         })
         .await??;
     Ok(())
@@ -687,6 +688,7 @@ pub async fn drop_indexes(req: Request) -> CommandResult {
             db: req.db.clone(),
             name: name.to_owned(),
             target,
+            applying: req.applying(),
         })
         .await??;
     ok(doc! { "nIndexesWas": was as i32 })
@@ -770,6 +772,7 @@ pub async fn coll_mod(req: Request) -> CommandResult {
                 db: req.db.clone(),
                 name: name.to_owned(),
                 enabled,
+                applying: req.applying(),
             })
             .await??;
         let others = COLL_MOD_ARGS
@@ -1006,6 +1009,7 @@ pub async fn coll_mod(req: Request) -> CommandResult {
             db: req.db.clone(),
             name: name.to_owned(),
             change,
+            applying: req.applying(),
         })
         .await??;
     if changes_validation {

@@ -193,7 +193,7 @@ async fn out(
             db: db.to_owned(),
             name: temp.clone(),
             options,
-            seed: None,
+            applying: None,
         })
         .await??;
     let filled = fill_temp(cx, db, &temp, existing.as_ref(), docs).await;
@@ -245,7 +245,7 @@ async fn fill_temp(
                 db: db.to_owned(),
                 name: temp.to_owned(),
                 indexes,
-                seed: None,
+                applying: None,
             })
             .await??;
     }

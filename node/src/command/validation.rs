@@ -46,6 +46,7 @@ pub async fn modify(req: &Request, name: &str, change: ValidationChange) -> Comm
             db: req.db.clone(),
             name: name.to_owned(),
             change,
+            applying: req.applying(),
         })
         .await??;
     Ok(())

@@ -21,18 +21,18 @@ pub async fn target(
     name: &str,
     create: bool,
 ) -> CommandResult<Option<CollectionHandle>> {
-    target_in(&req.node, &req.db, name, create, req.seed()).await
+    target_in(&req.node, &req.db, name, create, req.applying()).await
 }
 
 /// [`target`] in database `db` (a writing stage may name another).
-/// `seed`: what a collection it creates takes its UUID from on a replica
-/// set (`Request::seed`).
+/// `applying`: on a replica-set member, the entry that creates a collection
+/// (`Request::applying`).
 pub async fn target_in(
     node: &NodeContext,
     db: &str,
     name: &str,
     create: bool,
-    seed: Option<[u8; 12]>,
+    applying: Option<ebb_storage::changes::Applying>,
 ) -> CommandResult<Option<CollectionHandle>> {
     check_db_name(db)?;
     check_collection_name(db, name)?;
@@ -54,7 +54,7 @@ pub async fn target_in(
         .send(EnsureCollection {
             db: db.to_owned(),
             name: name.to_owned(),
-            seed,
+            applying,
         })
         .await??;
     Ok(Some(entry))
@@ -89,7 +89,7 @@ where
     T: Send + 'static,
     CollectionActor: actix::Handler<M>,
 {
-    send_write_in(&req.node, &req.db, name, create, req.seed(), message).await
+    send_write_in(&req.node, &req.db, name, create, req.applying(), message).await
 }
 
 /// [`send_write`] to a collection of database `db`.
@@ -98,7 +98,7 @@ pub async fn send_write_in<M, T>(
     db: &str,
     name: &str,
     create: bool,
-    seed: Option<[u8; 12]>,
+    applying: Option<ebb_storage::changes::Applying>,
     message: impl Fn() -> M,
 ) -> CommandResult<Option<T>>
 where
@@ -107,7 +107,7 @@ where
     CollectionActor: actix::Handler<M>,
 {
     for _ in 0..MAX_ATTEMPTS {
-        let Some(entry) = target_in(node, db, name, create, seed).await? else {
+        let Some(entry) = target_in(node, db, name, create, applying).await? else {
             return Ok(None);
         };
         let r = entry.addr.send(message()).await;

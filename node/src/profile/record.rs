@@ -27,7 +27,7 @@ pub async fn write(node: &NodeContext, db: &str, entry: RawDocumentBuf) {
                     db: db.to_owned(),
                     name: PROFILE_COLLECTION.to_owned(),
                     options,
-                    seed: None,
+                    applying: None,
                 })
                 .await;
             if let Ok(Err(e)) = created {
