@@ -77,22 +77,20 @@ pub async fn write(hosts: Vec<String>, stop: Arc<AtomicBool>) -> Result<Ledger> 
 
 /// The collection whose documents are due as they are inserted.
 pub const EXPIRING: &str = "c";
+/// Where its TTL index archives what it expires (`archiveTo`).
+pub const ARCHIVE: &str = "c_archive";
 
 async fn expire(hosts: &[String], stop: &AtomicBool) -> Result<(Vec<i64>, u64)> {
     let coll: Collection<Document> = client(hosts, false)
         .await?
         .database(DB)
         .collection(EXPIRING);
-    let ttl = mongodb::IndexModel::builder()
-        .keys(doc! { "at": 1 })
-        .options(
-            mongodb::options::IndexOptions::builder()
-                .expire_after(Duration::ZERO)
-                .build(),
-        )
-        .build();
+    let ttl = doc! {
+        "createIndexes": EXPIRING,
+        "indexes": [{ "key": { "at": 1 }, "name": "at_1", "expireAfterSeconds": 0, "archiveTo": ARCHIVE }],
+    };
     // Faults begin at once: the index is built once the set takes it.
-    while let Err(e) = coll.create_index(ttl.clone()).await {
+    while let Err(e) = coll.client().database(DB).run_command(ttl.clone()).await {
         if stop.load(Ordering::SeqCst) {
             return Err(e.into());
         }
@@ -220,7 +218,11 @@ pub async fn changes_of(member: &Member) -> Result<Changes> {
     let reply = db
         .run_command(doc! {
             "aggregate": 1,
-            "pipeline": [{ "$changeStream": { "startAtOperationTime": start } }],
+            "pipeline": [{ "$changeStream": {
+                "startAtOperationTime": start,
+                // The catalog's changes too: every member's must be the same.
+                "showExpandedEvents": true,
+            } }],
             "cursor": {},
         })
         .await?;
@@ -293,6 +295,31 @@ pub fn log_matches(held: &Held, changes: &Changes) -> bool {
 /// delete event (and nothing else does).
 pub fn expiry_once(changes: &Changes) -> bool {
     changes.expiring.values().all(|seen| *seen == (1, 1))
+}
+
+/// How many times each document of the expiring collection is in its
+/// archive on `member`, by `_id`.
+pub async fn archived_on(member: &Member) -> Result<BTreeMap<i64, u32>> {
+    let coll: Collection<Document> = member.direct().await?.database(DB).collection(ARCHIVE);
+    let mut out = BTreeMap::new();
+    let mut cursor = coll.find(doc! {}).await?;
+    while cursor.advance().await? {
+        let n = cursor
+            .deserialize_current()?
+            .get_document("doc")?
+            .get_i64("_id")?;
+        *out.entry(n).or_insert(0) += 1;
+    }
+    Ok(out)
+}
+
+/// Whether the archive holds each document inserted due (as the change
+/// log's insert events say) exactly once, and nothing else.
+pub fn archived_once(changes: &Changes, archived: &BTreeMap<i64, u32>) -> bool {
+    archived.len() == changes.expiring.len()
+        && archived
+            .iter()
+            .all(|(n, c)| *c == 1 && changes.expiring.contains_key(n))
 }
 
 /// Documents of the expiring collection still stored on `member`.

@@ -5,10 +5,11 @@
 //! ways, the primary or another member at random, and waits for the set to
 //! take majority writes again. At the end every member must hold every
 //! acknowledged write exactly once (`ledger`), and all of them the same
-//! documents (`dbHash`) and consistent indexes (`validate`), and a change
-//! log that says each write it holds exactly once, in the same events as
-//! the others'. Exits non-zero when anything is lost, applied twice or
-//! different.
+//! documents (`dbHash`) and consistent indexes (`validate`), a change log
+//! that says each write it holds exactly once, in the same events as the
+//! others' (the catalog's included), and the same archive of what expired,
+//! each document in it once. Exits non-zero when anything is lost, applied
+//! twice or different.
 //!
 //! `ebb-faults --faults 100` is CI's run; BENCHMARKS.md records a longer one.
 
@@ -164,6 +165,7 @@ async fn run(args: Args) -> Result<()> {
     }
     let mut first = None;
     let mut first_log = None;
+    let mut first_archive = None;
     for m in &set.members {
         let held = ledger::held_by(m).await?;
         let changes = ledger::changes_of(m).await?;
@@ -176,6 +178,25 @@ async fn run(args: Args) -> Result<()> {
                 held.inserted.len(),
                 changes.appended.values().sum::<u32>(),
                 held.appended.values().sum::<u32>(),
+            );
+            failed = true;
+        }
+        let archived = ledger::archived_on(m).await?;
+        if !ledger::archived_once(&changes, &archived) {
+            let twice = archived.values().filter(|c| **c > 1).count();
+            println!(
+                "member {}: its archive holds {} documents ({twice} more than once) for {} expired",
+                m.host(),
+                archived.len(),
+                changes.expiring.len()
+            );
+            failed = true;
+        }
+        if differs_from_first(&mut first_archive, archived) {
+            println!(
+                "member {}: its archive differs from member {}'s",
+                m.host(),
+                set.members[0].host()
             );
             failed = true;
         }
@@ -205,7 +226,7 @@ async fn run(args: Args) -> Result<()> {
             );
             failed = true;
         }
-        for coll in ["a", "b", ledger::EXPIRING] {
+        for coll in ["a", "b", ledger::EXPIRING, ledger::ARCHIVE] {
             let v = m
                 .direct()
                 .await?
@@ -269,7 +290,8 @@ async fn run(args: Args) -> Result<()> {
     }
     println!(
         "result        0 lost, 0 applied twice, members identical (dbHash), indexes valid, \
-         each write and each expiry once in every member's change log"
+         each write and each expiry once in every member's change log, each expired document \
+         once in every member's archive"
     );
     Ok(())
 }

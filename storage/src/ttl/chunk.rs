@@ -357,8 +357,8 @@ struct Cx<'a> {
     deferred: Vec<u64>,
     /// Whether the deletions go into the change log (`crate::changes`).
     logged: bool,
-    /// Whether each document deleted is read and handed back, for the
-    /// index's archive (`archive`).
+    /// Whether each document deleted is handed back, for the index's
+    /// archive (`write::archive`): read before the batch commits.
     archiving: bool,
 }
 
@@ -474,10 +474,9 @@ fn scan(cx: &Cx<'_>, span: &Span, limit: usize, gone: &KeySet) -> Result<Scanned
     while cursor.valid() && s.taken < limit.max(1) {
         let id = ttl.id_suffix(cursor.key())?;
         // A capped collection's removals need each document's size.
-        // An archiving chunk reads every record it deletes.
-        let carried_entries = match coll.natural().is_some() || cx.archiving {
-            true => None,
-            false => carry::decode(cursor.value(), (ttl.cf, cursor.key()), coll),
+        let carried_entries = match coll.natural() {
+            Some(_) => None,
+            None => carry::decode(cursor.value(), (ttl.cf, cursor.key()), coll),
         };
         // A document whose carried entries list one in this index appears
         // once in it; the others (a multikey document appears once per
@@ -606,7 +605,7 @@ fn encode(cx: &Cx<'_>, span: &Span, s: Scanned, how: How, out: &mut dyn Batch) -
         log_expired(engine, coll, ttl, &dated, &docs, out)?;
     }
     let expired = match cx.archiving {
-        true => archived(&dated, &docs),
+        true => archived(engine, coll, &dated, &docs)?,
         false => Vec::new(),
     };
     if let Some(cf) = coll.natural() {
@@ -665,17 +664,37 @@ fn encode(cx: &Cx<'_>, span: &Span, s: Scanned, how: How, out: &mut dyn Batch) -
     })
 }
 
-/// The documents an archiving chunk deleted, in the order it took them,
-/// each with its indexed date (`docs`: the records read, by key).
-fn archived(dated: &[(Vec<u8>, i64)], docs: &[(Vec<u8>, Vec<u8>)]) -> Vec<(Vec<u8>, i64)> {
-    let mut read: std::collections::HashMap<&[u8], &[u8]> = docs
+/// The documents an archiving chunk deletes, in the order it took them,
+/// each with its indexed date: the records it read already (`docs`), the
+/// others (whose entries it deletes without them) read in one multi-get
+/// before its batch commits.
+fn archived(
+    engine: &dyn Engine,
+    coll: &Collection,
+    dated: &[(Vec<u8>, i64)],
+    docs: &[(Vec<u8>, Vec<u8>)],
+) -> Result<Vec<(Vec<u8>, i64)>> {
+    let read: std::collections::HashMap<&[u8], &[u8]> = docs
         .iter()
         .map(|(k, v)| (k.as_slice(), v.as_slice()))
         .collect();
-    dated
+    let unread: Vec<Vec<u8>> = dated
         .iter()
-        .filter_map(|(key, date)| Some((read.remove(key.as_slice())?.to_vec(), *date)))
-        .collect()
+        .filter(|(key, _)| !read.contains_key(key.as_slice()))
+        .map(|(key, _)| key.clone())
+        .collect();
+    let mut fetched = engine.multi_get(coll.records(), &unread)?.into_iter();
+    let mut out = Vec::with_capacity(dated.len());
+    for (key, date) in dated {
+        let record = match read.get(key.as_slice()) {
+            Some(doc) => Some(doc.to_vec()),
+            None => fetched.next().flatten(),
+        };
+        if let Some(doc) = record {
+            out.push((doc, *date));
+        }
+    }
+    Ok(out)
 }
 
 /// Logs the TTL delete of each document in `dated` (record key, indexed
