@@ -1287,3 +1287,51 @@ async fn initiate_without_a_configuration_makes_a_set_of_this_member() {
         assert_eq!(hosts, [member.host()]);
     }
 }
+
+/// A member killed after a retryable write applied but before its reply
+/// was recorded applies the write's entry again as it restarts, on data
+/// that already holds the write: a retry is then told its history is gone
+/// (217, as mongod says it), never answered with what the second run saw
+/// (a duplicate key for an insert that succeeded).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_whose_reply_a_crash_lost_is_told_so_never_answered_wrongly() {
+    let root = tempfile::tempdir().unwrap();
+    let (mut member, client) =
+        one_member_set_with(root.path(), &[("EBB_REPLICATION__FAULT_POINTS", "true")]).await;
+    let t = client.database("t");
+    t.run_command(doc! { "create": "c" }).await.unwrap();
+    admin(
+        &member,
+        doc! { "configureFailPoint": "ebbCrashBeforeRetryRecord", "mode": "alwaysOn" },
+    )
+    .await;
+    let mut session = client.start_session().await.unwrap();
+    let insert = doc! {
+        "insert": "c",
+        "documents": [{ "_id": 1 }],
+        "txnNumber": 1i64,
+    };
+    // The member aborts as it applies the insert: no reply comes.
+    assert!(
+        t.run_command(insert.clone())
+            .session(&mut session)
+            .await
+            .is_err()
+    );
+    member.kill();
+    member.spawn();
+    let mut retried = async || t.run_command(insert.clone()).session(&mut session).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let outcome = loop {
+        match retried().await {
+            Err(e) if crate::common::code(&e).is_none() && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => break other,
+        }
+    };
+    let msg = expect_code(outcome, 217);
+    assert!(msg.contains("retryable write"), "{msg}");
+    let c: Collection<Document> = t.collection("c");
+    assert_eq!(c.count_documents(doc! { "_id": 1 }).await.unwrap(), 1);
+}

@@ -133,6 +133,14 @@ impl Rider {
         self.commits.load(Ordering::SeqCst) < self.skip
     }
 
+    /// Whether this run of the entry is one after a crash that found every
+    /// batch it made committed already: what it computed ran on data that
+    /// holds its own effects (an insert finds its documents in place), so
+    /// its answer is not the first run's.
+    pub fn replayed_in_full(&self) -> bool {
+        self.skip > 0 && self.commits.load(Ordering::SeqCst) <= self.skip
+    }
+
     /// The entry and the count of its batches a progress value records.
     pub fn decode(value: &[u8]) -> Option<(u64, u32)> {
         let index = u64::from_be_bytes(value.get(..8)?.try_into().ok()?);

@@ -87,6 +87,7 @@ code_table! {
     WRITE_CONCERN_FAILED = 64, "WriteConcernFailed";
     UNKNOWN_REPL_WRITE_CONCERN = 79, "UnknownReplWriteConcern";
     TRANSACTION_TOO_OLD = 225, "TransactionTooOld";
+    INCOMPLETE_TRANSACTION_HISTORY = 217, "IncompleteTransactionHistory";
     NOT_WRITABLE_PRIMARY = 10107, "NotWritablePrimary";
     INTERRUPTED_DUE_TO_REPL_STATE_CHANGE = 11602, "InterruptedDueToReplStateChange";
     NOT_PRIMARY_NO_SECONDARY_OK = 13435, "NotPrimaryNoSecondaryOk";

@@ -16,6 +16,7 @@
 //! of committed twice (a `$push` or `$inc` is not applied twice).
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bson::{RawDocumentBuf, rawdoc};
@@ -29,7 +30,7 @@ use super::entry::{self, Entry};
 use super::retries::{Attempt, Retries, Seen};
 use crate::command::{ConnInfo, Request};
 use crate::context::NodeContext;
-use crate::error::CommandError;
+use crate::error::{CommandError, codes};
 
 /// Runs committed entries on this node.
 pub struct NodeApply {
@@ -39,6 +40,10 @@ pub struct NodeApply {
     /// The entry applying when the member last stopped, and how many of
     /// its batches were in.
     interrupted: Mutex<Option<(u64, u32)>>,
+    /// The test-only fail point `ebbCrashBeforeRetryRecord` (`fault`): the
+    /// process aborts once a retryable write has applied, before its reply
+    /// is recorded.
+    pub crash_before_record: Arc<AtomicBool>,
 }
 
 impl NodeApply {
@@ -54,6 +59,7 @@ impl NodeApply {
             engine,
             retries,
             interrupted: Mutex::new(interrupted),
+            crash_before_record: Arc::default(),
         })
     }
 
@@ -124,6 +130,7 @@ impl NodeApply {
             peer: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
             auth: Default::default(),
         });
+        let rider = decided.rider.clone();
         let request = Request {
             db: db.to_owned(),
             body: command.to_owned(),
@@ -133,11 +140,29 @@ impl NodeApply {
         };
         let reply = match (row.handler)(request).await {
             Ok(reply) => reply,
+            // Not recorded: a retry runs it again, as on mongod.
             Err(e) => return e.to_reply(),
         };
-        if let Some(attempt) = attempt
-            && let Err(e) = self.retries.record(&*self.engine, attempt, &reply)
-        {
+        let Some(attempt) = attempt else {
+            return reply;
+        };
+        if self.crash_before_record.load(Ordering::SeqCst) {
+            std::process::abort();
+        }
+        // Run again after a crash that came between the write's last batch
+        // and the record of its reply, the write found its own effects and
+        // answered for them (an insert, a duplicate key): a retry is told
+        // its history is gone instead, as mongod tells it.
+        let reply = match rider.is_some_and(|r| r.replayed_in_full()) {
+            true => CommandError::new(
+                codes::INCOMPLETE_TRANSACTION_HISTORY,
+                "Incomplete history detected for this retryable write: it was applied before \
+                 this member restarted, and its reply was not recorded",
+            )
+            .to_reply(),
+            false => reply,
+        };
+        if let Err(e) = self.retries.record(&*self.engine, attempt, &reply) {
             tracing::error!(error = %e, "cannot record a retryable write");
         }
         reply

@@ -1,8 +1,10 @@
 //! `configureFailPoint`, test-only: with `replication.fault_points` on, the
 //! fail point `ebbCutReplication` (`mode: "alwaysOn"` or `"off"`) cuts this
 //! member's messages to and from the other members, a partition the fault
-//! harness makes and heals at will. Without the setting the command does
-//! not exist, as on a mongod without test commands.
+//! harness makes and heals at will; `ebbCrashBeforeRetryRecord` aborts the
+//! process once a retryable write has applied, before its reply is
+//! recorded. Without the setting the command does not exist, as on a
+//! mongod without test commands.
 
 use std::sync::atomic::Ordering;
 
@@ -16,20 +18,24 @@ pub async fn configure_fail_point(req: Request) -> CommandResult {
         return Err(CommandError::command_not_found("configureFailPoint"));
     };
     let name = req.body.get_str("configureFailPoint").unwrap_or_default();
-    if name != "ebbCutReplication" {
-        return Err(CommandError::bad_value(format!(
-            "Cannot find failPoint: {name}"
-        )));
-    }
+    let point = match name {
+        "ebbCutReplication" => &set.cut,
+        "ebbCrashBeforeRetryRecord" => &set.crash_before_record,
+        _ => {
+            return Err(CommandError::bad_value(format!(
+                "Cannot find failPoint: {name}"
+            )));
+        }
+    };
     let on = match req.body.get("mode")? {
         Some(RawBsonRef::String("alwaysOn")) => true,
         Some(RawBsonRef::String("off")) => false,
         _ => {
-            return Err(CommandError::bad_value(
-                "mode must be \"alwaysOn\" or \"off\" for ebbCutReplication",
-            ));
+            return Err(CommandError::bad_value(format!(
+                "mode must be \"alwaysOn\" or \"off\" for {name}"
+            )));
         }
     };
-    let was = set.cut.swap(on, Ordering::SeqCst);
+    let was = point.swap(on, Ordering::SeqCst);
     ok(doc! { "count": i32::from(was) })
 }

@@ -32,6 +32,8 @@ pub struct ReplicaSet {
     /// The `ebbCutReplication` fail point: no message to or from the other
     /// members while it is on.
     pub cut: Arc<AtomicBool>,
+    /// The `ebbCrashBeforeRetryRecord` fail point (`apply`).
+    pub crash_before_record: Arc<AtomicBool>,
     /// Whether a member refused this one's vote as not in the set's
     /// configuration (it was removed), until a leader sends it the log.
     pub removed: Arc<AtomicBool>,

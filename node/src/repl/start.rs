@@ -32,6 +32,7 @@ pub async fn start(
     let apply =
         Arc::new(NodeApply::new(Arc::clone(&engine)).map_err(ebb_repl::StartError::Storage)?);
     apply.attach(node);
+    let crash_before_record = Arc::clone(&apply.crash_before_record);
     let timing = Timing {
         heartbeat: config.heartbeat,
         election: config.election_timeout,
@@ -64,6 +65,7 @@ pub async fn start(
         hide_due: node.shared.hide_due.clone(),
         fault_points: config.fault_points,
         cut,
+        crash_before_record,
         removed,
         topology: Topology::default(),
     });
