@@ -21,6 +21,7 @@ mod expiry_page;
 mod expr;
 mod find_options;
 mod framing;
+mod geo;
 mod handshake_admin;
 mod import_cycles;
 mod indexes;

@@ -65,6 +65,9 @@ pub enum ErrorKind {
     IllegalOperation,
     /// A hint names an index that cannot be used.
     BadHint,
+    /// No plan can run the query (a `$near` without a geo index to order
+    /// by).
+    NoQueryExecutionPlans,
     /// The sort would exceed the in-memory sort limit.
     QueryExceededMemoryLimit,
     /// A find projection mixes inclusion into an exclusion projection

@@ -6,6 +6,8 @@
 //! - `error`: the semantic error type every crate above shares.
 //! - `encoding`: type brackets, MongoDB's comparison order, exact numbers,
 //!   collation, the order-preserving key encoding.
+//! - `geo`: geospatial shapes (GeoJSON, legacy pairs), regions and their
+//!   predicates on the sphere.
 //! - `query`: paths, filters, projections, sorts, regexes, the external
 //!   sort.
 //! - `schema`: `$jsonSchema` (parse, match, explain a failure).
@@ -20,6 +22,7 @@
 pub mod decided;
 pub mod encoding;
 pub mod error;
+pub mod geo;
 pub mod pipeline;
 pub mod query;
 pub mod schema;

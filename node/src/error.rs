@@ -111,6 +111,7 @@ code_table! {
     CHANGE_STREAM_TWO_STARTS = 40674, "Location40674";
     CHANGE_STREAM_BOTH_TOKENS = 50865, "Location50865";
     QUERY_EXCEEDED_MEMORY_LIMIT = 292, "QueryExceededMemoryLimitNoDiskUseAllowed";
+    NO_QUERY_EXECUTION_PLANS = 291, "NoQueryExecutionPlans";
     MECHANISM_UNAVAILABLE = 334, "MechanismUnavailable";
     TOO_MANY_LOGICAL_SESSIONS = 261, "TooManyLogicalSessions";
     UNSUPPORTED_OP_QUERY_COMMAND = 352, "UnsupportedOpQueryCommand";
@@ -612,6 +613,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         AmbiguousIndexKeyPattern => AMBIGUOUS_INDEX_KEY_PATTERN,
         IllegalOperation => ILLEGAL_OPERATION,
         QueryExceededMemoryLimit => QUERY_EXCEEDED_MEMORY_LIMIT,
+        NoQueryExecutionPlans => NO_QUERY_EXECUTION_PLANS,
         ProjectionInclusionInExclusion => PROJECTION_INCLUSION_IN_EXCLUSION,
         ProjectionExclusionInInclusion => PROJECTION_EXCLUSION_IN_INCLUSION,
         ProjectionPathCollision => PROJECTION_PATH_COLLISION,

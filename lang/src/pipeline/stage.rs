@@ -65,14 +65,23 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
         }
     };
     Ok(match name {
-        "$match" => Stage::Match(Filter::parse_in(doc_spec()?, env).map_err(|e| {
-            // A pipeline never runs JavaScript, whatever the server allows.
-            if e.kind == ErrorKind::JavaScriptDisabled {
-                Error::bad_value("$where is not allowed in this context")
-            } else {
-                e
+        "$match" => {
+            let filter = Filter::parse_in(doc_spec()?, env).map_err(|e| {
+                // A pipeline never runs JavaScript, whatever the server allows.
+                if e.kind == ErrorKind::JavaScriptDisabled {
+                    Error::bad_value("$where is not allowed in this context")
+                } else {
+                    e
+                }
+            })?;
+            // Ordering by distance is the `$geoNear` stage's.
+            if filter.near().is_some() {
+                return Err(Error::bad_value(
+                    "$geoNear, $near, and $nearSphere are not allowed in this context",
+                ));
             }
-        })?),
+            Stage::Match(filter)
+        }
         "$sort" => Stage::Sort(SortSpec::parse(doc_spec()?)?),
         "$skip" => Stage::Skip(count_arg("$skip")?),
         "$limit" => match count_arg("$limit")? {

@@ -129,6 +129,13 @@ struct Interval {
 
 /// Chooses a plan.
 pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
+    if q.filter.near().is_some() {
+        return Err(crate::Error::new(
+            crate::ErrorKind::NoQueryExecutionPlans,
+            "error processing query: planner returned error :: caused by :: unable to find \
+             index for $geoNear query",
+        ));
+    }
     if let Some(hint) = &q.hint {
         return plan_hinted(meta, q, hint);
     }

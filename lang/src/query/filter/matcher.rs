@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use bson::{RawArray, RawBson, RawBsonRef, RawDocument};
 
-use super::types::{ElemMatch, Expr, Filter, Pred, TypeSet};
+use super::types::{ElemMatch, Expr, Filter, GeoTest, Pred, TypeSet};
 use crate::encoding::bracket::canonical_type;
 use crate::encoding::cmp::Cmp;
 use crate::error::Result;
@@ -84,8 +84,9 @@ impl Pred {
                         .all(|v| holds_for_some(&mut |c| compare(Op::Eq, v, c, cmp)))
             }
             // Array predicates look at an array at the end of the path
-            // whole, never at its elements.
-            Pred::ElemMatch(_) | Pred::Size(_) => {
+            // whole, never at its elements; so does a geo test, for which
+            // an array is a legacy pair or a list of locations.
+            Pred::ElemMatch(_) | Pred::Size(_) | Pred::Geo(_) => {
                 any_candidate(doc, path, LeafArray::Whole, &mut |c| {
                     self.matches_value(c, cmp)
                 })
@@ -133,6 +134,7 @@ impl Pred {
                 _ => false,
             },
             Pred::AnyOf(preds) => preds.iter().any(|p| p.matches_value(candidate, cmp)),
+            Pred::Geo(geo) => candidate.is_some_and(|v| geo_holds(&geo.0, v)),
         }
     }
 }
@@ -228,4 +230,17 @@ fn truncated_number(v: RawBsonRef<'_>) -> Option<i64> {
             .filter(|x| x.is_finite())
             .map(|x| x as i64),
     }
+}
+
+/// Whether some location in `value` passes the geo test (a value that
+/// holds no valid location passes none).
+pub(crate) fn geo_holds(test: &GeoTest, value: RawBsonRef<'_>) -> bool {
+    let Ok(Some(locations)) = crate::geo::stored_shapes(value) else {
+        return false;
+    };
+    locations.iter().any(|l| match test {
+        GeoTest::Within(region) => crate::geo::within(l, region),
+        GeoTest::Intersects(shape) => crate::geo::intersects(l, shape),
+        GeoTest::Near(near) => near.distance(l).is_some_and(|d| near.admits(d)),
+    })
 }

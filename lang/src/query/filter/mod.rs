@@ -17,9 +17,11 @@
 //! expression `pipeline::Expr` parses (in the command's
 //! [`Env`](crate::pipeline::Env): `$$NOW`, `let`) and evaluates; matching
 //! is then fallible, as an expression can fail on a document. String comparisons use the filter's collation.
-//! `$where` is refused as mongod refuses it without JavaScript; `$text`
-//! and the geo operators are rejected as not supported yet. This module
-//! does not plan or read storage.
+//! The geo operators (`$geoWithin`, `$geoIntersects`, `$near`,
+//! `$nearSphere`) test locations with `crate::geo`; ordering by distance
+//! is the planner's. `$where` is refused as mongod refuses it without
+//! JavaScript; `$text` as not supported yet. This module does not plan or
+//! read storage.
 //!
 //! The room's files:
 //!
@@ -43,7 +45,7 @@ mod types;
 
 pub use bits::{BitTest, Bits};
 pub(crate) use parse::is_operator_document;
-pub use types::{ElemMatch, Expr, ExprClause, Filter, Pred, TypeSet};
+pub use types::{ElemMatch, Expr, ExprClause, Filter, GeoPred, GeoTest, Near, Pred, TypeSet};
 
 #[cfg(test)]
 mod tests;

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use bson::{RawBson, RawBsonRef, RawDocument};
 
 use super::bits::Bits;
-use super::types::{ElemMatch, Expr, ExprClause, Filter, Pred, TypeSet};
+use super::types::{ElemMatch, Expr, ExprClause, Filter, GeoPred, GeoTest, Near, Pred, TypeSet};
 use crate::error::{Error, ErrorKind, Result};
+use crate::geo;
 use crate::pipeline::{Env, Expr as AggExpr};
 use crate::query::in_list::InList;
 use crate::query::path::elements;
@@ -55,13 +56,17 @@ fn is_top_level_operator(name: &str) -> bool {
 }
 
 /// Path operators MongoDB knows but ebb does not evaluate yet.
-const UNSUPPORTED_PATH_OPERATORS: &[&str] = &[
+const UNSUPPORTED_PATH_OPERATORS: &[&str] = &["$within", "$geoNear"];
+
+/// The geo path operators (`crate::geo`); `$maxDistance` and
+/// `$minDistance` go with `$near` and `$nearSphere`.
+const GEO_OPERATORS: &[&str] = &[
     "$geoWithin",
-    "$within",
     "$geoIntersects",
     "$near",
     "$nearSphere",
-    "$geoNear",
+    "$maxDistance",
+    "$minDistance",
 ];
 
 /// Whether `name` is an operator on a path (`$not` aside): a document
@@ -90,6 +95,7 @@ fn is_path_operator(name: &str) -> bool {
             | "$bitsAnySet"
             | "$bitsAnyClear"
     ) || UNSUPPORTED_PATH_OPERATORS.contains(&name)
+        || GEO_OPERATORS.contains(&name)
 }
 
 fn not_supported(what: &str) -> Error {
@@ -309,6 +315,11 @@ pub(crate) fn is_operator_document(doc: &RawDocument, partial_dbref_is_value: bo
 /// The operators of `{$gt: 1, $lt: 5}`, in order. `path` only appears in
 /// messages.
 fn parse_operators(path: &str, doc: &RawDocument) -> Result<Vec<Pred>> {
+    if doc.get("$near")?.is_some() || doc.get("$nearSphere")?.is_some() {
+        return Ok(vec![Pred::Geo(GeoPred(Arc::new(GeoTest::Near(
+            parse_near(doc)?,
+        ))))]);
+    }
     let mut preds = Vec::new();
     // `$regex` and `$options` are one operator, wherever each stands.
     let (mut regex, mut options, mut regex_at) = (None, None, None);
@@ -379,6 +390,25 @@ fn parse_operator(path: &str, op: &str, arg: RawBsonRef<'_>, preds: &mut Vec<Pre
             Pred::Regex(parse_regex_operator(regex, options)?)
         }
         "$where" => return Err(Error::bad_value("$where cannot be applied to a field")),
+        "$geoWithin" => Pred::Geo(GeoPred(Arc::new(GeoTest::Within(geo::parse_region(arg)?)))),
+        "$geoIntersects" => {
+            let RawBsonRef::Document(spec) = arg else {
+                return Err(Error::bad_value("$geoIntersects must be an object"));
+            };
+            let (Some(shape), 1) = (spec.get("$geometry")?, spec.iter().count()) else {
+                return Err(Error::bad_value(
+                    "$geoIntersects takes exactly one $geometry",
+                ));
+            };
+            Pred::Geo(GeoPred(Arc::new(GeoTest::Intersects(
+                geo::parse_query_geometry(shape)?,
+            ))))
+        }
+        "$maxDistance" | "$minDistance" => {
+            return Err(Error::bad_value(format!(
+                "{op} must be with $near or $nearSphere"
+            )));
+        }
         _ if UNSUPPORTED_PATH_OPERATORS.contains(&op) => return Err(not_supported(op)),
         _ => return Err(Error::bad_value(format!("unknown operator: {op}"))),
     };
@@ -653,5 +683,89 @@ fn format_number(x: f64) -> String {
         format!("{}", x as i64)
     } else {
         format!("{x}")
+    }
+}
+
+/// `{$near | $nearSphere: <point>, $maxDistance, $minDistance}`: a GeoJSON
+/// point (`{$geometry, $maxDistance, $minDistance}` inside, in meters) or a
+/// legacy pair (distances beside it: radians for `$nearSphere`, the
+/// plane's units for `$near`).
+fn parse_near(doc: &RawDocument) -> Result<Near> {
+    let (mut op, mut point, mut min, mut max) = ("", None, None, None);
+    for item in doc.iter() {
+        let (name, arg) = element(item)?;
+        match name {
+            "$near" | "$nearSphere" if op.is_empty() => (op, point) = (name, Some(arg)),
+            "$near" | "$nearSphere" => {
+                return Err(Error::bad_value(
+                    "Only one of $near and $nearSphere may be given",
+                ));
+            }
+            "$maxDistance" => max = Some(distance(name, arg)?),
+            "$minDistance" => min = Some(distance(name, arg)?),
+            other => {
+                return Err(Error::bad_value(format!(
+                    "{other} cannot be combined with $near or $nearSphere"
+                )));
+            }
+        }
+    }
+    let point = point.expect("a $near or $nearSphere");
+    let inner = match point {
+        RawBsonRef::Document(d) => d.get("$geometry")?.map(|g| (d, g)),
+        _ => None,
+    };
+    let Some((inner, geometry)) = inner else {
+        let center = geo::query_pair(point, op)?;
+        return Ok(Near {
+            center,
+            geojson: false,
+            spherical: op == "$nearSphere",
+            min,
+            max,
+        });
+    };
+    if min.is_some() || max.is_some() {
+        return Err(Error::bad_value(
+            "invalid $near: with a GeoJSON point, $maxDistance and $minDistance go inside the \
+             operator's object, beside $geometry",
+        ));
+    }
+    for item in inner.iter() {
+        let (name, arg) = element(item)?;
+        match name {
+            "$geometry" => {}
+            "$maxDistance" => max = Some(distance(name, arg)?),
+            "$minDistance" => min = Some(distance(name, arg)?),
+            other => {
+                return Err(Error::bad_value(format!(
+                    "invalid argument in geo near query: {other}"
+                )));
+            }
+        }
+    }
+    let center = match geo::parse_query_geometry(geometry)? {
+        geo::Shape::Point(p) => p,
+        _ => {
+            return Err(Error::bad_value(
+                "$near requires a point, given a GeoJSON shape that is not one",
+            ));
+        }
+    };
+    Ok(Near {
+        center,
+        geojson: true,
+        spherical: true,
+        min,
+        max,
+    })
+}
+
+/// A `$maxDistance` or `$minDistance`: a non-negative number.
+fn distance(name: &str, arg: RawBsonRef<'_>) -> Result<f64> {
+    match number_as_f64(arg) {
+        Some(d) if d >= 0.0 && !d.is_nan() => Ok(d),
+        Some(_) => Err(Error::bad_value(format!("{name} must be non-negative"))),
+        None => Err(Error::bad_value(format!("{name} must be a number"))),
     }
 }

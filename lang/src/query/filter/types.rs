@@ -11,6 +11,7 @@ use super::bits::Bits;
 use crate::encoding::cmp::Cmp;
 use crate::encoding::collation::Collation;
 use crate::error::Error;
+use crate::geo::{EARTH_RADIUS_METERS, Position, Region, Shape, Stored, distance_radians};
 use crate::pipeline::Expr as AggExpr;
 use crate::query::in_list::InList;
 use crate::query::regex::Regex;
@@ -95,6 +96,67 @@ pub enum Pred {
     Regex(Regex),
     /// Some of these predicates holds: `$in` with regexes in its list.
     AnyOf(Vec<Pred>),
+    /// A geospatial test (`$geoWithin`, `$geoIntersects`, `$near`,
+    /// `$nearSphere`) on the location(s) at the path.
+    Geo(GeoPred),
+}
+
+/// A geospatial predicate, shared (its shapes can be large). Two are
+/// equal only when they are the same parse.
+#[derive(Debug, Clone)]
+pub struct GeoPred(pub Arc<GeoTest>);
+
+impl PartialEq for GeoPred {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// What a geospatial predicate tests.
+#[derive(Debug)]
+pub enum GeoTest {
+    /// `$geoWithin`: some location lies within the region.
+    Within(Region),
+    /// `$geoIntersects`: some location shares a point with the shape.
+    Intersects(Shape),
+    /// `$near` / `$nearSphere`: some location lies within the distances;
+    /// the results come nearest first (the planner's part).
+    Near(Near),
+}
+
+/// A `$near` or `$nearSphere` query.
+#[derive(Debug, Clone, Copy)]
+pub struct Near {
+    pub center: Position,
+    /// The center was a GeoJSON point: distances are in meters.
+    pub geojson: bool,
+    /// On the sphere (`$nearSphere`, or a GeoJSON point); else on the
+    /// plane (legacy `$near`, which only a `2d` index serves).
+    pub spherical: bool,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl Near {
+    /// The distance of a stored location from the center, in the query's
+    /// unit (meters for a GeoJSON center, radians for a legacy one on the
+    /// sphere, coordinate units on the plane); `None` for a location the
+    /// plane cannot measure.
+    pub fn distance(&self, stored: &Stored) -> Option<f64> {
+        match (self.spherical, self.geojson) {
+            (true, true) => Some(distance_radians(stored, self.center) * EARTH_RADIUS_METERS),
+            (true, false) => Some(distance_radians(stored, self.center)),
+            (false, _) => {
+                let p = stored.position()?;
+                Some((p.x - self.center.x).hypot(p.y - self.center.y))
+            }
+        }
+    }
+
+    /// Whether `distance` is within the query's bounds.
+    pub fn admits(&self, distance: f64) -> bool {
+        self.min.is_none_or(|m| distance >= m) && self.max.is_none_or(|m| distance <= m)
+    }
 }
 
 /// The condition of an `$elemMatch`.
@@ -171,6 +233,12 @@ impl Filter {
         found
     }
 
+    /// The `$near` or `$nearSphere` of the filter, anywhere in its tree,
+    /// with its path: only a plan that orders by distance may run it.
+    pub fn near(&self) -> Option<(&str, &Near)> {
+        self.root.near()
+    }
+
     /// Whether the filter has no predicate at all (matches every document).
     pub fn is_empty(&self) -> bool {
         matches!(&self.root, Expr::And(children) if children.is_empty())
@@ -218,7 +286,30 @@ impl Expr {
     }
 }
 
+impl Expr {
+    fn near(&self) -> Option<(&str, &Near)> {
+        match self {
+            Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().find_map(Expr::near),
+            Expr::Path { path, pred } => pred.near().map(|n| (path.as_str(), n)),
+            Expr::AlwaysTrue | Expr::AlwaysFalse | Expr::JsonSchema(_) | Expr::Expr(_) => None,
+        }
+    }
+}
+
 impl Pred {
+    fn near(&self) -> Option<&Near> {
+        match self {
+            Pred::Geo(GeoPred(test)) => match &**test {
+                GeoTest::Near(n) => Some(n),
+                _ => None,
+            },
+            Pred::Not(preds) | Pred::AnyOf(preds) => preds.iter().find_map(Pred::near),
+            Pred::ElemMatch(ElemMatch::Value(preds)) => preds.iter().find_map(Pred::near),
+            Pred::ElemMatch(ElemMatch::Document(e)) => e.near().map(|(_, n)| n),
+            _ => None,
+        }
+    }
+
     fn visit_regexes(&self, f: &mut dyn FnMut(&Regex)) {
         match self {
             Pred::Regex(r) => f(r),
