@@ -145,3 +145,231 @@ async fn bad_shapes_and_near_without_a_geo_index_are_refused_as_mongod_refuses_t
     )
     .await;
 }
+
+/// The `_id`s a find returns with `hint`, sorted.
+async fn hinted(c: &Collection<Document>, filter: Document, hint: Document) -> Vec<i32> {
+    use futures::TryStreamExt;
+    let mut out: Vec<i32> = c
+        .find(filter)
+        .hint(mongodb::options::Hint::Keys(hint))
+        .await
+        .unwrap()
+        .try_collect::<Vec<Document>>()
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+#[tokio::test]
+async fn a_2dsphere_index_serves_geo_queries_with_the_same_answers_as_a_scan() {
+    let node = TestNode::start();
+    let db = node.db("geo").await;
+    let c = places(&db).await;
+    // A value that is no location refuses the index, as mongod does.
+    let msg = expect_code(
+        db.run_command(doc! {
+            "createIndexes": "places",
+            "indexes": [{ "key": { "loc": "2dsphere" }, "name": "loc_2dsphere" }],
+        })
+        .await,
+        16755,
+    );
+    assert!(msg.contains("Can't extract geo keys"), "{msg}");
+    c.delete_one(doc! { "_id": 9 }).await.unwrap();
+    db.run_command(doc! {
+        "createIndexes": "places",
+        "indexes": [{ "key": { "loc": "2dsphere" }, "name": "loc_2dsphere" }],
+    })
+    .await
+    .unwrap();
+    let listed = crate::common::first_batch(&db, doc! { "listIndexes": "places" }).await;
+    let geo = listed
+        .iter()
+        .find(|i| i.get_str("name").ok() == Some("loc_2dsphere"))
+        .unwrap();
+    assert_eq!(geo.get_i32("2dsphereIndexVersion").unwrap(), 3, "{geo}");
+    // Now a document that is no location is refused, and nothing is stored.
+    let refused = c
+        .insert_one(doc! { "_id": 11, "loc": { "type": "Point", "coordinates": [0, 95] } })
+        .await;
+    expect_code(refused, 16755);
+    assert!(c.find_one(doc! { "_id": 11 }).await.unwrap().is_none());
+
+    let queries = [
+        doc! { "loc": { "$geoWithin": { "$geometry": square(0.0, 0.0, 2.0, 2.0) } } },
+        doc! { "loc": { "$geoWithin": { "$centerSphere": [[0.0, 0.0], 2.0_f64.to_radians()] } } },
+        doc! { "loc": { "$geoIntersects": { "$geometry": square(0.9, 0.9, 1.1, 1.1) } } },
+        doc! { "loc": { "$geoIntersects": { "$geometry": point(1.0, 1.0) } } },
+    ];
+    for q in queries {
+        let scanned = hinted(&c, q.clone(), doc! { "$natural": 1 }).await;
+        assert_eq!(ids(&c, q.clone()).await, scanned, "{q}");
+        assert_eq!(
+            hinted(&c, q.clone(), doc! { "loc": "2dsphere" }).await,
+            scanned,
+            "{q}"
+        );
+        let plan = db
+            .run_command(doc! { "explain": { "find": "places", "filter": q.clone() } })
+            .await
+            .unwrap();
+        let text = plan.to_string();
+        assert!(
+            text.contains("IXSCAN") && text.contains("loc_2dsphere"),
+            "{q}: {plan}"
+        );
+    }
+    let r = db
+        .run_command(doc! { "validate": "places", "full": true })
+        .await
+        .unwrap();
+    assert!(r.get_bool("valid").unwrap(), "{r}");
+}
+
+#[tokio::test]
+async fn what_a_2dsphere_index_cannot_be_is_refused() {
+    let node = TestNode::start();
+    let db = node.db("geo").await;
+    let create = |spec: Document| {
+        let db = db.clone();
+        async move {
+            db.run_command(doc! { "createIndexes": "c", "indexes": [spec] })
+                .await
+        }
+    };
+    expect_code(
+        create(doc! { "key": { "loc": "2dsphere", "a": 1 }, "name": "x" }).await,
+        67,
+    );
+    expect_code(
+        create(doc! { "key": { "loc": "2dsphere" }, "name": "x", "unique": true }).await,
+        67,
+    );
+    expect_code(
+        create(doc! { "key": { "loc": "2dsphere" }, "name": "x", "expireAfterSeconds": 5 }).await,
+        67,
+    );
+    expect_code(
+        create(doc! { "key": { "loc": "2dsphere" }, "name": "x", "2dsphereIndexVersion": 4 }).await,
+        67,
+    );
+    expect_code(
+        create(doc! { "key": { "loc": "2d" }, "name": "x" }).await,
+        67,
+    );
+    create(doc! { "key": { "loc": "2dsphere" }, "name": "x", "2dsphereIndexVersion": 2 })
+        .await
+        .unwrap();
+}
+
+/// Great-circle distance in radians (haversine), independent of ebb's.
+fn haversine(a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (lat1, lat2) = (a.1.to_radians(), b.1.to_radians());
+    let (dlat, dlng) = ((b.1 - a.1).to_radians(), (b.0 - a.0).to_radians());
+    let h = (dlat / 2.0).sin().powi(2) + lat1.cos() * lat2.cos() * (dlng / 2.0).sin().powi(2);
+    2.0 * h.sqrt().asin()
+}
+
+#[tokio::test]
+async fn geo_answers_match_a_brute_force_reference_on_ten_thousand_random_points() {
+    let node = TestNode::start();
+    let db = node.db("geo").await;
+    let c = db.collection::<Document>("random");
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    // Points over a 20° square around (10, 40), a third as legacy pairs.
+    let points: Vec<(f64, f64)> = (0..10_000)
+        .map(|_| (next() * 20.0, 30.0 + next() * 20.0))
+        .collect();
+    c.insert_many(points.iter().enumerate().map(|(i, &(lng, lat))| {
+        if i % 3 == 0 {
+            doc! { "_id": i as i32, "loc": [lng, lat] }
+        } else {
+            doc! { "_id": i as i32, "loc": point(lng, lat) }
+        }
+    }))
+    .await
+    .unwrap();
+    db.run_command(doc! {
+        "createIndexes": "random",
+        "indexes": [{ "key": { "loc": "2dsphere" }, "name": "loc_2dsphere" }],
+    })
+    .await
+    .unwrap();
+    for _ in 0..20 {
+        let center = (next() * 20.0, 30.0 + next() * 20.0);
+        let radians = next() * 5.0_f64.to_radians();
+        let expected: Vec<i32> = points
+            .iter()
+            .enumerate()
+            // A hair of slack either way: ebb decides on S2's exact
+            // predicates, the reference on floating-point trigonometry.
+            .filter(|(_, p)| haversine(center, **p) <= radians)
+            .map(|(i, _)| i as i32)
+            .collect();
+        let q =
+            doc! { "loc": { "$geoWithin": { "$centerSphere": [[center.0, center.1], radians] } } };
+        let got = ids(&c, q.clone()).await;
+        let close = |i: &i32| (haversine(center, points[*i as usize]) - radians).abs() < 1e-9;
+        let differ: Vec<&i32> = got
+            .iter()
+            .filter(|i| !expected.contains(i))
+            .chain(expected.iter().filter(|i| !got.contains(i)))
+            .filter(|i| !close(i))
+            .collect();
+        assert!(differ.is_empty(), "{q}: {differ:?}");
+        // A random quadrilateral: the index and a scan agree.
+        let (x0, y0) = (next() * 20.0, 30.0 + next() * 20.0);
+        let (w, h) = (next() * 6.0, next() * 6.0);
+        let quad = doc! { "type": "Polygon", "coordinates": [[
+            [x0, y0], [x0 + w, y0 + h * 0.2], [x0 + w * 0.8, y0 + h], [x0 - w * 0.1, y0 + h * 0.9], [x0, y0]
+        ]] };
+        let q = doc! { "loc": { "$geoWithin": { "$geometry": quad } } };
+        let scanned = hinted(&c, q.clone(), doc! { "$natural": 1 }).await;
+        assert_eq!(ids(&c, q.clone()).await, scanned, "{q}");
+    }
+}
+
+#[tokio::test]
+async fn locations_that_expire_leave_the_geo_index_with_their_documents() {
+    use std::sync::Arc;
+    let t0 = 1_767_225_600_000i64;
+    let node = TestNode::start_with_clock(Arc::new(ebb_actors::clock::ManualClock::new(t0)));
+    let db = node.db("geo").await;
+    let c = db.collection::<Document>("couriers");
+    crate::common::ttl_index(&c, doc! { "at": 1 }, 60, None).await;
+    db.run_command(doc! {
+        "createIndexes": "couriers",
+        "indexes": [{ "key": { "loc": "2dsphere" }, "name": "loc_2dsphere" }],
+    })
+    .await
+    .unwrap();
+    let at = |ms: i64| mongodb::bson::DateTime::from_millis(ms);
+    c.insert_many((0..100).map(|i| {
+        let seen = if i % 2 == 0 { t0 - 120_000 } else { t0 };
+        doc! { "_id": i, "loc": point(f64::from(i) * 0.01, 0.0), "at": at(seen) }
+    }))
+    .await
+    .unwrap();
+    node.ttl_pass().await;
+    let near_origin = doc! { "loc": { "$geoWithin": { "$centerSphere": [[0, 0], 0.1] } } };
+    let live: Vec<i32> = (0..100).filter(|i| i % 2 == 1).collect();
+    assert_eq!(ids(&c, near_origin).await, live);
+    let r = db
+        .run_command(doc! { "validate": "couriers", "full": true })
+        .await
+        .unwrap();
+    assert!(r.get_bool("valid").unwrap(), "{r}");
+    assert_eq!(r.get_i64("nrecords").unwrap(), 50);
+    let keys = r.get_document("keysPerIndex").unwrap();
+    assert_eq!(keys.get_i64("loc_2dsphere").unwrap(), 50, "{keys}");
+}

@@ -68,6 +68,9 @@ pub enum ErrorKind {
     /// No plan can run the query (a `$near` without a geo index to order
     /// by).
     NoQueryExecutionPlans,
+    /// A document's value at a `2dsphere` index's field is no valid
+    /// location.
+    CannotExtractGeoKeys,
     /// The sort would exceed the in-memory sort limit.
     QueryExceededMemoryLimit,
     /// A find projection mixes inclusion into an exclusion projection

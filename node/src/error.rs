@@ -112,6 +112,7 @@ code_table! {
     CHANGE_STREAM_BOTH_TOKENS = 50865, "Location50865";
     QUERY_EXCEEDED_MEMORY_LIMIT = 292, "QueryExceededMemoryLimitNoDiskUseAllowed";
     NO_QUERY_EXECUTION_PLANS = 291, "NoQueryExecutionPlans";
+    CANNOT_EXTRACT_GEO_KEYS = 16755, "Location16755";
     MECHANISM_UNAVAILABLE = 334, "MechanismUnavailable";
     TOO_MANY_LOGICAL_SESSIONS = 261, "TooManyLogicalSessions";
     UNSUPPORTED_OP_QUERY_COMMAND = 352, "UnsupportedOpQueryCommand";
@@ -614,6 +615,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         IllegalOperation => ILLEGAL_OPERATION,
         QueryExceededMemoryLimit => QUERY_EXCEEDED_MEMORY_LIMIT,
         NoQueryExecutionPlans => NO_QUERY_EXECUTION_PLANS,
+        CannotExtractGeoKeys => CANNOT_EXTRACT_GEO_KEYS,
         ProjectionInclusionInExclusion => PROJECTION_INCLUSION_IN_EXCLUSION,
         ProjectionExclusionInInclusion => PROJECTION_EXCLUSION_IN_INCLUSION,
         ProjectionPathCollision => PROJECTION_PATH_COLLISION,

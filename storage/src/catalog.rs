@@ -49,6 +49,9 @@ pub const INTERNAL_PREFIX: &str = "$ebb_";
 /// `listIndexes` shows it as given.
 pub const ARCHIVE_TO: &str = "archiveTo";
 
+/// The key type of a `2dsphere` index (`{loc: "2dsphere"}`).
+pub const GEO_2DSPHERE: &str = "2dsphere";
+
 /// One index of a collection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -103,6 +106,12 @@ impl IndexMeta {
             .iter()
             .map(|(k, v)| (k.clone(), !is_negative(v)))
             .collect()
+    }
+
+    /// Whether this is a `2dsphere` index (its key holds S2 cells,
+    /// `index::geo`).
+    pub fn is_geo(&self) -> bool {
+        self.key.values().any(|v| v.as_str() == Some(GEO_2DSPHERE))
     }
 
     /// Whether this index is a TTL index the monitor acts on.

@@ -18,7 +18,7 @@ use ebb_lang::encoding::collation::Collation;
 use ebb_lang::encoding::display::shell;
 use ebb_lang::query::filter::Filter;
 use ebb_storage::catalog::{
-    ARCHIVE_TO, CollectionMeta, ID_INDEX_NAME, IndexMeta, same_key_pattern,
+    ARCHIVE_TO, CollectionMeta, GEO_2DSPHERE, ID_INDEX_NAME, IndexMeta, same_key_pattern,
 };
 use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
@@ -134,6 +134,13 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
                         spec_shown(key)
                     )));
                 }
+            }
+            RawBsonRef::String(GEO_2DSPHERE) if key.iter().count() == 1 => {}
+            RawBsonRef::String(GEO_2DSPHERE) => {
+                return Err(cannot_create(format!(
+                    "ebb supports a 2dsphere index on one field, alone (key pattern {})",
+                    spec_shown(key)
+                )));
             }
             RawBsonRef::String(kind) => {
                 return Err(cannot_create(format!(
@@ -256,6 +263,9 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
         meta.extra
             .insert("background", bool_field(spec, "background")?);
     }
+    if meta.is_geo() {
+        geo_options(spec, &mut meta)?;
+    }
     match spec.get(ARCHIVE_TO)? {
         None => {}
         Some(RawBsonRef::String(target)) => {
@@ -272,6 +282,36 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
         }
     }
     Ok(meta)
+}
+
+/// A `2dsphere` index's options: its version (mongod's 1, 2 or 3; 3 unless
+/// named, and listed), and none of what a geo index cannot be.
+fn geo_options(spec: &RawDocument, meta: &mut IndexMeta) -> CommandResult<()> {
+    let version = match spec.get("2dsphereIndexVersion")? {
+        None => 3,
+        Some(v) => match as_f64(v) {
+            Some(n) if [1.0, 2.0, 3.0].contains(&n) => n as i32,
+            _ => {
+                return Err(cannot_create(format!(
+                    "unsupported geo index version {{ 2dsphereIndexVersion : {} }}, only \
+                     support versions: [1,2,3]",
+                    shell(&Bson::try_from(v)?)
+                )));
+            }
+        },
+    };
+    meta.extra.insert("2dsphereIndexVersion", version);
+    if meta.unique {
+        return Err(cannot_create(
+            "ebb does not support unique 2dsphere indexes",
+        ));
+    }
+    if spec.get("expireAfterSeconds")?.is_some() {
+        return Err(cannot_create(
+            "a 2dsphere index cannot be a TTL index: TTL indexes hold dates",
+        ));
+    }
+    Ok(())
 }
 
 /// ebb's `archiveTo` of a parsed spec: a collection name of `db`, on a TTL
@@ -401,6 +441,11 @@ pub async fn create_indexes(req: Request) -> CommandResult {
         .and_then(|e| e.coll.timeseries.clone());
     for meta in &indexes {
         check_archive(&req.db, meta, timeseries.is_some())?;
+        if timeseries.is_some() && meta.is_geo() {
+            return Err(cannot_create(
+                "ebb does not support 2dsphere indexes on time-series collections",
+            ));
+        }
     }
     if let Some(ts) = timeseries {
         indexes = indexes

@@ -31,6 +31,7 @@ use ebb_lang::error::{Error, ErrorKind, Result};
 use ebb_lang::query::filter::Filter;
 use ebb_lang::query::path::index_keys;
 use ebb_lang::query::path::index_values;
+use ebb_lang::query::path::{LeafArray, any_candidate};
 
 /// When a document falls due under a TTL index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +102,9 @@ pub struct KeyGen {
     expire_after_secs: Option<i64>,
     /// For an ascending TTL index: where its expired entries can start.
     floor: Option<Floor>,
+    /// A `2dsphere` index: its one field's locations are keyed by their
+    /// S2 cells (`index::geo`).
+    geo: bool,
 }
 
 impl KeyGen {
@@ -123,7 +127,9 @@ impl KeyGen {
             unique: index.unique,
             top_level_only: fields.iter().all(|(f, _)| !f.contains('.')),
             fields,
-            sparse: index.sparse,
+            // A document without a location has no entry.
+            sparse: index.sparse || index.is_geo(),
+            geo: index.is_geo(),
             partial,
             collation,
             key_pattern: index.key.clone(),
@@ -240,6 +246,9 @@ impl KeyGen {
         if !self.covers(doc) {
             return Ok(0);
         }
+        if self.geo {
+            return self.geo_keys(doc, id_key, out);
+        }
         if let Some(added) = self.top_level_key(doc, id_key, out)? {
             return Ok(added);
         }
@@ -265,6 +274,45 @@ impl KeyGen {
             }
         }
         Ok(out.len() - start)
+    }
+
+    /// The entries of a `2dsphere` index: a key per S2 cell of each location
+    /// at its field (none when there is none); a value that is no valid
+    /// location refuses the document, with mongod's "Can't extract geo keys".
+    fn geo_keys(&self, doc: &RawDocument, id_key: &[u8], out: &mut Vec<Vec<u8>>) -> Result<usize> {
+        let Some((path, _)) = self.fields.first() else {
+            return Ok(0);
+        };
+        let mut cells = Vec::new();
+        let mut failure = None;
+        any_candidate(doc, path, LeafArray::Whole, &mut |value| {
+            match value.map(ebb_lang::geo::stored_shapes).transpose() {
+                Ok(found) => {
+                    for location in found.flatten().unwrap_or_default() {
+                        cells.extend(super::geo::cells_of(&location));
+                    }
+                }
+                Err(e) => failure = Some(e),
+            }
+            failure.is_some()
+        });
+        if let Some(e) = failure {
+            let shown = bson::Document::try_from(doc)
+                .map(|d| display::shell(&bson::Bson::Document(d)))
+                .unwrap_or_default();
+            return Err(Error::new(
+                ErrorKind::CannotExtractGeoKeys,
+                format!("Can't extract geo keys: {shown}  {}", e.message),
+            ));
+        }
+        cells.sort_unstable();
+        cells.dedup();
+        for cell in &cells {
+            let mut key = super::geo::cell_key(*cell);
+            key.extend_from_slice(id_key);
+            out.push(key);
+        }
+        Ok(cells.len())
     }
 
     /// The common case without the general path walk: every key field is a

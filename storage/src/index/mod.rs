@@ -1,7 +1,9 @@
-//! Secondary indexes: which entry keys a document puts into each index.
-//! The collection handle that holds them is `collection`'s.
+//! Secondary indexes: which entry keys a document puts into each index
+//! (`keygen`; a `2dsphere` index's S2 cells, `geo`). The collection handle
+//! that holds them is `collection`'s.
 
 pub mod floor;
+pub mod geo;
 mod keygen;
 mod rule;
 

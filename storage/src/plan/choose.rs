@@ -27,12 +27,13 @@ use bson::RawBson;
 
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::engine::{Direction, KeyRange};
+use crate::index::geo;
 use crate::timeseries::index as ts_index;
 use crate::timeseries::options::{META_INDEX, TimeseriesOptions};
 use ebb_lang::encoding::collation::{self, Collation};
 use ebb_lang::encoding::{bracket, keycode};
 use ebb_lang::error::{Error, ErrorKind, Result};
-use ebb_lang::query::filter::{Filter, Pred};
+use ebb_lang::query::filter::{Filter, GeoPred, GeoTest, Pred};
 use ebb_lang::query::regex::prefix_upper_bound;
 use ebb_lang::query::sort::SortSpec;
 use ebb_lang::query::value::ordered_scalar;
@@ -150,6 +151,9 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
     {
         return Ok(records_plan(intervals, q, id_coll.as_deref()));
     }
+    if let Some(plan) = geo_plan(meta, q, None) {
+        return Ok(plan);
+    }
     let mut usable = Vec::new();
     for index in meta.indexes.iter().filter(|i| general_purpose(i)) {
         let index_coll = index_collation(index)?;
@@ -250,6 +254,12 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
     if ts_index::user_key(index).is_some() || index.name == META_INDEX {
         return Ok(whole_index_plan(index, Direction::Forward, false));
     }
+    // A geo index's keys are cells: its ranges come from a geo predicate,
+    // else it is read whole (every document with a location).
+    if index.is_geo() {
+        return Ok(geo_plan(meta, q, Some(index))
+            .unwrap_or_else(|| whole_index_plan(index, Direction::Forward, false)));
+    }
     let preds = q.filter.top_level_predicates();
     let field = leading_field(index);
     let coll = q.filter.collation().map(|c| &**c);
@@ -279,7 +289,44 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
 /// over documents (a time-series index and ebb's internal ones are over
 /// buckets: `timeseries::prune` chooses those).
 fn general_purpose(i: &IndexMeta) -> bool {
-    !i.hidden && !i.sparse && ts_index::user_key(i).is_none() && !i.is_internal()
+    !i.hidden && !i.sparse && ts_index::user_key(i).is_none() && !i.is_internal() && !i.is_geo()
+}
+
+/// A plan over a `2dsphere` index for a `$geoWithin` (on the sphere) or
+/// `$geoIntersects` on its field: the ranges of the S2 cells covering the
+/// query's shape (`index::geo`); the filter decides each candidate.
+fn geo_plan(meta: &CollectionMeta, q: &QuerySpec, index: Option<&IndexMeta>) -> Option<Plan> {
+    let preds = q.filter.top_level_predicates();
+    preds.iter().find_map(|(path, pred)| {
+        let Pred::Geo(GeoPred(test)) = pred else {
+            return None;
+        };
+        let cells = match &**test {
+            GeoTest::Within(region) => geo::query_cells(Some(region), None)?,
+            GeoTest::Intersects(shape) => geo::query_cells(None, Some(shape))?,
+            GeoTest::Near(_) => return None,
+        };
+        let index = match index {
+            Some(hinted) => Some(hinted).filter(|i| leading_field(i) == *path)?,
+            None => meta.indexes.iter().find(|i| {
+                i.is_geo()
+                    && !i.hidden
+                    && leading_field(i) == *path
+                    && holds_every_match(i, None, &q.filter)
+            })?,
+        };
+        let (ranges, shown) = geo::ranges(&cells);
+        Some(Plan {
+            access: Access::Index {
+                index: Box::new(index.clone()),
+                ranges,
+                dir: Direction::Forward,
+            },
+            sorted_by_access: false,
+            bounds: vec![(path.to_string(), shown)],
+            stage: "IXSCAN",
+        })
+    })
 }
 
 /// Whether `index` holds every document `filter` can match: it has no
