@@ -327,6 +327,26 @@ async fn geo_answers_match_a_brute_force_reference_on_ten_thousand_random_points
             .filter(|i| !close(i))
             .collect();
         assert!(differ.is_empty(), "{q}: {differ:?}");
+        // The 25 nearest, nearest first.
+        let mut by_distance: Vec<(f64, i32)> = points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (haversine(center, *p), i as i32))
+            .collect();
+        by_distance.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let near = doc! { "loc": { "$nearSphere": { "$geometry": point(center.0, center.1) } } };
+        let got = in_order(&c, near.clone(), Some(25)).await;
+        let expected: Vec<i32> = by_distance[..25].iter().map(|(_, i)| *i).collect();
+        for (g, e) in got.iter().zip(&expected) {
+            let (dg, de) = (
+                haversine(center, points[*g as usize]),
+                haversine(center, points[*e as usize]),
+            );
+            assert!(
+                (dg - de).abs() < 1e-12,
+                "{near}: {got:?} against {expected:?}"
+            );
+        }
         // A random quadrilateral: the index and a scan agree.
         let (x0, y0) = (next() * 20.0, 30.0 + next() * 20.0);
         let (w, h) = (next() * 6.0, next() * 6.0);
@@ -372,4 +392,225 @@ async fn locations_that_expire_leave_the_geo_index_with_their_documents() {
     assert_eq!(r.get_i64("nrecords").unwrap(), 50);
     let keys = r.get_document("keysPerIndex").unwrap();
     assert_eq!(keys.get_i64("loc_2dsphere").unwrap(), 50, "{keys}");
+}
+
+/// Points every 0.1° of longitude along the equator, and one without a
+/// location; a 2dsphere index on `loc`.
+async fn equator(db: &Database) -> Collection<Document> {
+    let c = db.collection::<Document>("equator");
+    c.insert_many((0..20).map(|i| {
+        let x = f64::from(i) * 0.1;
+        if i % 4 == 0 {
+            doc! { "_id": i, "loc": [x, 0.0], "kind": i % 2 }
+        } else {
+            doc! { "_id": i, "loc": point(x, 0.0), "kind": i % 2 }
+        }
+    }))
+    .await
+    .unwrap();
+    c.insert_one(doc! { "_id": 100, "kind": 0 }).await.unwrap();
+    db.run_command(doc! {
+        "createIndexes": "equator",
+        "indexes": [{ "key": { "loc": "2dsphere" }, "name": "loc_2dsphere" }],
+    })
+    .await
+    .unwrap();
+    c
+}
+
+/// The `_id`s of a find, in the order it returns them.
+async fn in_order(c: &Collection<Document>, filter: Document, limit: Option<i64>) -> Vec<i32> {
+    use futures::TryStreamExt;
+    let mut find = c.find(filter);
+    if let Some(l) = limit {
+        find = find.limit(l);
+    }
+    find.await
+        .unwrap()
+        .try_collect::<Vec<Document>>()
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn near_and_near_sphere_return_the_nearest_first() {
+    let node = TestNode::start();
+    let db = node.db("geo").await;
+    let c = equator(&db).await;
+    // 0.1° of arc at mongod's Earth radius, in meters.
+    let step = 6_378_100.0 * 0.1_f64.to_radians();
+    let from = |x: f64| point(x, 0.0);
+    let near = |x: f64, max: Option<f64>, min: Option<f64>| {
+        let mut spec = doc! { "$geometry": from(x) };
+        if let Some(m) = max {
+            spec.insert("$maxDistance", m);
+        }
+        if let Some(m) = min {
+            spec.insert("$minDistance", m);
+        }
+        doc! { "loc": { "$near": spec } }
+    };
+    assert_eq!(
+        in_order(&c, near(1.04, None, None), Some(4)).await,
+        [10, 11, 9, 12]
+    );
+    assert_eq!(
+        in_order(&c, near(0.0, Some(step * 3.5), None), None).await,
+        [0, 1, 2, 3]
+    );
+    assert_eq!(
+        in_order(&c, near(0.0, Some(step * 3.5), Some(step * 1.5)), None).await,
+        [2, 3]
+    );
+    // A legacy point on the sphere measures in radians.
+    let legacy =
+        doc! { "loc": { "$nearSphere": [1.9, 0.0], "$maxDistance": 0.25_f64.to_radians() } };
+    assert_eq!(in_order(&c, legacy, None).await, [19, 18, 17]);
+    // The rest of the filter, skip, and a sort that takes over the order.
+    let mut filtered = near(1.04, None, None);
+    filtered.insert("kind", 1);
+    assert_eq!(in_order(&c, filtered, Some(3)).await, [11, 9, 13]);
+    use futures::TryStreamExt;
+    let skipped: Vec<i32> = c
+        .find(near(0.0, None, None))
+        .skip(18)
+        .projection(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect::<Vec<Document>>()
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect();
+    assert_eq!(skipped, [18, 19]);
+    let sorted: Vec<i32> = c
+        .find(near(0.0, Some(step * 2.5), None))
+        .sort(doc! { "_id": -1 })
+        .await
+        .unwrap()
+        .try_collect::<Vec<Document>>()
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.get_i32("_id").unwrap())
+        .collect();
+    assert_eq!(sorted, [2, 1, 0]);
+    // countDocuments runs a $match, where mongod refuses $near too.
+    expect_code(
+        c.count_documents(near(0.0, Some(step * 3.5), None)).await,
+        2,
+    );
+    // A flat $near needs a 2d index, which ebb does not build.
+    expect_code(c.find_one(doc! { "loc": { "$near": [0, 0] } }).await, 291);
+}
+
+#[tokio::test]
+async fn geo_near_adds_each_documents_distance_nearest_first() {
+    let node = TestNode::start();
+    let db = node.db("geo").await;
+    let c = equator(&db).await;
+    let step = 6_378_100.0 * 0.1_f64.to_radians();
+    let out = crate::common::agg(
+        &c,
+        vec![
+            doc! { "$geoNear": {
+                "near": point(0.0, 0.0),
+                "distanceField": "dist.meters",
+                "maxDistance": step * 2.5,
+                "includeLocs": "where",
+                "query": { "kind": 0 },
+            } },
+            doc! { "$project": { "dist": 1, "where": 1 } },
+        ],
+    )
+    .await;
+    let got: Vec<(i32, f64)> = out
+        .iter()
+        .map(|d| {
+            (
+                d.get_i32("_id").unwrap(),
+                d.get_document("dist").unwrap().get_f64("meters").unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [0, 2]);
+    assert!(
+        got[0].1.abs() < 1e-6 && (got[1].1 - 2.0 * step).abs() < 1e-3,
+        "{got:?}"
+    );
+    assert_eq!(out[1].get_document("where").unwrap(), &point(0.2, 0.0));
+    // A legacy point with spherical: radians, scaled by distanceMultiplier.
+    let out = crate::common::agg(
+        &c,
+        vec![
+            doc! { "$geoNear": {
+                "near": [0.0, 0.0],
+                "spherical": true,
+                "distanceField": "d",
+                "distanceMultiplier": 6378.1,
+            } },
+            doc! { "$limit": 2 },
+        ],
+    )
+    .await;
+    let km = out[1].get_f64("d").unwrap();
+    assert!((km - step / 1000.0).abs() < 1e-6, "{km}");
+
+    crate::common::agg_err(
+        &c,
+        vec![
+            doc! { "$match": {} },
+            doc! { "$geoNear": { "near": [0, 0], "distanceField": "d" } },
+        ],
+        40602,
+    )
+    .await;
+    crate::common::agg_err(&c, vec![doc! { "$geoNear": { "near": [0, 0] } }], 9).await;
+    crate::common::agg_err(
+        &c,
+        vec![doc! { "$geoNear": { "near": [0, 0], "distanceField": "d", "num": 5 } }],
+        40415,
+    )
+    .await;
+    // A flat $geoNear needs a 2d index.
+    crate::common::agg_err(
+        &c,
+        vec![doc! { "$geoNear": { "near": [0, 0], "distanceField": "d" } }],
+        27,
+    )
+    .await;
+    db.run_command(doc! {
+        "createIndexes": "equator",
+        "indexes": [{ "key": { "other": "2dsphere" }, "name": "other_2dsphere" }],
+    })
+    .await
+    .unwrap();
+    let msg = crate::common::agg_err(
+        &c,
+        vec![doc! { "$geoNear": { "near": point(0.0, 0.0), "distanceField": "d" } }],
+        27,
+    )
+    .await;
+    assert!(msg.contains("more than one"), "{msg}");
+    let keyed = crate::common::agg(
+        &c,
+        vec![
+            doc! { "$geoNear": { "near": point(0.0, 0.0), "distanceField": "d", "key": "loc" } },
+            doc! { "$limit": 1 },
+        ],
+    )
+    .await;
+    assert_eq!(keyed[0].get_i32("_id").unwrap(), 0);
+    let empty = db.collection::<Document>("no_index");
+    empty.insert_one(doc! { "loc": [0, 0] }).await.unwrap();
+    crate::common::agg_err(
+        &empty,
+        vec![doc! { "$geoNear": { "near": point(0.0, 0.0), "distanceField": "d" } }],
+        27,
+    )
+    .await;
 }

@@ -107,7 +107,7 @@ code_table! {
     INVALID_RESUME_TOKEN = 260, "InvalidResumeToken";
     CHANGE_STREAM_FATAL_ERROR = 280, "ChangeStreamFatalError";
     CHANGE_STREAM_HISTORY_LOST = 286, "ChangeStreamHistoryLost";
-    CHANGE_STREAM_NOT_FIRST = 40602, "Location40602";
+    FIRST_STAGE_ONLY = 40602, "Location40602";
     CHANGE_STREAM_TWO_STARTS = 40674, "Location40674";
     CHANGE_STREAM_BOTH_TOKENS = 50865, "Location50865";
     QUERY_EXCEEDED_MEMORY_LIMIT = 292, "QueryExceededMemoryLimitNoDiskUseAllowed";

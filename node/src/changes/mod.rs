@@ -52,7 +52,7 @@ pub fn stages<'a>(
                 .any(|v| matches!(v, Ok(bson::RawBsonRef::Document(d)) if is_change_stream(d)));
             if later {
                 return Err(CommandError::new(
-                    codes::CHANGE_STREAM_NOT_FIRST,
+                    codes::FIRST_STAGE_ONLY,
                     "$changeStream is only valid as the first stage in a pipeline",
                 ));
             }

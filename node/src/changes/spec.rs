@@ -259,7 +259,7 @@ pub fn follows(stage: &RawDocument) -> CommandResult<()> {
         "$match" | "$project" | "$addFields" | "$set" | "$unset" | "$replaceRoot"
         | "$replaceWith" | "$redact" => Ok(()),
         "$changeStream" => Err(CommandError::new(
-            codes::CHANGE_STREAM_NOT_FIRST,
+            codes::FIRST_STAGE_ONLY,
             "$changeStream is only valid as the first stage in a pipeline",
         )),
         other => Err(CommandError::new(

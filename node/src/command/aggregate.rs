@@ -112,9 +112,20 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let mut stages = Vec::new();
     let mut write_stage = None;
     let mut report = None;
+    let mut geo_near = None;
     let count = pipeline.into_iter().count();
     for (i, v) in pipeline.into_iter().enumerate() {
         match v? {
+            RawBsonRef::Document(d) if first_key(d) == Some("$geoNear") => {
+                if i != 0 {
+                    return Err(CommandError::new(
+                        codes::FIRST_STAGE_ONLY,
+                        "$geoNear is only valid as the first stage in a pipeline",
+                    ));
+                }
+                let spec = d.get("$geoNear")?.ok_or_else(CommandError::internal)?;
+                geo_near = Some(super::near::parse_geo_near(spec)?);
+            }
             RawBsonRef::Document(d) if i + 1 == count && write_stage_name(d).is_some() => {
                 write_stage = Some(parse_write_stage(d, &env)?);
             }
@@ -133,8 +144,12 @@ pub async fn aggregate(req: Request) -> CommandResult {
             }
         }
     }
-    // A reporting stage is the pipeline's source, as `$documents` is.
-    check_top_level(&stages, collectionless && report.is_none())?;
+    // A reporting stage, or `$geoNear`, is the pipeline's source, as
+    // `$documents` is.
+    check_top_level(
+        &stages,
+        collectionless && report.is_none() && geo_near.is_none(),
+    )?;
     let write_cx = WriteContext {
         node: &req.node,
         db: &req.db,
@@ -160,11 +175,19 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let deadline = max_time.map(|limit| Instant::now() + limit);
     let (node, db) = (req.node.clone(), req.db.clone());
     let pipeline_collation = collation.clone();
-    let source = match report {
-        Some(report) => {
+    let source = match (report, geo_near) {
+        (Some(report), _) => {
             Some(report::documents(&req, (!collectionless).then_some(name), report).await?)
         }
-        None => None,
+        (None, Some(stage)) => {
+            let resolved = match req.node.collection(&req.db, name) {
+                Some(entry) => query::resolve(&collation, &entry.coll.meta)?,
+                None => collation.resolve(None),
+            };
+            let near = super::near::geo_near(&req, name, stage, &env, resolved, max_time);
+            Some(near.await?)
+        }
+        (None, None) => None,
     };
     let results = match req
         .node
@@ -258,4 +281,9 @@ pub async fn aggregate(req: Request) -> CommandResult {
     };
     let cursor = OpenCursor::new(ns, Source::Buffered(results.into()), cursor_owner(&req));
     respond(&req.node, cursor, batch_size, true, false).await
+}
+
+/// The name of a stage document's first field (its stage).
+fn first_key(stage: &bson::RawDocument) -> Option<&str> {
+    stage.iter().next()?.ok().map(|(k, _)| k.as_str())
 }

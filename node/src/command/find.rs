@@ -196,6 +196,10 @@ pub async fn find(req: Request) -> CommandResult {
     };
     let spec = cmd.collated_spec(&entry.coll.meta)?;
     let plan = cmd.plan(&entry.coll.meta, &spec)?;
+    if let Some((path, near)) = spec.filter.near() {
+        let near = (path.to_owned(), *near);
+        return find_near(&req, &entry.coll, cmd, spec, plan, near, ns).await;
+    }
     let projection = if cmd.return_key {
         Some(return_key(&entry.coll.meta, &plan)?)
     } else {
@@ -232,6 +236,60 @@ pub async fn find(req: Request) -> CommandResult {
             inserted: entry.inserted.clone(),
         });
     }
+    respond(&req.node, cursor, first, true, cmd.single_batch).await
+}
+
+/// A find with `$near` or `$nearSphere`: its documents nearest first
+/// (`near`), or in its `sort` when it names one, as mongod orders them;
+/// then its `skip`, `limit` and projection, served from one snapshot.
+async fn find_near(
+    req: &Request,
+    coll: &std::sync::Arc<ebb_storage::Collection>,
+    cmd: FindCommand,
+    spec: QuerySpec,
+    plan: plan::Plan,
+    near: (String, ebb_lang::query::filter::Near),
+    ns: String,
+) -> CommandResult {
+    if cmd.tailable || cmd.return_key {
+        return Err(CommandError::bad_value(
+            "$near and $nearSphere cannot be combined with tailable or returnKey",
+        ));
+    }
+    let keep = match &spec.sort {
+        Some(_) => None,
+        None => cmd.limit.map(|l| l.saturating_add(cmd.skip)),
+    };
+    let filter = spec.filter.clone();
+    let mut found = super::near::ordered(
+        &req.node,
+        coll,
+        plan,
+        spec.clone(),
+        cmd.max_time,
+        near,
+        keep,
+    )
+    .await?;
+    if let Some(sort) = &spec.sort {
+        found.sort_by(|a, b| sort.compare(&a.1, &b.1));
+    }
+    let projection = cmd
+        .projection
+        .map(|p| p.collated(filter.collation().cloned()));
+    let skip = usize::try_from(cmd.skip).unwrap_or(usize::MAX);
+    let take = cmd
+        .limit
+        .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+    let mut out = std::collections::VecDeque::new();
+    for (_, doc) in found.into_iter().skip(skip).take(take) {
+        out.push_back(match &projection {
+            Some(p) => p.apply(&doc, &filter)?,
+            None => doc,
+        });
+    }
+    let cursor = OpenCursor::new(ns, Source::Buffered(out), cursor_owner(req));
+    let first = cmd.batch_size.unwrap_or(DEFAULT_FIRST_BATCH);
     respond(&req.node, cursor, first, true, cmd.single_batch).await
 }
 

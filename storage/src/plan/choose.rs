@@ -33,7 +33,7 @@ use crate::timeseries::options::{META_INDEX, TimeseriesOptions};
 use ebb_lang::encoding::collation::{self, Collation};
 use ebb_lang::encoding::{bracket, keycode};
 use ebb_lang::error::{Error, ErrorKind, Result};
-use ebb_lang::query::filter::{Filter, GeoPred, GeoTest, Pred};
+use ebb_lang::query::filter::{Filter, GeoPred, GeoTest, Near, Pred};
 use ebb_lang::query::regex::prefix_upper_bound;
 use ebb_lang::query::sort::SortSpec;
 use ebb_lang::query::value::ordered_scalar;
@@ -130,12 +130,8 @@ struct Interval {
 
 /// Chooses a plan.
 pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
-    if q.filter.near().is_some() {
-        return Err(crate::Error::new(
-            crate::ErrorKind::NoQueryExecutionPlans,
-            "error processing query: planner returned error :: caused by :: unable to find \
-             index for $geoNear query",
-        ));
+    if let Some((path, near)) = q.filter.near() {
+        return near_plan(meta, q, path, near);
     }
     if let Some(hint) = &q.hint {
         return plan_hinted(meta, q, hint);
@@ -290,6 +286,49 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
 /// buckets: `timeseries::prune` chooses those).
 fn general_purpose(i: &IndexMeta) -> bool {
     !i.hidden && !i.sparse && ts_index::user_key(i).is_none() && !i.is_internal() && !i.is_geo()
+}
+
+/// The candidates of a `$near` or `$nearSphere` on `path`: the cells of
+/// the cap its `$maxDistance` draws, or, without one, the whole `2dsphere`
+/// index on the path; ordering them by distance is the caller's (the
+/// filter bounds each candidate's). Without such an index, or for a flat
+/// `$near` (a `2d` index's), mongod's 291.
+fn near_plan(meta: &CollectionMeta, q: &QuerySpec, path: &str, near: &Near) -> Result<Plan> {
+    let index = meta
+        .indexes
+        .iter()
+        .find(|i| i.is_geo() && !i.hidden && leading_field(i) == path)
+        .filter(|i| near.spherical && holds_every_match(i, None, &q.filter));
+    let Some(index) = index else {
+        return Err(Error::new(
+            ErrorKind::NoQueryExecutionPlans,
+            "error processing query: planner returned error :: caused by :: unable to find \
+             index for $geoNear query",
+        ));
+    };
+    let Some(max) = near.max else {
+        return Ok(whole_index_plan(index, Direction::Forward, false));
+    };
+    let radians = match near.geojson {
+        true => max / ebb_lang::geo::EARTH_RADIUS_METERS,
+        false => max,
+    };
+    let region = ebb_lang::geo::Region::Cap {
+        center: near.center,
+        radians: radians.min(std::f64::consts::PI),
+    };
+    let cells = geo::query_cells(Some(&region), None).unwrap_or_default();
+    let (ranges, shown) = geo::ranges(&cells);
+    Ok(Plan {
+        access: Access::Index {
+            index: Box::new(index.clone()),
+            ranges,
+            dir: Direction::Forward,
+        },
+        sorted_by_access: false,
+        bounds: vec![(path.to_owned(), shown)],
+        stage: "IXSCAN",
+    })
 }
 
 /// A plan over a `2dsphere` index for a `$geoWithin` (on the sphere) or
