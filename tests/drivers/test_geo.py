@@ -1,0 +1,47 @@
+"""pymongo against ebbd: places that expire, as an application models them
+(a 2dsphere index beside a TTL index on one collection), searched with
+$near, $geoWithin and $geoNear."""
+import datetime
+import time
+
+import pymongo
+import pytest
+from pymongo.errors import OperationFailure
+
+
+def point(lng, lat):
+    return {"type": "Point", "coordinates": [lng, lat]}
+
+
+def test_places_that_expire_are_found_nearest_first_and_then_gone(db):
+    db.places.create_index([("loc", pymongo.GEOSPHERE)])
+    db.places.create_index("seen", expireAfterSeconds=2)
+    info = db.places.index_information()["loc_2dsphere"]
+    assert info["key"] == [("loc", "2dsphere")] and info["2dsphereIndexVersion"] == 3
+    now = datetime.datetime.now(datetime.timezone.utc)
+    db.places.insert_many([
+        {"_id": "cafe", "loc": point(2.35, 48.85), "seen": now},
+        {"_id": "museum", "loc": point(2.34, 48.86), "seen": now},
+        {"_id": "tower", "loc": point(2.29, 48.86), "seen": now},
+        {"_id": "gone", "loc": point(2.35, 48.85), "seen": now - datetime.timedelta(hours=1)},
+    ])
+    near = {"loc": {"$near": {"$geometry": point(2.351, 48.851), "$maxDistance": 2000}}}
+    assert [d["_id"] for d in db.places.find(near)] == ["cafe", "museum"]
+    box = {"type": "Polygon", "coordinates": [[[2.3, 48.8], [2.4, 48.8], [2.4, 48.9], [2.3, 48.9], [2.3, 48.8]]]}
+    within = sorted(d["_id"] for d in db.places.find({"loc": {"$geoWithin": {"$geometry": box}}}))
+    assert within == ["cafe", "museum"]
+    out = list(db.places.aggregate([
+        {"$geoNear": {"near": point(2.29, 48.86), "distanceField": "meters", "maxDistance": 5000}},
+    ]))
+    assert [d["_id"] for d in out] == ["tower", "museum", "cafe"]
+    assert out[0]["meters"] < 1 and 3000 < out[1]["meters"] < 4000
+    with pytest.raises(OperationFailure) as refused:
+        db.places.insert_one({"loc": {"type": "Point", "coordinates": [500, 0]}})
+    assert refused.value.code == 16755
+    # The places expire, and their locations with them.
+    deadline = time.monotonic() + 30
+    while db.command("validate", "places")["nrecords"] > 0:
+        assert time.monotonic() < deadline, "places did not expire"
+        time.sleep(0.1)
+    assert list(db.places.find(near)) == []
+    assert db.command("validate", "places")["keysPerIndex"]["loc_2dsphere"] == 0
