@@ -61,8 +61,8 @@ pub async fn run(args: &Args) -> Result<Outcome> {
     let hours = shown.get_document("nextWeek")?.get_array("perHour")?;
     let total: i64 = shown.get_i64("due")? + hours.iter().filter_map(|h| h.as_i64()).sum::<i64>();
     let through = shown.get_datetime("countedThrough")?.timestamp_millis();
-    let forecast_ms = percentile(&forecasts, 0.5);
-    let count_ms = percentile(&counts, 0.5);
+    let forecast_ms = percentile(&forecasts, 50.0);
+    let count_ms = percentile(&counts, 50.0);
     let mut out = Outcome::new("forecast");
     out.add("docs", n, "");
     out.add("forecast_median_ms", forecast_ms, "ms");

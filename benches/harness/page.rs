@@ -88,12 +88,12 @@ pub async fn run(args: &Args) -> Result<Outcome> {
         wall.sort_by(f64::total_cmp);
         out.add(
             &format!("{name}_server_median_ms"),
-            percentile(&server, 0.5),
+            percentile(&server, 50.0),
             "ms",
         );
         out.add(
             &format!("{name}_wall_median_ms"),
-            percentile(&wall, 0.5),
+            percentile(&wall, 50.0),
             "ms",
         );
     }

@@ -9,19 +9,22 @@
 use std::sync::Arc;
 
 use bson::RawDocumentBuf;
-use ebb_lang::geo::stored_shapes;
+use ebb_lang::geo::{EARTH_RADIUS_METERS, stored_shapes};
 use ebb_lang::query::filter::Near;
 use ebb_lang::query::path::{LeafArray, any_candidate};
 use ebb_storage::Collection;
 use ebb_storage::plan::exec::{BatchLimits, QueryCursor};
-use ebb_storage::plan::{Plan, QuerySpec};
+use ebb_storage::plan::{self, Plan, QuerySpec};
 
 use crate::context::NodeContext;
 use crate::error::{CommandError, CommandResult, codes};
 
 /// The documents `spec` matches over `plan`, each with its distance from
 /// the center of `near` (on `path`), nearest first; at most `keep` of
-/// them when it is given.
+/// them when it is given. With `keep` and no `$maxDistance`, the search
+/// starts near the center and widens (the radius four times over) until it holds
+/// `keep` documents no farther than its radius, each of which is then
+/// nearer than anything outside it; every search reads one snapshot.
 pub async fn ordered(
     node: &Arc<NodeContext>,
     coll: &Arc<Collection>,
@@ -31,30 +34,64 @@ pub async fn ordered(
     (path, near): (String, Near),
     keep: Option<u64>,
 ) -> CommandResult<Vec<(f64, RawDocumentBuf)>> {
-    let mut query =
-        QueryCursor::new(coll, plan, spec.filter, None, 0, None)?.with_time_limit(max_time);
+    let keep = keep.map(|k| usize::try_from(k).unwrap_or(usize::MAX));
+    let widening = keep.filter(|_| near.max.is_none() && near.spherical);
+    let coll = coll.clone();
     let found = node
         .scan(move |snap| {
-            let limits = BatchLimits {
-                max_docs: usize::MAX,
-                max_bytes: usize::MAX,
+            let Some(wanted) = widening else {
+                return Ok(gather(snap, &coll, plan, &spec, max_time, &path, &near)?);
             };
-            let mut out = Vec::new();
-            while !query.exhausted() {
-                for f in query.next_batch(snap, limits)? {
-                    let d = distance(&f.doc, &path, &near);
-                    out.push((d, f.doc));
+            // Radians, doubled until the cap holds enough (or everything).
+            let mut radians = START_RADIANS;
+            loop {
+                let whole = radians >= std::f64::consts::PI;
+                let within = (!whole).then_some(radians);
+                let plan = plan::near_plan_within(&coll.meta, &spec, &path, &near, within)?;
+                let mut found = gather(snap, &coll, plan, &spec, max_time, &path, &near)?;
+                let unit = if near.geojson { EARTH_RADIUS_METERS } else { 1.0 };
+                found.retain(|(d, _)| whole || *d <= radians * unit);
+                if whole || found.len() >= wanted {
+                    return Ok(found);
                 }
+                radians *= 4.0;
             }
-            Ok(out)
         })
         .await?;
     let mut found = found;
     found.sort_by(|a, b| a.0.total_cmp(&b.0));
     if let Some(keep) = keep {
-        found.truncate(usize::try_from(keep).unwrap_or(usize::MAX));
+        found.truncate(keep);
     }
     Ok(found)
+}
+
+/// The first radius a widening search reads (about 640 m).
+const START_RADIANS: f64 = 1e-4;
+
+/// Every document `plan` and the filter of `spec` give, with its distance.
+fn gather(
+    snap: &dyn ebb_storage::engine::Snapshot,
+    coll: &Arc<Collection>,
+    plan: Plan,
+    spec: &QuerySpec,
+    max_time: Option<std::time::Duration>,
+    path: &str,
+    near: &Near,
+) -> ebb_storage::Result<Vec<(f64, RawDocumentBuf)>> {
+    let mut query =
+        QueryCursor::new(coll, plan, spec.filter.clone(), None, 0, None)?.with_time_limit(max_time);
+    let limits = BatchLimits {
+        max_docs: usize::MAX,
+        max_bytes: usize::MAX,
+    };
+    let mut out = Vec::new();
+    while !query.exhausted() {
+        for f in query.next_batch(snap, limits)? {
+            out.push((distance(&f.doc, path, near), f.doc));
+        }
+    }
+    Ok(out)
 }
 
 /// The distance of the nearest location of `doc` at `path` (infinite when

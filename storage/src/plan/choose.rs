@@ -294,6 +294,22 @@ fn general_purpose(i: &IndexMeta) -> bool {
 /// filter bounds each candidate's). Without such an index, or for a flat
 /// `$near` (a `2d` index's), mongod's 291.
 fn near_plan(meta: &CollectionMeta, q: &QuerySpec, path: &str, near: &Near) -> Result<Plan> {
+    let radians = near.max.map(|max| match near.geojson {
+        true => max / ebb_lang::geo::EARTH_RADIUS_METERS,
+        false => max,
+    });
+    near_plan_within(meta, q, path, near, radians)
+}
+
+/// [`near_plan`] within `radians` of the center (`None`: everywhere), for
+/// a caller that widens the search until it has the nearest it needs.
+pub fn near_plan_within(
+    meta: &CollectionMeta,
+    q: &QuerySpec,
+    path: &str,
+    near: &Near,
+    radians: Option<f64>,
+) -> Result<Plan> {
     let index = meta
         .indexes
         .iter()
@@ -306,16 +322,12 @@ fn near_plan(meta: &CollectionMeta, q: &QuerySpec, path: &str, near: &Near) -> R
              index for $geoNear query",
         ));
     };
-    let Some(max) = near.max else {
+    let Some(radians) = radians.filter(|r| *r < std::f64::consts::PI) else {
         return Ok(whole_index_plan(index, Direction::Forward, false));
-    };
-    let radians = match near.geojson {
-        true => max / ebb_lang::geo::EARTH_RADIUS_METERS,
-        false => max,
     };
     let region = ebb_lang::geo::Region::Cap {
         center: near.center,
-        radians: radians.min(std::f64::consts::PI),
+        radians,
     };
     let cells = geo::query_cells(Some(&region), None).unwrap_or_default();
     let (ranges, shown) = geo::ranges(&cells);
