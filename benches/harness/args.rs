@@ -19,6 +19,7 @@ pub enum Scenario {
     TimeseriesChurn,
     Aggregation,
     Forecast,
+    Geo,
     Page,
     Watch,
 }

@@ -40,6 +40,9 @@
 //!   the next week, against a hinted `count` of the same keys.
 //! - `page`: the expiry page's render time at the server with 1,000
 //!   collections, 100 TTL indexes and one TTL index of N documents.
+//! - `geo`: N points with and without a `2dsphere` index: the insert rate
+//!   with it against without, `$near` with a limit of 100 and `$geoWithin`
+//!   of a city-sized square.
 //!
 //! - `watch`: a change stream on a one-member set under a stream of
 //!   inserts with a TTL: delivery latency, and one delete event per
@@ -56,6 +59,7 @@ mod churn;
 mod daemon;
 mod floor;
 mod forecast;
+mod geo;
 mod interleaved;
 mod oldest;
 mod page;
@@ -96,6 +100,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Aggregation => aggregation::run(args).await,
         Scenario::Forecast => forecast::run(args).await,
         Scenario::Page => page::run(args).await,
+        Scenario::Geo => geo::run(args).await,
         Scenario::Watch => watch::run(args).await,
     }
 }

@@ -49,7 +49,11 @@ pub async fn ordered(
                 let within = (!whole).then_some(radians);
                 let plan = plan::near_plan_within(&coll.meta, &spec, &path, &near, within)?;
                 let mut found = gather(snap, &coll, plan, &spec, max_time, &path, &near)?;
-                let unit = if near.geojson { EARTH_RADIUS_METERS } else { 1.0 };
+                let unit = if near.geojson {
+                    EARTH_RADIUS_METERS
+                } else {
+                    1.0
+                };
                 found.retain(|(d, _)| whole || *d <= radians * unit);
                 if whole || found.len() >= wanted {
                     return Ok(found);
