@@ -1,8 +1,10 @@
 //! The consensus library's messages between members, carried by the node
 //! ([`Transport`]: on the port clients use, so a member has one address).
 //!
-//! A message is a kind ([`Rpc`]) and a BSON body; the answer is the
-//! receiver's `Result`, encoded the same way. A member that cannot be
+//! A message is a kind ([`Rpc`]) and a CBOR body; the answer is the
+//! receiver's `Result`, encoded the same way. A chunk of a snapshot carries
+//! its bytes as they are after the CBOR of the rest (`chunk`): a sequence
+//! of integers would cost more than the copy. A member that cannot be
 //! reached is reported as such, so the library backs off.
 
 use std::sync::Arc;
@@ -99,6 +101,19 @@ impl Channel {
         E: std::error::Error + DeserializeOwned,
     {
         let body = encode(req).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        self.call(rpc, body, option).await
+    }
+
+    async fn call<Resp, E>(
+        &self,
+        rpc: Rpc,
+        body: Vec<u8>,
+        option: &RPCOption,
+    ) -> Result<Resp, RPCError<NodeId, Member, E>>
+    where
+        Resp: DeserializeOwned,
+        E: std::error::Error + DeserializeOwned,
+    {
         let answer = self
             .transport
             .call(&self.host, rpc, body, option.hard_ttl())
@@ -127,7 +142,8 @@ impl RaftNetwork<TypeConfig> for Channel {
         InstallSnapshotResponse<NodeId>,
         RPCError<NodeId, Member, RaftError<NodeId, InstallSnapshotError>>,
     > {
-        self.send(Rpc::Snapshot, &rpc, &option).await
+        let body = chunk::encode(rpc).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        self.call(Rpc::Snapshot, body, &option).await
     }
 
     async fn vote(
@@ -158,7 +174,11 @@ pub async fn serve(raft: &crate::types::Raft, rpc: Rpc, body: &[u8]) -> std::io:
             }
             encode(&raft.vote(request).await)
         }
-        Rpc::Snapshot => encode(&raft.install_snapshot(decode(body).map_err(bad)?).await),
+        Rpc::Snapshot => encode(
+            &raft
+                .install_snapshot(chunk::decode(body).map_err(bad)?)
+                .await,
+        ),
     };
     answer.map_err(bad)
 }
@@ -176,4 +196,72 @@ fn removed_by(raft: &crate::types::Raft, request: &VoteRequest<NodeId>) -> bool 
     let made_at = config.log_id().map_or(0, |l| l.index);
     let candidate_last = request.last_log_id.map_or(0, |l| l.index);
     !named && made_at > candidate_last
+}
+
+/// A chunk of a snapshot on the wire: the length of the CBOR of the
+/// request without its data (4 bytes, big-endian), that CBOR, the data.
+mod chunk {
+    use openraft::StorageError;
+    use openraft::raft::InstallSnapshotRequest;
+
+    use crate::log::{decode as cbor_decode, encode as cbor_encode, read_err};
+    use crate::types::TypeConfig;
+
+    type Request = InstallSnapshotRequest<TypeConfig>;
+    type Result<T> = std::result::Result<T, StorageError<u64>>;
+
+    pub(super) fn encode(mut request: Request) -> Result<Vec<u8>> {
+        let data = std::mem::take(&mut request.data);
+        let head = cbor_encode(&request)?;
+        let mut body = Vec::with_capacity(4 + head.len() + data.len());
+        body.extend_from_slice(&(head.len() as u32).to_be_bytes());
+        body.extend_from_slice(&head);
+        body.extend_from_slice(&data);
+        Ok(body)
+    }
+
+    pub(super) fn decode(body: &[u8]) -> Result<Request> {
+        let short = || read_err(ebb_storage::Error::engine("a snapshot chunk cut short"));
+        let (len, rest) = body.split_first_chunk::<4>().ok_or_else(short)?;
+        let len = u32::from_be_bytes(*len) as usize;
+        if rest.len() < len {
+            return Err(short());
+        }
+        let (head, data) = rest.split_at(len);
+        let mut request: Request = cbor_decode(head)?;
+        request.data = data.to_vec();
+        Ok(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use openraft::raft::InstallSnapshotRequest;
+    use openraft::storage::SnapshotMeta;
+    use openraft::{CommittedLeaderId, LogId, Vote};
+
+    use super::chunk;
+
+    #[test]
+    fn a_snapshot_chunk_arrives_as_it_was_sent() {
+        let request = InstallSnapshotRequest {
+            vote: Vote::new_committed(3, 7),
+            meta: SnapshotMeta {
+                last_log_id: Some(LogId::new(CommittedLeaderId::new(3, 7), 500)),
+                last_membership: Default::default(),
+                snapshot_id: "3-500".into(),
+            },
+            offset: 6 << 20,
+            data: (0..=255u8).cycle().take(3 << 20).collect(),
+            done: true,
+        };
+        let body = chunk::encode(request.clone()).unwrap();
+        assert_eq!(
+            body.len() - (3 << 20),
+            4 + u32::from_be_bytes(body[..4].try_into().unwrap()) as usize
+        );
+        assert_eq!(chunk::decode(&body).unwrap(), request);
+        assert!(chunk::decode(&body[..3]).is_err());
+        assert!(chunk::decode(&body[..10]).is_err());
+    }
 }

@@ -121,6 +121,12 @@ pub(crate) struct Freeze {
     pub(crate) until: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
+/// How long a member may take to take in one chunk of a snapshot (a few
+/// megabytes; the last one is also unpacked) before the leader sends the
+/// snapshot again from the start. A heartbeat's time is far too short for
+/// a member busy loading its last one.
+const SNAPSHOT_CHUNK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// One member of a replica set.
 pub struct Replica {
     pub(crate) raft: Raft,
@@ -155,6 +161,7 @@ impl Replica {
             heartbeat_interval: timing.heartbeat.as_millis() as u64,
             election_timeout_min: election * 2 / 5,
             election_timeout_max: election * 4 / 5,
+            install_snapshot_timeout: SNAPSHOT_CHUNK_TIMEOUT.as_millis() as u64,
             snapshot_policy: SnapshotPolicy::LogsSinceLast(compaction.every),
             max_in_snapshot_log_to_keep: compaction.keep,
             purge_batch_size: (compaction.every / 10).max(1),
