@@ -138,6 +138,20 @@ async fn bad_shapes_and_near_without_a_geo_index_are_refused_as_mongod_refuses_t
         291,
     );
     expect_code(find(doc! { "loc": { "$maxDistance": 1 } }).await, 2);
+    // Nearest first is an order of the whole answer: $near is one of its
+    // top-level conditions, and only one.
+    let near = doc! { "$near": { "$geometry": point(0.0, 0.0) } };
+    let msg = expect_code(
+        find(doc! { "$or": [{ "loc": near.clone() }, { "_id": 1 }] }).await,
+        2,
+    );
+    assert!(msg.contains("geoNear must be top-level expr"), "{msg}");
+    expect_code(find(doc! { "loc": { "$not": near.clone() } }).await, 2);
+    let msg = expect_code(
+        find(doc! { "$and": [{ "loc": near.clone() }, { "loc": near.clone() }] }).await,
+        2,
+    );
+    assert!(msg.contains("Too many geoNear expressions"), "{msg}");
     agg_err(
         &c,
         vec![doc! { "$match": { "loc": { "$near": [0, 0] } } }],

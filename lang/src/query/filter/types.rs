@@ -239,6 +239,22 @@ impl Filter {
         self.root.near()
     }
 
+    /// Refuses a filter whose `$near` or `$nearSphere` is not one of its
+    /// top-level conditions, or that has more than one, as mongod does.
+    pub fn check_near(&self) -> Result<(), Error> {
+        let mut count = 0;
+        self.root.count_near(&mut count);
+        if count > 1 {
+            return Err(Error::bad_value("Too many geoNear expressions"));
+        }
+        let mut top = Vec::new();
+        collect_conjuncts(&self.root, &mut top);
+        if count == 1 && !top.iter().any(|(_, pred)| pred.is_near()) {
+            return Err(Error::bad_value("geoNear must be top-level expr"));
+        }
+        Ok(())
+    }
+
     /// Whether the filter has no predicate at all (matches every document).
     pub fn is_empty(&self) -> bool {
         matches!(&self.root, Expr::And(children) if children.is_empty())
@@ -296,7 +312,32 @@ impl Expr {
     }
 }
 
+impl Expr {
+    fn count_near(&self, count: &mut usize) {
+        match self {
+            Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().for_each(|e| e.count_near(count)),
+            Expr::Path { pred, .. } => pred.count_near(count),
+            Expr::AlwaysTrue | Expr::AlwaysFalse | Expr::JsonSchema(_) | Expr::Expr(_) => {}
+        }
+    }
+}
+
 impl Pred {
+    fn is_near(&self) -> bool {
+        matches!(self, Pred::Geo(GeoPred(test)) if matches!(&**test, GeoTest::Near(_)))
+    }
+
+    fn count_near(&self, count: &mut usize) {
+        match self {
+            Pred::Geo(_) => *count += usize::from(self.is_near()),
+            Pred::Not(preds) | Pred::AnyOf(preds) | Pred::ElemMatch(ElemMatch::Value(preds)) => {
+                preds.iter().for_each(|p| p.count_near(count))
+            }
+            Pred::ElemMatch(ElemMatch::Document(e)) => e.count_near(count),
+            _ => {}
+        }
+    }
+
     fn near(&self) -> Option<&Near> {
         match self {
             Pred::Geo(GeoPred(test)) => match &**test {
