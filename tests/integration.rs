@@ -23,6 +23,7 @@ mod find_options;
 mod framing;
 mod geo;
 mod handshake_admin;
+mod hashed;
 mod import_cycles;
 mod indexes;
 mod metrics;

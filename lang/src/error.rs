@@ -71,6 +71,8 @@ pub enum ErrorKind {
     /// A document's value at a `2dsphere` index's field is no valid
     /// location.
     CannotExtractGeoKeys,
+    /// A `hashed` index met an array at its field.
+    HashedArray,
     /// The sort would exceed the in-memory sort limit.
     QueryExceededMemoryLimit,
     /// A find projection mixes inclusion into an exclusion projection

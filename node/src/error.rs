@@ -113,6 +113,8 @@ code_table! {
     QUERY_EXCEEDED_MEMORY_LIMIT = 292, "QueryExceededMemoryLimitNoDiskUseAllowed";
     NO_QUERY_EXECUTION_PLANS = 291, "NoQueryExecutionPlans";
     CANNOT_EXTRACT_GEO_KEYS = 16755, "Location16755";
+    HASHED_ARRAY = 16766, "Location16766";
+    HASHED_UNIQUE = 16764, "Location16764";
     MECHANISM_UNAVAILABLE = 334, "MechanismUnavailable";
     TOO_MANY_LOGICAL_SESSIONS = 261, "TooManyLogicalSessions";
     UNSUPPORTED_OP_QUERY_COMMAND = 352, "UnsupportedOpQueryCommand";
@@ -616,6 +618,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         QueryExceededMemoryLimit => QUERY_EXCEEDED_MEMORY_LIMIT,
         NoQueryExecutionPlans => NO_QUERY_EXECUTION_PLANS,
         CannotExtractGeoKeys => CANNOT_EXTRACT_GEO_KEYS,
+        HashedArray => HASHED_ARRAY,
         ProjectionInclusionInExclusion => PROJECTION_INCLUSION_IN_EXCLUSION,
         ProjectionExclusionInInclusion => PROJECTION_EXCLUSION_IN_INCLUSION,
         ProjectionPathCollision => PROJECTION_PATH_COLLISION,

@@ -51,6 +51,8 @@ pub const ARCHIVE_TO: &str = "archiveTo";
 
 /// The key type of a `2dsphere` index (`{loc: "2dsphere"}`).
 pub const GEO_2DSPHERE: &str = "2dsphere";
+/// The key-pattern value of a `hashed` index's field.
+pub const HASHED: &str = "hashed";
 
 /// One index of a collection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,6 +114,12 @@ impl IndexMeta {
     /// `index::geo`).
     pub fn is_geo(&self) -> bool {
         self.key.values().any(|v| v.as_str() == Some(GEO_2DSPHERE))
+    }
+
+    /// Whether this is a `hashed` index (its key holds mongod's hash of
+    /// its field's value, `ebb_lang::encoding::hashed`).
+    pub fn is_hashed(&self) -> bool {
+        self.key.values().any(|v| v.as_str() == Some(HASHED))
     }
 
     /// Whether this index is a TTL index the monitor acts on.

@@ -69,3 +69,17 @@ def test_find_one_and_update_and_errors(db):
     with pytest.raises(OperationFailure) as e:
         db.command("noSuchCommand")
     assert e.value.code == 59
+
+
+def test_a_hashed_index_serves_equality_with_mongods_hashes(db):
+    db.tokens.create_index([("owner", pymongo.HASHED)])
+    assert db.tokens.index_information()["owner_hashed"]["key"] == [("owner", "hashed")]
+    db.tokens.insert_many([{"_id": i, "owner": i % 7} for i in range(70)])
+    assert sorted(d["_id"] for d in db.tokens.find({"owner": 3})) == list(range(3, 70, 7))
+    plan = db.tokens.find({"owner": 42}).explain()["queryPlanner"]["winningPlan"]
+    assert plan["inputStage"]["indexName"] == "owner_hashed"
+    # convertShardKeyToHashed(42) in the mongo shell.
+    assert plan["inputStage"]["indexBounds"] == {"owner": ["[-944302157085130861, -944302157085130861]"]}
+    with pytest.raises(OperationFailure) as refused:
+        db.tokens.insert_one({"owner": [1, 2]})
+    assert refused.value.code == 16766

@@ -2,7 +2,8 @@
 //! MongoDB's comparison order, exact numbers across the four numeric types
 //! (comparison in `numeric`, arithmetic in `arith` over the 128-bit decimal
 //! of `decimal`), the order-preserving key encoding, and values rendered
-//! the way the shell prints them (for error messages).
+//! the way the shell prints them (for error messages), and mongod's hash of
+//! a value (`hashed`, a `hashed` index's key).
 //!
 //! Dependencies run one way: `bracket`, `numeric` and `decimal` stand
 //! alone, `arith` builds on `decimal`, `cmp` on `bracket` and `numeric`,
@@ -19,5 +20,6 @@ pub mod collation;
 pub mod decimal;
 pub mod display;
 pub mod field_names;
+pub mod hashed;
 pub mod keycode;
 pub mod numeric;

@@ -321,6 +321,11 @@ fn return_key(
         .and_then(|name| meta.indexes.iter().find(|i| i.name == name));
     let fields = match index {
         None => Vec::new(),
+        Some(index) if index.is_hashed() || index.is_geo() => {
+            return Err(
+                StorageError::not_implemented("returnKey on a hashed or 2dsphere index").into(),
+            );
+        }
         Some(index) if index.extra.contains_key("collation") => {
             return Err(
                 StorageError::not_implemented("returnKey on an index with a collation").into(),

@@ -18,7 +18,7 @@ use ebb_lang::encoding::collation::Collation;
 use ebb_lang::encoding::display::shell;
 use ebb_lang::query::filter::Filter;
 use ebb_storage::catalog::{
-    ARCHIVE_TO, CollectionMeta, GEO_2DSPHERE, ID_INDEX_NAME, IndexMeta, same_key_pattern,
+    ARCHIVE_TO, CollectionMeta, GEO_2DSPHERE, HASHED, ID_INDEX_NAME, IndexMeta, same_key_pattern,
 };
 use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
@@ -142,6 +142,13 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
                     spec_shown(key)
                 )));
             }
+            RawBsonRef::String(HASHED) if key.iter().count() == 1 => {}
+            RawBsonRef::String(HASHED) => {
+                return Err(cannot_create(format!(
+                    "ebb supports a hashed index on one field, alone (key pattern {})",
+                    spec_shown(key)
+                )));
+            }
             RawBsonRef::String(kind) => {
                 return Err(cannot_create(format!(
                     "ebb does not support '{kind}' indexes (key pattern {})",
@@ -197,7 +204,8 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
             ));
         }
     };
-    let is_id = key.iter().count() == 1 && key.get("_id")?.is_some();
+    // `{_id: "hashed"}` is an index of its own beside `_id_`.
+    let is_id = key.iter().count() == 1 && key.get("_id")?.is_some_and(|v| is_number(&v));
     let allowed = if is_id { ID_SPEC_FIELDS } else { SPEC_FIELDS };
     for el in spec.iter() {
         let (field, _) = el?;
@@ -266,6 +274,9 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
     if meta.is_geo() {
         geo_options(spec, &mut meta)?;
     }
+    if meta.is_hashed() {
+        hashed_options(spec, &meta)?;
+    }
     match spec.get(ARCHIVE_TO)? {
         None => {}
         Some(RawBsonRef::String(target)) => {
@@ -309,6 +320,23 @@ fn geo_options(spec: &RawDocument, meta: &mut IndexMeta) -> CommandResult<()> {
     if spec.get("expireAfterSeconds")?.is_some() {
         return Err(cannot_create(
             "a 2dsphere index cannot be a TTL index: TTL indexes hold dates",
+        ));
+    }
+    Ok(())
+}
+
+/// What a `hashed` index cannot be: unique (two values may share a hash),
+/// or a TTL index.
+fn hashed_options(spec: &RawDocument, meta: &IndexMeta) -> CommandResult<()> {
+    if meta.unique {
+        return Err(CommandError::new(
+            codes::HASHED_UNIQUE,
+            "Currently hashed indexes cannot guarantee uniqueness. Use a regular index.",
+        ));
+    }
+    if spec.get("expireAfterSeconds")?.is_some() {
+        return Err(cannot_create(
+            "a hashed index cannot be a TTL index: TTL indexes hold dates",
         ));
     }
     Ok(())

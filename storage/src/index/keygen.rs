@@ -105,6 +105,9 @@ pub struct KeyGen {
     /// A `2dsphere` index: its one field's locations are keyed by their
     /// S2 cells (`index::geo`).
     geo: bool,
+    /// A `hashed` index: its one field's value is keyed by mongod's hash
+    /// of it.
+    hashed: bool,
 }
 
 impl KeyGen {
@@ -130,6 +133,7 @@ impl KeyGen {
             // A document without a location has no entry.
             sparse: index.sparse || index.is_geo(),
             geo: index.is_geo(),
+            hashed: index.is_hashed(),
             partial,
             collation,
             key_pattern: index.key.clone(),
@@ -249,6 +253,9 @@ impl KeyGen {
         if self.geo {
             return self.geo_keys(doc, id_key, out);
         }
+        if self.hashed {
+            return self.hashed_key(doc, id_key, out);
+        }
         if let Some(added) = self.top_level_key(doc, id_key, out)? {
             return Ok(added);
         }
@@ -313,6 +320,41 @@ impl KeyGen {
             out.push(key);
         }
         Ok(cells.len())
+    }
+
+    /// The entry of a `hashed` index: mongod's hash of the value at its
+    /// field (of null when there is none), as a 64-bit integer; an array
+    /// there refuses the document, as mongod refuses it.
+    fn hashed_key(
+        &self,
+        doc: &RawDocument,
+        id_key: &[u8],
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<usize> {
+        let Some((path, _)) = self.fields.first() else {
+            return Ok(0);
+        };
+        let found = index_values(doc, path);
+        if found.multikey {
+            let shown = bson::Document::try_from(doc)
+                .map(|d| display::shell(&bson::Bson::Document(d)))
+                .unwrap_or_default();
+            return Err(Error::new(
+                ErrorKind::HashedArray,
+                format!(
+                    "Error: hashed indexes do not currently support array values. Found array \
+                     at '{path}' in {shown}"
+                ),
+            ));
+        }
+        let value = found.values.first().copied();
+        if self.sparse && value.is_none() {
+            return Ok(0);
+        }
+        let mut key = hashed_key_prefix(value.unwrap_or(RawBsonRef::Null));
+        key.extend_from_slice(id_key);
+        out.push(key);
+        Ok(1)
     }
 
     /// The common case without the general path walk: every key field is a
@@ -430,4 +472,13 @@ fn earliest_date(doc: &RawDocument, path: &str, top_level: bool) -> Option<i64> 
         };
     }
     index_values(doc, path).values.iter().filter_map(date).min()
+}
+
+/// The key of a `hashed` index for `value` (before the `_id`): the hash as
+/// a 64-bit integer, encoded as any number is.
+pub fn hashed_key_prefix(value: RawBsonRef<'_>) -> Vec<u8> {
+    let mut key = Vec::with_capacity(16);
+    let hash = ebb_lang::encoding::hashed::hash64(value);
+    keycode::encode_value(&mut key, RawBsonRef::Int64(hash));
+    key
 }

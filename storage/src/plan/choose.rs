@@ -23,7 +23,7 @@
 //! default collation (the `_id_` index's, as in mongod), so string `_id`
 //! lookups and `_id` order serve queries with that collation.
 
-use bson::RawBson;
+use bson::{RawBson, RawBsonRef};
 
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::engine::{Direction, KeyRange};
@@ -31,7 +31,7 @@ use crate::index::geo;
 use crate::timeseries::index as ts_index;
 use crate::timeseries::options::{META_INDEX, TimeseriesOptions};
 use ebb_lang::encoding::collation::{self, Collation};
-use ebb_lang::encoding::{bracket, keycode};
+use ebb_lang::encoding::{bracket, hashed, keycode};
 use ebb_lang::error::{Error, ErrorKind, Result};
 use ebb_lang::query::filter::{Filter, GeoPred, GeoTest, Near, Pred};
 use ebb_lang::query::regex::prefix_upper_bound;
@@ -158,6 +158,9 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
         }
     }
     for want_points in [true, false] {
+        if !want_points && let Some(plan) = hashed_plan(meta, q, None) {
+            return Ok(plan);
+        }
         for (index, index_coll) in &usable {
             let field = leading_field(index);
             let intervals = if want_points {
@@ -256,6 +259,11 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
         return Ok(geo_plan(meta, q, Some(index))
             .unwrap_or_else(|| whole_index_plan(index, Direction::Forward, false)));
     }
+    // A hashed index's keys are hashes: only equality finds them.
+    if index.is_hashed() {
+        return Ok(hashed_plan(meta, q, Some(index))
+            .unwrap_or_else(|| whole_index_plan(index, Direction::Forward, false)));
+    }
     let preds = q.filter.top_level_predicates();
     let field = leading_field(index);
     let coll = q.filter.collation().map(|c| &**c);
@@ -285,7 +293,86 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
 /// over documents (a time-series index and ebb's internal ones are over
 /// buckets: `timeseries::prune` chooses those).
 fn general_purpose(i: &IndexMeta) -> bool {
-    !i.hidden && !i.sparse && ts_index::user_key(i).is_none() && !i.is_internal() && !i.is_geo()
+    !i.hidden
+        && !i.sparse
+        && ts_index::user_key(i).is_none()
+        && !i.is_internal()
+        && !i.is_geo()
+        && !i.is_hashed()
+}
+
+/// A plan over a `hashed` index (the one `hinted`, or the first that
+/// holds every match) for an equality or `$in` on its field: a point per
+/// value's hash; the filter decides each candidate, as two values may
+/// share a hash (2.1 and 2.9 do). `{field: null}` also finds documents
+/// without the field, whose entry is null's hash, and `undefined`'s.
+fn hashed_plan(meta: &CollectionMeta, q: &QuerySpec, hinted: Option<&IndexMeta>) -> Option<Plan> {
+    // A collation compares strings by their sort keys; the hashes are of
+    // the strings themselves.
+    if q.filter.collation().is_some() {
+        return None;
+    }
+    let preds = q.filter.top_level_predicates();
+    let candidates: Vec<&IndexMeta> = match hinted {
+        Some(index) => vec![index],
+        None => meta
+            .indexes
+            .iter()
+            .filter(|i| i.is_hashed() && !i.hidden && holds_every_match(i, None, &q.filter))
+            .collect(),
+    };
+    for index in candidates {
+        let field = leading_field(index);
+        for (path, pred) in &preds {
+            if *path != field {
+                continue;
+            }
+            let values: Vec<RawBsonRef<'_>> = match pred {
+                Pred::Eq(v) => vec![v.as_raw_bson_ref()],
+                Pred::In(vs) if !vs.is_empty() => vs.iter().map(RawBson::as_raw_bson_ref).collect(),
+                _ => continue,
+            };
+            let null = values.iter().any(|v| matches!(v, RawBsonRef::Null));
+            // An array is never at a hashed field, and a pattern is no
+            // value to hash; a sparse index has no entry for a missing field.
+            if values
+                .iter()
+                .any(|v| matches!(v, RawBsonRef::Array(_) | RawBsonRef::RegularExpression(_)))
+                || (null && index.sparse)
+            {
+                continue;
+            }
+            let mut hashes: Vec<i64> = values.iter().map(|v| hashed::hash64(*v)).collect();
+            if null {
+                hashes.push(hashed::hash64(RawBsonRef::Undefined));
+            }
+            hashes.sort_unstable();
+            hashes.dedup();
+            let ranges = hashes
+                .iter()
+                .map(|h| {
+                    let mut lower = Vec::with_capacity(16);
+                    keycode::encode_value(&mut lower, RawBsonRef::Int64(*h));
+                    let upper = keycode::prefix_successor(&lower);
+                    KeyRange::new(lower, upper)
+                })
+                .collect();
+            return Some(Plan {
+                access: Access::Index {
+                    index: Box::new(index.clone()),
+                    ranges,
+                    dir: Direction::Forward,
+                },
+                sorted_by_access: false,
+                bounds: vec![(
+                    field,
+                    hashes.iter().map(|h| format!("[{h}, {h}]")).collect(),
+                )],
+                stage: "IXSCAN",
+            });
+        }
+    }
+    None
 }
 
 /// The candidates of a `$near` or `$nearSphere` on `path`: the cells of

@@ -127,6 +127,15 @@ pub fn create_indexes(
     let default = current.and_then(CollectionMeta::default_collation_spec);
     for index in &mut requested {
         index.settle_collation(default);
+        if index.is_hashed() && index.extra.contains_key("collation") {
+            return Err(Error::new(
+                ErrorKind::CannotCreateIndex,
+                format!(
+                    "ebb does not support a hashed index with a collation (key pattern {})",
+                    shell(&index.key.clone().into())
+                ),
+            ));
+        }
     }
     let ns = format!("{db}.{name}");
     let mut new: Vec<IndexMeta> = Vec::new();
