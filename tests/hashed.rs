@@ -98,6 +98,23 @@ async fn equality_and_in_are_served_by_the_hash_with_mongods_bounds() {
             .unwrap(),
         "a_hashed"
     );
+    // returnKey gives the key as mongod keeps it: the hash.
+    let keys = db
+        .run_command(doc! { "find": "h", "filter": { "a": 42 }, "returnKey": true })
+        .await
+        .unwrap();
+    let batch = keys
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(batch.len(), 3);
+    for key in batch {
+        assert_eq!(
+            key.as_document().unwrap(),
+            &doc! { "a": -944302157085130861i64 }
+        );
+    }
     // A range cannot use hashes: a scan answers it.
     assert_eq!(
         ids(&c, doc! { "a": { "$gt": 2 } }).await,

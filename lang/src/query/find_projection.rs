@@ -37,9 +37,9 @@ pub struct FindProjection {
     elem_matches: Vec<(String, Filter)>,
     /// The path before `.$` of a positional projection.
     positional: Option<Vec<String>>,
-    /// `returnKey`: the fields of the plan's index key pattern, whose
-    /// values replace the document.
-    return_key: Option<Vec<String>>,
+    /// `returnKey`: the fields of the plan's index key pattern (and
+    /// whether each is `hashed`), whose values replace the document.
+    return_key: Option<Vec<(String, bool)>>,
     /// A projection with computed fields, evaluated as `$project` does.
     computed: Option<ComputedProjection>,
 }
@@ -151,9 +151,10 @@ impl FindProjection {
     }
 
     /// `returnKey: true`: each document becomes its key in the index whose
-    /// key pattern has `fields` (`{}` for a collection scan, no fields), as
-    /// mongod returns it in place of the document and any projection.
-    pub fn index_key(fields: Vec<String>) -> Result<FindProjection> {
+    /// key pattern has `fields` (`{}` for a collection scan, no fields; a
+    /// `hashed` field's key is the hash of its value), as mongod returns it
+    /// in place of the document and any projection.
+    pub fn index_key(fields: Vec<(String, bool)>) -> Result<FindProjection> {
         Ok(FindProjection {
             base: Projection::parse(&RawDocumentBuf::new())?,
             slices: Vec::new(),
@@ -237,12 +238,13 @@ fn check_collisions(
 }
 
 /// The key a document has in an index on `fields`: each field's value, or
-/// null where it is missing. A value reached through an array has one key
-/// per element and the scan does not say which one it went through, so
-/// that case is refused rather than guessed.
-fn index_key_of(doc: &RawDocument, fields: &[String]) -> Result<RawDocumentBuf> {
+/// null where it is missing, or for a hashed field the hash of that. A
+/// value reached through an array has one key per element and the scan
+/// does not say which one it went through, so that case is refused rather
+/// than guessed.
+fn index_key_of(doc: &RawDocument, fields: &[(String, bool)]) -> Result<RawDocumentBuf> {
     let mut out = RawDocumentBuf::new();
-    for field in fields {
+    for (field, hashed) in fields {
         let mut current = Some(RawBsonRef::Document(doc));
         for part in field.split('.') {
             current = match current {
@@ -256,6 +258,10 @@ fn index_key_of(doc: &RawDocument, fields: &[String]) -> Result<RawDocumentBuf> 
         match current {
             Some(RawBsonRef::Array(_)) => {
                 return Err(Error::not_implemented("returnKey on a multikey index"));
+            }
+            _ if *hashed => {
+                let value = current.unwrap_or(RawBsonRef::Null);
+                out.append(cstring(field)?, crate::encoding::hashed::hash64(value));
             }
             Some(value) => out.append(cstring(field)?, value),
             None => out.append(cstring(field)?, RawBson::Null),
@@ -671,14 +677,18 @@ mod tests {
         let doc = rawdoc! { "_id": 1, "a": { "b": 3 }, "c": 4 };
         let all = Filter::parse(&rawdoc! {}).unwrap();
         let key = |fields: &[&str]| {
-            FindProjection::index_key(fields.iter().map(|f| f.to_string()).collect())
+            FindProjection::index_key(fields.iter().map(|f| (f.to_string(), false)).collect())
                 .unwrap()
                 .apply(&doc, &all)
         };
         assert_eq!(key(&["a.b", "x"]).unwrap(), rawdoc! { "a.b": 3, "x": null });
         assert_eq!(key(&[]).unwrap(), rawdoc! {});
         let multikey = rawdoc! { "_id": 1, "a": [1, 2] };
-        let err = FindProjection::index_key(vec!["a".into()])
+        let hashed = FindProjection::index_key(vec![("a.b".into(), true)]).unwrap();
+        // mongod's hash of 3 is the same as of 3.0 or 3L.
+        let three = crate::encoding::hashed::hash64(RawBsonRef::Int64(3));
+        assert_eq!(hashed.apply(&doc, &all).unwrap(), rawdoc! { "a.b": three });
+        let err = FindProjection::index_key(vec![("a".into(), false)])
             .unwrap()
             .apply(&multikey, &all)
             .unwrap_err();

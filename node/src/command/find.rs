@@ -321,17 +321,19 @@ fn return_key(
         .and_then(|name| meta.indexes.iter().find(|i| i.name == name));
     let fields = match index {
         None => Vec::new(),
-        Some(index) if index.is_hashed() || index.is_geo() => {
-            return Err(
-                StorageError::not_implemented("returnKey on a hashed or 2dsphere index").into(),
-            );
+        Some(index) if index.is_geo() => {
+            return Err(StorageError::not_implemented("returnKey on a 2dsphere index").into());
         }
         Some(index) if index.extra.contains_key("collation") => {
             return Err(
                 StorageError::not_implemented("returnKey on an index with a collation").into(),
             );
         }
-        Some(index) => index.key.keys().cloned().collect(),
+        Some(index) => index
+            .key
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str() == Some(ebb_storage::catalog::HASHED)))
+            .collect(),
     };
     Ok(FindProjection::index_key(fields)?)
 }
