@@ -5,7 +5,8 @@
 //! The hash is the first 8 bytes (little-endian) of the MD5 of a seed
 //! (0, as a 4-byte integer) and the value: its canonical type as a 4-byte
 //! integer, then, for a number, the number truncated to a 64-bit integer
-//! (every numeric type alike, NaN as 0, beyond the range at its ends);
+//! (every numeric type alike, NaN as 0, beyond the range at its ends, 2^63
+//! at the lower one as mongod keeps it);
 //! for a document or an array, each element in turn with its name, and
 //! its end as an element of type 0 without a name; for anything else, the
 //! value's BSON bytes. A Date and a Timestamp with the same 8 bytes hash
@@ -67,6 +68,9 @@ fn as_long(value: RawBsonRef<'_>) -> i64 {
     match value {
         RawBsonRef::Int32(i) => i64::from(i),
         RawBsonRef::Int64(i) => i,
+        // 2^63 itself hashes as the lowest integer: mongod keeps what its
+        // unguarded cast once gave, for the hashes already on disk.
+        RawBsonRef::Double(9_223_372_036_854_775_808.0) => i64::MIN,
         // `as` truncates toward zero, saturates and maps NaN to 0.
         RawBsonRef::Double(d) => d as i64,
         RawBsonRef::Decimal128(d) => {
@@ -146,6 +150,12 @@ mod tests {
         assert_eq!(hash(Bson::Double(f64::MAX)), 921523596458303250);
         assert_eq!(hash(Bson::Int64(i64::MAX)), 921523596458303250);
         assert_eq!(hash(Bson::Double(-f64::MAX)), 4532067210535695462);
+        assert_eq!(hash(Bson::Int64(i64::MIN)), 4532067210535695462);
+        assert_eq!(
+            hash(Bson::Double(9_223_372_036_854_775_808.0)),
+            4532067210535695462
+        );
+        assert_eq!(hash(Bson::Double(f64::INFINITY)), 921523596458303250);
         assert_eq!(
             hash(Bson::Decimal128("42.4".parse().unwrap())),
             -944302157085130861
