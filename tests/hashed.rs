@@ -6,7 +6,7 @@
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::{Collection, Database};
 
-use crate::common::{TestNode, create_index, expect_code, ids};
+use crate::common::{TestNode, create_index, expect_code, first_batch, ids};
 
 /// Values of every kind, two doubles that share a hash (both truncate to
 /// 2), documents without the field and one where it is null.
@@ -47,14 +47,8 @@ async fn equality_and_in_are_served_by_the_hash_with_mongods_bounds() {
     let db = node.db("hashed").await;
     let c = values(&db).await;
     create_index(&c, doc! { "a": "hashed" }).await;
-    let listed = db.run_command(doc! { "listIndexes": "h" }).await.unwrap();
-    let batch = listed
-        .get_document("cursor")
-        .unwrap()
-        .get_array("firstBatch")
-        .unwrap();
-    assert!(batch.iter().any(|i| {
-        let i = i.as_document().unwrap();
+    let listed = first_batch(&db, doc! { "listIndexes": "h" }).await;
+    assert!(listed.iter().any(|i| {
         i.get_str("name").ok() == Some("a_hashed")
             && i.get_document("key").ok() == Some(&doc! { "a": "hashed" })
     }));
@@ -99,22 +93,12 @@ async fn equality_and_in_are_served_by_the_hash_with_mongods_bounds() {
         "a_hashed"
     );
     // returnKey gives the key as mongod keeps it: the hash.
-    let keys = db
-        .run_command(doc! { "find": "h", "filter": { "a": 42 }, "returnKey": true })
-        .await
-        .unwrap();
-    let batch = keys
-        .get_document("cursor")
-        .unwrap()
-        .get_array("firstBatch")
-        .unwrap();
-    assert_eq!(batch.len(), 3);
-    for key in batch {
-        assert_eq!(
-            key.as_document().unwrap(),
-            &doc! { "a": -944302157085130861i64 }
-        );
-    }
+    let keys = first_batch(
+        &db,
+        doc! { "find": "h", "filter": { "a": 42 }, "returnKey": true },
+    )
+    .await;
+    assert_eq!(keys, vec![doc! { "a": -944302157085130861i64 }; 3]);
     // A range cannot use hashes: a scan answers it.
     assert_eq!(
         ids(&c, doc! { "a": { "$gt": 2 } }).await,
@@ -223,11 +207,6 @@ async fn what_a_hashed_index_cannot_hold_or_be_is_refused_with_mongods_codes() {
         .await,
         67,
     );
-    let listed = db.run_command(doc! { "listIndexes": "g" }).await.unwrap();
-    let batch = listed
-        .get_document("cursor")
-        .unwrap()
-        .get_array("firstBatch")
-        .unwrap();
-    assert_eq!(batch.len(), 1, "only _id_ is left: {batch:?}");
+    let listed = first_batch(&db, doc! { "listIndexes": "g" }).await;
+    assert_eq!(listed.len(), 1, "only _id_ is left: {listed:?}");
 }
