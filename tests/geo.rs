@@ -152,6 +152,21 @@ async fn bad_shapes_and_near_without_a_geo_index_are_refused_as_mongod_refuses_t
         2,
     );
     assert!(msg.contains("Too many geoNear expressions"), "{msg}");
+    // Every command that plans a query refuses it alike.
+    let msg = expect_code(
+        c.update_many(
+            doc! { "$or": [{ "loc": near.clone() }, { "_id": 1 }] },
+            doc! { "$set": { "x": 1 } },
+        )
+        .await,
+        2,
+    );
+    assert!(msg.contains("geoNear must be top-level expr"), "{msg}");
+    expect_code(
+        c.delete_many(doc! { "$or": [{ "loc": near.clone() }, { "_id": 1 }] })
+            .await,
+        2,
+    );
     agg_err(
         &c,
         vec![doc! { "$match": { "loc": { "$near": [0, 0] } } }],

@@ -195,7 +195,6 @@ pub async fn find(req: Request) -> CommandResult {
         return cursor_reply(0, &ns, Vec::new(), true);
     };
     let spec = cmd.collated_spec(&entry.coll.meta)?;
-    spec.filter.check_near()?;
     let plan = cmd.plan(&entry.coll.meta, &spec)?;
     if let Some((path, near)) = spec.filter.near() {
         let near = (path.to_owned(), *near);

@@ -130,6 +130,7 @@ struct Interval {
 
 /// Chooses a plan.
 pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
+    q.filter.check_near()?;
     if let Some((path, near)) = q.filter.near() {
         return near_plan(meta, q, path, near);
     }
