@@ -6,7 +6,7 @@
 use mongodb::bson::{Document, doc};
 use mongodb::{Collection, Database};
 
-use crate::common::{TestNode, agg_err, expect_code, ids};
+use crate::common::{TestNode, agg_err, cursor_ids, expect_code, ids};
 
 fn point(x: f64, y: f64) -> Document {
     doc! { "type": "Point", "coordinates": [x, y] }
@@ -177,18 +177,13 @@ async fn bad_shapes_and_near_without_a_geo_index_are_refused_as_mongod_refuses_t
 
 /// The `_id`s a find returns with `hint`, sorted.
 async fn hinted(c: &Collection<Document>, filter: Document, hint: Document) -> Vec<i32> {
-    use futures::TryStreamExt;
-    let mut out: Vec<i32> = c
-        .find(filter)
-        .hint(mongodb::options::Hint::Keys(hint))
-        .await
-        .unwrap()
-        .try_collect::<Vec<Document>>()
-        .await
-        .unwrap()
-        .iter()
-        .map(|d| d.get_i32("_id").unwrap())
-        .collect();
+    let mut out = cursor_ids(
+        c.find(filter)
+            .hint(mongodb::options::Hint::Keys(hint))
+            .await
+            .unwrap(),
+    )
+    .await;
     out.sort_unstable();
     out
 }
@@ -449,19 +444,11 @@ async fn equator(db: &Database) -> Collection<Document> {
 
 /// The `_id`s of a find, in the order it returns them.
 async fn in_order(c: &Collection<Document>, filter: Document, limit: Option<i64>) -> Vec<i32> {
-    use futures::TryStreamExt;
     let mut find = c.find(filter);
     if let Some(l) = limit {
         find = find.limit(l);
     }
-    find.await
-        .unwrap()
-        .try_collect::<Vec<Document>>()
-        .await
-        .unwrap()
-        .iter()
-        .map(|d| d.get_i32("_id").unwrap())
-        .collect()
+    cursor_ids(find.await.unwrap()).await
 }
 
 #[tokio::test]
@@ -502,31 +489,22 @@ async fn near_and_near_sphere_return_the_nearest_first() {
     let mut filtered = near(1.04, None, None);
     filtered.insert("kind", 1);
     assert_eq!(in_order(&c, filtered, Some(3)).await, [11, 9, 13]);
-    use futures::TryStreamExt;
-    let skipped: Vec<i32> = c
-        .find(near(0.0, None, None))
-        .skip(18)
-        .projection(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect::<Vec<Document>>()
-        .await
-        .unwrap()
-        .iter()
-        .map(|d| d.get_i32("_id").unwrap())
-        .collect();
+    let skipped = cursor_ids(
+        c.find(near(0.0, None, None))
+            .skip(18)
+            .projection(doc! { "_id": 1 })
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(skipped, [18, 19]);
-    let sorted: Vec<i32> = c
-        .find(near(0.0, Some(step * 2.5), None))
-        .sort(doc! { "_id": -1 })
-        .await
-        .unwrap()
-        .try_collect::<Vec<Document>>()
-        .await
-        .unwrap()
-        .iter()
-        .map(|d| d.get_i32("_id").unwrap())
-        .collect();
+    let sorted = cursor_ids(
+        c.find(near(0.0, Some(step * 2.5), None))
+            .sort(doc! { "_id": -1 })
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(sorted, [2, 1, 0]);
     // countDocuments runs a $match, where mongod refuses $near too.
     expect_code(

@@ -6,7 +6,7 @@
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::{Collection, Database};
 
-use crate::common::{TestNode, create_index, expect_code, first_batch, ids};
+use crate::common::{TestNode, create_index, cursor_ids, expect_code, first_batch, ids};
 
 /// Values of every kind, two doubles that share a hash (both truncate to
 /// 2), documents without the field and one where it is null.
@@ -112,17 +112,14 @@ async fn equality_and_in_are_served_by_the_hash_with_mongods_bounds() {
         "COLLSCAN"
     );
     // Hinted, the index is read whole for what its hashes cannot bound.
-    use futures::TryStreamExt;
-    let hinted: Vec<Document> = c
-        .find(doc! { "a": { "$gte": 2.5 } })
-        .hint(mongodb::options::Hint::Keys(doc! { "a": "hashed" }))
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    let hinted: Vec<i32> = hinted.iter().map(|d| d.get_i32("_id").unwrap()).collect();
+    let hinted = cursor_ids(
+        c.find(doc! { "a": { "$gte": 2.5 } })
+            .hint(mongodb::options::Hint::Keys(doc! { "a": "hashed" }))
+            .sort(doc! { "_id": 1 })
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(hinted, vec![1, 2, 4, 10]);
 }
 

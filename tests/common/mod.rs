@@ -280,15 +280,19 @@ pub async fn all(c: &Collection<Document>) -> Vec<Document> {
 
 /// The (int32) `_id`s of the documents a filter finds, in `_id` order.
 pub async fn ids(c: &Collection<Document>, filter: Document) -> Vec<i32> {
+    cursor_ids(
+        c.find(filter)
+            .sort(mongodb::bson::doc! { "_id": 1 })
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+/// The integer `_id`s a cursor returns, in its order.
+pub async fn cursor_ids(cursor: mongodb::Cursor<Document>) -> Vec<i32> {
     use futures::TryStreamExt;
-    let docs: Vec<Document> = c
-        .find(filter)
-        .sort(mongodb::bson::doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let docs: Vec<Document> = cursor.try_collect().await.unwrap();
     docs.iter().map(|d| d.get_i32("_id").unwrap()).collect()
 }
 

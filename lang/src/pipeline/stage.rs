@@ -75,7 +75,7 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
                 }
             })?;
             // Ordering by distance is the `$geoNear` stage's.
-            if filter.near().is_some() {
+            if filter.has_near() {
                 return Err(Error::bad_value(
                     "$geoNear, $near, and $nearSphere are not allowed in this context",
                 ));

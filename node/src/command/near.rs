@@ -42,7 +42,7 @@ pub async fn ordered(
             let Some(wanted) = widening else {
                 return Ok(gather(snap, &coll, plan, &spec, max_time, &path, &near)?);
             };
-            // Radians, doubled until the cap holds enough (or everything).
+            // Radians, four times over until the cap holds enough (or everything).
             let mut radians = START_RADIANS;
             loop {
                 let whole = radians >= std::f64::consts::PI;

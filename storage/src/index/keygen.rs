@@ -351,7 +351,8 @@ impl KeyGen {
         if self.sparse && value.is_none() {
             return Ok(0);
         }
-        let mut key = hashed_key_prefix(value.unwrap_or(RawBsonRef::Null));
+        let value = value.unwrap_or(RawBsonRef::Null);
+        let mut key = hash_key(ebb_lang::encoding::hashed::hash64(value));
         key.extend_from_slice(id_key);
         out.push(key);
         Ok(1)
@@ -474,11 +475,10 @@ fn earliest_date(doc: &RawDocument, path: &str, top_level: bool) -> Option<i64> 
     index_values(doc, path).values.iter().filter_map(date).min()
 }
 
-/// The key of a `hashed` index for `value` (before the `_id`): the hash as
-/// a 64-bit integer, encoded as any number is.
-pub fn hashed_key_prefix(value: RawBsonRef<'_>) -> Vec<u8> {
+/// The start of a `hashed` index's entries for the values whose hash is
+/// `hash`: the hash as a 64-bit integer, encoded as any number is.
+pub fn hash_key(hash: i64) -> Vec<u8> {
     let mut key = Vec::with_capacity(16);
-    let hash = ebb_lang::encoding::hashed::hash64(value);
     keycode::encode_value(&mut key, RawBsonRef::Int64(hash));
     key
 }

@@ -27,7 +27,7 @@ use bson::{RawBson, RawBsonRef};
 
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::engine::{Direction, KeyRange};
-use crate::index::geo;
+use crate::index::{geo, hash_key};
 use crate::timeseries::index as ts_index;
 use crate::timeseries::options::{META_INDEX, TimeseriesOptions};
 use ebb_lang::encoding::collation::{self, Collation};
@@ -352,25 +352,13 @@ fn hashed_plan(meta: &CollectionMeta, q: &QuerySpec, hinted: Option<&IndexMeta>)
             let ranges = hashes
                 .iter()
                 .map(|h| {
-                    let mut lower = Vec::with_capacity(16);
-                    keycode::encode_value(&mut lower, RawBsonRef::Int64(*h));
-                    let upper = keycode::prefix_successor(&lower);
-                    KeyRange::new(lower, upper)
+                    let key = hash_key(*h);
+                    let upper = keycode::prefix_successor(&key);
+                    KeyRange::new(key, upper)
                 })
                 .collect();
-            return Some(Plan {
-                access: Access::Index {
-                    index: Box::new(index.clone()),
-                    ranges,
-                    dir: Direction::Forward,
-                },
-                sorted_by_access: false,
-                bounds: vec![(
-                    field,
-                    hashes.iter().map(|h| format!("[{h}, {h}]")).collect(),
-                )],
-                stage: "IXSCAN",
-            });
+            let shown = hashes.iter().map(|h| format!("[{h}, {h}]")).collect();
+            return Some(candidates_plan(index, ranges, &field, shown));
         }
     }
     None
@@ -419,16 +407,7 @@ pub fn near_plan_within(
     };
     let cells = geo::query_cells(Some(&region), None).unwrap_or_default();
     let (ranges, shown) = geo::ranges(&cells);
-    Ok(Plan {
-        access: Access::Index {
-            index: Box::new(index.clone()),
-            ranges,
-            dir: Direction::Forward,
-        },
-        sorted_by_access: false,
-        bounds: vec![(path.to_owned(), shown)],
-        stage: "IXSCAN",
-    })
+    Ok(candidates_plan(index, ranges, path, shown))
 }
 
 /// A plan over a `2dsphere` index for a `$geoWithin` (on the sphere) or
@@ -455,17 +434,29 @@ fn geo_plan(meta: &CollectionMeta, q: &QuerySpec, index: Option<&IndexMeta>) -> 
             })?,
         };
         let (ranges, shown) = geo::ranges(&cells);
-        Some(Plan {
-            access: Access::Index {
-                index: Box::new(index.clone()),
-                ranges,
-                dir: Direction::Forward,
-            },
-            sorted_by_access: false,
-            bounds: vec![(path.to_string(), shown)],
-            stage: "IXSCAN",
-        })
+        Some(candidates_plan(index, ranges, path, shown))
     })
+}
+
+/// A forward scan of `ranges` of a special index (geo cells, hashes) for
+/// candidates the filter then decides, in no useful order; explain shows
+/// `shown` as the bounds on `field`.
+fn candidates_plan(
+    index: &IndexMeta,
+    ranges: Vec<KeyRange>,
+    field: &str,
+    shown: Vec<String>,
+) -> Plan {
+    Plan {
+        access: Access::Index {
+            index: Box::new(index.clone()),
+            ranges,
+            dir: Direction::Forward,
+        },
+        sorted_by_access: false,
+        bounds: vec![(field.to_owned(), shown)],
+        stage: "IXSCAN",
+    }
 }
 
 /// Whether `index` holds every document `filter` can match: it has no

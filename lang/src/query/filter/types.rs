@@ -233,26 +233,36 @@ impl Filter {
         found
     }
 
-    /// The `$near` or `$nearSphere` of the filter, anywhere in its tree,
-    /// with its path: only a plan that orders by distance may run it.
+    /// The `$near` or `$nearSphere` among the filter's top-level
+    /// conditions, with its path: only a plan that orders by distance may
+    /// run it ([`Filter::check_near`] refuses one anywhere else).
     pub fn near(&self) -> Option<(&str, &Near)> {
-        self.root.near()
+        let mut top = Vec::new();
+        collect_conjuncts(&self.root, &mut top);
+        top.into_iter()
+            .find_map(|(path, pred)| pred.as_near().map(|n| (path, n)))
+    }
+
+    /// Whether the filter has a `$near` or `$nearSphere` anywhere.
+    pub fn has_near(&self) -> bool {
+        self.near_count() > 0
     }
 
     /// Refuses a filter whose `$near` or `$nearSphere` is not one of its
     /// top-level conditions, or that has more than one, as mongod does.
     pub fn check_near(&self) -> Result<(), Error> {
+        match self.near_count() {
+            0 => Ok(()),
+            1 if self.near().is_some() => Ok(()),
+            1 => Err(Error::bad_value("geoNear must be top-level expr")),
+            _ => Err(Error::bad_value("Too many geoNear expressions")),
+        }
+    }
+
+    fn near_count(&self) -> usize {
         let mut count = 0;
         self.root.count_near(&mut count);
-        if count > 1 {
-            return Err(Error::bad_value("Too many geoNear expressions"));
-        }
-        let mut top = Vec::new();
-        collect_conjuncts(&self.root, &mut top);
-        if count == 1 && !top.iter().any(|(_, pred)| pred.is_near()) {
-            return Err(Error::bad_value("geoNear must be top-level expr"));
-        }
-        Ok(())
+        count
     }
 
     /// Whether the filter has no predicate at all (matches every document).
@@ -303,16 +313,6 @@ impl Expr {
 }
 
 impl Expr {
-    fn near(&self) -> Option<(&str, &Near)> {
-        match self {
-            Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().find_map(Expr::near),
-            Expr::Path { path, pred } => pred.near().map(|n| (path.as_str(), n)),
-            Expr::AlwaysTrue | Expr::AlwaysFalse | Expr::JsonSchema(_) | Expr::Expr(_) => None,
-        }
-    }
-}
-
-impl Expr {
     fn count_near(&self, count: &mut usize) {
         match self {
             Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().for_each(|e| e.count_near(count)),
@@ -323,31 +323,25 @@ impl Expr {
 }
 
 impl Pred {
-    fn is_near(&self) -> bool {
-        matches!(self, Pred::Geo(GeoPred(test)) if matches!(&**test, GeoTest::Near(_)))
-    }
-
-    fn count_near(&self, count: &mut usize) {
-        match self {
-            Pred::Geo(_) => *count += usize::from(self.is_near()),
-            Pred::Not(preds) | Pred::AnyOf(preds) | Pred::ElemMatch(ElemMatch::Value(preds)) => {
-                preds.iter().for_each(|p| p.count_near(count))
-            }
-            Pred::ElemMatch(ElemMatch::Document(e)) => e.count_near(count),
-            _ => {}
-        }
-    }
-
-    fn near(&self) -> Option<&Near> {
+    /// This predicate itself, when it is a `$near` or `$nearSphere`.
+    fn as_near(&self) -> Option<&Near> {
         match self {
             Pred::Geo(GeoPred(test)) => match &**test {
                 GeoTest::Near(n) => Some(n),
                 _ => None,
             },
-            Pred::Not(preds) | Pred::AnyOf(preds) => preds.iter().find_map(Pred::near),
-            Pred::ElemMatch(ElemMatch::Value(preds)) => preds.iter().find_map(Pred::near),
-            Pred::ElemMatch(ElemMatch::Document(e)) => e.near().map(|(_, n)| n),
             _ => None,
+        }
+    }
+
+    fn count_near(&self, count: &mut usize) {
+        match self {
+            Pred::Geo(_) => *count += usize::from(self.as_near().is_some()),
+            Pred::Not(preds) | Pred::AnyOf(preds) | Pred::ElemMatch(ElemMatch::Value(preds)) => {
+                preds.iter().for_each(|p| p.count_near(count))
+            }
+            Pred::ElemMatch(ElemMatch::Document(e)) => e.count_near(count),
+            _ => {}
         }
     }
 
