@@ -377,8 +377,9 @@ fn near_plan(meta: &CollectionMeta, q: &QuerySpec, path: &str, near: &Near) -> R
     near_plan_within(meta, q, path, near, radians)
 }
 
-/// [`near_plan`] within `radians` of the center (`None`: everywhere), for
-/// a caller that widens the search until it has the nearest it needs.
+/// The plan of a `$near` (as [`plan`] makes it) within `radians` of the
+/// center (`None`: everywhere), for a caller that widens the search until
+/// it has the nearest it needs.
 pub fn near_plan_within(
     meta: &CollectionMeta,
     q: &QuerySpec,
