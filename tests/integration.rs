@@ -37,6 +37,7 @@ mod timeseries;
 mod timeseries_indexes;
 mod timeseries_updates;
 mod tls;
+mod transactions;
 mod ttl_archive;
 mod ttl_expiry;
 mod ttl_hidden;

@@ -114,6 +114,12 @@ pub enum ErrorKind {
     DollarPrefixedFieldPathComponent,
     /// A feature ebb does not implement yet (refused rather than ignored).
     NotImplemented,
+    /// A transaction's write met a change committed since its snapshot.
+    WriteConflict,
+    /// The operation cannot run inside a multi-document transaction.
+    OperationNotSupportedInTransaction,
+    /// A transaction's writes outgrew what one commit may carry.
+    TransactionTooLarge,
     /// An aggregation field path (`"$a..b"`, `"$"`) is not valid; MongoDB's
     /// location 16872.
     InvalidFieldPathExpression,

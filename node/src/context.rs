@@ -75,6 +75,8 @@ pub struct NodeContext {
     pub top: crate::top::Top,
     /// The logical sessions clients named.
     pub sessions: crate::sessions::Sessions,
+    /// Each session's latest multi-document transaction.
+    pub transactions: crate::txn::Transactions,
     /// This node's replica set, once it has started as a member (never on a
     /// standalone).
     pub replica_set: std::sync::OnceLock<Arc<crate::repl::ReplicaSet>>,
@@ -137,6 +139,7 @@ impl NodeContext {
             latencies: Latencies::default(),
             top: Default::default(),
             sessions: Default::default(),
+            transactions: Default::default(),
             replica_set: std::sync::OnceLock::new(),
             reads: Semaphore::new(MAX_CONCURRENT_READS),
             scans: Semaphore::new(max_concurrent_scans()),
@@ -186,6 +189,8 @@ impl NodeContext {
     /// Runs a read on a snapshot on the blocking pool, interruptible by
     /// `killOp` or its client's disconnect (the running command's interrupt).
     /// Reads that may walk many keys go through [`NodeContext::scan`].
+    /// A statement of a transaction reads the transaction's snapshot with
+    /// its writes (`crate::txn`).
     pub async fn read<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Snapshot) -> CommandResult<T> + Send + 'static,
@@ -195,7 +200,11 @@ impl NodeContext {
             .acquire()
             .await
             .map_err(|_| CommandError::internal())?;
-        let engine = self.shared.engine.clone();
+        // A transaction's statement reads its snapshot and its own writes.
+        let engine: Arc<dyn ebb_storage::engine::Engine> = match crate::txn::current() {
+            Some(txn) => txn.overlay()?,
+            None => self.shared.engine.clone(),
+        };
         let interrupt = ops::current();
         tokio::task::spawn_blocking(move || {
             let _scope = Scope::enter(interrupt);

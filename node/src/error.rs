@@ -87,6 +87,12 @@ code_table! {
     WRITE_CONCERN_FAILED = 64, "WriteConcernFailed";
     UNKNOWN_REPL_WRITE_CONCERN = 79, "UnknownReplWriteConcern";
     TRANSACTION_TOO_OLD = 225, "TransactionTooOld";
+    WRITE_CONFLICT = 112, "WriteConflict";
+    NO_SUCH_TRANSACTION = 251, "NoSuchTransaction";
+    TRANSACTION_COMMITTED = 256, "TransactionCommitted";
+    OPERATION_NOT_SUPPORTED_IN_TRANSACTION = 263, "OperationNotSupportedInTransaction";
+    TRANSACTION_TOO_LARGE = 257, "TransactionTooLarge";
+    CONFLICTING_OPERATION_IN_PROGRESS = 117, "ConflictingOperationInProgress";
     INCOMPLETE_TRANSACTION_HISTORY = 217, "IncompleteTransactionHistory";
     NOT_WRITABLE_PRIMARY = 10107, "NotWritablePrimary";
     INTERRUPTED_DUE_TO_REPL_STATE_CHANGE = 11602, "InterruptedDueToReplStateChange";
@@ -636,6 +642,9 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         NotSingleValueField => NOT_SINGLE_VALUE_FIELD,
         CannotBackfillArray => CANNOT_BACKFILL_ARRAY,
         NotImplemented => NOT_IMPLEMENTED,
+        WriteConflict => WRITE_CONFLICT,
+        OperationNotSupportedInTransaction => OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+        TransactionTooLarge => TRANSACTION_TOO_LARGE,
         InvalidRegex => REGEX_INVALID,
         InvalidRegexOptions => REGEX_OPTIONS_INVALID,
         RegexOptionsTwice => REGEX_OPTIONS_TWICE,

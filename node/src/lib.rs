@@ -26,6 +26,7 @@ pub mod server;
 pub mod sessions;
 pub mod tls;
 pub mod top;
+pub mod txn;
 pub mod wire;
 
 pub use embed::NodeThread;

@@ -148,3 +148,76 @@ pub struct SwitchCollection(pub Arc<Collection>);
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Retire;
+
+/// A write a transaction runs itself, on its own engine (a snapshot with
+/// its writes laid over it, `ebb_storage::engine::overlay`), instead of
+/// sending it to the collection's writer: nothing it writes reaches the
+/// collection until the transaction commits.
+pub trait Direct: Message<Result = Result<Self::Output>> {
+    type Output;
+    /// Runs the write on `engine` at time `now`.
+    fn direct(
+        self,
+        engine: &dyn ebb_storage::engine::Engine,
+        coll: &Arc<Collection>,
+        now: bson::DateTime,
+    ) -> Result<Self::Output>;
+}
+
+impl Direct for InsertDocs {
+    type Output = InsertOutcome;
+
+    fn direct(
+        self,
+        engine: &dyn ebb_storage::engine::Engine,
+        coll: &Arc<Collection>,
+        _now: bson::DateTime,
+    ) -> Result<InsertOutcome> {
+        let statement = ebb_storage::statement::InsertStatement {
+            docs: self.docs,
+            ordered: self.ordered,
+            bypass_validation: self.bypass_validation,
+            prepared: self.prepared,
+        };
+        ebb_storage::statement::insert_with(engine, coll, statement)
+    }
+}
+
+impl Direct for UpdateDocs {
+    type Output = UpdateOutcome;
+
+    fn direct(
+        self,
+        engine: &dyn ebb_storage::engine::Engine,
+        coll: &Arc<Collection>,
+        now: bson::DateTime,
+    ) -> Result<UpdateOutcome> {
+        ebb_storage::statement::update(engine, coll, self.statements, self.ordered, now)
+    }
+}
+
+impl Direct for DeleteDocs {
+    type Output = DeleteOutcome;
+
+    fn direct(
+        self,
+        engine: &dyn ebb_storage::engine::Engine,
+        coll: &Arc<Collection>,
+        _now: bson::DateTime,
+    ) -> Result<DeleteOutcome> {
+        ebb_storage::statement::delete(engine, coll, self.statements, self.ordered)
+    }
+}
+
+impl Direct for ModifyOne {
+    type Output = FindAndModifyOutcome;
+
+    fn direct(
+        self,
+        engine: &dyn ebb_storage::engine::Engine,
+        coll: &Arc<Collection>,
+        now: bson::DateTime,
+    ) -> Result<FindAndModifyOutcome> {
+        ebb_storage::statement::find_and_modify(engine, coll, self.request, now)
+    }
+}

@@ -18,6 +18,6 @@ pub use actor::{CollectionActor, Lookup};
 pub use handle::CollectionHandle;
 pub use lend::{Lend, Loan};
 pub use messages::{
-    BuildIndexes, DeleteDocs, ExpireChunk, InsertDocs, ModifyOne, Retire, SwitchCollection,
+    BuildIndexes, DeleteDocs, Direct, ExpireChunk, InsertDocs, ModifyOne, Retire, SwitchCollection,
     UpdateDocs,
 };

@@ -171,6 +171,7 @@ pub async fn end_sessions(req: Request) -> CommandResult {
     let (name, listed) = listed(&req)?;
     let ids = session_ids(listed, name)?;
     req.node.sessions.end(&ids);
+    req.node.transactions.end_sessions(&ids);
     closed_cursors(req.node.cursors.end_sessions(&ids), name)
 }
 
@@ -197,7 +198,8 @@ pub async fn refresh_sessions(req: Request) -> CommandResult {
 pub async fn kill_all_sessions(req: Request) -> CommandResult {
     let (name, listed) = listed(&req)?;
     let closed = if listed.is_empty() {
-        req.node.sessions.end_where(|_| true);
+        let ended = req.node.sessions.end_where(|_| true);
+        req.node.transactions.end_sessions(&ended);
         req.node.cursors.end_all_sessions()
     } else {
         let users = user_patterns(listed, "killAllSessions")?;
@@ -205,6 +207,7 @@ pub async fn kill_all_sessions(req: Request) -> CommandResult {
             .node
             .sessions
             .end_where(|s| s.user.as_ref().is_some_and(|u| users.contains(u)));
+        req.node.transactions.end_sessions(&ended);
         req.node.cursors.end_sessions(&ended)
     };
     closed_cursors(closed, name)

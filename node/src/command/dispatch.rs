@@ -177,24 +177,29 @@ async fn execute(
         touch_session(ctx, conn, &body)?;
     }
     let set = ctx.replica_set();
-    // The `local` database is this member's own: never replicated.
-    let logged = set.is_some() && command.on_a_set == OnASet::Logged && db != "local";
+    // A statement of a multi-document transaction (`crate::txn`).
+    let asked = match crate::txn::statement::in_transaction(&body)? {
+        true => Some(crate::txn::statement::parse(set, name, &body)?),
+        false => None,
+    };
+    // The `local` database is this member's own: never replicated. A
+    // transaction's statements write its overlay; its commit is the entry.
+    let logged =
+        asked.is_none() && set.is_some() && command.on_a_set == OnASet::Logged && db != "local";
     let retryable = logged;
     for field in ["startTransaction", "autocommit", "txnNumber"] {
-        if body.get(field)?.is_none() || (field == "txnNumber" && retryable) {
+        if asked.is_some() || body.get(field)?.is_none() || (field == "txnNumber" && retryable) {
             continue;
         }
         let errmsg = match set {
             None => "Transaction numbers are only allowed on a replica set member or mongos",
-            Some(_) if field == "txnNumber" => {
-                "Transaction numbers are only allowed with the write commands"
-            }
-            Some(_) => "Transactions are not supported by ebb's replica sets yet",
+            Some(_) => "Transaction numbers are only allowed with the write commands",
         };
         return Err(CommandError::new(codes::ILLEGAL_OPERATION, errmsg));
     }
     match set {
         None => check_write_concern(&body)?,
+        Some(_) if asked.is_some() => {}
         Some(_) if !logged && command.on_a_set == OnASet::Logged => {}
         Some(set) => match command.on_a_set {
             OnASet::Logged => {}
@@ -203,7 +208,17 @@ async fn execute(
         },
     }
     let data = command.reads() || command.on_a_set == OnASet::Logged;
-    super::read_concern::check(set, name, &body, data).await?;
+    super::read_concern::check(set, name, &body, data, asked.is_some()).await?;
+    // Started after the read concern's wait, so its snapshot holds what
+    // the client asked to read after.
+    let txn = match asked {
+        Some(asked) => Some(
+            ctx.transactions
+                .enter(asked, ctx.shared.engine.clone())
+                .map_err(|e| crate::txn::statement::labelled(e, false))?,
+        ),
+        None => None,
+    };
     if command.op == Op::Command {
         NodeContext::count(&ctx.opcounters.command, 1);
     }
@@ -223,6 +238,20 @@ async fn execute(
                 crate::repl::replicate(&set, &db, body, command.log_form).await
             }))
             .await
+    } else if let Some(txn) = txn {
+        // One statement of a transaction at a time.
+        let _turn = txn.turn.lock().await;
+        let statement = (command.handler)(Request {
+            db,
+            body,
+            node: ctx.clone(),
+            conn: conn.clone(),
+            decided: None,
+        });
+        let reply = running
+            .scope(crate::txn::scope(txn.clone(), statement))
+            .await;
+        crate::txn::statement::after(&txn, name, reply)
     } else {
         running
             .scope((command.handler)(Request {

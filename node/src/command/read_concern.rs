@@ -8,8 +8,10 @@
 //! still leads and has applied everything committed before the read runs.
 //! `afterClusterTime` (what drivers' causally consistent sessions send)
 //! waits until the member has applied a write at that time or later
-//! (`repl::time`), within `maxTimeMS`. `afterOpTime`, `atClusterTime` and
-//! `snapshot` are refused rather than ignored.
+//! (`repl::time`), within `maxTimeMS`. A transaction reads one snapshot
+//! whatever its level, `snapshot` included (`crate::txn`); `snapshot`
+//! outside a transaction, `afterOpTime` and `atClusterTime` are refused
+//! rather than ignored.
 
 use std::time::Duration;
 
@@ -101,11 +103,14 @@ fn parse(body: &RawDocument) -> CommandResult<Option<Asked>> {
 /// run. `data`: whether the command reads or writes documents (what a
 /// cluster time orders: mongod refuses one on `ping` or `serverStatus`,
 /// and drivers' causally consistent sessions send one on writes too).
+/// `transaction`: the command starts a transaction, which reads one
+/// snapshot whatever its level (`crate::txn`), `snapshot` included.
 pub async fn check(
     set: Option<&ReplicaSet>,
     name: &str,
     body: &RawDocument,
     data: bool,
+    transaction: bool,
 ) -> CommandResult<()> {
     let Some(asked) = parse(body)? else {
         return Ok(());
@@ -129,10 +134,17 @@ pub async fn check(
     let Some(set) = set else {
         return standalone(level, &asked);
     };
-    if level == Level::Snapshot {
+    if level == Level::Snapshot && !transaction {
         return Err(CommandError::new(
             codes::NOT_IMPLEMENTED,
-            "readConcern level 'snapshot' is not supported by ebb's replica sets yet",
+            "readConcern level 'snapshot' outside a transaction is not supported by ebb's \
+             replica sets yet",
+        ));
+    }
+    if asked.at_cluster_time {
+        return Err(CommandError::new(
+            codes::NOT_IMPLEMENTED,
+            "readConcern atClusterTime is not supported by ebb's replica sets yet",
         ));
     }
     if asked.after_op_time {
@@ -257,7 +269,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        rt.block_on(check(None, "find", &body, true))
+        rt.block_on(check(None, "find", &body, true, false))
             .err()
             .map(|e| e.code)
     }

@@ -19,6 +19,7 @@ use crate::error::{CommandError, CommandResult};
 use crate::repl::commands as repl;
 use crate::repl::{elections, fault, reconfig};
 use crate::top::Category;
+use crate::txn::commit as txn;
 
 macro_rules! handler {
     ($f:path) => {
@@ -30,6 +31,7 @@ macro_rules! handler {
 /// states what sets its command apart from an ordinary one ([`row`]).
 #[rustfmt::skip]
 const COMMANDS: &[Command] = &[
+    row(&["abortTransaction"], handler!(txn::abort_transaction), Authenticated),
     row(&["aggregate"], handler!(aggregate::aggregate), ByBody(needs::aggregate))
         .users(Users::Reads).top(Category::ReadCommand),
     row(&["authenticate"], handler!(sasl::authenticate), Open),
@@ -39,6 +41,7 @@ const COMMANDS: &[Command] = &[
         Db(&[Find, Insert, CreateCollection])).logged(),
     row(&["collMod"], handler!(indexes::coll_mod), Db(&[CollMod])).users(Users::Alters).logged(),
     row(&["collStats"], handler!(status::coll_stats), Db(&[CollStats])),
+    row(&["commitTransaction"], handler!(txn::commit_transaction), Authenticated),
     row(&["compact"], handler!(collections::compact), Db(&[Compact])),
     row(&["connectionStatus"], handler!(sasl::connection_status), Open),
     row(&["convertToCapped"], handler!(capped::convert_to_capped),
@@ -84,6 +87,8 @@ const COMMANDS: &[Command] = &[
     row(&["getParameter"], handler!(params::get_parameter), Cluster(GetParameter)),
     row(&["grantRolesToUser"], handler!(users::grant_roles_to_user), Db(&[GrantRole])).logged(),
     row(&["ebbRaft"], handler!(repl::ebb_raft), Cluster(Internal)),
+    // A transaction's commit, as the set's log carries it.
+    row(&["ebbApplyTransaction"], handler!(txn::apply_transaction), Cluster(Internal)).logged(),
     row(&["hello"], handler!(handshake::hello), Open).op_query(),
     row(&["hostInfo"], handler!(admin::host_info), Cluster(HostInfo)),
     row(&["insert"], handler!(insert::insert), Db(&[Insert]))

@@ -4,8 +4,8 @@
 
 use bson::{Document, RawBsonRef, RawDocument, doc};
 use ebb_actors::catalog::EnsureCollection;
-use ebb_actors::collection::CollectionActor;
 use ebb_actors::collection::CollectionHandle;
+use ebb_actors::collection::{CollectionActor, Direct};
 use ebb_config::limits::MAX_WRITE_BATCH_SIZE;
 use ebb_storage::ErrorKind;
 use ebb_storage::statement::{StatementStats, WriteError};
@@ -85,7 +85,7 @@ pub async fn send_write<M, T>(
     message: impl Fn() -> M,
 ) -> CommandResult<Option<T>>
 where
-    M: actix::Message<Result = ebb_storage::Result<T>> + Send + 'static,
+    M: Direct<Output = T> + Send + 'static,
     T: Send + 'static,
     CollectionActor: actix::Handler<M>,
 {
@@ -102,10 +102,13 @@ pub async fn send_write_in<M, T>(
     message: impl Fn() -> M,
 ) -> CommandResult<Option<T>>
 where
-    M: actix::Message<Result = ebb_storage::Result<T>> + Send + 'static,
+    M: Direct<Output = T> + Send + 'static,
     T: Send + 'static,
     CollectionActor: actix::Handler<M>,
 {
+    if let Some(txn) = crate::txn::current() {
+        return write_in_transaction(node, &txn, db, name, create, message()).await;
+    }
     for _ in 0..MAX_ATTEMPTS {
         let Some(entry) = target_in(node, db, name, create, applying).await? else {
             return Ok(None);
@@ -122,6 +125,66 @@ where
         codes::NAMESPACE_NOT_FOUND,
         format!("collection {db}.{name} was dropped during the write"),
     ))
+}
+
+/// A transaction's write: run on its overlay, never on the collection's
+/// writer. It neither creates collections nor writes to capped,
+/// time-series or system collections, as mongod's transactions do not.
+async fn write_in_transaction<M, T>(
+    node: &NodeContext,
+    txn: &crate::txn::Txn,
+    db: &str,
+    name: &str,
+    create: bool,
+    message: M,
+) -> CommandResult<Option<T>>
+where
+    M: Direct<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let refuse = |msg: String| {
+        Err(CommandError::new(
+            codes::OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
+            msg,
+        ))
+    };
+    let ns = format!("{db}.{name}");
+    if name.starts_with("system.") {
+        return refuse(format!(
+            "Cannot write to system collection {ns} within a transaction."
+        ));
+    }
+    let Some(entry) = target_in(node, db, name, false, None).await? else {
+        if create {
+            return refuse(format!(
+                "Cannot create namespace {ns} in multi-document transaction."
+            ));
+        }
+        return Ok(None);
+    };
+    let coll = entry.coll.clone();
+    if coll.capped.is_some() {
+        return refuse(format!(
+            "Collection '{ns}' is a capped collection. Writes in transactions are not allowed \
+             on capped collections."
+        ));
+    }
+    if coll.timeseries.is_some() {
+        return refuse(format!(
+            "Cannot write to the time-series collection {ns} in a multi-document transaction."
+        ));
+    }
+    let overlay = txn.overlay()?;
+    txn.touch(db, name, &coll);
+    let now = node.shared.clock.now();
+    let interrupt = crate::ops::current();
+    let out = tokio::task::spawn_blocking(move || {
+        let _scope = ebb_lang::query::interrupt::Scope::enter(interrupt);
+        message.direct(overlay.as_ref(), &coll, now)
+    })
+    .await
+    .map_err(|_| CommandError::internal())??;
+    Ok(Some(out))
 }
 
 /// The documents of an array argument (`documents`, `updates`, `deletes`),

@@ -13,6 +13,7 @@
 
 pub mod conformance;
 pub mod held;
+pub mod overlay;
 pub mod rocks;
 mod skip_held;
 
@@ -137,7 +138,7 @@ pub fn first_key(
 
 /// A consistent point-in-time view for reads: later commits, flushes and
 /// compactions never change what it reads.
-pub trait Snapshot: Send {
+pub trait Snapshot: Send + Sync {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>>;
     fn cursor(&self, cf: Cf, range: KeyRange, dir: Direction) -> Result<Box<dyn Cursor + '_>>;
     /// A cursor for a scan of a whole family (a collection scan): the
@@ -311,4 +312,10 @@ pub trait Engine: Send + Sync + 'static {
     /// The keys every read of this engine answers as absent
     /// ([`held`]).
     fn held(&self) -> &held::HeldRegistry;
+    /// Whether what commits here stays out of the engine's data (a
+    /// transaction's [`overlay`]): state kept in memory beside the data
+    /// must not change on such a commit.
+    fn detached(&self) -> bool {
+        false
+    }
 }

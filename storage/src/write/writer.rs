@@ -190,6 +190,28 @@ impl<'e> Writer<'e> {
         self.batch.as_mut()
     }
 
+    /// Puts `batch` in place of this writer's uncommitted batch and
+    /// returns that one: a transaction's commit hands one batch from the
+    /// writer of each collection it wrote to the next, so that all its
+    /// writes commit together (`transaction`).
+    pub fn swap_batch(&mut self, batch: Box<dyn Batch + 'e>) -> Box<dyn Batch + 'e> {
+        std::mem::replace(&mut self.batch, batch)
+    }
+
+    /// Adds to the batch what [`Writer::commit`] adds before committing
+    /// (the counts of never-expiring documents), for a writer whose batch
+    /// another writer commits. Not for a capped collection's writer.
+    pub fn settle(&mut self) -> Result<()> {
+        debug_assert!(self.capped.is_none());
+        if let Some(c) = &self.never {
+            c.before_commit(self.batch.as_mut(), &self.coll.keygens[c.index])?;
+        }
+        if !self.batch.is_empty() {
+            never::forget_if_several(self.batch.as_mut(), self.coll)?;
+        }
+        Ok(())
+    }
+
     /// Operations buffered so far.
     pub fn pending_ops(&self) -> usize {
         self.batch.len()
@@ -334,6 +356,17 @@ impl<'e> Writer<'e> {
         // Entries of an expired document stored here may wait for the
         // sweep; one of them could be this document's too (`ttl::sweep`).
         if coll.sweep.holds(self.engine, coll.meta.id, &id_key)? {
+            // The sweep's queue is the collection's, not a transaction's:
+            // its overlay must not take entries off it.
+            if self.engine.detached() {
+                return Err(Error::new(
+                    ErrorKind::WriteConflict,
+                    format!(
+                        "a document of {} with this _id expired and its index entries are                          still being removed",
+                        self.ns
+                    ),
+                ));
+            }
             crate::ttl::sweep(self.engine, coll)?;
         }
         // Scratch kept across documents (taken out while `self` is borrowed

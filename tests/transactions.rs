@@ -1,0 +1,432 @@
+//! Multi-document transactions as drivers run them, on real `ebbd`
+//! members: what a transaction sees and what others see of it, commit and
+//! abort, first committer wins (WriteConflict with
+//! `TransientTransactionError`), the protocol's errors in mongod's codes, a
+//! commit sent again, and a committed transaction kept across `kill -9` of
+//! the primary and a failover.
+
+use mongodb::bson::{Document, doc};
+use mongodb::error::TRANSIENT_TRANSACTION_ERROR;
+use mongodb::options::{ReadConcern, WriteConcern};
+use mongodb::{Client, ClientSession, Collection};
+
+use crate::common::set::*;
+use crate::common::{code, expect_code};
+
+fn coll(client: &Client, name: &str) -> Collection<Document> {
+    client.database("t").collection(name)
+}
+
+async fn all(c: &Collection<Document>) -> Vec<Document> {
+    let mut out = Vec::new();
+    let mut cursor = c.find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap();
+    while cursor.advance().await.unwrap() {
+        out.push(cursor.deserialize_current().unwrap());
+    }
+    out
+}
+
+async fn all_in(c: &Collection<Document>, s: &mut ClientSession) -> Vec<Document> {
+    let mut out = Vec::new();
+    let mut cursor = c
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .session(&mut *s)
+        .await
+        .unwrap();
+    while let Some(d) = cursor.next(&mut *s).await {
+        out.push(d.unwrap());
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_sees_its_snapshot_and_own_writes_and_commits_all_at_once() {
+    let root = tempfile::tempdir().unwrap();
+    let (_member, client) = one_member_set(root.path()).await;
+    let db = client.database("t");
+    db.create_collection("a").await.unwrap();
+    db.create_collection("b").await.unwrap();
+    let (a, b) = (coll(&client, "a"), coll(&client, "b"));
+    a.insert_many([doc! { "_id": 1, "n": 0 }, doc! { "_id": 2, "n": 0 }])
+        .await
+        .unwrap();
+
+    let mut s = client.start_session().await.unwrap();
+    s.start_transaction()
+        .read_concern(ReadConcern::snapshot())
+        .await
+        .unwrap();
+    a.update_one(doc! { "_id": 1 }, doc! { "$inc": { "n": 1 } })
+        .session(&mut s)
+        .await
+        .unwrap();
+    a.delete_one(doc! { "_id": 2 })
+        .session(&mut s)
+        .await
+        .unwrap();
+    b.insert_one(doc! { "_id": 10, "from": "txn" })
+        .session(&mut s)
+        .await
+        .unwrap();
+    // Written after the transaction's snapshot, outside it: not seen in it.
+    a.insert_one(doc! { "_id": 3, "n": 0 }).await.unwrap();
+
+    assert_eq!(
+        all_in(&a, &mut s).await,
+        vec![doc! { "_id": 1, "n": 1 }],
+        "the transaction reads its snapshot with its own writes"
+    );
+    assert_eq!(b.count_documents(doc! {}).session(&mut s).await.unwrap(), 1);
+    let found = b
+        .find_one_and_update(doc! { "_id": 10 }, doc! { "$set": { "seen": true } })
+        .session(&mut s)
+        .await
+        .unwrap();
+    assert_eq!(found, Some(doc! { "_id": 10, "from": "txn" }));
+    // Nobody else sees any of it before the commit.
+    assert_eq!(
+        all(&a).await,
+        vec![
+            doc! { "_id": 1, "n": 0 },
+            doc! { "_id": 2, "n": 0 },
+            doc! { "_id": 3, "n": 0 }
+        ]
+    );
+    assert!(all(&b).await.is_empty());
+
+    s.commit_transaction().await.unwrap();
+    assert_eq!(
+        all(&a).await,
+        vec![doc! { "_id": 1, "n": 1 }, doc! { "_id": 3, "n": 0 }]
+    );
+    assert_eq!(
+        all(&b).await,
+        vec![doc! { "_id": 10, "from": "txn", "seen": true }]
+    );
+    // The indexes followed: the deleted document is not found by them.
+    assert_eq!(a.count_documents(doc! { "n": 0 }).await.unwrap(), 1);
+
+    // Aborted, it leaves nothing.
+    s.start_transaction().await.unwrap();
+    b.insert_one(doc! { "_id": 11 })
+        .session(&mut s)
+        .await
+        .unwrap();
+    a.delete_many(doc! {}).session(&mut s).await.unwrap();
+    s.abort_transaction().await.unwrap();
+    assert_eq!(all(&a).await.len(), 2);
+    assert_eq!(all(&b).await.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_committer_wins_and_the_driver_runs_the_other_again() {
+    let root = tempfile::tempdir().unwrap();
+    let (_member, client) = one_member_set(root.path()).await;
+    let db = client.database("t");
+    db.create_collection("a").await.unwrap();
+    let a = coll(&client, "a");
+    a.insert_one(doc! { "_id": 1, "n": 0 }).await.unwrap();
+    db.run_command(doc! {
+        "createIndexes": "a",
+        "indexes": [{ "key": { "u": 1 }, "name": "u_1", "unique": true }],
+    })
+    .await
+    .unwrap();
+
+    let mut s1 = client.start_session().await.unwrap();
+    let mut s2 = client.start_session().await.unwrap();
+    s1.start_transaction().await.unwrap();
+    s2.start_transaction().await.unwrap();
+    a.update_one(doc! { "_id": 1 }, doc! { "$inc": { "n": 1 } })
+        .session(&mut s1)
+        .await
+        .unwrap();
+    a.update_one(doc! { "_id": 1 }, doc! { "$inc": { "n": 10 } })
+        .session(&mut s2)
+        .await
+        .unwrap();
+    s1.commit_transaction().await.unwrap();
+    let e = s2.commit_transaction().await.unwrap_err();
+    assert_eq!(code(&e), Some(112), "{e}");
+    assert!(e.contains_label(TRANSIENT_TRANSACTION_ERROR), "{e}");
+    assert_eq!(all(&a).await, vec![doc! { "_id": 1, "n": 1 }]);
+
+    // Two transactions taking one unique key with different documents.
+    s1.start_transaction().await.unwrap();
+    s2.start_transaction().await.unwrap();
+    a.insert_one(doc! { "_id": 2, "u": "x" })
+        .session(&mut s1)
+        .await
+        .unwrap();
+    a.insert_one(doc! { "_id": 3, "u": "x" })
+        .session(&mut s2)
+        .await
+        .unwrap();
+    s2.commit_transaction().await.unwrap();
+    let e = s1.commit_transaction().await.unwrap_err();
+    assert_eq!(code(&e), Some(112), "{e}");
+    assert_eq!(a.count_documents(doc! { "u": "x" }).await.unwrap(), 1);
+
+    // The driver's callback API retries on the transient label until the
+    // transaction commits: two sessions each add 1, twenty times, racing.
+    let race = |client: Client| async move {
+        let a = coll(&client, "a");
+        let mut s = client.start_session().await.unwrap();
+        for _ in 0..20 {
+            s.start_transaction()
+                .and_run(&a, |s, a| {
+                    Box::pin(async move {
+                        let d = a
+                            .find_one(doc! { "_id": 1 })
+                            .session(&mut *s)
+                            .await?
+                            .unwrap();
+                        let n = d.get_i32("n").unwrap();
+                        a.update_one(doc! { "_id": 1 }, doc! { "$set": { "n": n + 1 } })
+                            .session(&mut *s)
+                            .await?;
+                        Ok(())
+                    })
+                })
+                .await
+                .unwrap();
+        }
+    };
+    let (x, y) = tokio::join!(
+        tokio::spawn(race(client.clone())),
+        tokio::spawn(race(client.clone()))
+    );
+    x.unwrap();
+    y.unwrap();
+    let d = a.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(d.get_i32("n").unwrap(), 41, "no update was lost");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_protocol_answers_in_mongods_codes() {
+    let root = tempfile::tempdir().unwrap();
+    let (member, client) = one_member_set(root.path()).await;
+    let db = client.database("t");
+    db.create_collection("a").await.unwrap();
+    db.create_collection("capped")
+        .capped(true)
+        .size(4096)
+        .await
+        .unwrap();
+    let direct = member.direct().await;
+    let t = direct.database("t");
+    let lsid = doc! { "id": mongodb::bson::Uuid::new() };
+    let run = |cmd: Document| {
+        let t = t.clone();
+        async move { t.run_command(cmd).await }
+    };
+    let stmt = |mut cmd: Document, n: i64, start: bool| {
+        cmd.insert("lsid", lsid.clone());
+        cmd.insert("txnNumber", n);
+        cmd.insert("autocommit", false);
+        if start {
+            cmd.insert("startTransaction", true);
+        }
+        cmd
+    };
+
+    // Commands a transaction does not run: refused, nothing started.
+    expect_code(run(stmt(doc! { "count": "a" }, 1, true)).await, 263);
+    expect_code(
+        run(stmt(
+            doc! { "createIndexes": "a", "indexes": [{ "key": { "x": 1 }, "name": "x_1" }] },
+            1,
+            true,
+        ))
+        .await,
+        263,
+    );
+    let e = run(stmt(doc! { "commitTransaction": 1 }, 1, false))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), Some(251), "{e}");
+    assert!(e.contains_label(TRANSIENT_TRANSACTION_ERROR));
+
+    // Started by an insert; a refused command inside leaves it running.
+    run(stmt(
+        doc! { "insert": "a", "documents": [{ "_id": 1 }] },
+        2,
+        true,
+    ))
+    .await
+    .unwrap();
+    expect_code(run(stmt(doc! { "count": "a" }, 2, false)).await, 263);
+    expect_code(
+        run(stmt(
+            doc! { "find": "a", "readConcern": { "level": "snapshot" } },
+            2,
+            false,
+        ))
+        .await,
+        72,
+    );
+    expect_code(
+        run(stmt(
+            doc! { "insert": "a", "documents": [{}], "writeConcern": { "w": 1 } },
+            2,
+            false,
+        ))
+        .await,
+        72,
+    );
+    expect_code(
+        run(stmt(
+            doc! { "aggregate": "a", "pipeline": [{ "$out": "o" }], "cursor": {} },
+            2,
+            false,
+        ))
+        .await,
+        263,
+    );
+    // Those refusals ran nothing; this is the same transaction still.
+    let found = run(stmt(doc! { "find": "a" }, 2, false)).await.unwrap();
+    let batch = found
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap();
+    assert_eq!(batch.len(), 1);
+    let admin = direct.database("admin");
+    admin
+        .run_command(stmt(doc! { "commitTransaction": 1 }, 2, false))
+        .await
+        .unwrap();
+    // Committing again is answered the same; aborting a committed one is 256.
+    admin
+        .run_command(stmt(doc! { "commitTransaction": 1 }, 2, false))
+        .await
+        .unwrap();
+    expect_code(
+        admin
+            .run_command(stmt(doc! { "abortTransaction": 1 }, 2, false))
+            .await,
+        256,
+    );
+    expect_code(run(stmt(doc! { "find": "a" }, 2, false)).await, 256);
+    // An older number is too old; a statement of no transaction is 251.
+    expect_code(run(stmt(doc! { "find": "a" }, 1, true)).await, 225);
+    expect_code(run(stmt(doc! { "find": "a" }, 3, false)).await, 251);
+
+    // A failing statement aborts its transaction.
+    run(stmt(
+        doc! { "insert": "a", "documents": [{ "_id": 5 }] },
+        4,
+        true,
+    ))
+    .await
+    .unwrap();
+    let dup = run(stmt(
+        doc! { "insert": "a", "documents": [{ "_id": 1 }] },
+        4,
+        false,
+    ))
+    .await
+    .unwrap();
+    assert!(dup.get_array("writeErrors").is_ok(), "{dup}");
+    let e = admin
+        .run_command(stmt(doc! { "commitTransaction": 1 }, 4, false))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), Some(251), "{e}");
+    assert_eq!(
+        coll(&client, "a").count_documents(doc! {}).await.unwrap(),
+        1
+    );
+
+    // Writes a transaction does not take fail it, as any failing statement.
+    for (n, target) in [(5, "capped"), (6, "new")] {
+        expect_code(
+            run(stmt(doc! { "insert": target, "documents": [{}] }, n, true)).await,
+            263,
+        );
+        expect_code(
+            admin
+                .run_command(stmt(doc! { "commitTransaction": 1 }, n, false))
+                .await,
+            251,
+        );
+    }
+    assert!(
+        db.list_collection_names()
+            .await
+            .unwrap()
+            .iter()
+            .all(|n| n != "new")
+    );
+
+    // autocommit: true, and startTransaction: false, are refused.
+    expect_code(
+        run(doc! { "find": "a", "lsid": lsid.clone(), "txnNumber": 9i64, "autocommit": true })
+            .await,
+        72,
+    );
+    expect_code(
+        run(doc! { "find": "a", "lsid": lsid.clone(), "txnNumber": 9i64, "autocommit": false, "startTransaction": false }).await,
+        72,
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_committed_transaction_survives_kill_9_and_its_commit_is_answered_by_the_new_primary() {
+    let root = tempfile::tempdir().unwrap();
+    let (mut members, client) = initiated_set(root.path()).await;
+    let db = client.database("t");
+    db.create_collection("c").await.unwrap();
+    let c = coll(&client, "c");
+
+    let mut s = client.start_session().await.unwrap();
+    s.start_transaction()
+        .write_concern(WriteConcern::majority())
+        .await
+        .unwrap();
+    for i in 0..5 {
+        c.insert_one(doc! { "_id": i, "tx": 1 })
+            .session(&mut s)
+            .await
+            .unwrap();
+    }
+    s.commit_transaction().await.unwrap();
+
+    // Another, left open when the primary dies: it never happened.
+    let mut open = client.start_session().await.unwrap();
+    open.start_transaction().await.unwrap();
+    c.insert_one(doc! { "_id": 100, "tx": 2 })
+        .session(&mut open)
+        .await
+        .unwrap();
+
+    let old = primary_of(&members).await;
+    members[old].kill();
+    let new = primary_of(&members).await;
+    assert_ne!(new, old);
+    let on_new: Collection<Document> = members[new].direct().await.database("t").collection("c");
+    assert_eq!(all(&on_new).await.len(), 5);
+    for (i, m) in members.iter().enumerate() {
+        if i != old {
+            eventually("every live member holds the transaction", async || {
+                documents_of(m, "c").await.len() == 5
+            })
+            .await;
+        }
+    }
+    // The commit sent again after the failover is answered from what the
+    // set committed.
+    s.commit_transaction().await.unwrap();
+    let e = open.commit_transaction().await.unwrap_err();
+    assert!(
+        e.contains_label(TRANSIENT_TRANSACTION_ERROR) || code(&e) == Some(251),
+        "{e}"
+    );
+    assert_eq!(all(&on_new).await.len(), 5);
+    members[old].spawn();
+    eventually("the old primary catches up", async || {
+        documents_of(&members[old], "c").await.len() == 5
+    })
+    .await;
+}
