@@ -430,3 +430,191 @@ async fn a_committed_transaction_survives_kill_9_and_its_commit_is_answered_by_t
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_sees_a_commits_changes_in_order_naming_the_transaction() {
+    use mongodb::change_stream::event::OperationType;
+    let root = tempfile::tempdir().unwrap();
+    let (_member, client) = one_member_set(root.path()).await;
+    client.database("t").create_collection("c").await.unwrap();
+    let c = coll(&client, "c");
+    c.insert_one(doc! { "_id": 0, "n": 0 }).await.unwrap();
+    let mut stream = c.watch().await.unwrap();
+
+    let mut s = client.start_session().await.unwrap();
+    s.start_transaction().await.unwrap();
+    c.insert_one(doc! { "_id": 1 })
+        .session(&mut s)
+        .await
+        .unwrap();
+    c.update_one(doc! { "_id": 0 }, doc! { "$set": { "n": 1 } })
+        .session(&mut s)
+        .await
+        .unwrap();
+    c.delete_one(doc! { "_id": 0 })
+        .session(&mut s)
+        .await
+        .unwrap();
+    s.commit_transaction().await.unwrap();
+    c.insert_one(doc! { "_id": 2 }).await.unwrap();
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut events = Vec::new();
+    while events.len() < 4 {
+        assert!(std::time::Instant::now() < deadline, "{events:?}");
+        if let Some(e) = stream.next_if_any().await.unwrap() {
+            events.push(e);
+        }
+    }
+    let kinds: Vec<OperationType> = events.iter().map(|e| e.operation_type.clone()).collect();
+    assert_eq!(
+        kinds,
+        [
+            OperationType::Insert,
+            OperationType::Update,
+            OperationType::Delete,
+            OperationType::Insert
+        ]
+    );
+    let id = s.id().get("id").cloned();
+    for e in &events[..3] {
+        assert_eq!(e.txn_number, Some(1), "{e:?}");
+        assert_eq!(e.lsid.as_ref().and_then(|l| l.get("id").cloned()), id);
+        assert_eq!(
+            e.cluster_time, events[0].cluster_time,
+            "one commit, one time"
+        );
+    }
+    assert_eq!(events[3].txn_number, None);
+    assert_eq!(events[3].lsid, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_never_sees_half_a_transaction() {
+    let root = tempfile::tempdir().unwrap();
+    let (_member, client) = one_member_set(root.path()).await;
+    client.database("t").create_collection("c").await.unwrap();
+    let c = coll(&client, "c");
+    let writer = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let c = coll(&client, "c");
+            let mut s = client.start_session().await.unwrap();
+            for k in 0..30 {
+                s.start_transaction().await.unwrap();
+                let docs: Vec<Document> = (0..10)
+                    .map(|i| doc! { "_id": k * 10 + i, "k": k })
+                    .collect();
+                c.insert_many(docs).session(&mut s).await.unwrap();
+                if k > 0 {
+                    c.update_many(doc! { "k": k - 1 }, doc! { "$set": { "next": true } })
+                        .session(&mut s)
+                        .await
+                        .unwrap();
+                }
+                s.commit_transaction().await.unwrap();
+            }
+        })
+    };
+    let mut reads = 0;
+    while !writer.is_finished() || reads == 0 {
+        // One batch: one snapshot.
+        let mut cursor = c.find(doc! {}).batch_size(1000).await.unwrap();
+        let mut docs = Vec::new();
+        while cursor.advance().await.unwrap() {
+            docs.push(cursor.deserialize_current().unwrap());
+        }
+        let batches = docs.len() / 10;
+        assert_eq!(docs.len() % 10, 0, "half a transaction's inserts seen");
+        for d in &docs {
+            let k = d.get_i32("k").unwrap() as usize;
+            // Batch k is marked by the transaction that inserts batch k + 1.
+            assert_eq!(d.get_bool("next").is_ok(), k + 1 < batches, "{d}");
+        }
+        reads += 1;
+    }
+    writer.await.unwrap();
+    assert_eq!(all(&c).await.len(), 300);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ttl_and_transactions_together() {
+    let root = tempfile::tempdir().unwrap();
+    let (member, client) = one_member_set(root.path()).await;
+    let db = client.database("t");
+    db.create_collection("s").await.unwrap();
+    db.run_command(doc! {
+        "createIndexes": "s",
+        "indexes": [{ "key": { "at": 1 }, "name": "at_1", "expireAfterSeconds": 0 }],
+    })
+    .await
+    .unwrap();
+    let s_coll = coll(&client, "s");
+    let now = mongodb::bson::DateTime::now().timestamp_millis();
+    let past = mongodb::bson::DateTime::from_millis(now - 3_600_000);
+    let later = mongodb::bson::DateTime::from_millis(now + 3_600_000);
+
+    // A due document the transaction writes is hidden from it too, and
+    // nothing of it reaches the monitor before the commit.
+    let mut s = client.start_session().await.unwrap();
+    s.start_transaction().await.unwrap();
+    s_coll
+        .insert_many([
+            doc! { "_id": "due", "at": past },
+            doc! { "_id": "live", "at": later },
+        ])
+        .session(&mut s)
+        .await
+        .unwrap();
+    assert_eq!(all_in(&s_coll, &mut s).await.len(), 1);
+    assert_eq!(all(&s_coll).await.len(), 0);
+    s.commit_transaction().await.unwrap();
+    assert_eq!(
+        all(&s_coll).await,
+        vec![doc! { "_id": "live", "at": later }]
+    );
+    let deleted = async || {
+        let status = admin(&member, doc! { "serverStatus": 1 }).await;
+        status
+            .get_document("metrics")
+            .unwrap()
+            .get_document("ttl")
+            .unwrap()
+            .get_i64("deletedDocuments")
+            .unwrap()
+    };
+    eventually(
+        "the monitor deletes the committed due document",
+        async || deleted().await == 1,
+    )
+    .await;
+
+    // A document the monitor deletes under a transaction that wrote it:
+    // the commit is a write conflict, and the document stays gone.
+    let soon = mongodb::bson::DateTime::from_millis(
+        mongodb::bson::DateTime::now().timestamp_millis() + 1_500,
+    );
+    s_coll
+        .insert_one(doc! { "_id": "soon", "at": soon })
+        .await
+        .unwrap();
+    s.start_transaction().await.unwrap();
+    s_coll
+        .update_one(doc! { "_id": "soon" }, doc! { "$set": { "touched": true } })
+        .session(&mut s)
+        .await
+        .unwrap();
+    eventually("the monitor deletes the document", async || {
+        deleted().await == 2
+    })
+    .await;
+    let e = s.commit_transaction().await.unwrap_err();
+    assert_eq!(code(&e), Some(112), "{e}");
+    assert_eq!(
+        s_coll
+            .count_documents(doc! { "_id": "soon" })
+            .await
+            .unwrap(),
+        0
+    );
+}

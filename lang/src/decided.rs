@@ -72,7 +72,9 @@ pub struct Decided {
 /// and counter, as one number; `wall`: the primary's clock) and numbers
 /// the document changes the entry makes, in the order it makes them: the
 /// change log's keys (`ebb_storage::changes`). A run after a crash makes
-/// the same changes in the same order, so they get the same numbers.
+/// the same changes in the same order, so they get the same numbers. An
+/// entry that commits a transaction names it (`txn`), and its changes say
+/// so.
 #[derive(Debug)]
 pub struct Rider {
     pub index: u64,
@@ -81,6 +83,9 @@ pub struct Rider {
     pub wall: i64,
     commits: AtomicU32,
     changes: AtomicU32,
+    /// The session (`lsid`) and number of the transaction the entry
+    /// commits, if it commits one.
+    pub txn: std::sync::OnceLock<(bson::RawDocumentBuf, i64)>,
 }
 
 impl PartialEq for Rider {
@@ -105,6 +110,7 @@ impl Rider {
             wall,
             commits: AtomicU32::new(0),
             changes: AtomicU32::new(0),
+            txn: std::sync::OnceLock::new(),
         }
     }
 

@@ -39,6 +39,7 @@
 //! | `desc` (catalog rows) | the event's `operationDescription` |
 //! | `stateBefore` | a `modify`'s `stateBeforeChange` |
 //! | `wall` | the primary's clock when it wrote the entry |
+//! | `txnNumber`, `lsid` | the transaction whose commit made the change, if one did |
 
 use std::sync::Arc;
 
@@ -293,8 +294,10 @@ impl Row {
     /// The fields every row has, with room for `more` bytes of fields.
     fn start(coll: &Collection, op: &str, key: &RawDocument, rider: &Rider, more: usize) -> Row {
         let (db, name) = (coll.meta.db.as_str(), coll.meta.name.as_str());
+        let txn = rider.txn.get();
+        let txn_len = txn.map_or(0, |(lsid, _)| 32 + lsid.as_bytes().len());
         let mut row = Row(Vec::with_capacity(
-            96 + db.len() + name.len() + key.as_bytes().len() + more,
+            96 + db.len() + name.len() + key.as_bytes().len() + txn_len + more,
         ));
         row.0.extend_from_slice(&[0; 4]);
         row.string("op", op);
@@ -309,6 +312,11 @@ impl Row {
         row.document("key", key);
         row.name(0x09, "wall");
         row.0.extend_from_slice(&rider.wall.to_le_bytes());
+        if let Some((lsid, number)) = txn {
+            row.name(0x12, "txnNumber");
+            row.0.extend_from_slice(&number.to_le_bytes());
+            row.document("lsid", lsid);
+        }
         row
     }
 

@@ -283,6 +283,10 @@ fn head(token: Token, kind: &str, row: &RawDocument) -> CommandResult<RawDocumen
     e.append(cstr!("operationType"), kind);
     e.append(cstr!("clusterTime"), timestamp(token.ts()));
     e.append(cstr!("wallTime"), row.get_datetime("wall")?);
+    if let (Ok(n), Ok(lsid)) = (row.get_i64("txnNumber"), row.get_document("lsid")) {
+        e.append(cstr!("txnNumber"), n);
+        e.append(cstr!("lsid"), lsid);
+    }
     Ok(e)
 }
 

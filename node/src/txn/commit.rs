@@ -182,6 +182,12 @@ pub async fn apply_transaction(req: Request) -> CommandResult {
     if rider.as_ref().is_some_and(|r| r.replayed_in_full()) {
         return ok(doc! {});
     }
+    // Its changes name the transaction, for change streams.
+    if let (Some(rider), Ok(lsid), Ok(n)) =
+        (&rider, body.get_document("lsid"), body.get_i64("txnNumber"))
+    {
+        let _ = rider.txn.set((lsid.to_owned(), n));
+    }
     let node = req.node;
     let colls = body.get_array("colls").map_err(|_| malformed())?;
     let mut handles = Vec::new();
