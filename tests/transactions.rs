@@ -618,3 +618,165 @@ async fn ttl_and_transactions_together() {
         0
     );
 }
+
+/// One transaction of the model test, as its client saw it.
+#[derive(Debug, Clone)]
+struct Ran {
+    /// Each key read, with the stamp read (0: the initial value).
+    reads: Vec<(i32, i64)>,
+    /// The keys written, each with this transaction's stamp.
+    writes: Vec<i32>,
+    stamp: i64,
+    /// The commit's operation time, when it committed.
+    committed: Option<mongodb::bson::Timestamp>,
+}
+
+const KEYS: i32 = 6;
+
+async fn random_transactions(client: Client, worker: i64, seed: u64, n: usize) -> Vec<Ran> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let c = coll(&client, "m");
+    let mut s = client.start_session().await.unwrap();
+    let mut out = Vec::new();
+    for i in 0..n {
+        let stamp = worker * 1_000_000 + i as i64 + 1;
+        let mut ran = Ran {
+            reads: Vec::new(),
+            writes: Vec::new(),
+            stamp,
+            committed: None,
+        };
+        s.start_transaction().await.unwrap();
+        let mut failed = false;
+        for _ in 0..rng.random_range(1..4) {
+            let k = rng.random_range(0..KEYS);
+            match c.find_one(doc! { "_id": k }).session(&mut s).await {
+                Ok(d) => ran.reads.push((k, d.unwrap().get_i64("v").unwrap())),
+                Err(_) => failed = true,
+            }
+        }
+        for _ in 0..rng.random_range(0..3) {
+            let k = rng.random_range(0..KEYS);
+            if failed || ran.writes.contains(&k) {
+                continue;
+            }
+            let set = doc! { "$set": { "v": stamp }, "$inc": { "n": 1 } };
+            match c.update_one(doc! { "_id": k }, set).session(&mut s).await {
+                Ok(_) => ran.writes.push(k),
+                Err(_) => failed = true,
+            }
+        }
+        if failed {
+            let _ = s.abort_transaction().await;
+        } else {
+            match s.commit_transaction().await {
+                Ok(()) => ran.committed = s.operation_time(),
+                Err(e) => assert_eq!(code(&e), Some(112), "{e}"),
+            }
+        }
+        out.push(ran);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_transactions_are_snapshot_isolated_against_a_serial_model() {
+    let root = tempfile::tempdir().unwrap();
+    let (_member, client) = one_member_set(root.path()).await;
+    let c = coll(&client, "m");
+    c.insert_many((0..KEYS).map(|k| doc! { "_id": k, "v": 0i64, "n": 0 }))
+        .await
+        .unwrap();
+    // The order commits took in the set's history, from their events.
+    let mut stream = c.watch().await.unwrap();
+    let workers: Vec<_> = (1..=3)
+        .map(|w| tokio::spawn(random_transactions(client.clone(), w, 7 + w as u64, 25)))
+        .collect();
+    let mut all_ran = Vec::new();
+    for w in workers {
+        all_ran.extend(w.await.unwrap());
+    }
+
+    let writers = all_ran
+        .iter()
+        .filter(|r| r.committed.is_some() && !r.writes.is_empty())
+        .count();
+    let mut at: std::collections::HashMap<i64, (u32, u32)> = Default::default();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while at.len() < writers {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "events of {} of {writers} commits",
+            at.len()
+        );
+        let Some(e) = stream.next_if_any().await.unwrap() else {
+            continue;
+        };
+        let fields = e.update_description.unwrap().updated_fields;
+        let t = e.cluster_time.unwrap();
+        at.insert(fields.get_i64("v").unwrap(), (t.time, t.increment));
+    }
+    // The serial model: the committed writing transactions in commit order.
+    let mut committed: Vec<&Ran> = all_ran
+        .iter()
+        .filter(|r| r.committed.is_some() && !r.writes.is_empty())
+        .collect();
+    committed.sort_by_key(|r| at[&r.stamp]);
+    assert!(
+        committed.len() >= 10,
+        "too few commits: {}",
+        committed.len()
+    );
+    let mut states = vec![vec![0i64; KEYS as usize]];
+    for r in &committed {
+        let mut next = states.last().unwrap().clone();
+        for &k in &r.writes {
+            next[k as usize] = r.stamp;
+        }
+        states.push(next);
+    }
+    let committed_stamps: std::collections::HashSet<i64> =
+        committed.iter().map(|r| r.stamp).collect();
+    // A transaction that only read fits a state no later than its commit.
+    for r in all_ran.iter().filter(|r| r.writes.is_empty()) {
+        let Some(t) = r.committed else { continue };
+        let before = committed
+            .iter()
+            .filter(|o| at[&o.stamp] <= (t.time, t.increment))
+            .count();
+        assert!(
+            (0..=before).any(|p| r.reads.iter().all(|(k, v)| states[p][*k as usize] == *v)),
+            "read-only transaction {r:?} read no one state"
+        );
+    }
+    for r in &all_ran {
+        // No dirty read: every value read was written by a commit.
+        for (k, v) in &r.reads {
+            assert!(
+                *v == 0 || committed_stamps.contains(v),
+                "key {k} read {v}, which no committed transaction wrote"
+            );
+        }
+    }
+    for (c_at, r) in committed.iter().enumerate() {
+        // Snapshot isolation: the reads are one state before the commit,
+        // and no transaction that committed after that state and before
+        // this one wrote a key this one wrote (no lost update).
+        let fits = (0..=c_at).any(|p| {
+            r.reads.iter().all(|(k, v)| states[p][*k as usize] == *v)
+                && committed[p..c_at]
+                    .iter()
+                    .all(|o| o.writes.iter().all(|k| !r.writes.contains(k)))
+        });
+        assert!(fits, "transaction {r:?} fits no snapshot before its commit");
+    }
+    // Every committed increment is there: none lost.
+    let final_docs = all(&c).await;
+    for d in &final_docs {
+        let k = d.get_i32("_id").unwrap();
+        let incs = committed.iter().filter(|r| r.writes.contains(&k)).count();
+        assert_eq!(d.get_i32("n").unwrap() as usize, incs, "{d}");
+        assert_eq!(d.get_i64("v").unwrap(), states.last().unwrap()[k as usize]);
+    }
+}

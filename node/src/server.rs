@@ -168,6 +168,7 @@ impl Node {
         let accept = tokio::spawn(accept_loop(listener, tls, ctx.clone(), stop_rx.clone()));
         let mut background = vec![
             tokio::spawn(reap_cursors(ctx.clone(), stop_rx.clone())),
+            tokio::spawn(reap_transactions(ctx.clone(), stop_rx.clone())),
             tokio::spawn(profile::record_ttl_deletes(ctx.clone(), stop_rx.clone())),
         ];
         let https = match config.net.http.tls {
@@ -459,6 +460,17 @@ async fn handle(
                 }
             };
             Some(wire::encode_op_reply(*reply_id, request_id, &reply))
+        }
+    }
+}
+
+/// Aborts transactions past their lifetime each second, letting their
+/// snapshots and writes go.
+async fn reap_transactions(ctx: Arc<NodeContext>, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => ctx.transactions.reap(),
         }
     }
 }
