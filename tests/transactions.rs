@@ -780,3 +780,48 @@ async fn concurrent_transactions_are_snapshot_isolated_against_a_serial_model() 
         assert_eq!(d.get_i64("v").unwrap(), states.last().unwrap()[k as usize]);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_the_primary_during_a_commit_leaves_all_of_it_or_none() {
+    let root = tempfile::tempdir().unwrap();
+    let (mut members, client) = initiated_set(root.path()).await;
+    client.database("t").create_collection("c").await.unwrap();
+    let c = coll(&client, "c");
+    for (round, delay_ms) in [0u64, 2, 10].into_iter().enumerate() {
+        let round = round as i32;
+        let mut s = client.start_session().await.unwrap();
+        s.start_transaction()
+            .write_concern(WriteConcern::majority())
+            .await
+            .unwrap();
+        let docs: Vec<Document> = (0..50).map(|i| doc! { "round": round, "i": i }).collect();
+        c.insert_many(docs).session(&mut s).await.unwrap();
+        let old = primary_of(&members).await;
+        let commit = tokio::spawn(async move {
+            let r = s.commit_transaction().await;
+            (s, r)
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+        members[old].kill();
+        let (mut s, first) = commit.await.unwrap();
+        primary_of(&members).await;
+        // Whatever the client heard, the set holds all of it or none, and
+        // a commit sent again says which.
+        let again = s.commit_transaction().await;
+        let held = c.count_documents(doc! { "round": round }).await.unwrap();
+        match (&first, &again) {
+            (Ok(()), _) | (_, Ok(())) => assert_eq!(held, 50, "{first:?} {again:?}"),
+            (Err(_), Err(e)) => {
+                assert_eq!(held, 0, "{first:?} {again:?}");
+                assert!(e.contains_label(TRANSIENT_TRANSACTION_ERROR), "{e}");
+            }
+        }
+        members[old].spawn();
+        eventually("the old primary catches up", async || {
+            let on: Collection<Document> =
+                members[old].direct().await.database("t").collection("c");
+            on.count_documents(doc! { "round": round }).await.unwrap_or(u64::MAX) == held
+        })
+        .await;
+    }
+}
