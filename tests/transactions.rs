@@ -820,8 +820,99 @@ async fn kill_9_of_the_primary_during_a_commit_leaves_all_of_it_or_none() {
         eventually("the old primary catches up", async || {
             let on: Collection<Document> =
                 members[old].direct().await.database("t").collection("c");
-            on.count_documents(doc! { "round": round }).await.unwrap_or(u64::MAX) == held
+            on.count_documents(doc! { "round": round })
+                .await
+                .unwrap_or(u64::MAX)
+                == held
         })
         .await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_transaction_shows_in_current_op_and_ends_past_its_lifetime() {
+    let root = tempfile::tempdir().unwrap();
+    let (member, client) = one_member_set(root.path()).await;
+    client.database("t").create_collection("c").await.unwrap();
+    let c = coll(&client, "c");
+    admin(
+        &member,
+        doc! { "setParameter": 1, "transactionLifetimeLimitSeconds": 1 },
+    )
+    .await;
+    let mut s = client.start_session().await.unwrap();
+    s.start_transaction().await.unwrap();
+    c.insert_one(doc! { "_id": 1 })
+        .session(&mut s)
+        .await
+        .unwrap();
+
+    let ops = admin(&member, doc! { "currentOp": 1, "$all": true }).await;
+    let idle: Vec<&Document> = ops
+        .get_array("inprog")
+        .unwrap()
+        .iter()
+        .filter_map(|o| o.as_document())
+        .filter(|o| o.get_str("type").ok() == Some("idleSession"))
+        .collect();
+    assert_eq!(idle.len(), 1, "{ops}");
+    let params = idle[0]
+        .get_document("transaction")
+        .unwrap()
+        .get_document("parameters")
+        .unwrap();
+    assert_eq!(params.get_i64("txnNumber").ok(), Some(1));
+    let transactions = async || {
+        admin(&member, doc! { "serverStatus": 1 })
+            .await
+            .get_document("transactions")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(transactions().await.get_i64("currentOpen").ok(), Some(1));
+
+    eventually("the transaction is aborted past its lifetime", async || {
+        transactions().await.get_i64("totalAborted").ok() == Some(1)
+    })
+    .await;
+    assert_eq!(transactions().await.get_i64("currentOpen").ok(), Some(0));
+    let e = s.commit_transaction().await.unwrap_err();
+    assert_eq!(code(&e), Some(251), "{e}");
+    assert!(
+        crate::common::message(&e).contains("transactionLifetimeLimitSeconds"),
+        "{e}"
+    );
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_validates_as_its_statements_ask() {
+    let root = tempfile::tempdir().unwrap();
+    let (_member, client) = one_member_set(root.path()).await;
+    let db = client.database("t");
+    db.create_collection("v")
+        .validator(doc! { "x": { "$type": "int" } })
+        .await
+        .unwrap();
+    let v = coll(&client, "v");
+    let mut s = client.start_session().await.unwrap();
+    s.start_transaction().await.unwrap();
+    v.insert_one(doc! { "_id": 1, "x": "not an int" })
+        .bypass_document_validation(true)
+        .session(&mut s)
+        .await
+        .unwrap();
+    s.commit_transaction().await.unwrap();
+    assert_eq!(v.count_documents(doc! {}).await.unwrap(), 1);
+
+    s.start_transaction().await.unwrap();
+    let e = v
+        .insert_one(doc! { "_id": 2, "x": "not an int" })
+        .session(&mut s)
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), Some(121), "{e}");
+    let e = s.commit_transaction().await.unwrap_err();
+    assert_eq!(code(&e), Some(251), "{e}");
+    assert_eq!(v.count_documents(doc! {}).await.unwrap(), 1);
 }

@@ -22,6 +22,7 @@ pub enum Scenario {
     Geo,
     Page,
     Watch,
+    Txn,
 }
 
 #[derive(Parser, Debug, Clone)]

@@ -48,6 +48,11 @@
 //!   inserts with a TTL: delivery latency, and one delete event per
 //!   expired document.
 //!
+//! - `txn`: on a set (`--uri`, or a one-member set it starts), groups of
+//!   10 inserts as transactions against the same as `insertMany`s with
+//!   `w: "majority"`, and 10 reads by `_id` in a transaction against the
+//!   same reads outside one.
+//!
 //! Each prints a table; `--json FILE` writes the figures, `--plot FILE` an
 //! SVG of documents remaining / lag over time.
 
@@ -71,6 +76,7 @@ mod status;
 mod steady;
 mod timeseries;
 mod ts_churn;
+mod txn;
 mod watch;
 mod workload;
 
@@ -102,6 +108,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Page => page::run(args).await,
         Scenario::Geo => geo::run(args).await,
         Scenario::Watch => watch::run(args).await,
+        Scenario::Txn => txn::run(args).await,
     }
 }
 

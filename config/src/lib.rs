@@ -29,6 +29,6 @@ pub use model::{
     is_loopback,
 };
 pub use params::{
-    Bound, ParamError, ParamInput, ParamSpec, ParamValue, ServerParameters, TTL_PARAMS,
+    Bound, ParamError, ParamInput, ParamSpec, ParamValue, SERVER_PARAMS, ServerParameters,
 };
 pub use units::{ByteSize, LogFormat, SyncPolicy};

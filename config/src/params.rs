@@ -1,6 +1,7 @@
-//! MongoDB's TTL server parameters: names, defaults, bounds and value coercion, in one table.
+//! MongoDB's server parameters ebb takes (the TTL monitor's, and the transactions' lifetime):
+//! names, defaults, bounds and value coercion, in one table.
 //!
-//! [`TTL_PARAMS`] is the only place these parameters are described. The `[setParameter]` config
+//! [`SERVER_PARAMS`] is the only place these parameters are described. The `[setParameter]` config
 //! section and the node's runtime `setParameter` / `getParameter` commands both go through
 //! [`ServerParameters::set_coerced`], so a value is accepted at startup exactly when it would be
 //! accepted at runtime, with MongoDB's error text. This module knows nothing of BSON or of
@@ -91,9 +92,10 @@ pub struct ParamSpec {
     pub doc: &'static str,
 }
 
-/// MongoDB's TTL monitor parameters with MongoDB's defaults and bounds. All are settable at
-/// startup (`[setParameter]`) and at runtime (`setParameter`).
-pub const TTL_PARAMS: &[ParamSpec] = &[
+/// MongoDB's TTL monitor parameters and `transactionLifetimeLimitSeconds`, with MongoDB's
+/// defaults and bounds. All are settable at startup (`[setParameter]`) and at runtime
+/// (`setParameter`).
+pub const SERVER_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "ttlMonitorEnabled",
         default: ParamValue::Bool(true),
@@ -130,15 +132,21 @@ pub const TTL_PARAMS: &[ParamSpec] = &[
         bound: Bound::AtLeast(0),
         doc: "Seconds a sub-pass may run before the index list is refreshed; 0 visits each index once.",
     },
+    ParamSpec {
+        name: "transactionLifetimeLimitSeconds",
+        default: ParamValue::Int(60),
+        bound: Bound::AtLeast(1),
+        doc: "Seconds a multi-document transaction may stay open before it is aborted.",
+    },
 ];
 
 /// The spec named `name` (case-sensitive, as in MongoDB).
 pub fn find_param(name: &str) -> Option<&'static ParamSpec> {
-    TTL_PARAMS.iter().find(|spec| spec.name == name)
+    SERVER_PARAMS.iter().find(|spec| spec.name == name)
 }
 
 fn position(name: &str) -> Option<usize> {
-    TTL_PARAMS.iter().position(|spec| spec.name == name)
+    SERVER_PARAMS.iter().position(|spec| spec.name == name)
 }
 
 /// Why a parameter could not be set.
@@ -201,16 +209,16 @@ fn coerce_bool(input: ParamInput<'_>) -> Result<bool, String> {
     }
 }
 
-/// The current value of every parameter in [`TTL_PARAMS`]; always within bounds.
+/// The current value of every parameter in [`SERVER_PARAMS`]; always within bounds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerParameters {
-    values: [ParamValue; TTL_PARAMS.len()],
+    values: [ParamValue; SERVER_PARAMS.len()],
 }
 
 impl Default for ServerParameters {
     fn default() -> Self {
         Self {
-            values: std::array::from_fn(|index| TTL_PARAMS[index].default),
+            values: std::array::from_fn(|index| SERVER_PARAMS[index].default),
         }
     }
 }
@@ -236,13 +244,13 @@ impl ServerParameters {
         let index = position(name).ok_or_else(|| ParamError::Unknown {
             name: name.to_string(),
         })?;
-        let value = TTL_PARAMS[index].coerce(input)?;
+        let value = SERVER_PARAMS[index].coerce(input)?;
         Ok(std::mem::replace(&mut self.values[index], value))
     }
 
     /// Every parameter with its current value, in table order (for `getParameter: "*"`).
     pub fn iter(&self) -> impl Iterator<Item = (&'static ParamSpec, ParamValue)> + '_ {
-        TTL_PARAMS.iter().zip(self.values.iter().copied())
+        SERVER_PARAMS.iter().zip(self.values.iter().copied())
     }
 
     /// `ttlMonitorEnabled`.
@@ -278,7 +286,7 @@ impl ServerParameters {
     fn bool_param(&self, name: &'static str) -> bool {
         match self.get(name) {
             Some(ParamValue::Bool(value)) => value,
-            other => unreachable!("{name} is a bool in TTL_PARAMS, found {other:?}"),
+            other => unreachable!("{name} is a bool in SERVER_PARAMS, found {other:?}"),
         }
     }
 
@@ -286,14 +294,14 @@ impl ServerParameters {
     fn count_param(&self, name: &'static str) -> u64 {
         match self.get(name) {
             Some(ParamValue::Int(value)) => u64::try_from(value).unwrap_or(0),
-            other => unreachable!("{name} is an int in TTL_PARAMS, found {other:?}"),
+            other => unreachable!("{name} is an int in SERVER_PARAMS, found {other:?}"),
         }
     }
 }
 
 impl Serialize for ServerParameters {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(TTL_PARAMS.len()))?;
+        let mut map = serializer.serialize_map(Some(SERVER_PARAMS.len()))?;
         for (spec, value) in self.iter() {
             match value {
                 ParamValue::Bool(value) => map.serialize_entry(spec.name, &value)?,
@@ -327,7 +335,7 @@ impl<'de> Visitor<'de> for ParametersVisitor {
         while let Some(name) = map.next_key::<String>()? {
             let index = position(&name)
                 .ok_or_else(|| de::Error::custom(format!("unknown server parameter '{name}'")))?;
-            parameters.values[index] = map.next_value_seed(ValueSeed(&TTL_PARAMS[index]))?;
+            parameters.values[index] = map.next_value_seed(ValueSeed(&SERVER_PARAMS[index]))?;
         }
         Ok(parameters)
     }
@@ -534,13 +542,13 @@ mod tests {
             .iter()
             .map(|(spec, _)| spec.name)
             .collect();
-        let table: Vec<_> = TTL_PARAMS.iter().map(|spec| spec.name).collect();
+        let table: Vec<_> = SERVER_PARAMS.iter().map(|spec| spec.name).collect();
         assert_eq!(names, table);
     }
 
     #[test]
     fn every_default_is_within_its_bound() {
-        for spec in TTL_PARAMS {
+        for spec in SERVER_PARAMS {
             assert_eq!(
                 spec.coerce(spec.default.into()),
                 Ok(spec.default),

@@ -470,7 +470,9 @@ async fn reap_transactions(ctx: Arc<NodeContext>, mut stop: watch::Receiver<bool
     loop {
         tokio::select! {
             _ = stop.changed() => return,
-            _ = tokio::time::sleep(Duration::from_secs(1)) => ctx.transactions.reap(),
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                ctx.transactions.reap(crate::txn::lifetime(&ctx.shared.params));
+            }
         }
     }
 }

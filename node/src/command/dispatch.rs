@@ -214,7 +214,11 @@ async fn execute(
     let txn = match asked {
         Some(asked) => Some(
             ctx.transactions
-                .enter(asked, ctx.shared.engine.clone())
+                .enter(
+                    asked,
+                    ctx.shared.engine.clone(),
+                    crate::txn::lifetime(&ctx.shared.params),
+                )
                 .map_err(|e| crate::txn::statement::labelled(e, false))?,
         ),
         None => None,
@@ -251,7 +255,7 @@ async fn execute(
         let reply = running
             .scope(crate::txn::scope(txn.clone(), statement))
             .await;
-        crate::txn::statement::after(&txn, name, reply)
+        crate::txn::statement::after(&ctx.transactions, &txn, name, reply)
     } else {
         running
             .scope((command.handler)(Request {

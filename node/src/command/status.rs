@@ -92,6 +92,12 @@ pub async fn server_status(req: Request) -> CommandResult {
             },
             "cursor": { "open": { "total": node.cursors.open_count() as i64 } },
         },
+        "transactions": {
+            "currentOpen": node.transactions.active() as i64,
+            "totalStarted": load(&node.transactions.started),
+            "totalCommitted": load(&node.transactions.committed),
+            "totalAborted": load(&node.transactions.aborted),
+        },
         "storageEngine": { "name": "rocksdb", "supportsCommittedReads": true, "persistent": true },
     })
 }
@@ -131,7 +137,8 @@ pub async fn current_op(req: Request) -> CommandResult {
 
 /// The running operations, as `currentOp` and `$currentOp` show them:
 /// the commands of connection `only_connection` (every connection's when
-/// None) and, for every connection, a running TTL pass.
+/// None) and, for every connection, a running TTL pass and the open
+/// transactions between their statements.
 pub fn operations(node: &NodeContext, only_connection: Option<u32>) -> Vec<Document> {
     let mut entries = node.ops.describe(only_connection);
     let op = node.shared.ttl.current.lock().expect("ttl op lock").clone();
@@ -147,6 +154,12 @@ pub fn operations(node: &NodeContext, only_connection: Option<u32>) -> Vec<Docum
             "command": { "delete": "", "index": op.index, "ttl": true },
             "numDeleted": op.deleted as i64,
         });
+    }
+    if only_connection.is_none() {
+        entries.extend(
+            node.transactions
+                .describe(crate::txn::lifetime(&node.shared.params)),
+        );
     }
     entries
 }

@@ -61,7 +61,7 @@ pub async fn commit_transaction(req: Request) -> CommandResult {
         State::Active => match entry_of(&txn, txn.overlay()?.as_ref())? {
             Some(entry) => entry,
             None => {
-                txn.end(State::Committed);
+                req.node.transactions.commit(&txn);
                 return ok(doc! {});
             }
         },
@@ -75,24 +75,26 @@ pub async fn commit_transaction(req: Request) -> CommandResult {
     let reply = crate::repl::replicate(&set, "admin", entry, None).await?;
     match reply_error(&reply) {
         None => {
-            txn.end(State::Committed);
+            req.node.transactions.commit(&txn);
             Ok(reply)
         }
         Some(e) => {
-            txn.abort(" because its commit failed");
+            req.node
+                .transactions
+                .abort(&txn, " because its commit failed");
             Err(e)
         }
     }
 }
 
 /// `abortTransaction`.
-pub async fn abort_transaction(_req: Request) -> CommandResult {
+pub async fn abort_transaction(req: Request) -> CommandResult {
     let Some(txn) = current() else {
         return Err(outside("abortTransaction"));
     };
     match txn.state() {
         State::Active => {
-            txn.abort(" by abortTransaction");
+            req.node.transactions.abort(&txn, " by abortTransaction");
             ok(doc! {})
         }
         State::Committed => Err(CommandError::new(

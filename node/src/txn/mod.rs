@@ -19,14 +19,15 @@
 //! The rules of the protocol (`statement`): which commands may run in a
 //! transaction, the first statement's `readConcern`, no `writeConcern`
 //! before the commit; a statement that fails aborts its transaction, as on
-//! mongod. A transaction lives at most [`LIFETIME`] (mongod's
-//! `transactionLifetimeLimitSeconds`), its writes at most [`MAX_BYTES`]
-//! (mongod's limit on a transaction's operations).
+//! mongod. A transaction lives at most `transactionLifetimeLimitSeconds`
+//! (the server parameter), its writes at most [`MAX_BYTES`] (mongod's limit
+//! on a transaction's operations).
 
 pub mod commit;
 pub mod statement;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -36,9 +37,6 @@ use ebb_storage::engine::Engine;
 use ebb_storage::engine::overlay::Overlay;
 
 use crate::error::{CommandError, CommandResult, codes};
-
-/// mongod's default `transactionLifetimeLimitSeconds`.
-pub const LIFETIME: Duration = Duration::from_secs(60);
 
 /// mongod's limit on the size of a transaction's operations.
 pub const MAX_BYTES: usize = 16_793_600;
@@ -50,6 +48,14 @@ tokio::task_local! {
 /// The transaction the running statement belongs to, if any.
 pub fn current() -> Option<Arc<Txn>> {
     CURRENT.try_with(Arc::clone).ok()
+}
+
+/// `transactionLifetimeLimitSeconds`, as the node's parameters say now.
+pub fn lifetime(params: &ebb_actors::params::Params) -> Duration {
+    match params.get("transactionLifetimeLimitSeconds") {
+        Some(ebb_config::ParamValue::Int(secs)) => Duration::from_secs(secs.max(1) as u64),
+        _ => Duration::from_secs(60),
+    }
 }
 
 /// Runs `f` as a statement of `txn`.
@@ -175,18 +181,21 @@ impl Txn {
         }
     }
 
-    /// Ends the transaction as `state`, letting its snapshot and writes go.
-    pub fn end(&self, state: State) {
+    /// Ends the transaction as `state`, letting its snapshot and writes
+    /// go; whether it was active.
+    fn end(&self, state: State) -> bool {
         let mut s = lock(&self.state);
-        if *s == State::Active {
-            *s = state;
-            lock(&self.overlay).take();
+        if *s != State::Active {
+            return false;
         }
+        *s = state;
+        lock(&self.overlay).take();
+        true
     }
 
     /// Aborts the transaction; `why` ends the message later statements get.
-    pub fn abort(&self, why: &str) {
-        self.end(State::Aborted(why.to_owned()));
+    fn abort(&self, why: &str) -> bool {
+        self.end(State::Aborted(why.to_owned()))
     }
 
     /// Notes that the transaction writes `db.name`, found as `coll`.
@@ -213,15 +222,18 @@ impl Txn {
             .collect()
     }
 
-    fn expired(&self) -> bool {
-        self.started.elapsed() > LIFETIME
+    fn expired(&self, lifetime: Duration) -> bool {
+        self.started.elapsed() > lifetime
     }
 }
 
-/// Every session's latest transaction.
+/// Every session's latest transaction, and how many started and ended.
 #[derive(Default)]
 pub struct Transactions {
     map: Mutex<HashMap<Vec<u8>, Arc<Txn>>>,
+    pub started: AtomicU64,
+    pub committed: AtomicU64,
+    pub aborted: AtomicU64,
 }
 
 /// What a statement says of its transaction.
@@ -235,20 +247,65 @@ pub struct Asked<'a> {
 }
 
 impl Transactions {
-    /// Aborts the active transactions past their lifetime.
-    pub fn reap(&self) {
+    /// Aborts the active transactions open longer than `lifetime`.
+    pub fn reap(&self, lifetime: Duration) {
         for txn in lock(&self.map).values() {
-            if txn.state() == State::Active && txn.expired() {
-                txn.abort(" because it exceeded transactionLifetimeLimitSeconds");
+            if txn.expired(lifetime) {
+                self.abort(txn, " because it exceeded transactionLifetimeLimitSeconds");
             }
         }
+    }
+
+    /// Aborts `txn`, counted if it was active; `why` ends the message its
+    /// later statements get.
+    pub fn abort(&self, txn: &Txn, why: &str) {
+        if txn.abort(why) {
+            self.aborted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Marks `txn` committed, counted if it was active.
+    pub fn commit(&self, txn: &Txn) {
+        if txn.end(State::Committed) {
+            self.committed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The open transactions, as `currentOp` shows a session that holds
+    /// one between its statements (each aborted once open `lifetime`).
+    pub fn describe(&self, lifetime: Duration) -> Vec<bson::Document> {
+        lock(&self.map)
+            .values()
+            .filter(|t| t.state() == State::Active)
+            .map(|t| {
+                let open = t.started.elapsed();
+                let lsid = bson::Document::try_from(t.lsid.as_ref()).unwrap_or_default();
+                bson::doc! {
+                    "type": "idleSession",
+                    "active": false,
+                    "lsid": lsid,
+                    "transaction": {
+                        "parameters": { "txnNumber": t.number, "autocommit": false },
+                        "timeOpenMicros": open.as_micros() as i64,
+                        "expiryTime": bson::DateTime::from_system_time(
+                            std::time::SystemTime::now() + lifetime.saturating_sub(open),
+                        ),
+                    },
+                }
+            })
+            .collect()
     }
 
     /// The transaction a statement belongs to: started (on `engine`'s
     /// state now) or continued, with mongod's errors for a number that
     /// does not fit the session's.
-    pub fn enter(&self, asked: Asked<'_>, engine: Arc<dyn Engine>) -> CommandResult<Arc<Txn>> {
-        self.reap();
+    pub fn enter(
+        &self,
+        asked: Asked<'_>,
+        engine: Arc<dyn Engine>,
+        lifetime: Duration,
+    ) -> CommandResult<Arc<Txn>> {
+        self.reap(lifetime);
         let mut map = lock(&self.map);
         let n = asked.number;
         let existing = map.get(&asked.session).cloned();
@@ -293,10 +350,11 @@ impl Transactions {
             )));
         }
         if let Some(old) = existing {
-            old.abort(" because a newer transaction started on its session");
+            self.abort(&old, " because a newer transaction started on its session");
         }
         let txn = Arc::new(Txn::new(asked.session.clone(), asked.lsid, n, engine));
         map.insert(asked.session, txn.clone());
+        self.started.fetch_add(1, Ordering::Relaxed);
         Ok(txn)
     }
 
@@ -306,15 +364,8 @@ impl Transactions {
         let mut map = lock(&self.map);
         for id in ids {
             if let Some(t) = map.remove(id) {
-                t.abort(" because its session ended");
+                self.abort(&t, " because its session ended");
             }
-        }
-    }
-
-    /// Aborts every active transaction (this member stepped down).
-    pub fn abort_all(&self, why: &str) {
-        for t in lock(&self.map).values() {
-            t.abort(why);
         }
     }
 

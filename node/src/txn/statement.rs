@@ -4,7 +4,7 @@
 
 use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
 
-use super::{Asked, MAX_BYTES, Txn};
+use super::{Asked, MAX_BYTES, Transactions, Txn};
 use crate::error::{CommandError, CommandResult, codes};
 use crate::repl::ReplicaSet;
 
@@ -196,17 +196,17 @@ fn failed(reply: &CommandResult) -> bool {
 /// statement aborts it (the commit and the abort end it themselves), and
 /// one that grows its writes past [`MAX_BYTES`] too. Errors drivers may
 /// retry the transaction after carry `TransientTransactionError`.
-pub fn after(txn: &Txn, name: &str, reply: CommandResult) -> CommandResult {
+pub fn after(all: &Transactions, txn: &Txn, name: &str, reply: CommandResult) -> CommandResult {
     let ends = matches!(name, "commitTransaction" | "abortTransaction");
     if !ends && failed(&reply) {
-        txn.abort(" because one of its statements failed");
+        all.abort(txn, " because one of its statements failed");
     }
     if !ends
         && reply.is_ok()
         && let Ok(overlay) = txn.overlay()
         && overlay.bytes() > MAX_BYTES
     {
-        txn.abort(" because its writes grew too large");
+        all.abort(txn, " because its writes grew too large");
         return Err(CommandError::new(
             codes::TRANSACTION_TOO_LARGE,
             format!(

@@ -8,7 +8,8 @@
 //! (first committer wins: otherwise WriteConflict, and nothing is written),
 //! then writes each record's changes through the collection's own
 //! [`Writer`], so indexes, TTL entries, never-expiring counts and the
-//! change log are kept as for any write. A unique key taken meanwhile by
+//! change log are kept as for any write (not validated again: each
+//! statement validated what it wrote, or bypassed validation as it asked). A unique key taken meanwhile by
 //! another document is a conflict too. One batch carries every
 //! collection's writes: the commit is atomic, and on a replica set every
 //! member applies it from the same entry to the same data with the same
@@ -78,9 +79,15 @@ pub fn commit(
             )));
         }
     }
+    // Each statement validated its documents as it ran (or bypassed
+    // validation, when it asked to): the replay stores them as they are.
     let mut writers = colls
         .iter()
-        .map(|c| Writer::new(engine, c))
+        .map(|c| {
+            let mut w = Writer::new(engine, c)?;
+            w.bypass_validation(true);
+            Ok(w)
+        })
         .collect::<Result<Vec<_>>>()?;
     let mut batch = engine.batch();
     let mut holder: Option<usize> = None;
