@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cross-driver checks: real pymongo and mongosh against a real ebbd, and against a
-# three-member replica set of them.
+# three-member replica set of them; transactions on that set and on a one-member set.
 # Usage: .ci/drivers.sh path/to/ebbd
 set -euo pipefail
 ebbd=$1
@@ -113,6 +113,24 @@ echo "$rs_out"
 "$venv/bin/python" "$root/tests/drivers/rs_check.py" || { cat "$work"/rs*.log; exit 1; }
 cp "$root/tests/drivers/rs_check_node.mjs" "$node_dir/"
 node "$node_dir/rs_check_node.mjs" || { cat "$work"/rs*.log; exit 1; }
+
+echo "--- transactions: pymongo and the Node.js driver on the three-member set and on a one-member set"
+cp "$root/tests/drivers/txn_check.mjs" "$node_dir/"
+"$venv/bin/python" "$root/tests/drivers/txn_check.py" "mongodb://$rs_hosts/?replicaSet=rs0" \
+    || { cat "$work"/rs*.log; exit 1; }
+node "$node_dir/txn_check.mjs" "mongodb://$rs_hosts/?replicaSet=rs0" || { cat "$work"/rs*.log; exit 1; }
+solo_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$ebbd" --port "$solo_port" --db-path "$work/solo" --replSet solo >"$work/rs-solo.log" 2>&1 &
+rs_pids="$rs_pids $!"
+for _ in $(seq 1 100); do
+    if python3 -c "import socket; socket.create_connection(('127.0.0.1',$solo_port),0.2)" 2>/dev/null; then break; fi
+    sleep 0.1
+done
+"$node_dir/node_modules/.bin/mongosh" "mongodb://127.0.0.1:$solo_port/?directConnection=true" --quiet \
+    --eval 'rs.initiate().ok' || { cat "$work/rs-solo.log"; exit 1; }
+"$venv/bin/python" "$root/tests/drivers/txn_check.py" "mongodb://127.0.0.1:$solo_port/?replicaSet=solo" \
+    || { cat "$work/rs-solo.log"; exit 1; }
+node "$node_dir/txn_check.mjs" "mongodb://127.0.0.1:$solo_port/?replicaSet=solo" || { cat "$work/rs-solo.log"; exit 1; }
 
 echo "--- ebbd stops cleanly on SIGTERM"
 kill -TERM "$pid"

@@ -4,9 +4,8 @@ pymongo's default) and reads the writes back from a secondary; a causally
 consistent session reads each of its own w: 1 writes from a secondary; a reader
 with maxStalenessSeconds finds the secondaries fresh; watch() sees every change
 and resumes from a token, also on a secondary, and with showExpandedEvents the
-catalog's changes; a TTL index with ebb's archiveTo keeps what it expires;
-with_transaction commits two collections at once, a conflicting transaction is
-run again by the driver until it commits, and an aborted one leaves nothing."""
+catalog's changes; a TTL index with ebb's archiveTo keeps what it expires.
+Transactions: txn_check.py."""
 import datetime
 import os
 import sys
@@ -115,51 +114,8 @@ while archived_db.sessions_expired.count_documents({}) < 20:
 kept = archived_db.sessions_expired.find_one({"doc.user": "u7"})
 assert kept["doc"]["_id"] == 7 and kept["expiredBy"]["index"] == "at_1", kept
 
-# Transactions, as applications run them with pymongo.
-bank = client.get_database("rs_txn", write_concern=pymongo.WriteConcern(w="majority"))
-bank.accounts.insert_many([{"_id": "a", "balance": 100}, {"_id": "b", "balance": 0}])
-bank.create_collection("ledger")
-
-
-def transfer(session, amount):
-    a = bank.accounts.find_one({"_id": "a"}, session=session)
-    bank.accounts.update_one({"_id": "a"}, {"$set": {"balance": a["balance"] - amount}}, session=session)
-    bank.accounts.update_one({"_id": "b"}, {"$inc": {"balance": amount}}, session=session)
-    entry = bank.ledger.insert_one({"amount": amount}, session=session).inserted_id
-    # Outside the transaction nothing has moved yet.
-    assert bank.ledger.find_one({"_id": entry}) is None
-
-
-with client.start_session() as session:
-    session.with_transaction(lambda s: transfer(s, 10))
-assert bank.accounts.find_one({"_id": "a"})["balance"] == 90
-assert bank.ledger.count_documents({}) == 1
-
-# Two sessions racing on one account: every transfer lands once, none is lost.
-import threading
-
-def worker():
-    with client.start_session() as session:
-        for _ in range(10):
-            session.with_transaction(lambda s: transfer(s, 1))
-
-threads = [threading.Thread(target=worker) for _ in range(2)]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
-accounts = {d["_id"]: d["balance"] for d in bank.accounts.find()}
-assert accounts == {"a": 70, "b": 30}, accounts
-assert bank.ledger.count_documents({}) == 21
-
-with client.start_session() as session:
-    session.start_transaction()
-    bank.ledger.insert_one({"amount": -1}, session=session)
-    session.abort_transaction()
-assert bank.ledger.count_documents({"amount": -1}) == 0
-
 print(
     f"pymongo: majority writes through {primary[0]}:{primary[1]}, read back from a secondary; "
     "causal reads on a secondary; maxStalenessSeconds; watch() resumed on a secondary; "
-    "expanded events; archive on expire; with_transaction (commit, conflicts retried, abort)"
+    "expanded events; archive on expire"
 )
