@@ -116,9 +116,10 @@ node "$node_dir/rs_check_node.mjs" || { cat "$work"/rs*.log; exit 1; }
 
 echo "--- transactions: pymongo and the Node.js driver on the three-member set and on a one-member set"
 cp "$root/tests/drivers/txn_check.mjs" "$node_dir/"
-"$venv/bin/python" "$root/tests/drivers/txn_check.py" "mongodb://$rs_hosts/?replicaSet=rs0" \
-    || { cat "$work"/rs*.log; exit 1; }
 node "$node_dir/txn_check.mjs" "mongodb://$rs_hosts/?replicaSet=rs0" || { cat "$work"/rs*.log; exit 1; }
+# Last on this set: it kills its primary.
+"$venv/bin/python" "$root/tests/drivers/txn_check.py" "mongodb://$rs_hosts/?replicaSet=rs0" --crash \
+    || { cat "$work"/rs*.log; exit 1; }
 solo_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$ebbd" --port "$solo_port" --db-path "$work/solo" --replSet solo >"$work/rs-solo.log" 2>&1 &
 rs_pids="$rs_pids $!"

@@ -916,3 +916,47 @@ async fn a_transaction_validates_as_its_statements_ask() {
     assert_eq!(code(&e), Some(251), "{e}");
     assert_eq!(v.count_documents(doc! {}).await.unwrap(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_is_bounded_in_size_and_ended_with_its_session() {
+    let root = tempfile::tempdir().unwrap();
+    let (_member, client) = one_member_set(root.path()).await;
+    client.database("t").create_collection("c").await.unwrap();
+    let c = coll(&client, "c");
+    let big = "x".repeat(1 << 20);
+
+    // Past 16 MB of writes: TransactionTooLarge, and the transaction is gone.
+    let mut s = client.start_session().await.unwrap();
+    s.start_transaction().await.unwrap();
+    let mut refused = None;
+    for i in 0..20 {
+        if let Err(e) = c
+            .insert_one(doc! { "_id": i, "p": &big })
+            .session(&mut s)
+            .await
+        {
+            refused = Some(e);
+            break;
+        }
+    }
+    let e = refused.expect("20 MiB of writes were taken");
+    assert_eq!(code(&e), Some(257), "{e}");
+    expect_code(s.commit_transaction().await, 251);
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 0);
+
+    // killSessions ends an open transaction.
+    let mut s = client.start_session().await.unwrap();
+    s.start_transaction().await.unwrap();
+    c.insert_one(doc! { "_id": "k" })
+        .session(&mut s)
+        .await
+        .unwrap();
+    client
+        .database("admin")
+        .run_command(doc! { "killSessions": [s.id().clone()] })
+        .await
+        .unwrap();
+    let e = s.commit_transaction().await.unwrap_err();
+    assert!(matches!(code(&e), Some(251)), "{e}");
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 0);
+}

@@ -4,9 +4,17 @@ between two documents and writes a ledger entry in another collection, all at
 once and seen by nobody before the commit; two threads racing on one account
 are run again by the driver until each transfer commits once; an aborted
 transaction leaves nothing; a conflicting commit is WriteConflict with
-TransientTransactionError."""
+TransientTransactionError; a due document a transaction writes is hidden at
+once and expired after the commit. With --crash (a three-member set on this
+machine), kill -9 of the primary between statements and during a commit:
+the set keeps all of a transaction or none, and with_transaction commits on
+the new primary."""
+import datetime
+import os
+import signal
 import sys
 import threading
+import time
 
 import pymongo
 from pymongo.errors import OperationFailure
@@ -68,4 +76,51 @@ except OperationFailure as e:
     assert e.code == 112 and e.has_error_label("TransientTransactionError"), e.details
 assert bank.accounts.find_one({"_id": "a"})["balance"] == 69
 
-print("pymongo: with_transaction (commit, conflicts retried, abort, WriteConflict)")
+# TTL and transactions: a due document is hidden from the transaction that
+# writes it and from everyone after the commit, and the monitor deletes it.
+now = datetime.datetime.now(datetime.timezone.utc)
+bank.sessions.create_index("at", expireAfterSeconds=0)
+deleted_before = client.admin.command("serverStatus")["metrics"]["ttl"]["deletedDocuments"]
+with client.start_session() as session:
+    def expiring(s):
+        bank.sessions.insert_many(
+            [{"_id": "due", "at": now - datetime.timedelta(hours=1)},
+             {"_id": "live", "at": now + datetime.timedelta(hours=1)}],
+            session=s,
+        )
+        assert [d["_id"] for d in bank.sessions.find({}, session=s)] == ["live"]
+    session.with_transaction(expiring)
+assert [d["_id"] for d in bank.sessions.find()] == ["live"]
+deadline = time.time() + 30
+while client.admin.command("serverStatus")["metrics"]["ttl"]["deletedDocuments"] == deleted_before:
+    assert time.time() < deadline, "the committed due document was not expired"
+    time.sleep(0.05)
+
+checked = "commit, conflicts retried, abort, WriteConflict, TTL"
+if "--crash" in sys.argv:
+    def kill_primary():
+        pid = client.admin.command("serverStatus")["pid"]
+        os.kill(pid, signal.SIGKILL)
+
+    crash = bank.get_collection("crash")
+    bank.create_collection("crash")
+    # Between statements: the open transaction is gone with its primary.
+    with client.start_session() as session:
+        session.start_transaction()
+        crash.insert_many([{"round": 0, "i": i} for i in range(5)], session=session)
+        kill_primary()
+        try:
+            session.commit_transaction()
+        except OperationFailure as e:
+            assert e.has_error_label("TransientTransactionError") or e.code == 251, e.details
+        except pymongo.errors.PyMongoError:
+            pass
+    held = crash.count_documents({"round": 0})
+    assert held in (0, 5), held
+    with client.start_session() as session:
+        session.with_transaction(
+            lambda s: crash.insert_many([{"round": 1, "i": i} for i in range(5)], session=s)
+        )
+    assert crash.count_documents({"round": 1}) == 5
+    checked += "; kill -9 of the primary between statements"
+print(f"pymongo: with_transaction ({checked})")
