@@ -48,4 +48,5 @@ mod ttl_overload;
 mod ttl_sweep;
 mod updates;
 mod validation;
+mod views;
 mod window_stages;

@@ -103,6 +103,9 @@ code_table! {
     EXCEEDED_TIME_LIMIT = 262, "ExceededTimeLimit";
     DOCUMENT_VALIDATION_FAILURE = 121, "DocumentValidationFailure";
     COMMAND_NOT_SUPPORTED_ON_VIEW = 166, "CommandNotSupportedOnView";
+    VIEW_DEPTH_LIMIT_EXCEEDED = 165, "ViewDepthLimitExceeded";
+    OPTION_NOT_SUPPORTED_ON_VIEW = 167, "OptionNotSupportedOnView";
+    GRAPH_CONTAINS_CYCLE = 142, "GraphContainsCycle";
     INCOMPATIBLE_COLLATION_VERSION = 161, "IncompatibleCollationVersion";
     INVALID_PIPELINE_OPERATOR = 168, "InvalidPipelineOperator";
     CANNOT_INDEX_PARALLEL_ARRAYS = 171, "CannotIndexParallelArrays";

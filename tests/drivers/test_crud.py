@@ -83,3 +83,20 @@ def test_a_hashed_index_serves_equality_with_mongods_hashes(db):
     with pytest.raises(OperationFailure) as refused:
         db.tokens.insert_one({"owner": [1, 2]})
     assert refused.value.code == 16766
+
+
+def test_a_view_reads_through_its_pipeline_and_refuses_writes(db):
+    db.orders.insert_many([{"_id": i, "status": "open" if i % 2 else "done", "n": i} for i in range(6)])
+    db.create_collection("open_orders", viewOn="orders", pipeline=[{"$match": {"status": "open"}}])
+    view = db.open_orders
+    assert [d["_id"] for d in view.find({}, sort=[("n", -1)], limit=2)] == [5, 3]
+    assert view.count_documents({"n": {"$gt": 1}}) == 2
+    assert sorted(view.distinct("n")) == [1, 3, 5]
+    assert list(view.aggregate([{"$group": {"_id": None, "s": {"$sum": "$n"}}}])) == [{"_id": None, "s": 9}]
+    views = {c["name"]: c for c in db.list_collections(filter={"type": "view"})}
+    assert views["open_orders"]["options"]["viewOn"] == "orders"
+    with pytest.raises(OperationFailure) as e:
+        view.insert_one({"n": 1})
+    assert e.value.code == 166
+    db.drop_collection("open_orders")
+    assert "open_orders" not in db.list_collection_names()

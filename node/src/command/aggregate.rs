@@ -62,6 +62,22 @@ pub async fn aggregate(req: Request) -> CommandResult {
     let Some(pipeline) = args.array("pipeline")? else {
         return Err(args.missing("pipeline"));
     };
+    // A view reads the collection at the bottom of its chain, its
+    // stages first; the cursor stays the view's.
+    let view = match collectionless {
+        true => None,
+        false => super::views::catalog::resolve(&req.node, &req.db, name).await?,
+    };
+    let combined;
+    let pipeline = match &view {
+        Some(v) => {
+            combined = super::views::catalog::combined(v, pipeline)?;
+            &*combined
+        }
+        None => pipeline,
+    };
+    let ns = format!("{}.{name}", req.db);
+    let name = view.as_ref().map_or(name, |v| v.source.as_str());
     // Only a writing stage ($out, $merge) validates documents.
     let bypass_validation = args.bool("bypassDocumentValidation")?.unwrap_or(false);
     let explain = args.bool("explain")?.unwrap_or(false);
@@ -90,8 +106,23 @@ pub async fn aggregate(req: Request) -> CommandResult {
         None => super::find::DEFAULT_FIRST_BATCH,
     };
     let env = query::env(&req, &args)?;
-    let collation = query::collation(args.get("collation"))?;
+    let collation = match &view {
+        Some(v) => match super::views::catalog::read_collation(v, args.get("collation"))? {
+            Some(c) => {
+                let c = bson::RawDocumentBuf::try_from(&c).map_err(|_| CommandError::internal())?;
+                query::collation(Some(RawBsonRef::Document(&c)))?
+            }
+            None => query::collation(None)?,
+        },
+        None => query::collation(args.get("collation"))?,
+    };
     if let Some(change_stages) = crate::changes::stages(&req.node, pipeline)? {
+        if view.is_some() {
+            return Err(CommandError::new(
+                codes::COMMAND_NOT_SUPPORTED_ON_VIEW,
+                format!("Namespace {ns} is a view, not a collection"),
+            ));
+        }
         let coll = (!collectionless).then_some(name);
         let resolved = match coll.and_then(|c| req.node.collection(&req.db, c)) {
             Some(entry) => query::resolve(&collation, &entry.coll.meta)?,
@@ -167,7 +198,6 @@ pub async fn aggregate(req: Request) -> CommandResult {
         Some(stage) => Some(output::prepare(&write_cx, stage)?),
         None => None,
     };
-    let ns = format!("{}.{name}", req.db);
     let hint = query::hint(args.get("hint"))?;
     let max_time = query::max_time(&args)?;
     let allow_disk_use = args.bool("allowDiskUse")?.unwrap_or(false);

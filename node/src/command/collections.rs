@@ -46,6 +46,18 @@ pub async fn create(req: Request) -> CommandResult {
     let name = args.collection()?;
     check_db_name(&req.db)?;
     check_collection_name(&req.db, name)?;
+    if args.has("viewOn") {
+        return super::views::define::create(&req, &args, name).await;
+    }
+    if super::views::catalog::resolve(&req.node, &req.db, name)
+        .await?
+        .is_some()
+    {
+        return Err(CommandError::new(
+            codes::NAMESPACE_EXISTS,
+            format!("Namespace {}.{name} already exists", req.db),
+        ));
+    }
     if args.has("expireAfterSeconds") && !args.has("clusteredIndex") && !args.has("timeseries") {
         return Err(CommandError::invalid_options(
             "'expireAfterSeconds' requires clustering to be enabled",
@@ -115,14 +127,17 @@ fn plain_options(req: &Request, args: &Args<'_>) -> CommandResult<Document> {
     let collation = args.get("collation").map(Collation::parse).transpose()?;
     let capped = capped_options(args)?;
     let images = images_option(args)?;
-    for field in ["viewOn", "pipeline", "encryptedFields"] {
-        match args.get(field) {
-            None | Some(RawBsonRef::Boolean(false)) => {}
-            Some(_) => {
-                return Err(CommandError::invalid_options(format!(
-                    "the collection option '{field}' is not supported by ebb"
-                )));
-            }
+    if args.has("pipeline") {
+        return Err(CommandError::invalid_options(
+            "'pipeline' requires 'viewOn' to also be specified",
+        ));
+    }
+    match args.get("encryptedFields") {
+        None | Some(RawBsonRef::Boolean(false)) => {}
+        Some(_) => {
+            return Err(CommandError::invalid_options(
+                "the collection option 'encryptedFields' is not supported by ebb",
+            ));
         }
     }
     validation::parse(args)?;
@@ -276,8 +291,13 @@ pub async fn drop(req: Request) -> CommandResult {
     let args = Args::parse(&req.body, &[])?;
     let name = args.collection()?;
     let ns = format!("{}.{name}", req.db);
-    if let Some(entry) = req.node.collection(&req.db, name) {
-        crate::changes::log_whole(&req, &[Whole::Drop { coll: &entry.coll }])?;
+    match req.node.collection(&req.db, name) {
+        Some(entry) => crate::changes::log_whole(&req, &[Whole::Drop { coll: &entry.coll }])?,
+        None => {
+            if let Some(reply) = super::views::define::drop(&req, name).await? {
+                return Ok(reply);
+            }
+        }
     }
     match req
         .node
@@ -329,6 +349,9 @@ pub async fn list_collections(req: Request) -> CommandResult {
     let mut entries: Vec<(String, &'static str, Document)> = Vec::new();
     for e in state.in_db(&req.db) {
         entries.extend(described(&e.coll.meta));
+    }
+    for view in super::views::catalog::list(&req.node, &req.db).await? {
+        entries.push((view.name.clone(), "view", view.described()));
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     let mut docs = Vec::new();

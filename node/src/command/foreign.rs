@@ -52,6 +52,14 @@ impl Sources for ForeignReads<'_> {
     ) -> ebb_storage::Result<()> {
         let Some(mut cursor) = foreign_cursor(self.node, self.db, coll, filter, self.deadline)?
         else {
+            // A view is not read through another collection's stages yet:
+            // refused rather than read as an empty collection.
+            if super::views::catalog::defined(self.node, self.db, coll, self.snap)? {
+                return Err(ebb_storage::Error::not_implemented(&format!(
+                    "reading the view {}.{coll} from $lookup, $graphLookup or $unionWith",
+                    self.db
+                )));
+            }
             return Ok(());
         };
         let mut failure = None;

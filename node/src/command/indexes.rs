@@ -422,6 +422,15 @@ pub async fn create_indexes(req: Request) -> CommandResult {
     let name = args.collection()?;
     check_db_name(&req.db)?;
     check_collection_name(&req.db, name)?;
+    if super::views::catalog::resolve(&req.node, &req.db, name)
+        .await?
+        .is_some()
+    {
+        return Err(CommandError::new(
+            codes::COMMAND_NOT_SUPPORTED_ON_VIEW,
+            format!("Cannot create indexes on a view: {}.{name}", req.db),
+        ));
+    }
     let dry_run = dry_run(&args)?;
     let Some(specs) = args.array("indexes")? else {
         return Err(args.missing("indexes"));

@@ -39,6 +39,7 @@ pub mod table;
 pub mod update;
 pub mod users;
 pub mod validation;
+pub mod views;
 pub mod write;
 
 pub use common::{

@@ -9,8 +9,8 @@ use bson::{RawBsonRef, RawDocument, doc};
 use super::common::{Handler, Reply, Request, ok};
 use super::row::{Command, Op, row};
 use super::{
-    admin, aggregate, capped, checks, collections, count, delete, expiry, explain, find,
-    find_and_modify, handshake, indexes, insert, params, profile, sasl, status, update, users,
+    admin, aggregate, capped, checks, collections, delete, expiry, explain, find, find_and_modify,
+    handshake, indexes, insert, params, profile, sasl, status, update, users, views,
 };
 use crate::auth::privileges::Action::*;
 use crate::auth::privileges::Privilege::{Authenticated, ByBody, Cluster, Db, Open};
@@ -46,7 +46,7 @@ const COMMANDS: &[Command] = &[
     row(&["connectionStatus"], handler!(sasl::connection_status), Open),
     row(&["convertToCapped"], handler!(capped::convert_to_capped),
         Db(&[Find, Insert, CreateCollection, DropCollection])).logged(),
-    row(&["count"], handler!(count::count), Db(&[Find]))
+    row(&["count"], handler!(views::read::count), Db(&[Find]))
         .users(Users::Reads).top(Category::ReadCommand),
     row(&["create"], handler!(collections::create), Db(&[CreateCollection])).logged(),
     row(&["createIndexes"], handler!(indexes::create_indexes), Db(&[CreateIndex]))
@@ -58,7 +58,7 @@ const COMMANDS: &[Command] = &[
     row(&["dbStats", "dbstats"], handler!(status::db_stats), Db(&[DbStats])),
     row(&["delete"], handler!(delete::delete), Db(&[Remove]))
         .users(Users::Writes).op(Op::Remove).top(Category::Remove).logged(),
-    row(&["distinct"], handler!(count::distinct), Db(&[Find]))
+    row(&["distinct"], handler!(views::read::distinct), Db(&[Find]))
         .users(Users::Reads).top(Category::ReadCommand),
     row(&["drop"], handler!(collections::drop), Db(&[DropCollection])).users(Users::Writes).logged(),
     row(&["dropAllUsersFromDatabase"], handler!(users::drop_all_users_from_database),
@@ -74,7 +74,7 @@ const COMMANDS: &[Command] = &[
         .top(Category::ReadCommand),
     row(&["expiryForecast"], handler!(expiry::expiry_forecast), Db(&[Find]))
         .top(Category::ReadCommand),
-    row(&["find"], handler!(find::find), Db(&[Find]))
+    row(&["find"], handler!(views::read::find), Db(&[Find]))
         .users(Users::Reads).op(Op::Query).top(Category::Queries),
     row(&["findAndModify", "findandmodify"], handler!(find_and_modify::find_and_modify),
         ByBody(needs::find_and_modify))

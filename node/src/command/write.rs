@@ -46,6 +46,7 @@ pub async fn target_in(
     if let Some(e) = node.collection(db, name) {
         return Ok(Some(e));
     }
+    super::views::catalog::refuse_write(node, db, name).await?;
     if !create {
         return Ok(None);
     }
