@@ -152,6 +152,29 @@ async fn the_first_committer_wins_and_the_driver_runs_the_other_again() {
     assert!(e.contains_label(TRANSIENT_TRANSACTION_ERROR), "{e}");
     assert_eq!(all(&a).await, vec![doc! { "_id": 1, "n": 1 }]);
 
+    // A write to a document a commit changed since the snapshot fails at
+    // once, and aborts its transaction.
+    s1.start_transaction().await.unwrap();
+    s2.start_transaction().await.unwrap();
+    a.find_one(doc! { "_id": 1 })
+        .session(&mut s2)
+        .await
+        .unwrap();
+    a.update_one(doc! { "_id": 1 }, doc! { "$inc": { "n": 1 } })
+        .session(&mut s1)
+        .await
+        .unwrap();
+    s1.commit_transaction().await.unwrap();
+    let e = a
+        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "n": 10 } })
+        .session(&mut s2)
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), Some(112), "{e}");
+    assert!(e.contains_label(TRANSIENT_TRANSACTION_ERROR), "{e}");
+    expect_code(s2.commit_transaction().await, 251);
+    assert_eq!(all(&a).await, vec![doc! { "_id": 1, "n": 2 }]);
+
     // Two transactions taking one unique key with different documents.
     s1.start_transaction().await.unwrap();
     s2.start_transaction().await.unwrap();
@@ -200,7 +223,7 @@ async fn the_first_committer_wins_and_the_driver_runs_the_other_again() {
     x.unwrap();
     y.unwrap();
     let d = a.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
-    assert_eq!(d.get_i32("n").unwrap(), 41, "no update was lost");
+    assert_eq!(d.get_i32("n").unwrap(), 42, "no update was lost");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -424,9 +447,29 @@ async fn a_committed_transaction_survives_kill_9_and_its_commit_is_answered_by_t
         "{e}"
     );
     assert_eq!(all(&on_new).await.len(), 5);
+
+    // With a member down, a commit asking all three waits: maxCommitTimeMS
+    // ends the wait (the commit itself holds, on the majority).
+    let mut w3 = client.start_session().await.unwrap();
+    w3.start_transaction()
+        .write_concern(
+            WriteConcern::builder()
+                .w(mongodb::options::Acknowledgment::Nodes(3))
+                .build(),
+        )
+        .max_commit_time(std::time::Duration::from_millis(300))
+        .await
+        .unwrap();
+    c.insert_one(doc! { "_id": 200 })
+        .session(&mut w3)
+        .await
+        .unwrap();
+    let e = w3.commit_transaction().await.unwrap_err();
+    assert_eq!(code(&e), Some(50), "{e}");
+    assert_eq!(c.count_documents(doc! { "_id": 200 }).await.unwrap(), 1);
     members[old].spawn();
     eventually("the old primary catches up", async || {
-        documents_of(&members[old], "c").await.len() == 5
+        documents_of(&members[old], "c").await.len() == 6
     })
     .await;
 }

@@ -179,12 +179,27 @@ where
     txn.touch(db, name, &coll);
     let now = node.shared.clock.now();
     let interrupt = crate::ops::current();
+    let engine = node.shared.engine.clone();
     let out = tokio::task::spawn_blocking(move || {
         let _scope = ebb_lang::query::interrupt::Scope::enter(interrupt);
-        message.direct(overlay.as_ref(), &coll, now)
+        let from = overlay.landed();
+        let out = message.direct(overlay.as_ref(), &coll, now)?;
+        // A document this statement wrote that a commit changed since the
+        // snapshot: the conflict is known now, as mongod reports it, not
+        // only at the commit.
+        for (key, before) in overlay.written_since(coll.records(), from) {
+            if engine.get(coll.records(), &key)? != before {
+                return Err(ebb_storage::write::transaction::conflict(format!(
+                    "a document of {} changed since the transaction's snapshot",
+                    coll.ns()
+                )));
+            }
+        }
+        Ok(out)
     })
     .await
-    .map_err(|_| CommandError::internal())??;
+    .map_err(|_| CommandError::internal())?
+    .map_err(CommandError::from)?;
     Ok(Some(out))
 }
 

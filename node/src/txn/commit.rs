@@ -48,6 +48,8 @@ pub async fn commit_transaction(req: Request) -> CommandResult {
         return Err(outside("commitTransaction"));
     };
     let write_concern = req.body.get_document("writeConcern").ok();
+    // The drivers' maxCommitTimeMS.
+    let max_time = crate::command::query::max_time(&crate::args::Args::open(&req.body)?)?;
     let mut entry = match txn.state() {
         State::Committed => return ok(doc! {}),
         State::Aborted(_) => return Err(no_such(txn.aborted_message())),
@@ -69,10 +71,20 @@ pub async fn commit_transaction(req: Request) -> CommandResult {
     if let Some(wc) = write_concern {
         entry.append(bson::cstr!("writeConcern"), wc.to_owned());
     }
-    // An error here leaves the outcome open (the entry may still commit):
-    // the transaction stays as it is, and a retried commit proposes it
-    // again, which the table of retries answers if the first one applied.
-    let reply = crate::repl::replicate(&set, "admin", entry, None).await?;
+    // An error here (or maxTimeMS running out) leaves the outcome open: the
+    // entry may still commit. The transaction stays as it is, and a
+    // retried commit proposes it again, which the table of retries
+    // answers if the first one applied.
+    let commit = crate::repl::replicate(&set, "admin", entry, None);
+    let reply = match max_time {
+        None => commit.await?,
+        Some(limit) => tokio::time::timeout(limit, commit).await.map_err(|_| {
+            CommandError::new(
+                codes::MAX_TIME_MS_EXPIRED,
+                "operation exceeded time limit while committing the transaction",
+            )
+        })??,
+    };
     match reply_error(&reply) {
         None => {
             req.node.transactions.commit(&txn);

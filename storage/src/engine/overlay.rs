@@ -117,6 +117,28 @@ impl Overlay {
         self.state().bytes
     }
 
+    /// How many writes have landed so far (where the next statement's
+    /// begin in [`Overlay::journal`]).
+    pub fn landed(&self) -> usize {
+        self.state().journal.len()
+    }
+
+    /// The keys of family `cf` written from the `from`-th write on, each
+    /// with its value in the snapshot (`None`: it was absent).
+    pub fn written_since(&self, cf: Cf, from: usize) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+        let state = self.state();
+        let slot = slot(cf);
+        let mut out: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+        for w in state.journal.iter().skip(from).filter(|w| w.cf == slot) {
+            if out.iter().any(|(k, _)| *k == w.key) {
+                continue;
+            }
+            let before = state.before.get(&(slot, w.key.clone())).cloned().flatten();
+            out.push((w.key.clone(), before));
+        }
+        out
+    }
+
     /// The value `key` of family `cf` had in the snapshot, for each key
     /// written (`None`: it was absent).
     pub fn before(&self) -> Vec<Write> {
