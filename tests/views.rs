@@ -284,3 +284,60 @@ async fn a_view_is_defined_through_a_sets_log_and_read_on_a_secondary() {
         .await;
     }
 }
+
+#[tokio::test]
+async fn lookup_and_union_with_read_a_view() {
+    let node = TestNode::start();
+    let db = node.db("v").await;
+    node.coll("v", "users")
+        .await
+        .insert_many([
+            doc! { "_id": 1, "name": "ann", "active": true },
+            doc! { "_id": 2, "name": "bob", "active": false },
+        ])
+        .await
+        .unwrap();
+    node.coll("v", "orders")
+        .await
+        .insert_many([doc! { "_id": 10, "user": 1 }, doc! { "_id": 11, "user": 2 }])
+        .await
+        .unwrap();
+    db.run_command(doc! {
+        "create": "active_users",
+        "viewOn": "users",
+        "pipeline": [{ "$match": { "active": true } }, { "$project": { "active": 0 } }],
+    })
+    .await
+    .unwrap();
+    let orders = node.coll("v", "orders").await;
+    let mut joined = orders
+        .aggregate([
+            doc! { "$lookup": { "from": "active_users", "localField": "user", "foreignField": "_id", "as": "u" } },
+            doc! { "$sort": { "_id": 1 } },
+        ])
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    while joined.advance().await.unwrap() {
+        out.push(joined.deserialize_current().unwrap());
+    }
+    assert_eq!(
+        out,
+        [
+            doc! { "_id": 10, "user": 1, "u": [{ "_id": 1, "name": "ann" }] },
+            doc! { "_id": 11, "user": 2, "u": [] },
+        ]
+    );
+    let mut union = orders
+        .aggregate([
+            doc! { "$unionWith": "active_users" },
+            doc! { "$count": "n" },
+        ])
+        .await
+        .unwrap();
+    assert!(union.advance().await.unwrap());
+    assert_eq!(
+        union.deserialize_current().unwrap().get_i32("n").unwrap(),
+        3
+    );
+}

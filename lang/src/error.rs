@@ -120,6 +120,8 @@ pub enum ErrorKind {
     OperationNotSupportedInTransaction,
     /// A transaction's writes outgrew what one commit may carry.
     TransactionTooLarge,
+    /// A chain of views is deeper than 20, or loops.
+    ViewDepthLimitExceeded,
     /// An aggregation field path (`"$a..b"`, `"$"`) is not valid; MongoDB's
     /// location 16872.
     InvalidFieldPathExpression,

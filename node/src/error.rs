@@ -648,6 +648,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         WriteConflict => WRITE_CONFLICT,
         OperationNotSupportedInTransaction => OPERATION_NOT_SUPPORTED_IN_TRANSACTION,
         TransactionTooLarge => TRANSACTION_TOO_LARGE,
+        ViewDepthLimitExceeded => VIEW_DEPTH_LIMIT_EXCEEDED,
         InvalidRegex => REGEX_INVALID,
         InvalidRegexOptions => REGEX_OPTIONS_INVALID,
         RegexOptionsTwice => REGEX_OPTIONS_TWICE,

@@ -5,12 +5,13 @@
 //! the way `aggregate` builds its own: the collection's collection handle from the
 //! published catalog, a plan from the planner (so an equality `$lookup` on
 //! an indexed `foreignField` is point lookups, not a scan per document),
-//! the command's snapshot and its `maxTimeMS` deadline.
+//! the command's snapshot and its `maxTimeMS` deadline. A view is read as
+//! the collection at the bottom of its chain through the views' stages.
 
 use std::time::Instant;
 
 use bson::RawDocumentBuf;
-use ebb_lang::pipeline::Sources;
+use ebb_lang::pipeline::{Env, Pipeline, Sources, parse_stage_in};
 use ebb_lang::query::filter::Filter;
 use ebb_storage::engine::Snapshot;
 use ebb_storage::plan::exec::QueryCursor;
@@ -50,16 +51,14 @@ impl Sources for ForeignReads<'_> {
         filter: Filter,
         each: &mut dyn FnMut(RawDocumentBuf) -> ebb_storage::Result<bool>,
     ) -> ebb_storage::Result<()> {
+        if self.node.collection(self.db, coll).is_none()
+            && let Some(view) =
+                super::views::catalog::resolve_on(self.node, self.db, coll, self.snap)?
+        {
+            return self.scan_view(view, filter, each);
+        }
         let Some(mut cursor) = foreign_cursor(self.node, self.db, coll, filter, self.deadline)?
         else {
-            // A view is not read through another collection's stages yet:
-            // refused rather than read as an empty collection.
-            if super::views::catalog::defined(self.node, self.db, coll, self.snap)? {
-                return Err(ebb_storage::Error::not_implemented(&format!(
-                    "reading the view {}.{coll} from $lookup, $graphLookup or $unionWith",
-                    self.db
-                )));
-            }
             return Ok(());
         };
         let mut failure = None;
@@ -71,6 +70,49 @@ impl Sources for ForeignReads<'_> {
             }
         })?;
         failure.map_or(Ok(()), Err)
+    }
+}
+
+impl ForeignReads<'_> {
+    /// A view's documents matching `filter`: the collection at the bottom
+    /// of its chain through the views' stages, on the same snapshot.
+    fn scan_view(
+        &self,
+        view: super::views::catalog::Resolved,
+        filter: Filter,
+        each: &mut dyn FnMut(RawDocumentBuf) -> ebb_storage::Result<bool>,
+    ) -> ebb_storage::Result<()> {
+        let env = Env::new(self.node.shared.clock.now());
+        let stages = view
+            .pipeline
+            .iter()
+            .map(|s| parse_stage_in(s, &env))
+            .collect::<ebb_storage::Result<Vec<_>>>()?;
+        let mut pipeline = Pipeline::new(stages)
+            .with_sources(self)
+            .collated(filter.collation().cloned());
+        let all = Filter::parse(&bson::rawdoc! {})?;
+        if let Some(mut cursor) =
+            foreign_cursor(self.node, self.db, &view.source, all, self.deadline)?
+        {
+            let mut failure = None;
+            cursor.for_each(self.snap, &mut |found| match pipeline.push(found.doc) {
+                Ok(more) => more,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            })?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+        }
+        for doc in pipeline.finish()? {
+            if filter.matches(&doc)? && !each(doc)? {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 

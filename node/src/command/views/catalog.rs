@@ -77,33 +77,47 @@ pub async fn list(node: &NodeContext, db: &str) -> CommandResult<Vec<View>> {
         return Ok(Vec::new());
     };
     let (coll, db) = (entry.coll.clone(), db.to_owned());
-    node.read(move |snap| {
-        let mut views = Vec::new();
-        let mut cursor = snap.cursor(coll.records(), KeyRange::all(), Direction::Forward)?;
-        while cursor.valid() {
-            let doc = RawDocumentBuf::from_bytes(cursor.value().to_vec())?;
-            views.extend(View::read(&doc, &db));
-            cursor.advance();
-        }
-        cursor.status()?;
-        Ok(views)
-    })
-    .await
+    node.read(move |snap| Ok(views_in(&coll, &db, snap)?)).await
 }
 
-/// Whether `db.name` is a view, as `snap` holds its database's views.
-pub fn defined(
+/// The views of `db` as `snap` holds them.
+fn views_on(
+    node: &NodeContext,
+    db: &str,
+    snap: &dyn ebb_storage::engine::Snapshot,
+) -> ebb_storage::Result<Vec<View>> {
+    match node.collection(db, VIEWS) {
+        Some(entry) => views_in(&entry.coll, db, snap),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The views `views` (a database's `system.views`) holds on `snap`.
+fn views_in(
+    views: &ebb_storage::Collection,
+    db: &str,
+    snap: &dyn ebb_storage::engine::Snapshot,
+) -> ebb_storage::Result<Vec<View>> {
+    let mut found = Vec::new();
+    let mut cursor = snap.cursor(views.records(), KeyRange::all(), Direction::Forward)?;
+    while cursor.valid() {
+        let doc = RawDocumentBuf::from_bytes(cursor.value().to_vec())?;
+        found.extend(View::read(&doc, db));
+        cursor.advance();
+    }
+    cursor.status()?;
+    Ok(found)
+}
+
+/// `db.name` resolved as a view on `snap` (a read already running on
+/// one: `$lookup` and its kin); None when it is no view.
+pub fn resolve_on(
     node: &NodeContext,
     db: &str,
     name: &str,
     snap: &dyn ebb_storage::engine::Snapshot,
-) -> ebb_storage::Result<bool> {
-    let Some(entry) = node.collection(db, VIEWS) else {
-        return Ok(false);
-    };
-    let id = format!("{db}.{name}");
-    let key = entry.coll.record_key(RawBsonRef::String(&id));
-    Ok(snap.get(entry.coll.records(), &key)?.is_some())
+) -> ebb_storage::Result<Option<Resolved>> {
+    resolve_in(&views_on(node, db, snap)?, name).map_err(|_| depth_error())
 }
 
 /// A view resolved to the collection at the bottom of its chain.
@@ -118,8 +132,12 @@ pub struct Resolved {
 }
 
 pub fn depth_exceeded() -> CommandError {
-    CommandError::new(
-        codes::VIEW_DEPTH_LIMIT_EXCEEDED,
+    CommandError::from(depth_error())
+}
+
+fn depth_error() -> ebb_storage::Error {
+    ebb_storage::Error::new(
+        ebb_storage::ErrorKind::ViewDepthLimitExceeded,
         format!("View depth too deep or view cycle detected; maximum depth is {MAX_DEPTH}"),
     )
 }
