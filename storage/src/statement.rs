@@ -480,17 +480,7 @@ fn for_each_target(
     let snap = engine.snapshot();
     let mut cursor =
         QueryCursor::new(coll, plan, q.filter, q.sort, 0, limit)?.with_deadline(deadline);
-    let mut failure = None;
-    cursor.for_each(snap.as_ref(), &mut |found| match each(found) {
-        Ok(()) => true,
-        Err(e) => {
-            failure = Some(e);
-            false
-        }
-    })?;
-    if let Some(e) = failure {
-        return Err(e);
-    }
+    cursor.try_for_each(snap.as_ref(), &mut |found| each(found).map(|()| true))?;
     Ok(Examined {
         keys: cursor.stats.keys_examined,
         docs: cursor.stats.docs_examined,

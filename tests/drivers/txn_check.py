@@ -6,12 +6,14 @@ are run again by the driver until each transfer commits once; an aborted
 transaction leaves nothing; a conflicting commit is WriteConflict with
 TransientTransactionError; a due document a transaction writes is hidden at
 once and expired after the commit. With --crash (a three-member set on this
-machine), kill -9 of the primary between statements and during a commit:
-the set keeps all of a transaction or none, and with_transaction commits on
-the new primary."""
+machine), kill -9 of the primary between statements and during a commit (the
+killed member started again from its own command line): the set keeps all of
+a transaction or none, a commit sent again says which, and with_transaction
+commits on the new primary."""
 import datetime
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -98,9 +100,21 @@ while client.admin.command("serverStatus")["metrics"]["ttl"]["deletedDocuments"]
 
 checked = "commit, conflicts retried, abort, WriteConflict, TTL"
 if "--crash" in sys.argv:
+    restarted = []
+
     def kill_primary():
+        """Kills the primary with SIGKILL; returns how to start it again."""
+        argv = client.admin.command("getCmdLineOpts")["argv"]
         pid = client.admin.command("serverStatus")["pid"]
         os.kill(pid, signal.SIGKILL)
+        return argv
+
+    def start_again(argv):
+        restarted.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.time() + 60
+        while len(client.nodes) < 3 or len(client.secondaries) < 2:
+            assert time.time() < deadline, "the killed member did not rejoin"
+            time.sleep(0.1)
 
     crash = bank.get_collection("crash")
     bank.create_collection("crash")
@@ -108,7 +122,7 @@ if "--crash" in sys.argv:
     with client.start_session() as session:
         session.start_transaction()
         crash.insert_many([{"round": 0, "i": i} for i in range(5)], session=session)
-        kill_primary()
+        argv = kill_primary()
         try:
             session.commit_transaction()
         except OperationFailure as e:
@@ -122,5 +136,43 @@ if "--crash" in sys.argv:
             lambda s: crash.insert_many([{"round": 1, "i": i} for i in range(5)], session=s)
         )
     assert crash.count_documents({"round": 1}) == 5
-    checked += "; kill -9 of the primary between statements"
+    start_again(argv)
+
+    # During the commit: all of it or none, and a commit sent again says which.
+    for round_, delay in [(2, 0.0), (3, 0.005)]:
+        session = client.start_session()
+        session.start_transaction(write_concern=pymongo.WriteConcern(w="majority"))
+        crash.insert_many([{"round": round_, "i": i} for i in range(50)], session=session)
+        argv = client.admin.command("getCmdLineOpts")["argv"]
+        pid = client.admin.command("serverStatus")["pid"]
+        outcome = {}
+
+        def commit():
+            try:
+                session.commit_transaction()
+                outcome["first"] = True
+            except pymongo.errors.PyMongoError:
+                outcome["first"] = False
+
+        committer = threading.Thread(target=commit)
+        committer.start()
+        time.sleep(delay)
+        os.kill(pid, signal.SIGKILL)
+        committer.join()
+        try:
+            session.commit_transaction()
+            again = True
+        except pymongo.errors.PyMongoError:
+            again = False
+        held = crash.count_documents({"round": round_})
+        if outcome["first"] or again:
+            assert held == 50, (outcome, again, held)
+        else:
+            assert held == 0, (outcome, again, held)
+        session.end_session()
+        start_again(argv)
+    for p in restarted:
+        p.kill()
+        p.wait()
+    checked += "; kill -9 of the primary between statements and during commits"
 print(f"pymongo: with_transaction ({checked})")

@@ -273,17 +273,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
                         .with_sources(&reads)
                         .collated(collation)
                         .disk_use(disk_use);
-                    let mut failure = None;
-                    cursor.for_each(snap, &mut |found| match pipeline.push(found.doc) {
-                        Ok(more) => more,
-                        Err(e) => {
-                            failure = Some(e);
-                            false
-                        }
-                    })?;
-                    if let Some(e) = failure {
-                        return Err(e.into());
-                    }
+                    cursor.try_for_each(snap, &mut |found| pipeline.push(found.doc))?;
                     Ok(pipeline.finish()?)
                 })
                 .await?

@@ -61,15 +61,7 @@ impl Sources for ForeignReads<'_> {
         else {
             return Ok(());
         };
-        let mut failure = None;
-        cursor.for_each(self.snap, &mut |found| match each(found.doc) {
-            Ok(more) => more,
-            Err(e) => {
-                failure = Some(e);
-                false
-            }
-        })?;
-        failure.map_or(Ok(()), Err)
+        cursor.try_for_each(self.snap, &mut |found| each(found.doc))
     }
 }
 
@@ -95,17 +87,7 @@ impl ForeignReads<'_> {
         if let Some(mut cursor) =
             foreign_cursor(self.node, self.db, &view.source, all, self.deadline)?
         {
-            let mut failure = None;
-            cursor.for_each(self.snap, &mut |found| match pipeline.push(found.doc) {
-                Ok(more) => more,
-                Err(e) => {
-                    failure = Some(e);
-                    false
-                }
-            })?;
-            if let Some(e) = failure {
-                return Err(e);
-            }
+            cursor.try_for_each(self.snap, &mut |found| pipeline.push(found.doc))?;
         }
         for doc in pipeline.finish()? {
             if filter.matches(&doc)? && !each(doc)? {

@@ -187,7 +187,7 @@ where
         // A document this statement wrote that a commit changed since the
         // snapshot: the conflict is known now, as mongod reports it, not
         // only at the commit.
-        for (key, before) in overlay.written_since(coll.records(), from) {
+        for (key, before) in overlay.written_since(coll.records(), from)? {
             if engine.get(coll.records(), &key)? != before {
                 return Err(ebb_storage::write::transaction::conflict(format!(
                     "a document of {} changed since the transaction's snapshot",

@@ -148,7 +148,7 @@ fn entry_of(txn: &Txn, overlay: &Overlay) -> CommandResult<Option<RawDocumentBuf
         return Ok(None);
     }
     let mut pre = RawArrayBuf::new();
-    for w in overlay.before() {
+    for w in overlay.before()? {
         let Some(c) = position(w.cf) else { continue };
         let seen = match w.value {
             Some(v) => binary(digest(&v).to_vec()),

@@ -9,12 +9,13 @@
 //! every command runs through; the task-local [`current`] sends their
 //! reads to the overlay (`NodeContext::read`) and their writes to it
 //! instead of the collection's writer (`command::write::send_write_in`),
-//! so nobody else sees them and they see nothing committed since. The
-//! commit is one entry of the set's log (`commit`), applied by every member
-//! in one batch after checking that no document the transaction wrote
-//! changed since its snapshot (first committer wins: WriteConflict, with
-//! `TransientTransactionError`, so the drivers' `withTransaction` runs it
-//! again).
+//! so nobody else sees them and they see nothing committed since. A write
+//! to a document a commit changed since the snapshot fails at once
+//! (`command::write`). The commit is one entry of the set's log
+//! (`commit`), applied by every member in one batch after checking that no
+//! document the transaction wrote changed since its snapshot (first
+//! committer wins: WriteConflict, with `TransientTransactionError`, so the
+//! drivers' `withTransaction` runs it again).
 //!
 //! The rules of the protocol (`statement`): which commands may run in a
 //! transaction, the first statement's `readConcern`, no `writeConcern`

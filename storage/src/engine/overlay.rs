@@ -8,10 +8,11 @@
 //! that layer on top. Nothing another client writes after the start is
 //! seen, and nothing written here is seen by anyone else.
 //!
-//! The layer also keeps, in order, every write of a numbered family that
-//! landed in it ([`Overlay::journal`]): the transaction's commit reads the
-//! writes to records back from it, and the first value each key had
-//! ([`Overlay::before`]) is what the commit checks nobody changed since.
+//! The layer also keeps, in order, every write that landed in it
+//! ([`Overlay::journal`]): the transaction's commit reads the writes to
+//! records back from it, and each key's value in the snapshot
+//! ([`Overlay::before`], read from the snapshot when asked) is what the
+//! commit checks nobody changed since.
 //!
 //! Families are neither created nor dropped through it. What a statement
 //! writes besides documents (the catalog's counts of never-expiring
@@ -59,8 +60,6 @@ struct State {
     /// new layer when one is still read (copy on write).
     layer: Arc<Layer>,
     journal: Vec<Write>,
-    /// Each key's value in the base snapshot, the first time it was written.
-    before: BTreeMap<Key, Option<Vec<u8>>>,
     /// Bytes of keys and values in `journal`.
     bytes: usize,
 }
@@ -125,59 +124,46 @@ impl Overlay {
 
     /// The keys of family `cf` written from the `from`-th write on, each
     /// with its value in the snapshot (`None`: it was absent).
-    pub fn written_since(&self, cf: Cf, from: usize) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
-        let state = self.state();
+    pub fn written_since(&self, cf: Cf, from: usize) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
         let slot = slot(cf);
-        let mut out: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
-        for w in state.journal.iter().skip(from).filter(|w| w.cf == slot) {
-            if out.iter().any(|(k, _)| *k == w.key) {
-                continue;
-            }
-            let before = state.before.get(&(slot, w.key.clone())).cloned().flatten();
-            out.push((w.key.clone(), before));
-        }
-        out
+        let keys: std::collections::BTreeSet<Vec<u8>> = self
+            .state()
+            .journal
+            .iter()
+            .skip(from)
+            .filter(|w| w.cf == slot)
+            .map(|w| w.key.clone())
+            .collect();
+        keys.into_iter()
+            .map(|k| Ok((k.clone(), self.base.get(cf, &k)?)))
+            .collect()
     }
 
-    /// The value `key` of family `cf` had in the snapshot, for each key
-    /// written (`None`: it was absent).
-    pub fn before(&self) -> Vec<Write> {
-        self.state()
-            .before
+    /// Each key written, with the value it had in the snapshot (`None`:
+    /// it was absent). The snapshot never changes, so it is read now.
+    pub fn before(&self) -> Result<Vec<Write>> {
+        let keys: std::collections::BTreeSet<Key> = self
+            .state()
+            .journal
             .iter()
-            .map(|((cf, key), value)| Write {
-                cf: *cf,
-                key: key.clone(),
-                value: value.clone(),
+            .map(|w| (w.cf, w.key.clone()))
+            .collect();
+        keys.into_iter()
+            .map(|(cf, key)| {
+                let value = self.base.get(family(cf), &key)?;
+                Ok(Write { cf, key, value })
             })
             .collect()
     }
 
     /// Lays `writes` over the layer, in order.
     fn land(&self, writes: Vec<Write>) -> Result<()> {
-        let mut firsts = Vec::new();
-        {
-            let state = self.state();
-            for w in &writes {
-                let k = (w.cf, w.key.clone());
-                if !state.before.contains_key(&k) && !firsts.iter().any(|(f, _)| *f == k) {
-                    firsts.push((k, None));
-                }
-            }
-        }
-        for (k, value) in &mut firsts {
-            *value = self.base.get(family(k.0), &k.1)?;
-        }
         let mut state = self.state();
         let State {
             layer,
             journal,
-            before,
             bytes,
         } = &mut *state;
-        for (k, value) in firsts {
-            before.entry(k).or_insert(value);
-        }
         let layer = Arc::make_mut(layer);
         for w in writes {
             *bytes += w.key.len() + w.value.as_ref().map_or(0, Vec::len);
@@ -621,7 +607,7 @@ mod tests {
         let journal = overlay.journal();
         assert_eq!(journal.len(), 3);
         assert_eq!(journal[1].value, None);
-        let before = overlay.before();
+        let before = overlay.before().unwrap();
         let c = before.iter().find(|w| w.key == b"c").unwrap();
         assert_eq!(c.value, Some(b"3".to_vec()));
         let d = before.iter().find(|w| w.key == b"d").unwrap();

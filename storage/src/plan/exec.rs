@@ -392,6 +392,24 @@ impl QueryCursor {
         cut
     }
 
+    /// [`QueryCursor::for_each`] with a fallible `each`: its first error
+    /// ends the query and is returned.
+    pub fn try_for_each(
+        &mut self,
+        snap: &dyn Snapshot,
+        each: &mut dyn FnMut(Found) -> Result<bool>,
+    ) -> Result<()> {
+        let mut failure = None;
+        self.for_each(snap, &mut |found| match each(found) {
+            Ok(more) => more,
+            Err(e) => {
+                failure = Some(e);
+                false
+            }
+        })?;
+        failure.map_or(Ok(()), Err)
+    }
+
     /// Runs the whole query, calling `each` for every result until it
     /// returns false.
     pub fn for_each(
