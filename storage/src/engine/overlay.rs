@@ -35,6 +35,9 @@ type Key = (u64, Vec<u8>);
 /// The layer: each key written, with its value (`None`: deleted).
 type Layer = BTreeMap<Key, Option<Vec<u8>>>;
 
+/// Keys written, each with its value in the snapshot (`None`: absent).
+pub type Seen = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
 /// One write that landed in the layer, in the order it landed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Write {
@@ -124,7 +127,7 @@ impl Overlay {
 
     /// The keys of family `cf` written from the `from`-th write on, each
     /// with its value in the snapshot (`None`: it was absent).
-    pub fn written_since(&self, cf: Cf, from: usize) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
+    pub fn written_since(&self, cf: Cf, from: usize) -> Result<Seen> {
         let slot = slot(cf);
         let keys: std::collections::BTreeSet<Vec<u8>> = self
             .state()
