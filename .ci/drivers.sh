@@ -10,6 +10,8 @@ cleanup() {
     [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
     [ -n "${auth_pid:-}" ] && kill "$auth_pid" 2>/dev/null && wait "$auth_pid" 2>/dev/null || true
     for member in ${rs_pids:-}; do kill "$member" 2>/dev/null && wait "$member" 2>/dev/null || true; done
+    # Members the transaction checks started again after killing them.
+    pkill -f -- "--db-path $work/" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -116,8 +118,8 @@ node "$node_dir/rs_check_node.mjs" || { cat "$work"/rs*.log; exit 1; }
 
 echo "--- transactions: pymongo and the Node.js driver on the three-member set and on a one-member set"
 cp "$root/tests/drivers/txn_check.mjs" "$node_dir/"
-node "$node_dir/txn_check.mjs" "mongodb://$rs_hosts/?replicaSet=rs0" || { cat "$work"/rs*.log; exit 1; }
-# Last on this set: it kills its primary.
+node "$node_dir/txn_check.mjs" "mongodb://$rs_hosts/?replicaSet=rs0" --crash || { cat "$work"/rs*.log; exit 1; }
+# Last on this set: it kills its primary three times.
 "$venv/bin/python" "$root/tests/drivers/txn_check.py" "mongodb://$rs_hosts/?replicaSet=rs0" --crash \
     || { cat "$work"/rs*.log; exit 1; }
 solo_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
