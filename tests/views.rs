@@ -246,6 +246,12 @@ async fn a_view_refuses_writes_indexes_cycles_and_writing_stages() {
         db.run_command(doc! { "create": "w", "pipeline": [] }).await,
         72,
     );
+    // explain of a view is refused rather than answered as a missing
+    // collection's.
+    expect_code(
+        db.run_command(doc! { "explain": { "find": "view" } }).await,
+        238,
+    );
     // A find option a view cannot take.
     expect_code(
         db.run_command(doc! { "find": "view", "tailable": true })

@@ -46,6 +46,16 @@ pub async fn explain(req: Request) -> CommandResult {
             "ebbExpiry explains the expiry of a find's documents only",
         ));
     }
+    // A view's plan is its aggregation's, which ebb does not show yet.
+    if let Some(Ok((_, RawBsonRef::String(name)))) = inner.iter().next()
+        && super::views::catalog::resolve(&req.node, &req.db, name)
+            .await?
+            .is_some()
+    {
+        return Err(CommandError::from(ebb_storage::Error::not_implemented(
+            "explain of a view",
+        )));
+    }
     let explained = match cmd.as_str() {
         "find" => explain_find(&req, &inner)?.into(),
         "aggregate" => explain_aggregate(&req, &inner)?,
