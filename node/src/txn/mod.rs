@@ -39,6 +39,10 @@ use ebb_storage::engine::overlay::Overlay;
 
 use crate::error::{CommandError, CommandResult, codes};
 
+/// How an aborted transaction's message ends when it outlived
+/// `transactionLifetimeLimitSeconds`.
+const LIFETIME_EXCEEDED: &str = " because it exceeded transactionLifetimeLimitSeconds";
+
 /// mongod's limit on the size of a transaction's operations.
 pub const MAX_BYTES: usize = 16_793_600;
 
@@ -77,6 +81,7 @@ pub enum State {
 }
 
 /// A collection a transaction wrote, as it found it.
+#[derive(Clone)]
 pub struct Touched {
     pub db: String,
     pub name: String,
@@ -85,8 +90,6 @@ pub struct Touched {
 
 /// One transaction.
 pub struct Txn {
-    /// `lsid.id`.
-    pub session: Vec<u8>,
     /// The `lsid` as the driver sent it.
     pub lsid: RawDocumentBuf,
     pub number: i64,
@@ -105,25 +108,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The session's id as mongod prints it in messages.
 fn session_text(session: &[u8]) -> String {
-    match uuid_text(session) {
-        Some(u) => format!("{{ id: UUID(\"{u}\") }}"),
-        None => "the session".to_owned(),
+    match <[u8; 16]>::try_from(session) {
+        Ok(id) => format!("{{ id: UUID(\"{}\") }}", bson::Uuid::from_bytes(id)),
+        Err(_) => "the session".to_owned(),
     }
-}
-
-fn uuid_text(b: &[u8]) -> Option<String> {
-    if b.len() != 16 {
-        return None;
-    }
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    Some(format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
-    ))
 }
 
 /// NoSuchTransaction, which drivers may run the transaction again on.
@@ -132,27 +120,15 @@ pub fn no_such(msg: String) -> CommandError {
 }
 
 impl Txn {
-    fn new(session: Vec<u8>, lsid: RawDocumentBuf, number: i64, engine: Arc<dyn Engine>) -> Txn {
+    /// A transaction in `state`, reading and writing `overlay` (none for
+    /// one this member never ran).
+    fn new(lsid: RawDocumentBuf, number: i64, state: State, overlay: Option<Overlay>) -> Txn {
         Txn {
-            session,
             lsid,
             number,
             started: Instant::now(),
-            state: Mutex::new(State::Active),
-            overlay: Mutex::new(Some(Arc::new(Overlay::new(engine)))),
-            touched: Mutex::default(),
-            turn: tokio::sync::Mutex::new(()),
-        }
-    }
-
-    fn unknown(session: Vec<u8>, lsid: RawDocumentBuf, number: i64) -> Txn {
-        Txn {
-            session,
-            lsid,
-            number,
-            started: Instant::now(),
-            state: Mutex::new(State::Unknown),
-            overlay: Mutex::new(None),
+            state: Mutex::new(state),
+            overlay: Mutex::new(overlay.map(Arc::new)),
             touched: Mutex::default(),
             turn: tokio::sync::Mutex::new(()),
         }
@@ -170,16 +146,14 @@ impl Txn {
     }
 
     fn aborted_message(&self) -> String {
-        match self.state() {
-            State::Aborted(why) => format!(
-                "Transaction with {{ txnNumber: {} }} has been aborted{why}.",
-                self.number
-            ),
-            _ => format!(
-                "Transaction with {{ txnNumber: {} }} has been aborted.",
-                self.number
-            ),
-        }
+        let why = match self.state() {
+            State::Aborted(why) => why,
+            _ => String::new(),
+        };
+        format!(
+            "Transaction with {{ txnNumber: {} }} has been aborted{why}.",
+            self.number
+        )
     }
 
     /// Ends the transaction as `state`, letting its snapshot and writes
@@ -213,14 +187,7 @@ impl Txn {
 
     /// The collections the transaction wrote, in the order it first did.
     pub fn touched(&self) -> Vec<Touched> {
-        lock(&self.touched)
-            .iter()
-            .map(|t| Touched {
-                db: t.db.clone(),
-                name: t.name.clone(),
-                coll: t.coll.clone(),
-            })
-            .collect()
+        lock(&self.touched).clone()
     }
 
     fn expired(&self, lifetime: Duration) -> bool {
@@ -252,7 +219,7 @@ impl Transactions {
     pub fn reap(&self, lifetime: Duration) {
         for txn in lock(&self.map).values() {
             if txn.expired(lifetime) {
-                self.abort(txn, " because it exceeded transactionLifetimeLimitSeconds");
+                self.abort(txn, LIFETIME_EXCEEDED);
             }
         }
     }
@@ -306,10 +273,15 @@ impl Transactions {
         engine: Arc<dyn Engine>,
         lifetime: Duration,
     ) -> CommandResult<Arc<Txn>> {
-        self.reap(lifetime);
         let mut map = lock(&self.map);
         let n = asked.number;
         let existing = map.get(&asked.session).cloned();
+        // The reaper may not have come by yet.
+        if let Some(t) = &existing
+            && t.expired(lifetime)
+        {
+            self.abort(t, LIFETIME_EXCEEDED);
+        }
         if let Some(t) = &existing {
             if t.number > n {
                 return Err(CommandError::new(
@@ -344,7 +316,7 @@ impl Transactions {
         }
         if !asked.start {
             if asked.name == "commitTransaction" {
-                return Ok(Arc::new(Txn::unknown(asked.session, asked.lsid, n)));
+                return Ok(Arc::new(Txn::new(asked.lsid, n, State::Unknown, None)));
             }
             return Err(no_such(format!(
                 "Given transaction number {n} does not match any in-progress transactions."
@@ -353,7 +325,8 @@ impl Transactions {
         if let Some(old) = existing {
             self.abort(&old, " because a newer transaction started on its session");
         }
-        let txn = Arc::new(Txn::new(asked.session.clone(), asked.lsid, n, engine));
+        let overlay = Overlay::new(engine);
+        let txn = Arc::new(Txn::new(asked.lsid, n, State::Active, Some(overlay)));
         map.insert(asked.session, txn.clone());
         self.started.fetch_add(1, Ordering::Relaxed);
         Ok(txn)

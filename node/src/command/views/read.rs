@@ -81,14 +81,7 @@ async fn find_view(req: &Request, name: &str, view: &Resolved) -> CommandResult 
         let (k, v) = el?;
         let k = k.as_str();
         if matches!(k, "maxTimeMS" | "comment") {
-            extra.push((
-                if k == "comment" {
-                    "comment"
-                } else {
-                    "maxTimeMS"
-                },
-                Bson::try_from(v)?,
-            ));
+            extra.push((k, Bson::try_from(v)?));
         } else if crate::args::GENERIC.contains(&k) {
             continue;
         } else if !FIND_ON_VIEW.contains(&k) {
