@@ -33,6 +33,7 @@ mod profiler;
 mod regex;
 mod replica_set;
 mod restart;
+mod text;
 mod timeseries;
 mod timeseries_indexes;
 mod timeseries_updates;

@@ -47,6 +47,15 @@ pub enum ErrorKind {
     NamespaceExists,
     /// The named index does not exist.
     IndexNotFound,
+    /// A required field is missing.
+    NoSuchKey,
+    /// `{$meta: "textScore"}` where the query has no `$text`.
+    TextScoreUnavailable,
+    /// A document or a `$text` query names a language text search does
+    /// not know.
+    TextLanguage,
+    /// A document's language override field holds no string.
+    TextLanguageType,
     /// An index option is not valid.
     InvalidIndexSpecificationOption,
     /// The index cannot be created.

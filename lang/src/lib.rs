@@ -10,6 +10,8 @@
 //!   predicates on the sphere.
 //! - `query`: paths, filters, projections, sorts, regexes, the external
 //!   sort.
+//! - `text`: text search (languages, terms, a text index's scores,
+//!   `$text` queries).
 //! - `schema`: `$jsonSchema` (parse, match, explain a failure).
 //! - `validator`: a collection's document validator (`validator`,
 //!   `validationLevel`, `validationAction`) and its error details.
@@ -26,6 +28,7 @@ pub mod geo;
 pub mod pipeline;
 pub mod query;
 pub mod schema;
+pub mod text;
 pub mod update;
 pub mod validator;
 

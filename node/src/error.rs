@@ -123,6 +123,10 @@ code_table! {
     NO_QUERY_EXECUTION_PLANS = 291, "NoQueryExecutionPlans";
     CANNOT_EXTRACT_GEO_KEYS = 16755, "Location16755";
     HASHED_ARRAY = 16766, "Location16766";
+    TEXT_LANGUAGE_TYPE = 17261, "Location17261";
+    TEXT_LANGUAGE_UNSUPPORTED = 17262, "Location17262";
+    TEXT_SCORE_UNAVAILABLE = 40218, "Location40218";
+    TEXT_MATCH_NOT_FIRST = 17313, "Location17313";
     HASHED_UNIQUE = 16764, "Location16764";
     MECHANISM_UNAVAILABLE = 334, "MechanismUnavailable";
     TOO_MANY_LOGICAL_SESSIONS = 261, "TooManyLogicalSessions";
@@ -616,6 +620,10 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         NamespaceNotFound => NAMESPACE_NOT_FOUND,
         NamespaceExists => NAMESPACE_EXISTS,
         IndexNotFound => INDEX_NOT_FOUND,
+        NoSuchKey => NO_SUCH_KEY,
+        TextScoreUnavailable => TEXT_SCORE_UNAVAILABLE,
+        TextLanguage => TEXT_LANGUAGE_UNSUPPORTED,
+        TextLanguageType => TEXT_LANGUAGE_TYPE,
         InvalidIndexSpecificationOption => INVALID_INDEX_SPECIFICATION_OPTION,
         CannotCreateIndex => CANNOT_CREATE_INDEX,
         IndexOptionsConflict => INDEX_OPTIONS_CONFLICT,

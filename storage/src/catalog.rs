@@ -53,6 +53,9 @@ pub const ARCHIVE_TO: &str = "archiveTo";
 pub const GEO_2DSPHERE: &str = "2dsphere";
 /// The key-pattern value of a `hashed` index's field.
 pub const HASHED: &str = "hashed";
+/// The key-pattern value of a text index (`{_fts: "text", _ftsx: 1}`, as
+/// mongod keeps every text index's key, its fields in `weights`).
+pub const TEXT: &str = "text";
 
 /// One index of a collection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,6 +123,44 @@ impl IndexMeta {
     /// its field's value, `ebb_lang::encoding::hashed`).
     pub fn is_hashed(&self) -> bool {
         self.key.values().any(|v| v.as_str() == Some(HASHED))
+    }
+
+    /// Whether this is a text index (its keys hold terms and their scores,
+    /// `index::keygen`).
+    pub fn is_text(&self) -> bool {
+        self.key.values().any(|v| v.as_str() == Some(TEXT))
+    }
+
+    /// A text index's definition, read from its options.
+    pub fn text_index(&self) -> Option<ebb_lang::text::TextIndex> {
+        if !self.is_text() {
+            return None;
+        }
+        let weights = self
+            .extra
+            .get_document("weights")
+            .ok()?
+            .iter()
+            .map(|(path, w)| {
+                (
+                    path.clone(),
+                    w.as_f64()
+                        .or_else(|| w.as_i32().map(f64::from))
+                        .or_else(|| w.as_i64().map(|n| n as f64))
+                        .unwrap_or(1.0),
+                )
+            })
+            .collect();
+        let language =
+            |field: &str, default: &str| self.extra.get_str(field).unwrap_or(default).to_owned();
+        Some(ebb_lang::text::TextIndex {
+            weights,
+            default_language: ebb_lang::text::Language::parse(&language(
+                "default_language",
+                "english",
+            ))?,
+            language_override: language("language_override", "language"),
+        })
     }
 
     /// Whether this index is a TTL index the monitor acts on.

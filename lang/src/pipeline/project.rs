@@ -45,7 +45,7 @@ pub(crate) fn is_flag_or_nested(v: RawBsonRef<'_>) -> bool {
         RawBsonRef::Document(d) => match d.iter().next() {
             Some(Ok((k, _))) => {
                 let k = k.as_str();
-                !k.starts_with('$') || matches!(k, "$slice" | "$elemMatch" | "$meta")
+                !k.starts_with('$') || matches!(k, "$slice" | "$elemMatch")
             }
             _ => true,
         },

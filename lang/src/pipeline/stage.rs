@@ -82,7 +82,9 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
             }
             Stage::Match(filter)
         }
-        "$sort" => Stage::Sort(SortSpec::parse(doc_spec()?)?),
+        "$sort" => Stage::Sort(
+            SortSpec::parse_scored(doc_spec()?)?.score_from_field(crate::text::SCORE_FIELD),
+        ),
         "$skip" => Stage::Skip(count_arg("$skip")?),
         "$limit" => match count_arg("$limit")? {
             0 => {

@@ -42,6 +42,9 @@ pub struct FindProjection {
     return_key: Option<Vec<(String, bool)>>,
     /// A projection with computed fields, evaluated as `$project` does.
     computed: Option<ComputedProjection>,
+    /// Fields set to the document's `$text` score (`{$meta: "textScore"}`),
+    /// top-level, after the rest.
+    text_scores: Vec<String>,
 }
 
 /// `$slice` at a path: `limit` alone (`n` / `-n`) or `[skip, limit]`.
@@ -75,12 +78,15 @@ impl FindProjection {
             .iter()
             .filter_map(|item| item.ok())
             .any(|(key, value)| {
-                !is_flag_or_nested(value) && positional_prefix(key.as_str()).is_none()
+                !is_flag_or_nested(value)
+                    && !is_meta(value)
+                    && positional_prefix(key.as_str()).is_none()
             });
         let mut rest = RawDocumentBuf::new();
         let mut slices = Vec::new();
         let mut elem_matches: Vec<(String, Filter)> = Vec::new();
         let mut positional: Option<Vec<String>> = None;
+        let mut text_scores = Vec::new();
         for item in spec.iter() {
             let (key, value) = element(item)?;
             if let Some(prefix) = positional_prefix(key) {
@@ -101,6 +107,16 @@ impl FindProjection {
             };
             match operator {
                 Some(("$slice", argument)) => slices.push(parse_slice(key, argument)?),
+                Some(("$meta", RawBsonRef::String("textScore"))) if !key.contains('.') => {
+                    text_scores.push(key.to_owned());
+                }
+                Some(("$meta", argument)) => {
+                    return Err(Error::bad_value(format!(
+                        "ebb projects {{$meta: \"textScore\"}} on a top-level field only, not a \
+                         {} at {key}",
+                        crate::encoding::display::type_name(&argument)
+                    )));
+                }
                 Some(("$elemMatch", argument)) => {
                     elem_matches.push(parse_elem_match(key, argument, positional.is_some())?);
                 }
@@ -124,6 +140,7 @@ impl FindProjection {
                     positional,
                     return_key: None,
                     computed: Some(computed),
+                    text_scores,
                 });
             }
         }
@@ -147,7 +164,13 @@ impl FindProjection {
             positional,
             return_key: None,
             computed: None,
+            text_scores,
         })
+    }
+
+    /// Whether the projection sets fields to the `$text` score.
+    pub fn wants_text_score(&self) -> bool {
+        !self.text_scores.is_empty()
     }
 
     /// `returnKey: true`: each document becomes its key in the index whose
@@ -162,6 +185,7 @@ impl FindProjection {
             positional: None,
             return_key: Some(fields),
             computed: None,
+            text_scores: Vec::new(),
         })
     }
 
@@ -178,6 +202,28 @@ impl FindProjection {
 
     /// The projected copy of `doc`, which `query` matched.
     pub fn apply(&self, doc: &RawDocument, query: &Filter) -> Result<RawDocumentBuf> {
+        self.apply_scored(doc, query, None)
+    }
+
+    /// [`FindProjection::apply`] for a document with a `$text` score, which
+    /// the projection's `{$meta: "textScore"}` fields are set to.
+    pub fn apply_scored(
+        &self,
+        doc: &RawDocument,
+        query: &Filter,
+        score: Option<f64>,
+    ) -> Result<RawDocumentBuf> {
+        let mut out = self.apply_fields(doc, query)?;
+        if !self.text_scores.is_empty() {
+            let score = score.ok_or_else(text_score_unavailable)?;
+            for field in &self.text_scores {
+                out = set_value(&out, field, RawBsonRef::Double(score))?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn apply_fields(&self, doc: &RawDocument, query: &Filter) -> Result<RawDocumentBuf> {
         if let Some(fields) = &self.return_key {
             return index_key_of(doc, fields);
         }
@@ -624,6 +670,38 @@ fn set_field(
         out.append(cstring(field)?, array);
     }
     Ok(out)
+}
+
+/// Whether a projection value is `{$meta: …}` (find's own operator).
+fn is_meta(value: RawBsonRef<'_>) -> bool {
+    matches!(value, RawBsonRef::Document(sub) if matches!(single_operator(sub), Some(("$meta", _))))
+}
+
+/// `doc` with `field` set to `value`, in its place if it has one, else
+/// last.
+fn set_value(doc: &RawDocument, field: &str, value: RawBsonRef<'_>) -> Result<RawDocumentBuf> {
+    let mut out = RawDocumentBuf::new();
+    let mut placed = false;
+    for (key, existing) in doc.iter().map_while(|item| item.ok()) {
+        if key.as_str() == field {
+            out.append(key, value);
+            placed = true;
+        } else {
+            out.append(key, existing);
+        }
+    }
+    if !placed {
+        out.append(cstring(field)?, value);
+    }
+    Ok(out)
+}
+
+/// mongod's error for `{$meta: "textScore"}` in a query without `$text`.
+pub fn text_score_unavailable() -> Error {
+    Error::new(
+        ErrorKind::TextScoreUnavailable,
+        "query requires text score metadata, but it is not available",
+    )
 }
 
 #[cfg(test)]

@@ -27,6 +27,9 @@ use crate::error::{Error, ErrorKind, Result};
 pub struct SortSpec {
     fields: Vec<(String, bool)>,
     collation: Option<Arc<Collation>>,
+    /// Where a `{$meta: "textScore"}` key sits among the fields (it sorts
+    /// by the `$text` score, highest first), for the sorts that take one.
+    text_score: Option<usize>,
 }
 
 /// The values a document sorts by, one per sort field.
@@ -36,9 +39,24 @@ pub struct SortKey<'a>(pub Vec<RawBsonRef<'a>>);
 impl SortSpec {
     /// Parses a sort document; an empty document means no sort.
     pub fn parse(spec: &RawDocument) -> Result<SortSpec> {
+        Self::parse_keys(spec, false)
+    }
+
+    /// Parses the sort of a `find` or a `$sort` stage, which may also sort
+    /// by the `$text` score (`{score: {$meta: "textScore"}}`).
+    pub fn parse_scored(spec: &RawDocument) -> Result<SortSpec> {
+        Self::parse_keys(spec, true)
+    }
+
+    fn parse_keys(spec: &RawDocument, scored: bool) -> Result<SortSpec> {
         let mut fields = Vec::new();
+        let mut text_score = None;
         for item in spec.iter() {
             let (path, value) = element(item)?;
+            if scored && is_text_score(value)? {
+                text_score = Some(fields.len());
+                continue;
+            }
             let ascending = direction(path, value)?;
             field_path(path)?;
             fields.push((path.to_owned(), ascending));
@@ -46,7 +64,42 @@ impl SortSpec {
         Ok(SortSpec {
             fields,
             collation: None,
+            text_score,
         })
+    }
+
+    /// The same sort with its `{$meta: "textScore"}` key sorting, highest
+    /// first, by the value of `field` (where an aggregation carries the
+    /// score).
+    pub fn score_from_field(mut self, field: &str) -> SortSpec {
+        if let Some(at) = self.text_score.take() {
+            self.fields.insert(at, (field.to_owned(), false));
+        }
+        self
+    }
+
+    /// Whether the sort has a `{$meta: "textScore"}` key.
+    pub fn by_text_score(&self) -> bool {
+        self.text_score.is_some()
+    }
+
+    /// Orders two documents with their `$text` scores: the keys in order,
+    /// the score (highest first) where the sort names it.
+    pub fn compare_scored(&self, a: (&RawDocument, f64), b: (&RawDocument, f64)) -> Ordering {
+        let by_score = || b.1.total_cmp(&a.1);
+        let Some(at) = self.text_score else {
+            return self.compare(a.0, b.0);
+        };
+        let (before, after) = self.fields.split_at(at.min(self.fields.len()));
+        let part = |fields: &[(String, bool)]| SortSpec {
+            fields: fields.to_vec(),
+            collation: self.collation.clone(),
+            text_score: None,
+        };
+        part(before)
+            .compare(a.0, b.0)
+            .then_with(by_score)
+            .then_with(|| part(after).compare(a.0, b.0))
     }
 
     /// The sort ordering strings by `collation` (`None`: as bytes).
@@ -65,7 +118,7 @@ impl SortSpec {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.fields.is_empty()
+        self.fields.is_empty() && self.text_score.is_none()
     }
 
     /// The key `doc` sorts by. Fails when two sort paths run through
@@ -115,6 +168,27 @@ impl SortSpec {
             (Err(_), Ok(_)) => Ordering::Greater,
             (Err(_), Err(_)) => Ordering::Equal,
         }
+    }
+}
+
+/// Whether a sort value is `{$meta: "textScore"}`; another `$meta` is
+/// refused.
+fn is_text_score(value: RawBsonRef<'_>) -> Result<bool> {
+    let RawBsonRef::Document(doc) = value else {
+        return Ok(false);
+    };
+    let mut items = doc.iter();
+    match (items.next().transpose()?, items.next()) {
+        (Some((key, RawBsonRef::String("textScore"))), None) if key.as_str() == "$meta" => Ok(true),
+        (Some((key, RawBsonRef::String(other))), None) if key.as_str() == "$meta" => {
+            Err(Error::bad_value(format!(
+                "ebb sorts by {{$meta: \"textScore\"}} only, not \"{other}\""
+            )))
+        }
+        (Some((key, _)), _) if key.as_str() == "$meta" => Err(Error::bad_value(
+            "Illegal $meta sort: the $meta value must be a string",
+        )),
+        _ => Ok(false),
     }
 }
 

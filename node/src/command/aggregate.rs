@@ -18,6 +18,7 @@ use ebb_lang::encoding::display::type_name;
 use ebb_lang::pipeline::{
     Pipeline, Stage, check_top_level, parse_stage_in, parse_write_stage, write_stage_name,
 };
+use ebb_lang::text::SCORE_FIELD;
 use ebb_storage::plan::exec::QueryCursor;
 use ebb_storage::plan::{self, QuerySpec};
 
@@ -175,6 +176,24 @@ pub async fn aggregate(req: Request) -> CommandResult {
             }
         }
     }
+    // `$text` searches the collection: only the first stage may.
+    let text_first = matches!(stages.first(), Some(Stage::Match(f)) if f.text().is_some())
+        && report.is_none()
+        && geo_near.is_none();
+    let later_text = stages
+        .iter()
+        .skip(usize::from(text_first))
+        .any(|s| matches!(s, Stage::Match(f) if f.text().is_some()));
+    if later_text {
+        return Err(CommandError::new(
+            codes::TEXT_MATCH_NOT_FIRST,
+            "$match with $text is only allowed as the first pipeline stage",
+        ));
+    }
+    let wants_score = asks_text_score(pipeline);
+    if wants_score && !text_first {
+        return Err(ebb_lang::query::find_projection::text_score_unavailable().into());
+    }
     // A reporting stage, or `$geoNear`, is the pipeline's source, as
     // `$documents` is.
     check_top_level(
@@ -216,6 +235,33 @@ pub async fn aggregate(req: Request) -> CommandResult {
             };
             let near = super::near::geo_near(&req, name, stage, &env, resolved, max_time);
             Some(near.await?)
+        }
+        (None, None) if text_first => {
+            let Some(entry) = req.node.collection(&req.db, name) else {
+                return Err(CommandError::new(
+                    codes::INDEX_NOT_FOUND,
+                    format!("text index required for $text query (no such collection '{ns}')"),
+                ));
+            };
+            let Stage::Match(filter) = stages.remove(0) else {
+                return Err(CommandError::internal());
+            };
+            let collation = query::resolve(&collation, &entry.coll.meta)?;
+            let spec = QuerySpec {
+                filter,
+                sort: None,
+                hint: hint.clone(),
+            }
+            .collated(collation);
+            let found = super::text::search(&req.node, &entry.coll, &spec, max_time).await?;
+            let mut docs = Vec::with_capacity(found.len());
+            for (score, doc) in found {
+                docs.push(match wants_score {
+                    true => with_score(doc, score)?,
+                    false => doc,
+                });
+            }
+            Some(docs)
         }
         (None, None) => None,
     };
@@ -291,6 +337,13 @@ pub async fn aggregate(req: Request) -> CommandResult {
             ),
         ));
     }
+    let results = match wants_score {
+        true => results
+            .into_iter()
+            .map(without_score)
+            .collect::<CommandResult<Vec<_>>>()?,
+        false => results,
+    };
     // A writing stage returns no documents: its cursor is empty.
     let results = match write_stage {
         Some(prepared) => {
@@ -301,6 +354,57 @@ pub async fn aggregate(req: Request) -> CommandResult {
     };
     let cursor = OpenCursor::new(ns, Source::Buffered(results.into()), cursor_owner(&req));
     respond(&req.node, cursor, batch_size, true, false).await
+}
+
+/// Whether a stage of the pipeline asks for the `$text` score (a
+/// `{$meta: "textScore"}` anywhere in it).
+fn asks_text_score(pipeline: &bson::RawArray) -> bool {
+    fn walk(v: RawBsonRef<'_>) -> bool {
+        match v {
+            RawBsonRef::Document(d) => d.iter().flatten().any(|(k, v)| {
+                (k.as_str() == "$meta" && matches!(v, RawBsonRef::String("textScore"))) || walk(v)
+            }),
+            RawBsonRef::Array(a) => a.into_iter().flatten().any(walk),
+            _ => false,
+        }
+    }
+    pipeline.into_iter().flatten().any(walk)
+}
+
+/// `doc` carrying its `$text` score for the stages
+/// (`ebb_lang::text::SCORE_FIELD`).
+fn with_score(doc: bson::RawDocumentBuf, score: f64) -> CommandResult<bson::RawDocumentBuf> {
+    let mut doc = doc;
+    doc.append(
+        bson::raw::CString::try_from(SCORE_FIELD).map_err(|_| CommandError::internal())?,
+        score,
+    );
+    Ok(doc)
+}
+
+/// `doc` without the score the stages carried, wherever a stage left it
+/// (nested by `$facet`, `$group`'s `$push: "$$ROOT"`).
+fn without_score(doc: bson::RawDocumentBuf) -> CommandResult<bson::RawDocumentBuf> {
+    let needle = SCORE_FIELD.as_bytes();
+    if !doc.as_bytes().windows(needle.len()).any(|w| w == needle) {
+        return Ok(doc);
+    }
+    let mut value = bson::Document::try_from(doc.as_ref())?;
+    fn strip(d: &mut bson::Document) {
+        d.remove(SCORE_FIELD);
+        for (_, v) in d.iter_mut() {
+            strip_value(v);
+        }
+    }
+    fn strip_value(v: &mut bson::Bson) {
+        match v {
+            bson::Bson::Document(d) => strip(d),
+            bson::Bson::Array(a) => a.iter_mut().for_each(strip_value),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    Ok(bson::RawDocumentBuf::try_from(&value)?)
 }
 
 /// The name of a stage document's first field (its stage).

@@ -309,9 +309,13 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<PlanParts> 
     let Some(entry) = req.node.collection(&req.db, &cmd.name) else {
         return Ok((ns, None, doc! { "stage": "EOF" }));
     };
+    cmd.check_text_score()?;
     let spec = cmd.collated_spec(&entry.coll.meta)?;
     let plan = bucket_plan(&entry.coll, &spec, cmd.plan(&entry.coll.meta, &spec)?);
-    let mut root = query_stages(&entry.coll, &plan, &spec);
+    let mut root = match text_stages(&entry.coll, &spec)? {
+        Some(text) => text,
+        None => query_stages(&entry.coll, &plan, &spec),
+    };
     if cmd.skip > 0 {
         root = doc! { "stage": "SKIP", "skipAmount": cmd.skip as i64, "inputStage": root };
     }
@@ -428,6 +432,51 @@ fn query_stages(coll: &Collection, plan: &Plan, spec: &QuerySpec) -> Document {
         root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": MAX_SORT_BYTES as i64, "type": "simple", "inputStage": root };
     }
     root
+}
+
+/// The stages of a `$text` query, as mongod shows them: `TEXT_MATCH` over
+/// `TEXT_OR` over one scan of the text index per term (None without a
+/// `$text`).
+fn text_stages(coll: &Collection, spec: &QuerySpec) -> CommandResult<Option<Document>> {
+    let Some(search) = ebb_storage::plan::text::search(&coll.meta, &spec.filter, true)? else {
+        return Ok(None);
+    };
+    let index = ebb_storage::plan::text::text_index(&coll.meta)?;
+    let [terms, negated_terms, phrases, negated_phrases] = search.parsed();
+    let scans: Vec<Document> = terms
+        .iter()
+        .map(|_| {
+            doc! {
+                "stage": "IXSCAN", "keyPattern": index.key.clone(), "indexName": index.name.clone(),
+                "isMultiKey": true, "isUnique": false, "isSparse": false, "isPartial": index.partial_filter.is_some(),
+                "direction": "backward", "indexBounds": {},
+            }
+        })
+        .collect();
+    let mut root = doc! {
+        "stage": "TEXT_MATCH",
+        "indexPrefix": {},
+        "indexName": index.name.clone(),
+        "parsedTextQuery": {
+            "terms": terms,
+            "negatedTerms": negated_terms,
+            "phrases": phrases,
+            "negatedPhrases": negated_phrases,
+        },
+        "textIndexVersion": 3,
+        "inputStage": { "stage": "TEXT_OR", "inputStages": scans },
+    };
+    if let Some(sort) = spec.sort.as_ref() {
+        let mut pattern = Document::new();
+        for (f, asc) in sort.fields() {
+            pattern.insert(f.clone(), if *asc { 1 } else { -1 });
+        }
+        if sort.by_text_score() {
+            pattern.insert("$computed0", doc! { "$meta": "textScore" });
+        }
+        root = doc! { "stage": "SORT", "sortPattern": pattern, "memLimit": MAX_SORT_BYTES as i64, "type": "default", "inputStage": root };
+    }
+    Ok(Some(root))
 }
 
 /// A time-series collection's plan is the buckets it reads

@@ -75,6 +75,19 @@ pub struct FindCommand {
 }
 
 impl FindCommand {
+    /// `{$meta: "textScore"}` in the sort or projection needs a `$text`.
+    pub fn check_text_score(&self) -> CommandResult<()> {
+        let wants = self.spec.sort.as_ref().is_some_and(|s| s.by_text_score())
+            || self
+                .projection
+                .as_ref()
+                .is_some_and(|p| p.wants_text_score());
+        if wants && self.spec.filter.text().is_none() {
+            return Err(ebb_lang::query::find_projection::text_score_unavailable().into());
+        }
+        Ok(())
+    }
+
     /// The access path for `spec`: the hinted index between `min` and
     /// `max` when either is given, else the planner's choice.
     pub fn plan(
@@ -151,7 +164,7 @@ pub fn parse_find(args: &Args<'_>, db: &str, env: &Env) -> CommandResult<FindCom
             }
             None
         }
-        None => query::sort(args.doc("sort")?)?,
+        None => query::find_sort(args.doc("sort")?)?,
     };
     if tailable && (sort.is_some() || matches!(hint, Some(Hint::Natural(Direction::Reverse)))) {
         return Err(CommandError::bad_value(
@@ -191,10 +204,20 @@ pub async fn find(req: Request) -> CommandResult {
     let cmd = parse_find(&args, &req.db, &env)?;
     NodeContext::count(&req.node.opcounters.query, 1);
     let ns = format!("{}.{}", req.db, cmd.name);
+    cmd.check_text_score()?;
     let Some(entry) = req.node.collection(&req.db, &cmd.name) else {
+        if cmd.spec.filter.text().is_some() {
+            return Err(CommandError::new(
+                codes::INDEX_NOT_FOUND,
+                format!("text index required for $text query (no such collection '{ns}')"),
+            ));
+        }
         return cursor_reply(0, &ns, Vec::new(), true);
     };
     let spec = cmd.collated_spec(&entry.coll.meta)?;
+    if spec.filter.text().is_some() {
+        return find_text(&req, &entry.coll, cmd, spec, ns).await;
+    }
     let plan = cmd.plan(&entry.coll.meta, &spec)?;
     if let Some((path, near)) = spec.filter.near() {
         let near = (path.to_owned(), *near);
@@ -260,7 +283,6 @@ async fn find_near(
         Some(_) => None,
         None => cmd.limit.map(|l| l.saturating_add(cmd.skip)),
     };
-    let filter = spec.filter.clone();
     let mut found = super::near::ordered(
         &req.node,
         coll,
@@ -274,6 +296,42 @@ async fn find_near(
     if let Some(sort) = &spec.sort {
         found.sort_by(|a, b| sort.compare(&a.1, &b.1));
     }
+    respond_ranked(req, cmd, &spec.filter, found, false, ns).await
+}
+
+/// A find with `$text`: the documents its text search matches (in `_id`
+/// order, or in its `sort`, which may name the score), then its `skip`,
+/// `limit` and projection (which may set fields to the score).
+async fn find_text(
+    req: &Request,
+    coll: &std::sync::Arc<ebb_storage::Collection>,
+    cmd: FindCommand,
+    spec: QuerySpec,
+    ns: String,
+) -> CommandResult {
+    if cmd.tailable || cmd.return_key || !cmd.min.is_empty() || !cmd.max.is_empty() {
+        return Err(CommandError::bad_value(
+            "$text cannot be combined with tailable, returnKey, min or max",
+        ));
+    }
+    let mut found = super::text::search(&req.node, coll, &spec, cmd.max_time).await?;
+    if let Some(sort) = &spec.sort {
+        found.sort_by(|a, b| sort.compare_scored((&a.1, a.0), (&b.1, b.0)));
+    }
+    respond_ranked(req, cmd, &spec.filter, found, true, ns).await
+}
+
+/// Answers a find whose documents were gathered and ordered in memory
+/// (`$near`, `$text`): its `skip`, `limit` and projection, with each
+/// document's score when `scored`, from one buffered cursor.
+async fn respond_ranked(
+    req: &Request,
+    cmd: FindCommand,
+    filter: &ebb_lang::query::filter::Filter,
+    found: Vec<(f64, RawDocumentBuf)>,
+    scored: bool,
+    ns: String,
+) -> CommandResult {
     let projection = cmd
         .projection
         .map(|p| p.collated(filter.collation().cloned()));
@@ -282,9 +340,9 @@ async fn find_near(
         .limit
         .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
     let mut out = std::collections::VecDeque::new();
-    for (_, doc) in found.into_iter().skip(skip).take(take) {
+    for (rank, doc) in found.into_iter().skip(skip).take(take) {
         out.push_back(match &projection {
-            Some(p) => p.apply(&doc, &filter)?,
+            Some(p) => p.apply_scored(&doc, filter, scored.then_some(rank))?,
             None => doc,
         });
     }

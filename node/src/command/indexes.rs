@@ -18,7 +18,8 @@ use ebb_lang::encoding::collation::Collation;
 use ebb_lang::encoding::display::shell;
 use ebb_lang::query::filter::Filter;
 use ebb_storage::catalog::{
-    ARCHIVE_TO, CollectionMeta, GEO_2DSPHERE, HASHED, ID_INDEX_NAME, IndexMeta, same_key_pattern,
+    ARCHIVE_TO, CollectionMeta, GEO_2DSPHERE, HASHED, ID_INDEX_NAME, IndexMeta, TEXT,
+    same_key_pattern,
 };
 use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
@@ -115,13 +116,14 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
         if name.is_empty() || name.split('.').any(str::is_empty) {
             return Err(cannot_create("Index keys cannot be an empty field."));
         }
-        if name == "$**" || name.ends_with(".$**") {
+        let text = matches!(v, RawBsonRef::String(TEXT));
+        if (name == "$**" && !text) || name.ends_with(".$**") {
             return Err(cannot_create(format!(
                 "ebb does not support wildcard indexes (key pattern {})",
                 spec_shown(key)
             )));
         }
-        if name.split('.').any(|part| part.starts_with('$')) {
+        if !(text && name == "$**") && name.split('.').any(|part| part.starts_with('$')) {
             return Err(cannot_create(format!(
                 "Index key contains an illegal field name: field name starts with '$'. Key: {name}"
             )));
@@ -148,6 +150,13 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
                     "ebb supports a hashed index on one field, alone (key pattern {})",
                     spec_shown(key)
                 )));
+            }
+            RawBsonRef::String(TEXT) => {
+                if name == "_fts" || name == "_ftsx" {
+                    return Err(cannot_create(
+                        "text index with reserved fields _fts/_ftsx not allowed",
+                    ));
+                }
             }
             RawBsonRef::String(kind) => {
                 return Err(cannot_create(format!(
@@ -277,6 +286,20 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
     if meta.is_hashed() {
         hashed_options(spec, &meta)?;
     }
+    if key
+        .iter()
+        .any(|el| matches!(el, Ok((_, RawBsonRef::String(TEXT)))))
+    {
+        text_options(spec, key, &mut meta)?;
+    } else if let Some(field) = TEXT_FIELDS
+        .iter()
+        .find(|f| spec.get(f).ok().flatten().is_some())
+    {
+        return Err(cannot_create(format!(
+            "the '{field}' option is for text indexes only. Specification: {}",
+            spec_shown(spec)
+        )));
+    }
     match spec.get(ARCHIVE_TO)? {
         None => {}
         Some(RawBsonRef::String(target)) => {
@@ -322,6 +345,113 @@ fn geo_options(spec: &RawDocument, meta: &mut IndexMeta) -> CommandResult<()> {
             "a 2dsphere index cannot be a TTL index: TTL indexes hold dates",
         ));
     }
+    Ok(())
+}
+
+/// The options only a text index takes.
+const TEXT_FIELDS: &[&str] = &[
+    "weights",
+    "default_language",
+    "language_override",
+    "textIndexVersion",
+];
+
+/// A text index's spec, as mongod keeps it: every `"text"` field of the
+/// key folded into `{_fts: "text", _ftsx: 1}` and listed in `weights` (with
+/// the weights given, whole numbers in 1..99999), the default language and
+/// the language override field, version 3. ebb builds text indexes alone,
+/// without other key fields, and not unique or TTL.
+fn text_options(spec: &RawDocument, key: &RawDocument, meta: &mut IndexMeta) -> CommandResult<()> {
+    if key
+        .iter()
+        .any(|el| !matches!(el, Ok((_, RawBsonRef::String(TEXT)))))
+    {
+        return Err(cannot_create(format!(
+            "ebb supports text indexes over text fields alone, not compound with other keys              (key pattern {})",
+            spec_shown(key)
+        )));
+    }
+    if meta.unique {
+        return Err(cannot_create("ebb does not support unique text indexes"));
+    }
+    if spec.get("expireAfterSeconds")?.is_some() {
+        return Err(cannot_create(
+            "a text index cannot be a TTL index: TTL indexes hold dates",
+        ));
+    }
+    let mut weights: std::collections::BTreeMap<String, i32> = key
+        .iter()
+        .filter_map(Result::ok)
+        .map(|(field, _)| (field.as_str().to_owned(), 1))
+        .collect();
+    match spec.get("weights")? {
+        None => {}
+        Some(RawBsonRef::Document(given)) => {
+            for el in given.iter() {
+                let (field, w) = el?;
+                let w = as_f64(w)
+                    .ok_or_else(|| cannot_create("weight for text index needs numeric type"))?;
+                if !(1.0..100_000.0).contains(&w) {
+                    return Err(cannot_create(format!(
+                        "text index weight must be in the exclusive interval (0,100000) but                          found: {w}"
+                    )));
+                }
+                weights.insert(field.as_str().to_owned(), w.trunc() as i32);
+            }
+        }
+        Some(RawBsonRef::String("$**")) => {
+            weights.insert("$**".to_owned(), 1);
+        }
+        Some(_) => {
+            return Err(cannot_create(
+                "text index option 'weights' must be an object",
+            ));
+        }
+    }
+    let language = match spec.get("default_language")? {
+        None => "english",
+        Some(RawBsonRef::String(l)) => {
+            if ebb_lang::text::Language::parse(l).is_none() {
+                return Err(cannot_create(format!(
+                    "unsupported language: \"{l}\" for text index version 3"
+                )));
+            }
+            l
+        }
+        Some(_) => return Err(cannot_create("default_language needs a string type")),
+    };
+    let language_override = match spec.get("language_override")? {
+        None => "language",
+        Some(RawBsonRef::String(f)) if !f.is_empty() && !f.starts_with('$') && !f.contains('.') => {
+            f
+        }
+        Some(RawBsonRef::String(_)) => return Err(cannot_create("language_override is not valid")),
+        Some(_) => return Err(cannot_create("language_override must be a string")),
+    };
+    match spec.get("textIndexVersion")? {
+        None => {}
+        Some(v) if is_number(&v) && as_f64(v) == Some(3.0) => {}
+        Some(v) if is_number(&v) => {
+            return Err(cannot_create(format!(
+                "ebb builds textIndexVersion 3 only, not {}",
+                shell(&Bson::try_from(v)?)
+            )));
+        }
+        Some(_) => {
+            return Err(cannot_create(
+                "text index option 'textIndexVersion' must be a number",
+            ));
+        }
+    }
+    meta.key = bson::doc! { "_fts": TEXT, "_ftsx": 1 };
+    let mut listed = Document::new();
+    for (field, w) in weights {
+        listed.insert(field, w);
+    }
+    meta.extra.insert("weights", listed);
+    meta.extra.insert("default_language", language);
+    meta.extra.insert("language_override", language_override);
+    meta.extra.insert("textIndexVersion", 3);
     Ok(())
 }
 

@@ -36,6 +36,7 @@ pub mod row;
 pub mod sasl;
 pub mod status;
 pub mod table;
+pub mod text;
 pub mod update;
 pub mod users;
 pub mod validation;

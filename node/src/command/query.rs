@@ -83,6 +83,14 @@ pub fn sort(doc: Option<&RawDocument>) -> CommandResult<Option<SortSpec>> {
     }
 }
 
+/// A `find` sort, which may also sort by the `$text` score.
+pub fn find_sort(doc: Option<&RawDocument>) -> CommandResult<Option<SortSpec>> {
+    match doc {
+        Some(d) if !d.is_empty() => Ok(Some(SortSpec::parse_scored(d)?)),
+        _ => Ok(None),
+    }
+}
+
 /// A `find` projection, with the operators only `find` has; `query` is
 /// the command's filter document (a positional `$` needs it).
 pub fn find_projection(

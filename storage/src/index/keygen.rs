@@ -32,6 +32,7 @@ use ebb_lang::query::filter::Filter;
 use ebb_lang::query::path::index_keys;
 use ebb_lang::query::path::index_values;
 use ebb_lang::query::path::{LeafArray, any_candidate};
+use ebb_lang::text::TextIndex;
 
 /// When a document falls due under a TTL index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,6 +109,9 @@ pub struct KeyGen {
     /// A `hashed` index: its one field's value is keyed by mongod's hash
     /// of it.
     hashed: bool,
+    /// A text index: a document is keyed by each of its terms with the
+    /// term's score.
+    text: Option<TextIndex>,
 }
 
 impl KeyGen {
@@ -130,8 +134,10 @@ impl KeyGen {
             unique: index.unique,
             top_level_only: fields.iter().all(|(f, _)| !f.contains('.')),
             fields,
-            // A document without a location has no entry.
-            sparse: index.sparse || index.is_geo(),
+            // A document without a location, or without a term, has no
+            // entry.
+            sparse: index.sparse || index.is_geo() || index.is_text(),
+            text: index.text_index(),
             geo: index.is_geo(),
             hashed: index.is_hashed(),
             partial,
@@ -255,6 +261,9 @@ impl KeyGen {
         }
         if self.hashed {
             return self.hashed_key(doc, id_key, out);
+        }
+        if let Some(text) = &self.text {
+            return text_keys(text, doc, id_key, out);
         }
         if let Some(added) = self.top_level_key(doc, id_key, out)? {
             return Ok(added);
@@ -473,6 +482,33 @@ fn earliest_date(doc: &RawDocument, path: &str, top_level: bool) -> Option<i64> 
         };
     }
     index_values(doc, path).values.iter().filter_map(date).min()
+}
+
+/// The entries of a text index: one per term of `doc`, `term ‖ score ‖
+/// _id` (a string and a double, encoded as any values are), so a term's
+/// entries are one key range. A document whose language field names a
+/// language text search does not know is refused, as mongod refuses it.
+fn text_keys(
+    text: &TextIndex,
+    doc: &RawDocument,
+    id_key: &[u8],
+    out: &mut Vec<Vec<u8>>,
+) -> Result<usize> {
+    let scores = text.scores(doc)?;
+    for (term, score) in &scores {
+        let mut key = text_term_key(term);
+        keycode::encode_value(&mut key, RawBsonRef::Double(*score));
+        key.extend_from_slice(id_key);
+        out.push(key);
+    }
+    Ok(scores.len())
+}
+
+/// The start of a text index's entries for `term`.
+pub fn text_term_key(term: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(term.len() + 16);
+    keycode::encode_value(&mut key, RawBsonRef::String(term));
+    key
 }
 
 /// The start of a `hashed` index's entries for the values whose hash is

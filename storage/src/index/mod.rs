@@ -8,5 +8,5 @@ mod keygen;
 mod rule;
 
 pub use floor::Floor;
-pub use keygen::{Expiry, KeyGen, NeverDue, duplicate_key_error, hash_key};
+pub use keygen::{Expiry, KeyGen, NeverDue, duplicate_key_error, hash_key, text_term_key};
 pub use rule::{cutoff_millis, due_millis};

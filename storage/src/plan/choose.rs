@@ -300,6 +300,7 @@ fn general_purpose(i: &IndexMeta) -> bool {
         && !i.is_internal()
         && !i.is_geo()
         && !i.is_hashed()
+        && !i.is_text()
 }
 
 /// A plan over a `hashed` index (the one `hinted`, or the first that

@@ -166,6 +166,9 @@ impl QueryCursor {
         skip: u64,
         limit: Option<u64>,
     ) -> Result<Self> {
+        // A `$text` not yet bound to the text index is decided document
+        // by document (an update or a count reads this way).
+        let filter = super::text::bind(&coll.meta, filter)?;
         let unpack = coll.timeseries.clone();
         let plan = match &unpack {
             Some(opts) => prune::plan(coll, opts, &filter, plan),

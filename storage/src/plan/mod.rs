@@ -4,6 +4,7 @@
 //! - `choose`: the planner proper (hint, `_id` lookups, a secondary index's
 //!   bounds or order, a collection scan); its types are this room's face.
 //! - `min_max`: `find`'s `min`/`max` as one key range of the hinted index.
+//! - `text`: a `$text` query's index, candidates and scores.
 //! - `prune`: which buckets a query on a time-series collection reads.
 //! - `exec`: a plan run batch by batch on fresh snapshots, resumable across
 //!   `getMore`s.
@@ -15,5 +16,6 @@ mod choose;
 pub mod exec;
 pub mod min_max;
 pub mod prune;
+pub mod text;
 
 pub use choose::*;

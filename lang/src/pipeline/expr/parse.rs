@@ -35,7 +35,6 @@ pub struct Parser<'e> {
 const NOT_IMPLEMENTED: &[&str] = &[
     "$function",
     "$accumulator",
-    "$meta",
     "$binarySize",
     "$bsonSize",
     "$toHashedIndexKey",
@@ -259,6 +258,7 @@ impl<'e> Parser<'e> {
             "$zip" => return self.zip(arg),
             "$sortArray" => return self.sort_array(arg),
             "$getField" => return self.get_field(arg),
+            "$meta" => return self.meta(arg),
             "$setField" | "$unsetField" => return self.set_field(name, arg),
             "$replaceOne" | "$replaceAll" => return self.replace(name, arg),
             "$regexMatch" | "$regexFind" | "$regexFindAll" => return self.regex(name, arg),
@@ -885,6 +885,40 @@ impl<'e> Parser<'e> {
             &array::SORT_ARRAY,
             vec![input, Node::Const((*sort_by).into())],
         ))
+    }
+
+    /// `{$meta: "textScore"}`: the `$text` score the aggregation carries
+    /// with each document (`crate::text::SCORE_FIELD`). mongod's other
+    /// metadata are refused.
+    fn meta(&mut self, arg: RawBsonRef<'_>) -> Result<Node> {
+        match arg {
+            RawBsonRef::String("textScore") => {
+                let spec = bson::rawdoc! {
+                    "field": { "$literal": crate::text::SCORE_FIELD },
+                    "input": "$$ROOT",
+                };
+                self.get_field(RawBsonRef::Document(&spec))
+            }
+            RawBsonRef::String(
+                other @ ("randVal"
+                | "searchScore"
+                | "searchHighlights"
+                | "geoNearDistance"
+                | "geoNearPoint"
+                | "recordId"
+                | "indexKey"
+                | "sortKey"
+                | "searchScoreDetails"
+                | "searchSequenceToken"
+                | "vectorSearchScore"
+                | "score"
+                | "scoreDetails"),
+            ) => Err(Error::not_implemented(&format!("{{$meta: \"{other}\"}}"))),
+            RawBsonRef::String(other) => Err(Error::bad_value(format!(
+                "Unsupported argument to $meta: {other}"
+            ))),
+            _ => Err(Error::bad_value("$meta only supports string arguments")),
+        }
     }
 
     fn get_field(&mut self, arg: RawBsonRef<'_>) -> Result<Node> {

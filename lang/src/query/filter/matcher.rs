@@ -9,14 +9,24 @@ use bson::{RawArray, RawBson, RawBsonRef, RawDocument};
 use super::types::{ElemMatch, Expr, Filter, GeoTest, Pred, TypeSet};
 use crate::encoding::bracket::canonical_type;
 use crate::encoding::cmp::Cmp;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::query::in_list::InList;
 use crate::query::path::{LeafArray, any_candidate, elements};
 use crate::query::value::{is_nan, number_as_f64, type_code};
 
 impl Filter {
     /// Whether the document matches; fails only when a `$expr` fails on it.
+    /// A `$text` needs its search (the collection's text index) bound
+    /// first; unbound, it fails as a query without a text index does.
     pub fn matches(&self, doc: &RawDocument) -> Result<bool> {
+        if let Some(text) = &self.text {
+            let Some(search) = &text.search else {
+                return Err(text_index_required());
+            };
+            if !search.matches(doc)? {
+                return Ok(false);
+            }
+        }
         self.root.matches(doc, self.cmp())
     }
 }
@@ -243,4 +253,12 @@ pub(crate) fn geo_holds(test: &GeoTest, value: RawBsonRef<'_>) -> bool {
         GeoTest::Intersects(shape) => crate::geo::intersects(l, shape),
         GeoTest::Near(near) => near.distance(l).is_some_and(|d| near.admits(d)),
     })
+}
+
+/// mongod's error for a `$text` on a collection without a text index.
+pub fn text_index_required() -> Error {
+    Error::new(
+        ErrorKind::IndexNotFound,
+        "text index required for $text query",
+    )
 }

@@ -44,8 +44,11 @@ mod parse;
 mod types;
 
 pub use bits::{BitTest, Bits};
+pub use matcher::text_index_required;
 pub(crate) use parse::is_operator_document;
-pub use types::{ElemMatch, Expr, ExprClause, Filter, GeoPred, GeoTest, Near, Pred, TypeSet};
+pub use types::{
+    ElemMatch, Expr, ExprClause, Filter, GeoPred, GeoTest, Near, Pred, TextClause, TypeSet,
+};
 
 #[cfg(test)]
 mod tests;

@@ -5,10 +5,12 @@
 
 use std::sync::Arc;
 
-use bson::{RawBson, RawBsonRef, RawDocument};
+use bson::{RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::bits::Bits;
-use super::types::{ElemMatch, Expr, ExprClause, Filter, GeoPred, GeoTest, Near, Pred, TypeSet};
+use super::types::{
+    ElemMatch, Expr, ExprClause, Filter, GeoPred, GeoTest, Near, Pred, TextClause, TypeSet,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::geo;
 use crate::pipeline::{Env, Expr as AggExpr};
@@ -17,6 +19,7 @@ use crate::query::path::elements;
 use crate::query::regex::Regex;
 use crate::query::value::{TYPE_ALIASES, element, number_as_f64, truthy};
 use crate::schema::JsonSchema;
+use crate::text::TextQuery;
 
 impl Filter {
     /// Parses a filter document, rejecting what MongoDB 7.0 rejects; a
@@ -26,16 +29,48 @@ impl Filter {
     }
 
     /// Parses a filter document in a command's environment (`$$NOW`, `let`).
+    /// A `$text` is read at the top level only (mongod also takes it under
+    /// a top-level `$and` or `$or`; ebb refuses those).
     pub fn parse_in(filter: &RawDocument, env: &Env) -> Result<Filter> {
+        let mut text = None;
+        let mut rest = RawDocumentBuf::new();
+        for item in filter.iter() {
+            let (key, value) = element(item)?;
+            if key == "$text" {
+                if text.is_some() {
+                    return Err(too_many_text());
+                }
+                text = Some(TextClause {
+                    query: TextQuery::parse(value)?,
+                    search: None,
+                });
+            } else {
+                rest.append(
+                    bson::raw::CString::try_from(key)
+                        .map_err(|e| Error::bad_value(e.to_string()))?,
+                    value,
+                );
+            }
+        }
+        let clauses = if text.is_some() {
+            parse_clauses(&rest, Some(env))?
+        } else {
+            parse_clauses(filter, Some(env))?
+        };
         Ok(Filter {
-            root: conjunction(parse_clauses(filter, Some(env))?),
+            root: conjunction(clauses),
             collation: None,
+            text,
         })
     }
 }
 
+fn too_many_text() -> Error {
+    Error::bad_value("Too many text expressions")
+}
+
 /// Top-level operators MongoDB knows but ebb does not evaluate yet.
-const UNSUPPORTED_TOP_LEVEL: &[&str] = &["$text"];
+const UNSUPPORTED_TOP_LEVEL: &[&str] = &[];
 
 /// Whether `name` is a top-level operator: inside `$elemMatch`, a document
 /// starting with one is a filter, not a list of predicates.
@@ -52,6 +87,7 @@ fn is_top_level_operator(name: &str) -> bool {
             | "$expr"
             | "$sampleRate"
             | "$where"
+            | "$text"
     ) || UNSUPPORTED_TOP_LEVEL.contains(&name)
 }
 
@@ -96,6 +132,17 @@ fn is_path_operator(name: &str) -> bool {
             | "$bitsAnyClear"
     ) || UNSUPPORTED_PATH_OPERATORS.contains(&name)
         || GEO_OPERATORS.contains(&name)
+}
+
+/// A `$text` below the top level: inside `$elemMatch` as mongod refuses
+/// it; under `$and`, `$or` or `$nor` refused by ebb, which searches text
+/// for the whole filter only.
+fn nested_text(in_logical: bool) -> Error {
+    if in_logical {
+        Error::not_implemented("$text under $and, $or or $nor (ebb takes it at the top level)")
+    } else {
+        top_level_only("$text")
+    }
 }
 
 fn not_supported(what: &str) -> Error {
@@ -226,6 +273,7 @@ fn parse_top_level(name: &str, value: RawBsonRef<'_>, env: Option<&Env>) -> Resu
                  If you are trying to negate an entire expression, use $nor.",
             ));
         }
+        "$text" => return Err(nested_text(env.is_some())),
         _ if UNSUPPORTED_TOP_LEVEL.contains(&name) => return Err(not_supported(name)),
         _ => {
             return Err(Error::bad_value(format!(

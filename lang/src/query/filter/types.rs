@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use crate::text::{Search, TextQuery};
+
 use bson::{RawBson, RawBsonRef};
 
 use super::bits::Bits;
@@ -22,6 +24,22 @@ use crate::schema::JsonSchema;
 pub struct Filter {
     pub(super) root: Expr,
     pub(super) collation: Option<Arc<Collation>>,
+    /// A top-level `$text`, ANDed with `root`.
+    pub(super) text: Option<TextClause>,
+}
+
+/// A filter's `$text`: its operand, and once the collection's text index
+/// is known, the search it makes there.
+#[derive(Debug, Clone)]
+pub struct TextClause {
+    pub query: TextQuery,
+    pub search: Option<Arc<Search>>,
+}
+
+impl PartialEq for TextClause {
+    fn eq(&self, other: &Self) -> bool {
+        self.query == other.query
+    }
 }
 
 /// A node of the filter tree.
@@ -210,6 +228,25 @@ impl Filter {
 
     pub fn root(&self) -> &Expr {
         &self.root
+    }
+
+    /// The filter's `$text` operand, if it has one.
+    pub fn text(&self) -> Option<&TextQuery> {
+        self.text.as_ref().map(|t| &t.query)
+    }
+
+    /// The search the filter's `$text` makes, once bound.
+    pub fn text_search(&self) -> Option<&Arc<Search>> {
+        self.text.as_ref().and_then(|t| t.search.as_ref())
+    }
+
+    /// The filter with its `$text` searching as `search` does (the search
+    /// made against the collection's text index).
+    pub fn with_text_search(mut self, search: Arc<Search>) -> Filter {
+        if let Some(t) = &mut self.text {
+            t.search = Some(search);
+        }
+        self
     }
 
     /// The predicates ANDed at the top level (flattening `$and`), as
