@@ -73,6 +73,8 @@ echo "--- the Node.js driver"
 # The script imports 'mongodb' from the packages installed beside mongosh.
 cp "$root/tests/drivers/event_log_report.mjs" "$node_dir/"
 node "$node_dir/event_log_report.mjs" "$EBB_URI"
+cp "$root/tests/drivers/text_check.mjs" "$node_dir/"
+node "$node_dir/text_check.mjs" "$EBB_URI"
 
 echo "--- mongosh with credentials (the Node driver's SCRAM; root/pw made by test_auth.py)"
 auth_out=$("$node_dir/node_modules/.bin/mongosh" "mongodb://root:pw@127.0.0.1:$auth_port/admin?directConnection=true" \

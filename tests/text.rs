@@ -107,9 +107,12 @@ async fn terms_phrases_negations_and_scores_as_mongod_gives_them() {
     // Nothing positive, or only stop words: nothing, and no error.
     assert!(found(&c, search("-coffee")).await.is_empty());
     assert!(found(&c, search("the and")).await.is_empty());
-    // The other predicates apply too.
+    // The other predicates apply too, beside it or around it in `$and`.
     let busy = doc! { "$text": { "$search": "coffee cake" }, "views": { "$gte": 50 } };
     assert_eq!(found(&c, busy).await, vec![1, 3]);
+    let and =
+        doc! { "$and": [{ "$text": { "$search": "coffee cake" } }, { "views": { "$lt": 50 } }] };
+    assert_eq!(found(&c, and).await, vec![2, 7]);
 
     // The score: weight × frequency × the share of the string the term
     // is, a tenth more when the string is the term, summed over terms.
@@ -277,6 +280,28 @@ async fn aggregations_read_the_score_and_only_a_first_match_searches() {
         let d = d.as_document().unwrap();
         assert_eq!(d.keys().last().map(String::as_str), Some("s"), "{d}");
     }
+    // The score outlives a `$project` that keeps named fields only.
+    let projected = vec![
+        doc! { "$match": { "$text": { "$search": "coffee" } } },
+        doc! { "$project": { "views": 1 } },
+        doc! { "$sort": { "s": { "$meta": "textScore" }, "_id": -1 } },
+        doc! { "$addFields": { "s": { "$meta": "textScore" } } },
+    ];
+    let docs: Vec<Document> = c
+        .aggregate(projected)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        docs,
+        vec![
+            doc! { "_id": 1, "views": 50, "s": 1.0 },
+            doc! { "_id": 7, "views": 10, "s": 0.75 },
+            doc! { "_id": 2, "views": 5, "s": 0.75 },
+        ]
+    );
     let later = vec![
         doc! { "$match": { "views": 1 } },
         doc! { "$match": search("coffee") },
@@ -318,6 +343,10 @@ async fn mongods_errors() {
     );
     let elem = doc! { "a": { "$elemMatch": { "$text": { "$search": "a" } } } };
     expect_code(find(elem).await, 2);
+    let nor = doc! { "$nor": [{ "$text": { "$search": "a" } }] };
+    expect_code(find(nor).await, 2);
+    let twice = doc! { "$text": { "$search": "a" }, "$and": [{ "$text": { "$search": "b" } }] };
+    expect_code(find(twice).await, 2);
     expect_code(
         c.find(doc! {})
             .projection(doc! { "s": { "$meta": "textScore" } })

@@ -20,6 +20,7 @@ pub enum Scenario {
     Aggregation,
     Forecast,
     Geo,
+    Text,
     Page,
     Watch,
     Txn,

@@ -43,6 +43,9 @@
 //! - `geo`: N points with and without a `2dsphere` index: the insert rate
 //!   with it against without, `$near` with a limit of 100 and `$geoWithin`
 //!   of a city-sized square.
+//! - `text`: N short posts with and without a text index: the insert rate
+//!   with it against without, and two-term `$text` searches sorted by
+//!   score with a limit of 20.
 //!
 //! - `watch`: a change stream on a one-member set under a stream of
 //!   inserts with a TTL: delivery latency, and one delete event per
@@ -74,6 +77,7 @@ mod scans;
 mod scenarios;
 mod status;
 mod steady;
+mod text;
 mod timeseries;
 mod ts_churn;
 mod txn;
@@ -107,6 +111,7 @@ async fn run(args: &Args) -> Result<Outcome> {
         Scenario::Forecast => forecast::run(args).await,
         Scenario::Page => page::run(args).await,
         Scenario::Geo => geo::run(args).await,
+        Scenario::Text => text::run(args).await,
         Scenario::Watch => watch::run(args).await,
         Scenario::Txn => txn::run(args).await,
     }

@@ -255,8 +255,8 @@ impl<'s> Pipeline<'s> {
                         return Ok(());
                     }
                 }
-                Stage::Project(p) => doc = p.apply(&doc),
-                Stage::ProjectComputed(p) => doc = p.apply(&doc)?,
+                Stage::Project(p) => doc = keep_text_score(&doc, p.apply(&doc)),
+                Stage::ProjectComputed(p) => doc = keep_text_score(&doc, p.apply(&doc)?),
                 Stage::AddFields(fields) => doc = add_fields(&doc, fields)?,
                 Stage::ReplaceRoot { new_root, what } => doc = replace_root(&doc, new_root, what)?,
                 Stage::Lookup(_) => {
@@ -762,4 +762,17 @@ fn replace_at(
         }
     }
     Ok(out)
+}
+
+/// A projection's output still carrying the `$text` score its input
+/// carried (`crate::text::SCORE_FIELD`): mongod keeps the score as the
+/// document's metadata through `$project`.
+fn keep_text_score(input: &RawDocument, mut out: RawDocumentBuf) -> RawDocumentBuf {
+    if let Ok(Some(score)) = input.get(crate::text::SCORE_FIELD)
+        && !matches!(out.get(crate::text::SCORE_FIELD), Ok(Some(_)))
+        && let Ok(name) = bson::raw::CString::try_from(crate::text::SCORE_FIELD)
+    {
+        out.append(name, score);
+    }
+    out
 }

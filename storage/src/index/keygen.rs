@@ -417,6 +417,12 @@ impl KeyGen {
 
     /// The encoded `_id` at the end of an entry key.
     pub fn id_suffix<'k>(&self, entry: &'k [u8]) -> Result<&'k [u8]> {
+        if self.text.is_some() {
+            let at = keycode::skip_value(entry, false)? + SCORE_BYTES;
+            return entry
+                .get(at..)
+                .ok_or_else(|| Error::corrupt("a text index entry shorter than its score"));
+        }
         let mut at = 0;
         for (_, ascending) in &self.fields {
             at += keycode::skip_value(&entry[at..], !ascending)?;
@@ -485,9 +491,10 @@ fn earliest_date(doc: &RawDocument, path: &str, top_level: bool) -> Option<i64> 
 }
 
 /// The entries of a text index: one per term of `doc`, `term ‖ score ‖
-/// _id` (a string and a double, encoded as any values are), so a term's
-/// entries are one key range. A document whose language field names a
-/// language text search does not know is refused, as mongod refuses it.
+/// _id` (the term encoded as any string is, the score in
+/// [`SCORE_BYTES`] ordered as the number), so a term's entries are one key
+/// range. A document whose language field names a language text search
+/// does not know is refused, as mongod refuses it.
 fn text_keys(
     text: &TextIndex,
     doc: &RawDocument,
@@ -497,11 +504,26 @@ fn text_keys(
     let scores = text.scores(doc)?;
     for (term, score) in &scores {
         let mut key = text_term_key(term);
-        keycode::encode_value(&mut key, RawBsonRef::Double(*score));
+        key.extend_from_slice(&score_bytes(*score));
         key.extend_from_slice(id_key);
         out.push(key);
     }
     Ok(scores.len())
+}
+
+/// The length of a text index entry's score.
+pub const SCORE_BYTES: usize = 8;
+
+/// A (positive) score as bytes that order as the numbers do: its IEEE
+/// bits, big-endian.
+fn score_bytes(score: f64) -> [u8; SCORE_BYTES] {
+    score.to_bits().to_be_bytes()
+}
+
+/// The score of a text index entry, from the bytes after its term.
+pub fn text_entry_score(after_term: &[u8]) -> Option<f64> {
+    let bytes: [u8; SCORE_BYTES] = after_term.get(..SCORE_BYTES)?.try_into().ok()?;
+    Some(f64::from_bits(u64::from_be_bytes(bytes)))
 }
 
 /// The start of a text index's entries for `term`.

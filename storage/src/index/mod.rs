@@ -8,5 +8,8 @@ mod keygen;
 mod rule;
 
 pub use floor::Floor;
-pub use keygen::{Expiry, KeyGen, NeverDue, duplicate_key_error, hash_key, text_term_key};
+pub use keygen::{
+    Expiry, KeyGen, NeverDue, SCORE_BYTES, duplicate_key_error, hash_key, text_entry_score,
+    text_term_key,
+};
 pub use rule::{cutoff_millis, due_millis};

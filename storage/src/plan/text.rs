@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ebb_lang::encoding::keycode;
 use ebb_lang::error::Result;
 use ebb_lang::query::filter::{Filter, text_index_required};
 use ebb_lang::query::interrupt;
@@ -19,7 +18,7 @@ use ebb_lang::text::Search;
 use super::{Access, Plan};
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::engine::{Cf, Direction, KeyRange, Snapshot};
-use crate::index::text_term_key;
+use crate::index::{SCORE_BYTES, text_entry_score, text_term_key};
 
 /// The collection's text index (a collection has one at most).
 pub fn text_index(meta: &CollectionMeta) -> Result<&IndexMeta> {
@@ -72,14 +71,10 @@ pub fn candidates(
         )?;
         let mut seen = 0u64;
         while cursor.valid() {
-            let mut rest = &cursor.key()[prefix.len()..];
-            let score = keycode::decode_value(&mut rest)?;
-            let score = match score {
-                bson::RawBson::Double(d) => d,
-                bson::RawBson::Int32(n) => f64::from(n),
-                bson::RawBson::Int64(n) => n as f64,
-                _ => 0.0,
-            };
+            let rest = &cursor.key()[prefix.len()..];
+            let score = text_entry_score(rest)
+                .ok_or_else(|| ebb_lang::Error::corrupt("a text index entry without its score"))?;
+            let rest = &rest[SCORE_BYTES..];
             *found.entry(rest.to_vec()).or_insert(0.0) += score;
             cursor.advance();
             seen += 1;

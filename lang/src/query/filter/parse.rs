@@ -29,33 +29,15 @@ impl Filter {
     }
 
     /// Parses a filter document in a command's environment (`$$NOW`, `let`).
-    /// A `$text` is read at the top level only (mongod also takes it under
-    /// a top-level `$and` or `$or`; ebb refuses those).
+    /// A `$text` is taken at the top level or as a clause of a top-level
+    /// `$and` (mongod also takes it under `$or` when every other branch is
+    /// indexed; ebb refuses that).
     pub fn parse_in(filter: &RawDocument, env: &Env) -> Result<Filter> {
         let mut text = None;
-        let mut rest = RawDocumentBuf::new();
-        for item in filter.iter() {
-            let (key, value) = element(item)?;
-            if key == "$text" {
-                if text.is_some() {
-                    return Err(too_many_text());
-                }
-                text = Some(TextClause {
-                    query: TextQuery::parse(value)?,
-                    search: None,
-                });
-            } else {
-                rest.append(
-                    bson::raw::CString::try_from(key)
-                        .map_err(|e| Error::bad_value(e.to_string()))?,
-                    value,
-                );
-            }
-        }
-        let clauses = if text.is_some() {
-            parse_clauses(&rest, Some(env))?
-        } else {
-            parse_clauses(filter, Some(env))?
+        let rest = take_text(filter, &mut text, true)?;
+        let clauses = match &rest {
+            Some(rest) => parse_clauses(rest, Some(env))?,
+            None => parse_clauses(filter, Some(env))?,
         };
         Ok(Filter {
             root: conjunction(clauses),
@@ -63,6 +45,59 @@ impl Filter {
             text,
         })
     }
+}
+
+/// Moves the `$text` of `filter` (at its top, or in a clause of its `$and`
+/// when `and_too`) into `text`; returns the rest of the filter, or None
+/// when it holds no `$text`.
+fn take_text(
+    filter: &RawDocument,
+    text: &mut Option<TextClause>,
+    and_too: bool,
+) -> Result<Option<RawDocumentBuf>> {
+    let holds = |d: &RawDocument| d.get("$text").ok().flatten().is_some();
+    let in_and = |v: RawBsonRef<'_>| match v {
+        RawBsonRef::Array(a) => {
+            elements(a).any(|c| matches!(c, RawBsonRef::Document(d) if holds(d)))
+        }
+        _ => false,
+    };
+    let has = holds(filter) || (and_too && filter.get("$and").ok().flatten().is_some_and(in_and));
+    if !has {
+        return Ok(None);
+    }
+    let mut rest = RawDocumentBuf::new();
+    for item in filter.iter() {
+        let (key, value) = element(item)?;
+        let name =
+            bson::raw::CString::try_from(key).map_err(|e| Error::bad_value(e.to_string()))?;
+        match (key, value) {
+            ("$text", _) => {
+                if text.is_some() {
+                    return Err(too_many_text());
+                }
+                *text = Some(TextClause {
+                    query: TextQuery::parse(value)?,
+                    search: None,
+                });
+            }
+            ("$and", RawBsonRef::Array(clauses)) if and_too && in_and(value) => {
+                let mut kept = bson::RawArrayBuf::new();
+                for clause in elements(clauses) {
+                    match clause {
+                        RawBsonRef::Document(d) => match take_text(d, text, false)? {
+                            Some(without) => kept.push(without),
+                            None => kept.push(d.to_owned()),
+                        },
+                        other => kept.push(other),
+                    }
+                }
+                rest.append(name, kept);
+            }
+            _ => rest.append(name, value),
+        }
+    }
+    Ok(Some(rest))
 }
 
 fn too_many_text() -> Error {
@@ -134,12 +169,14 @@ fn is_path_operator(name: &str) -> bool {
         || GEO_OPERATORS.contains(&name)
 }
 
-/// A `$text` below the top level: inside `$elemMatch` as mongod refuses
-/// it; under `$and`, `$or` or `$nor` refused by ebb, which searches text
-/// for the whole filter only.
+/// A `$text` below the top level (and the top-level `$and`): inside
+/// `$elemMatch` as mongod refuses it; under `$or` or a nested `$and`
+/// refused by ebb, which searches text for the whole filter only.
 fn nested_text(in_logical: bool) -> Error {
     if in_logical {
-        Error::not_implemented("$text under $and, $or or $nor (ebb takes it at the top level)")
+        Error::not_implemented(
+            "$text under $or or a nested $and (ebb takes it at the top level or in a top-level $and)",
+        )
     } else {
         top_level_only("$text")
     }
@@ -220,7 +257,16 @@ fn parse_top_level(name: &str, value: RawBsonRef<'_>, env: Option<&Env>) -> Resu
     let expr = match name {
         "$and" => Expr::And(parse_logical(name, value, env)?),
         "$or" => Expr::Or(parse_logical(name, value, env)?),
-        "$nor" => Expr::Nor(parse_logical(name, value, env)?),
+        "$nor" => {
+            if let RawBsonRef::Array(clauses) = value
+                && elements(clauses).any(|c| {
+                    matches!(c, RawBsonRef::Document(d) if d.get("$text").ok().flatten().is_some())
+                })
+            {
+                return Err(Error::bad_value("text expression not allowed in nor"));
+            }
+            Expr::Nor(parse_logical(name, value, env)?)
+        }
         "$comment" => return Ok(None),
         "$expr" => match env {
             Some(env) => Expr::Expr(ExprClause {

@@ -1,0 +1,44 @@
+// The Node.js driver against ebbd: a model with a 2dsphere, a text and a
+// TTL index on one collection, searched with $near, $geoWithin and $text
+// sorted by score, whose documents then expire.
+import assert from 'node:assert/strict';
+import { MongoClient } from 'mongodb';
+
+const client = new MongoClient(process.argv[2], { serverSelectionTimeoutMS: 5000 });
+await client.connect();
+const db = client.db('text_check_' + Date.now());
+const places = db.collection('places');
+const point = (lng, lat) => ({ type: 'Point', coordinates: [lng, lat] });
+try {
+  await places.createIndex({ loc: '2dsphere' });
+  await places.createIndex({ name: 'text', about: 'text' }, { weights: { name: 3 }, name: 'words' });
+  await places.createIndex({ seen: 1 }, { expireAfterSeconds: 2 });
+  const now = new Date();
+  await places.insertMany([
+    { _id: 1, name: 'Coffee corner', about: 'espresso and cakes', loc: point(2.35, 48.85), seen: now },
+    { _id: 2, name: 'Tea house', about: 'tea, coffee on request', loc: point(2.34, 48.86), seen: now },
+    { _id: 3, name: 'Bakery', about: 'bread', loc: point(2.29, 48.86), seen: now },
+    { _id: 4, name: 'Closed coffee bar', about: 'coffee', loc: point(2.35, 48.85), seen: new Date(now - 3600e3) },
+  ]);
+  const near = { loc: { $near: { $geometry: point(2.351, 48.851), $maxDistance: 2000 } } };
+  assert.deepEqual((await places.find(near).toArray()).map((d) => d._id), [1, 2]);
+  const box = { type: 'Polygon', coordinates: [[[2.3, 48.8], [2.4, 48.8], [2.4, 48.9], [2.3, 48.9], [2.3, 48.8]]] };
+  const within = (await places.find({ loc: { $geoWithin: { $geometry: box } } }).toArray()).map((d) => d._id);
+  assert.deepEqual(within.sort(), [1, 2]);
+  const score = { score: { $meta: 'textScore' } };
+  const found = await places.find({ $text: { $search: 'coffee cake' } }).project(score).sort(score).toArray();
+  assert.deepEqual(found.map((d) => d._id), [1, 2]);
+  assert.ok(found[0].score > found[1].score);
+  const idx = (await places.indexes()).find((i) => i.name === 'words');
+  assert.deepEqual(idx.key, { _fts: 'text', _ftsx: 1 });
+  const deadline = Date.now() + 30000;
+  while ((await db.command({ validate: 'places' })).nrecords > 0) {
+    assert.ok(Date.now() < deadline, 'places did not expire');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.deepEqual(await places.find({ $text: { $search: 'coffee' } }).toArray(), []);
+  console.log('text check: ok');
+} finally {
+  await db.dropDatabase();
+  await client.close();
+}
