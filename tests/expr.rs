@@ -249,7 +249,7 @@ async fn comment_is_accepted_and_changes_nothing() {
 /// (jstests/aggregation/bugs/server6335.js). Nothing is deleted.
 #[tokio::test]
 async fn where_is_refused_as_mongod_without_javascript_refuses_it() {
-    let node = TestNode::start();
+    let node = TestNode::start_with(|c| c.security.javascript_enabled = false, None);
     let c = node.coll("app", "c").await;
     c.insert_one(doc! { "_id": 1, "x": 1 }).await.unwrap();
     let msg = expect_code(c.find(doc! { "$where": "this.x == 1" }).await, 6108304);

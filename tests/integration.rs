@@ -26,6 +26,7 @@ mod handshake_admin;
 mod hashed;
 mod import_cycles;
 mod indexes;
+mod javascript;
 mod metrics;
 mod model;
 mod operations;

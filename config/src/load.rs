@@ -41,6 +41,8 @@ pub struct Overrides {
     pub repl_set_name: Option<String>,
     /// `security.key_file` (mongod's `--keyFile`).
     pub key_file: Option<PathBuf>,
+    /// `security.javascript_enabled = false` (mongod's `--noscripting`).
+    pub no_scripting: bool,
 }
 
 impl Overrides {
@@ -62,6 +64,9 @@ impl Overrides {
         }
         if let Some(file) = &self.key_file {
             config.security.key_file.clone_from(file);
+        }
+        if self.no_scripting {
+            config.security.javascript_enabled = false;
         }
     }
 }

@@ -342,7 +342,7 @@ impl Replication {
 }
 
 /// `[security]`: who may connect and what they may do.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Security {
     /// MongoDB's `security.authorization`: when enabled, every command but the
@@ -353,6 +353,20 @@ pub struct Security {
     /// authenticate to each other with; empty for none. Setting it implies
     /// `authorization = "enabled"`, as in mongod.
     pub key_file: PathBuf,
+    /// MongoDB's `security.javascriptEnabled`: whether `$where`,
+    /// `$function` and `$accumulator` run server-side JavaScript; off, they
+    /// are refused as a mongod started with `--noscripting` refuses them.
+    pub javascript_enabled: bool,
+}
+
+impl Default for Security {
+    fn default() -> Self {
+        Security {
+            authorization: Authorization::default(),
+            key_file: PathBuf::new(),
+            javascript_enabled: true,
+        }
+    }
 }
 
 /// Whether commands are checked against the authenticated users' roles.

@@ -207,6 +207,8 @@ pub enum ErrorKind {
     /// `$where` needs server-side JavaScript, which ebb does not run (as a
     /// mongod started with scripting disabled).
     JavaScriptDisabled,
+    /// A server-side script threw, or ran out of memory.
+    JsInterpreterFailure,
     /// A find-only projection operator (`$slice`, `$elemMatch`, positional
     /// `$`) in a form mongod refuses.
     FindProjection(ProjectionFault),

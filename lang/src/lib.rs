@@ -8,6 +8,8 @@
 //!   collation, the order-preserving key encoding.
 //! - `geo`: geospatial shapes (GeoJSON, legacy pairs), regions and their
 //!   predicates on the sphere.
+//! - `js`: server-side JavaScript (`$where`, `$function`,
+//!   `$accumulator`) on an embedded, sandboxed engine.
 //! - `query`: paths, filters, projections, sorts, regexes, the external
 //!   sort.
 //! - `text`: text search (languages, terms, a text index's scores,
@@ -25,6 +27,7 @@ pub mod decided;
 pub mod encoding;
 pub mod error;
 pub mod geo;
+pub mod js;
 pub mod pipeline;
 pub mod query;
 pub mod schema;

@@ -56,6 +56,7 @@ code_table! {
     ILLEGAL_OPERATION = 20, "IllegalOperation";
     NAMESPACE_NOT_FOUND = 26, "NamespaceNotFound";
     INDEX_NOT_FOUND = 27, "IndexNotFound";
+    JS_INTERPRETER_FAILURE = 139, "JSInterpreterFailure";
     PATH_NOT_VIABLE = 28, "PathNotViable";
     ROLE_NOT_FOUND = 31, "RoleNotFound";
     CANNOT_BACKFILL_ARRAY = 34, "CannotBackfillArray";
@@ -693,6 +694,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         ConversionFailure => CONVERSION_FAILURE,
         Overflow => OVERFLOW,
         JavaScriptDisabled => NO_JAVASCRIPT_ENGINE,
+        JsInterpreterFailure => JS_INTERPRETER_FAILURE,
         FindProjection(fault) => projection_fault_code(fault),
         MaxTimeMsExpired => MAX_TIME_MS_EXPIRED,
         Interrupted => INTERRUPTED,

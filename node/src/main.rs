@@ -63,6 +63,10 @@ struct Cli {
     /// (overrides security.key_file, as mongod's --keyFile; implies --auth).
     #[arg(long = "keyFile")]
     key_file: Option<PathBuf>,
+    /// Run no server-side JavaScript (sets security.javascript_enabled =
+    /// false, as mongod's --noscripting).
+    #[arg(long = "noscripting")]
+    no_scripting: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -75,6 +79,7 @@ fn main() -> anyhow::Result<()> {
         authorization: cli.auth.then_some(Authorization::Enabled),
         repl_set_name: cli.repl_set,
         key_file: cli.key_file,
+        no_scripting: cli.no_scripting,
     };
     let loaded = match Config::load(&overrides) {
         Ok(loaded) => loaded,

@@ -37,6 +37,119 @@ pub enum Acc {
     MergeObjects(Expr),
     KeepN(Box<KeepN>),
     TopN(Box<TopN>),
+    /// `$accumulator`: server-side JavaScript (`crate::js`).
+    Script(Box<ScriptAcc>),
+}
+
+/// A parsed `$accumulator`.
+#[derive(Debug, Clone)]
+pub struct ScriptAcc {
+    init: String,
+    init_args: Vec<Expr>,
+    accumulate: String,
+    accumulate_args: Vec<Expr>,
+    finalize: Option<String>,
+}
+
+impl ScriptAcc {
+    fn parse(arg: RawBsonRef<'_>, env: &Env) -> Result<ScriptAcc> {
+        if !env.javascript() {
+            return Err(Error::new(
+                ErrorKind::JavaScriptDisabled,
+                "$accumulator is not allowed: server-side JavaScript is disabled",
+            ));
+        }
+        let RawBsonRef::Document(d) = arg else {
+            return Err(Error::failed_to_parse(
+                "$accumulator expects an object as an argument",
+            ));
+        };
+        let mut spec = ScriptAcc {
+            init: String::new(),
+            init_args: Vec::new(),
+            accumulate: String::new(),
+            accumulate_args: Vec::new(),
+            finalize: None,
+        };
+        let (mut merge, mut lang) = (false, false);
+        let code = |name: &str, v: RawBsonRef<'_>| match v {
+            RawBsonRef::String(c) | RawBsonRef::JavaScriptCode(c) => Ok(c.to_owned()),
+            _ => Err(Error::failed_to_parse(format!(
+                "$accumulator '{name}' must be a string or a function"
+            ))),
+        };
+        let exprs = |name: &str, v: RawBsonRef<'_>| match v {
+            RawBsonRef::Array(items) => items
+                .into_iter()
+                .map(|item| Expr::parse_in(item.map_err(|e| Error::corrupt(e.to_string()))?, env))
+                .collect::<Result<Vec<_>>>(),
+            _ => Err(Error::failed_to_parse(format!(
+                "$accumulator '{name}' must be an array"
+            ))),
+        };
+        for item in d.iter() {
+            let (k, v) = item?;
+            match k.as_str() {
+                "init" => spec.init = code("init", v)?,
+                "initArgs" => spec.init_args = exprs("initArgs", v)?,
+                "accumulate" => spec.accumulate = code("accumulate", v)?,
+                "accumulateArgs" => spec.accumulate_args = exprs("accumulateArgs", v)?,
+                // Groups are never merged here: each is accumulated whole.
+                "merge" => merge = code("merge", v).is_ok(),
+                "finalize" => spec.finalize = Some(code("finalize", v)?),
+                "lang" => lang = matches!(v, RawBsonRef::String("js")),
+                other => {
+                    return Err(Error::failed_to_parse(format!(
+                        "$accumulator got an unrecognized field: {other}"
+                    )));
+                }
+            }
+        }
+        for (missing, name) in [
+            (spec.init.is_empty(), "init"),
+            (spec.accumulate.is_empty(), "accumulate"),
+            (!merge, "merge"),
+            (!lang, "lang"),
+        ] {
+            if missing {
+                return Err(Error::failed_to_parse(format!(
+                    "$accumulator missing required argument '{name}'"
+                )));
+            }
+        }
+        Ok(spec)
+    }
+
+    /// Adds one document to the group's state (made by `init` on the
+    /// group's first document).
+    fn add(&self, state: &mut Option<RawBson>, doc: &RawDocument) -> Result<()> {
+        let eval_all = |exprs: &[Expr]| -> Result<Vec<RawBson>> {
+            exprs
+                .iter()
+                .map(|e| Ok(e.eval(doc)?.unwrap_or(RawBson::Null)))
+                .collect()
+        };
+        let current = match state.take() {
+            Some(s) => s,
+            None => crate::js::call(&self.init, &eval_all(&self.init_args)?)?,
+        };
+        let mut args = vec![current];
+        args.extend(eval_all(&self.accumulate_args)?);
+        *state = Some(crate::js::call(&self.accumulate, &args)?);
+        Ok(())
+    }
+
+    /// The group's value: `finalize` of the state, or the state.
+    fn result(&self, state: Option<RawBson>) -> Result<RawBson> {
+        let state = match state {
+            Some(s) => s,
+            None => crate::js::call(&self.init, &[])?,
+        };
+        match &self.finalize {
+            Some(f) => crate::js::call(f, &[state]),
+            None => Ok(state),
+        }
+    }
 }
 
 impl Acc {
@@ -87,6 +200,7 @@ impl Acc {
             "$top" | "$bottom" | "$topN" | "$bottomN" => {
                 Acc::TopN(Box::new(TopN::parse(op.as_str(), arg, env)?))
             }
+            "$accumulator" => Acc::Script(Box::new(ScriptAcc::parse(arg, env)?)),
             other if other.starts_with('$') => {
                 return Err(Error::not_implemented(&format!(
                     "the accumulator '{other}'"
@@ -131,6 +245,8 @@ pub(crate) enum AccState {
     Merged(Vec<(String, RawBson)>),
     /// Documents kept in `sortBy` order, with their outputs.
     Ranked(Vec<(bson::RawDocumentBuf, RawBson)>),
+    /// An `$accumulator`'s state, once `init` made it.
+    Script(Option<RawBson>),
 }
 
 /// A value as a number, if it is one.
@@ -148,6 +264,7 @@ impl AccState {
             Acc::StdDev { .. } => AccState::Moments(0, 0.0, 0.0),
             Acc::MergeObjects(_) => AccState::Merged(Vec::new()),
             Acc::TopN(_) => AccState::Ranked(Vec::new()),
+            Acc::Script(_) => AccState::Script(None),
         }
     }
 
@@ -223,14 +340,15 @@ impl AccState {
             (AccState::Merged(fields), Acc::MergeObjects(e)) => merge_into(fields, e.eval(doc)?)?,
             (AccState::List(kept), Acc::KeepN(k)) => k.add(kept, doc, cmp)?,
             (AccState::Ranked(ranked), Acc::TopN(t)) => t.add(ranked, doc)?,
+            (AccState::Script(state), Acc::Script(s)) => s.add(state, doc)?,
             _ => {}
         }
         Ok(())
     }
 
     /// The group's value for accumulator `acc`.
-    pub fn result_of(self, acc: &Acc) -> RawBson {
-        match (self, acc) {
+    pub fn result_of(self, acc: &Acc) -> Result<RawBson> {
+        Ok(match (self, acc) {
             (AccState::Moments(count, _, m2), Acc::StdDev { sample, .. }) => {
                 let n = if *sample {
                     count.saturating_sub(1)
@@ -244,8 +362,9 @@ impl AccState {
                 }
             }
             (AccState::Ranked(ranked), Acc::TopN(t)) => t.result(ranked),
+            (AccState::Script(state), Acc::Script(s)) => s.result(state)?,
             (state, _) => state.result(),
-        }
+        })
     }
 
     /// The group's value, for states that need no accumulator to say it.
@@ -275,7 +394,7 @@ impl AccState {
                 RawBson::Document(d)
             }
             // Only reached through result_of, which handles both.
-            AccState::Moments(..) | AccState::Ranked(_) => RawBson::Null,
+            AccState::Moments(..) | AccState::Ranked(_) | AccState::Script(_) => RawBson::Null,
         }
     }
 }

@@ -432,7 +432,7 @@ impl BucketAuto {
             let mut bucket = RawDocumentBuf::new();
             bucket.append(cstr("_id"), rawdoc! { "min": min, "max": max });
             for ((name, acc), state) in self.accs.iter().zip(states) {
-                bucket.append(cstr(name), state.result_of(acc));
+                bucket.append(cstr(name), state.result_of(acc)?);
             }
             out.push(bucket);
         }

@@ -473,11 +473,11 @@ impl<'s> Pipeline<'s> {
                             let mut d = RawDocumentBuf::new();
                             d.append(bson::raw::cstr!("_id"), id);
                             for ((name, acc), state) in accs.iter().zip(states) {
-                                d.append(cstr(name), state.result_of(acc));
+                                d.append(cstr(name), state.result_of(acc)?);
                             }
-                            d
+                            Ok(d)
                         })
-                        .collect()
+                        .collect::<Result<Vec<_>>>()?
                 }
                 _ => continue,
             };
@@ -504,9 +504,9 @@ impl Pipeline<'_> {
             let mut d = RawDocumentBuf::new();
             d.append(bson::raw::cstr!("_id"), key);
             for ((name, acc), state) in accs.iter().zip(states) {
-                d.append(cstr(name), state.result_of(acc));
+                d.append(cstr(name), state.result_of(acc)?);
             }
-            d
+            Ok::<_, Error>(d)
         };
         let mut sorted = sorter.finish()?;
         let mut current: Option<(Vec<u8>, RawBson, Vec<AccState>)> = None;
@@ -514,7 +514,7 @@ impl Pipeline<'_> {
             let first_seen = current.as_ref().is_none_or(|(k, _, _)| *k != found.id_key);
             if first_seen {
                 if let Some((_, key, states)) = current.take() {
-                    self.run_from(i + 1, result(key, states))?;
+                    self.run_from(i + 1, result(key, states)?)?;
                 }
                 let key = id.eval(&found.doc)?.unwrap_or(RawBson::Null);
                 let states = accs.iter().map(|(_, a)| AccState::new(a)).collect();
@@ -528,7 +528,7 @@ impl Pipeline<'_> {
             }
         }
         if let Some((_, key, states)) = current {
-            self.run_from(i + 1, result(key, states))?;
+            self.run_from(i + 1, result(key, states)?)?;
         }
         Ok(())
     }

@@ -66,14 +66,21 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
     };
     Ok(match name {
         "$match" => {
+            // A pipeline's `$match` never runs `$where`, whatever the
+            // server allows (`$function` inside `$expr` it may).
+            let where_refused = || {
+                Error::bad_value("$where is not allowed inside of a $match aggregation expression")
+            };
             let filter = Filter::parse_in(doc_spec()?, env).map_err(|e| {
-                // A pipeline never runs JavaScript, whatever the server allows.
-                if e.kind == ErrorKind::JavaScriptDisabled {
-                    Error::bad_value("$where is not allowed in this context")
+                if e.kind == ErrorKind::JavaScriptDisabled && e.message.contains("$where") {
+                    where_refused()
                 } else {
                     e
                 }
             })?;
+            if filter.has_where() {
+                return Err(where_refused());
+            }
             // Ordering by distance is the `$geoNear` stage's.
             if filter.has_near() {
                 return Err(Error::bad_value(

@@ -66,6 +66,33 @@ impl Interrupt {
 
 thread_local! {
     static CURRENT: RefCell<Option<Interrupt>> = const { RefCell::new(None) };
+    static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// While alive, [`deadline_passed`] on this thread tells whether the
+/// running batch's `maxTimeMS` deadline has passed (for work that cannot
+/// return to its scan to check, such as a script).
+pub struct DeadlineScope {
+    previous: Option<std::time::Instant>,
+}
+
+impl DeadlineScope {
+    pub fn enter(deadline: Option<std::time::Instant>) -> DeadlineScope {
+        DeadlineScope {
+            previous: DEADLINE.with(|d| d.replace(deadline)),
+        }
+    }
+}
+
+impl Drop for DeadlineScope {
+    fn drop(&mut self) {
+        DEADLINE.with(|d| d.set(self.previous));
+    }
+}
+
+/// Whether this thread's running batch is past its deadline.
+pub fn deadline_passed() -> bool {
+    DEADLINE.with(|d| d.get().is_some_and(|at| std::time::Instant::now() >= at))
 }
 
 /// While alive, [`check_current`] on this thread polls `interrupt`.

@@ -40,13 +40,18 @@ pub fn env(req: &Request, args: &Args<'_>) -> CommandResult<Env> {
         Some(RawBsonRef::Null) => None,
         _ => args.doc("let")?,
     };
-    Ok(Env::with_let(req.now(), lets)?)
+    Ok(Env::with_let(req.now(), lets)?.with_javascript(scripting(req)))
+}
+
+/// Whether this node runs server-side JavaScript (`security.javascript_enabled`).
+pub fn scripting(req: &Request) -> bool {
+    req.node.config.security.javascript_enabled
 }
 
 /// `$$NOW` alone, for commands without a `let` option (`count`,
 /// `distinct`).
 pub fn env_now(req: &Request) -> Env {
-    Env::new(req.now())
+    Env::new(req.now()).with_javascript(scripting(req))
 }
 
 /// A filter, or the empty filter; `$expr` in it sees `env`.

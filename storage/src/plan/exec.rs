@@ -322,6 +322,8 @@ impl QueryCursor {
         };
         let started = Instant::now();
         self.deadline = Some(started + budget);
+        // A script the filter runs stops at the deadline too.
+        let _scope = interrupt::DeadlineScope::enter(self.deadline);
         let result = self
             .check_deadline()
             .and_then(|()| self.run_batch(snap, limits));

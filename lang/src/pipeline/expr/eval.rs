@@ -198,6 +198,13 @@ fn eval<'a>(node: &Node, frame: &mut Vec<Val<'a>>, cx: &Cx<'_>) -> Result<Val<'a
             }
             acc
         }
+        Node::Script { source, args } => {
+            let mut values = Vec::with_capacity(args.len());
+            for a in args {
+                values.push(eval(a, frame, cx)?.into_bson_or_null());
+            }
+            Val::Own(crate::js::call(source, &values)?)
+        }
         Node::Guarded {
             op,
             args,

@@ -33,7 +33,6 @@ pub struct Parser<'e> {
 
 /// Operators MongoDB has that ebb refuses rather than evaluate wrongly.
 const NOT_IMPLEMENTED: &[&str] = &[
-    "$function",
     "$accumulator",
     "$binarySize",
     "$bsonSize",
@@ -259,6 +258,7 @@ impl<'e> Parser<'e> {
             "$sortArray" => return self.sort_array(arg),
             "$getField" => return self.get_field(arg),
             "$meta" => return self.meta(arg),
+            "$function" => return self.function(arg),
             "$setField" | "$unsetField" => return self.set_field(name, arg),
             "$replaceOne" | "$replaceAll" => return self.replace(name, arg),
             "$regexMatch" | "$regexFind" | "$regexFindAll" => return self.regex(name, arg),
@@ -885,6 +885,74 @@ impl<'e> Parser<'e> {
             &array::SORT_ARRAY,
             vec![input, Node::Const((*sort_by).into())],
         ))
+    }
+
+    /// `$function`: `{body, args, lang: "js"}`, run by the embedded engine
+    /// when server-side JavaScript is allowed.
+    fn function(&mut self, arg: RawBsonRef<'_>) -> Result<Node> {
+        if !self.env.javascript() {
+            return Err(Error::new(
+                ErrorKind::JavaScriptDisabled,
+                "$function is not allowed: server-side JavaScript is disabled",
+            ));
+        }
+        let RawBsonRef::Document(d) = arg else {
+            return Err(Error::failed_to_parse(
+                "$function requires an object as an argument",
+            ));
+        };
+        let entries = self.named(d, &["body", "args", "lang"], |k| {
+            Error::failed_to_parse(format!("$function found an unknown argument: {k}"))
+        })?;
+        let get = |name: &str| entries.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        let source = match get("body") {
+            Some(RawBsonRef::String(code) | RawBsonRef::JavaScriptCode(code)) => code,
+            Some(_) => {
+                return Err(Error::failed_to_parse(
+                    "$function 'body' must be a string or a function",
+                ));
+            }
+            None => {
+                return Err(Error::failed_to_parse(
+                    "$function requires a 'body' argument",
+                ));
+            }
+        };
+        match get("lang") {
+            Some(RawBsonRef::String("js")) => {}
+            Some(_) => {
+                return Err(Error::failed_to_parse(
+                    "$function currently only supports the language 'js'",
+                ));
+            }
+            None => {
+                return Err(Error::failed_to_parse(
+                    "$function requires a 'lang' argument",
+                ));
+            }
+        }
+        let args = match get("args") {
+            Some(RawBsonRef::Array(items)) => {
+                let mut args = Vec::new();
+                for item in items {
+                    let item = item.map_err(|e| Error::corrupt(e.to_string()))?;
+                    args.push(self.operand(item)?);
+                }
+                args
+            }
+            Some(_) => {
+                return Err(Error::failed_to_parse("$function 'args' must be an array"));
+            }
+            None => {
+                return Err(Error::failed_to_parse(
+                    "$function requires an 'args' argument",
+                ));
+            }
+        };
+        Ok(Node::Script {
+            source: std::sync::Arc::from(source),
+            args,
+        })
     }
 
     /// `{$meta: "textScore"}`: the `$text` score the aggregation carries

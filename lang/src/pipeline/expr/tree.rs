@@ -82,6 +82,12 @@ pub enum Node {
         value: Slot,
         body: Box<Node>,
     },
+    /// `$function`: a server-side JavaScript function (`crate::js`) called
+    /// with the values of its argument expressions.
+    Script {
+        source: std::sync::Arc<str>,
+        args: Vec<Node>,
+    },
     /// An operator with `onNull`/`onError` fallbacks (`$convert`,
     /// `$dateFromString`, `$dateToString`): the fallbacks are evaluated only
     /// when needed.

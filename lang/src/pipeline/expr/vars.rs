@@ -19,6 +19,9 @@ pub struct Env {
     /// Variables whose values come later (`$lookup`'s `let`, one value per
     /// input document): a sub-pipeline parsed with them only to be checked.
     pending: Vec<String>,
+    /// Whether server-side JavaScript may run (`$where`, `$function`,
+    /// `$accumulator`): mongod's `security.javascriptEnabled`.
+    javascript: bool,
 }
 
 impl Env {
@@ -28,7 +31,19 @@ impl Env {
             now,
             vars: Vec::new(),
             pending: Vec::new(),
+            javascript: false,
         }
+    }
+
+    /// The same environment with server-side JavaScript allowed or not.
+    pub fn with_javascript(mut self, allowed: bool) -> Env {
+        self.javascript = allowed;
+        self
+    }
+
+    /// Whether server-side JavaScript may run.
+    pub fn javascript(&self) -> bool {
+        self.javascript
     }
 
     /// Binds a `let` variable (a later one of the same name replaces it).

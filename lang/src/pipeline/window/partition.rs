@@ -379,11 +379,11 @@ fn accumulate(
                 add_all(state, *read..w.end, 0)?;
                 *read = w.end;
             }
-            state.clone().result_of(acc)
+            state.clone().result_of(acc)?
         } else {
             let mut state = AccState::new(acc);
             add_all(&mut state, w.clone(), w.start)?;
-            state.result_of(acc)
+            state.result_of(acc)?
         };
         last = Some((w, value.clone()));
         values.push(value);

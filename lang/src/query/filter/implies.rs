@@ -51,7 +51,11 @@ impl Rule<'_> {
             Expr::Path { path, pred } => ours
                 .iter()
                 .any(|(p, q)| p == path && self.pred_implies(q, pred)),
-            Expr::Nor(_) | Expr::AlwaysFalse | Expr::JsonSchema(_) | Expr::Expr(_) => false,
+            Expr::Nor(_)
+            | Expr::AlwaysFalse
+            | Expr::JsonSchema(_)
+            | Expr::Expr(_)
+            | Expr::Where(_) => false,
         }
     }
 

@@ -64,6 +64,7 @@ impl Expr {
             Expr::AlwaysFalse => false,
             Expr::JsonSchema(schema) => schema.matches(doc),
             Expr::Expr(clause) => clause.expr.truthy_with(doc, &|a, b| cmp.values(a, b))?,
+            Expr::Where(source) => crate::js::where_matches(source, doc)?,
         })
     }
 

@@ -297,6 +297,7 @@ fn parse_top_level(name: &str, value: RawBsonRef<'_>, env: Option<&Env>) -> Resu
         // ebb runs no JavaScript: mongod answers this way when server-side
         // scripting is disabled.
         "$where" => match env {
+            Some(env) if env.javascript() => Expr::Where(where_source(value)?),
             Some(_) => {
                 return Err(Error::new(
                     ErrorKind::JavaScriptDisabled,
@@ -329,6 +330,18 @@ fn parse_top_level(name: &str, value: RawBsonRef<'_>, env: Option<&Env>) -> Resu
         }
     };
     Ok(Some(expr))
+}
+
+/// The code of a `$where`: a string or BSON JavaScript code (a scope is
+/// not supported by mongod since 4.4 either).
+fn where_source(value: RawBsonRef<'_>) -> Result<Arc<str>> {
+    match value {
+        RawBsonRef::String(code) | RawBsonRef::JavaScriptCode(code) => Ok(Arc::from(code)),
+        RawBsonRef::JavaScriptCodeWithScope(_) => Err(Error::bad_value(
+            "$where no longer supports a JavaScript scope",
+        )),
+        _ => Err(Error::bad_value("$where got bad type")),
+    }
 }
 
 /// `$expr` or `$where` inside `$elemMatch`.

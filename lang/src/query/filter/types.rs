@@ -61,6 +61,9 @@ pub enum Expr {
     JsonSchema(Arc<JsonSchema>),
     /// `$expr`: an aggregation expression that must be true.
     Expr(ExprClause),
+    /// `$where`: a server-side JavaScript function (or a function's body)
+    /// that must return a truthy value for the document (`crate::js`).
+    Where(Arc<str>),
 }
 
 /// The expression of a `$expr` clause, with the specification it was parsed
@@ -226,6 +229,19 @@ impl Filter {
         walk(&self.root)
     }
 
+    /// Whether the filter has a `$where` anywhere (an aggregation's
+    /// `$match` may not).
+    pub fn has_where(&self) -> bool {
+        fn walk(e: &Expr) -> bool {
+            match e {
+                Expr::Where(_) => true,
+                Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().any(walk),
+                _ => false,
+            }
+        }
+        walk(&self.root)
+    }
+
     pub fn root(&self) -> &Expr {
         &self.root
     }
@@ -344,7 +360,11 @@ impl Expr {
             Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().for_each(|e| e.visit_regexes(f)),
             Expr::Path { pred, .. } => pred.visit_regexes(f),
             // A schema's patterns are its own (`schema::pattern`).
-            Expr::AlwaysTrue | Expr::AlwaysFalse | Expr::JsonSchema(_) | Expr::Expr(_) => {}
+            Expr::AlwaysTrue
+            | Expr::AlwaysFalse
+            | Expr::JsonSchema(_)
+            | Expr::Expr(_)
+            | Expr::Where(_) => {}
         }
     }
 }
@@ -354,7 +374,11 @@ impl Expr {
         match self {
             Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().for_each(|e| e.count_near(count)),
             Expr::Path { pred, .. } => pred.count_near(count),
-            Expr::AlwaysTrue | Expr::AlwaysFalse | Expr::JsonSchema(_) | Expr::Expr(_) => {}
+            Expr::AlwaysTrue
+            | Expr::AlwaysFalse
+            | Expr::JsonSchema(_)
+            | Expr::Expr(_)
+            | Expr::Where(_) => {}
         }
     }
 }

@@ -1,0 +1,226 @@
+//! Server-side JavaScript as mongod runs it: `$where` in finds, counts
+//! and writes, `$function` in expressions, `$accumulator` in `$group`,
+//! values crossing as the shell shows them, every script bounded by
+//! `maxTimeMS`, `killOp` and a heap limit, and `security.javascript_enabled
+//! = false` refusing all three as `--noscripting` does.
+
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use mongodb::bson::{Bson, DateTime, Document, doc, oid::ObjectId};
+use mongodb::{Collection, Database};
+
+use crate::common::{TestNode, eventually, expect_code, ids};
+
+async fn people(db: &Database) -> Collection<Document> {
+    let c = db.collection::<Document>("people");
+    c.insert_many(vec![
+        doc! { "_id": 1, "name": "ann", "age": 31, "tags": ["a", "b"] },
+        doc! { "_id": 2, "name": "bob", "age": 17 },
+        doc! { "_id": 3, "name": "cy", "age": 45, "born": DateTime::from_millis(0) },
+    ])
+    .await
+    .unwrap();
+    c
+}
+
+#[tokio::test]
+async fn where_filters_reads_and_writes() {
+    let node = TestNode::start();
+    let db = node.db("js").await;
+    let c = people(&db).await;
+    // An expression, a function, BSON code, statements; `obj` is `this`.
+    assert_eq!(
+        ids(&c, doc! { "$where": "this.age > 18" }).await,
+        vec![1, 3]
+    );
+    let f = "function () { return obj.name.length == 3 && this.age < 40 }";
+    assert_eq!(ids(&c, doc! { "$where": f }).await, vec![1, 2]);
+    let code = Bson::JavaScriptCode("this.tags && this.tags.length == 2".into());
+    assert_eq!(ids(&c, doc! { "$where": code }).await, vec![1]);
+    let statements = "var year = this.born ? this.born.getUTCFullYear() : 0; return year == 1970";
+    assert_eq!(ids(&c, doc! { "$where": statements }).await, vec![3]);
+    // Beside other predicates, in counts and writes.
+    let adults = doc! { "name": { "$ne": "cy" }, "$where": "this.age >= 18" };
+    assert_eq!(ids(&c, adults.clone()).await, vec![1]);
+    let n = db
+        .run_command(doc! { "count": "people", "query": { "$where": "this.age < 40" } })
+        .await
+        .unwrap();
+    assert_eq!(n.get_i32("n").unwrap(), 2);
+    let r = c
+        .update_many(
+            doc! { "$where": "this.age < 18" },
+            doc! { "$set": { "minor": true } },
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.modified_count, 1);
+    assert_eq!(ids(&c, doc! { "minor": true }).await, vec![2]);
+    let r = c
+        .delete_many(doc! { "$where": "this.name == 'cy'" })
+        .await
+        .unwrap();
+    assert_eq!(r.deleted_count, 1);
+
+    // mongod's refusals and a script's own errors.
+    expect_code(c.find(doc! { "$where": "this.a.b.c" }).await, 139);
+    expect_code(c.find(doc! { "$where": "syntax error (" }).await, 139);
+    expect_code(c.find(doc! { "$where": 5 }).await, 2);
+    let nested = doc! { "tags": { "$elemMatch": { "$where": "true" } } };
+    expect_code(c.find(nested).await, 2);
+    let in_match = vec![doc! { "$match": { "$where": "true" } }];
+    let message = expect_code(c.aggregate(in_match).await, 2);
+    assert!(message.contains("$where is not allowed"), "{message}");
+}
+
+#[tokio::test]
+async fn scripts_are_bounded_by_time_kill_op_and_memory() {
+    let node = TestNode::start();
+    let db = node.db("js").await;
+    let c = people(&db).await;
+    let forever = doc! { "$where": "while (true) {}" };
+    expect_code(
+        c.find(forever.clone())
+            .max_time(Duration::from_millis(200))
+            .await,
+        50,
+    );
+    let hog = doc! { "$where": "var a = []; while (true) { a.push(new Array(100000).fill(1)); }" };
+    let message = expect_code(c.find(hog).await, 139);
+    assert!(message.contains("out of memory"), "{message}");
+
+    // killOp stops a script that would never end.
+    let admin = node.db("admin").await;
+    let running = c.clone();
+    let find = tokio::spawn(async move { running.find(forever).await.map(|_| ()) });
+    let ops = || async {
+        let reply = admin
+            .run_command(doc! { "currentOp": 1, "command.find": "people" })
+            .await
+            .unwrap();
+        reply.get_array("inprog").unwrap().clone()
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            !ops().await.is_empty()
+        })
+        .await
+    );
+    let opid = ops().await[0]
+        .as_document()
+        .unwrap()
+        .get_i64("opid")
+        .unwrap();
+    admin
+        .run_command(doc! { "killOp": 1, "op": opid })
+        .await
+        .unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(5), find)
+        .await
+        .expect("the killed script returns promptly")
+        .unwrap();
+    expect_code(result, 11601);
+    // The node, and the engine on that thread, go on serving.
+    assert_eq!(ids(&c, doc! { "$where": "this.age > 40" }).await, vec![3]);
+}
+
+#[tokio::test]
+async fn function_and_accumulator_run_in_aggregations() {
+    let node = TestNode::start();
+    let db = node.db("js").await;
+    let c = people(&db).await;
+    let oid = ObjectId::parse_str("65a1b2c3d4e5f60718293a4b").unwrap();
+    let body = format!(
+        "function (name, age, born) {{ return {{ up: name.toUpperCase(), next: age + 1, \
+         year: born ? born.getUTCFullYear() : null, id: ObjectId('{oid}'), \
+         when: new Date(86400000), list: [1, 'two', {{ three: 3 }}], re: /ab+c/i }} }}"
+    );
+    let pipeline = vec![
+        doc! { "$match": { "_id": { "$in": [1, 3] } } },
+        doc! { "$project": { "r": { "$function": {
+            "body": body, "args": ["$name", "$age", "$born"], "lang": "js",
+        } } } },
+    ];
+    let docs: Vec<Document> = c
+        .aggregate(pipeline)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let regex = Bson::RegularExpression(mongodb::bson::Regex {
+        pattern: "ab+c".try_into().unwrap(),
+        options: "i".try_into().unwrap(),
+    });
+    assert_eq!(
+        docs[1],
+        doc! { "_id": 3, "r": {
+            "up": "CY", "next": 46.0, "year": 1970.0, "id": oid,
+            "when": DateTime::from_millis(86_400_000), "list": [1.0, "two", { "three": 3.0 }],
+            "re": regex.clone(),
+        } }
+    );
+    assert_eq!(
+        docs[0].get_document("r").unwrap().get("year"),
+        Some(&Bson::Null)
+    );
+    // `$function` in a find's `$expr`.
+    let older = doc! { "$expr": { "$function": {
+        "body": "function (age) { return age > 30 }", "args": ["$age"], "lang": "js",
+    } } };
+    assert_eq!(ids(&c, older).await, vec![1, 3]);
+
+    let grouped = vec![
+        doc! { "$group": { "_id": { "$gte": ["$age", 18] }, "mean": { "$accumulator": {
+            "init": "function () { return { n: 0, sum: 0 } }",
+            "accumulate": "function (s, age) { return { n: s.n + 1, sum: s.sum + age } }",
+            "accumulateArgs": ["$age"],
+            "merge": "function (a, b) { return { n: a.n + b.n, sum: a.sum + b.sum } }",
+            "finalize": "function (s) { return s.sum / s.n }",
+            "lang": "js",
+        } } } },
+        doc! { "$sort": { "_id": 1 } },
+    ];
+    let docs: Vec<Document> = c
+        .aggregate(grouped)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        docs,
+        vec![
+            doc! { "_id": false, "mean": 17.0 },
+            doc! { "_id": true, "mean": 38.0 }
+        ]
+    );
+    let no_merge = vec![doc! { "$group": { "_id": 1, "x": { "$accumulator": {
+        "init": "function () { return 0 }", "accumulate": "function (s) { return s }", "lang": "js",
+    } } } }];
+    expect_code(c.aggregate(no_merge).await, 9);
+    let throws = vec![doc! { "$project": { "x": { "$function": {
+        "body": "function () { throw new Error('nope') }", "args": [], "lang": "js",
+    } } } }];
+    let message = expect_code(c.aggregate(throws).await, 139);
+    assert!(message.contains("nope"), "{message}");
+}
+
+#[tokio::test]
+async fn no_scripting_refuses_every_script() {
+    let node = TestNode::start_with(|c| c.security.javascript_enabled = false, None);
+    let db = node.db("js").await;
+    let c = people(&db).await;
+    let message = expect_code(c.find(doc! { "$where": "true" }).await, 6108304);
+    assert_eq!(message, "no globalScriptEngine in $where parsing");
+    let function = vec![doc! { "$project": { "x": { "$function": {
+        "body": "function () { return 1 }", "args": [], "lang": "js",
+    } } } }];
+    expect_code(c.aggregate(function).await, 6108304);
+    let accumulator = vec![doc! { "$group": { "_id": 1, "x": { "$accumulator": {
+        "init": "function () { return 0 }", "accumulate": "function (s) { return s }",
+        "merge": "function (a, b) { return a }", "lang": "js",
+    } } } }];
+    expect_code(c.aggregate(accumulator).await, 6108304);
+}
