@@ -123,6 +123,47 @@ async fn scripts_are_bounded_by_time_kill_op_and_memory() {
     expect_code(result, 11601);
     // The node, and the engine on that thread, go on serving.
     assert_eq!(ids(&c, doc! { "$where": "this.age > 40" }).await, vec![3]);
+
+    // A write's script is stopped too, and the collection's writes go on.
+    let writing = c.clone();
+    let update = tokio::spawn(async move {
+        writing
+            .update_many(
+                doc! { "$where": "while (true) {}" },
+                doc! { "$set": { "x": 1 } },
+            )
+            .await
+            .map(|_| ())
+    });
+    let updates = || async {
+        let reply = admin
+            .run_command(doc! { "currentOp": 1, "command.update": "people" })
+            .await
+            .unwrap();
+        reply.get_array("inprog").unwrap().clone()
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            !updates().await.is_empty()
+        })
+        .await
+    );
+    let opid = updates().await[0]
+        .as_document()
+        .unwrap()
+        .get_i64("opid")
+        .unwrap();
+    admin
+        .run_command(doc! { "killOp": 1, "op": opid })
+        .await
+        .unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(5), update)
+        .await
+        .expect("the killed write returns promptly")
+        .unwrap();
+    expect_code(result, 11601);
+    c.insert_one(doc! { "_id": 4, "age": 1 }).await.unwrap();
+    assert_eq!(ids(&c, doc! { "x": 1 }).await, Vec::<i32>::new());
 }
 
 #[tokio::test]

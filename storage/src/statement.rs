@@ -25,6 +25,7 @@ use crate::write::writer::{Writer, prepare, prepare_insert, record_key};
 use ebb_lang::encoding::collation::Choice;
 use ebb_lang::error::{Error, Result};
 use ebb_lang::query::filter::Filter;
+use ebb_lang::query::interrupt::{self, Interrupt};
 use ebb_lang::query::sort::SortSpec;
 use ebb_lang::update::{UpdateContext, UpdateSpec};
 
@@ -220,6 +221,9 @@ pub struct DeleteStatement {
     pub hint: Option<Hint>,
     /// When the command's `maxTimeMS` runs out.
     pub deadline: Option<Instant>,
+    /// The operation's `killOp` flag, which its query (and a `$where`
+    /// script in it) polls.
+    pub interrupt: Option<Interrupt>,
 }
 
 /// Result of a `delete`.
@@ -273,22 +277,34 @@ pub fn delete(
             // Measurements go bucket by bucket once all are found.
             Some(opts) => {
                 let mut doomed = Rewrites::default();
-                for_each_target(engine, coll, q, limit, st.deadline, |found| {
-                    doomed.delete(&found.id_key)
-                })
+                for_each_target(
+                    engine,
+                    coll,
+                    q,
+                    limit,
+                    (st.deadline, &st.interrupt),
+                    |found| doomed.delete(&found.id_key),
+                )
                 .and_then(|examined| {
                     out.n += doomed.apply(&mut w, coll, opts)?;
                     Ok(examined)
                 })
             }
-            None => for_each_target(engine, coll, q, limit, st.deadline, |found| {
-                w.remove(&found.id_key, &found.doc)?;
-                out.n += 1;
-                if chunk_full(&w) {
-                    w.commit(false)?;
-                }
-                Ok(())
-            }),
+            None => for_each_target(
+                engine,
+                coll,
+                q,
+                limit,
+                (st.deadline, &st.interrupt),
+                |found| {
+                    w.remove(&found.id_key, &found.doc)?;
+                    out.n += 1;
+                    if chunk_full(&w) {
+                        w.commit(false)?;
+                    }
+                    Ok(())
+                },
+            ),
         };
         w.commit(false)?;
         match result {
@@ -325,6 +341,9 @@ pub struct UpdateStatement {
     pub bypass_validation: bool,
     /// When the command's `maxTimeMS` runs out.
     pub deadline: Option<Instant>,
+    /// The operation's `killOp` flag, which its query (and a `$where`
+    /// script in it) polls.
+    pub interrupt: Option<Interrupt>,
 }
 
 /// Result of an `update`.
@@ -402,21 +421,28 @@ fn update_one_statement(
     let (mut matched, mut modified) = (0u64, 0u64);
     // Measurements change bucket by bucket once all are found.
     let mut rewrites = Rewrites::default();
-    let examined = for_each_target(engine, coll, q, limit, st.deadline, |found| {
-        matched += 1;
-        if let Some(new) = st.update.apply(&found.doc, &filter, &ctx)? {
-            match &coll.timeseries {
-                Some(opts) => rewrites.replace(&found.id_key, new, opts)?,
-                None => w.replace(&found.id_key, &found.doc, &new)?,
+    let examined = for_each_target(
+        engine,
+        coll,
+        q,
+        limit,
+        (st.deadline, &st.interrupt),
+        |found| {
+            matched += 1;
+            if let Some(new) = st.update.apply(&found.doc, &filter, &ctx)? {
+                match &coll.timeseries {
+                    Some(opts) => rewrites.replace(&found.id_key, new, opts)?,
+                    None => w.replace(&found.id_key, &found.doc, &new)?,
+                }
+                modified += 1;
+                out.n_modified += 1;
             }
-            modified += 1;
-            out.n_modified += 1;
-        }
-        if chunk_full(w) {
-            w.commit(false)?;
-        }
-        Ok(())
-    })?;
+            if chunk_full(w) {
+                w.commit(false)?;
+            }
+            Ok(())
+        },
+    )?;
     if let Some(opts) = &coll.timeseries {
         rewrites.apply(w, coll, opts)?;
     }
@@ -466,16 +492,18 @@ fn insert_upserted(
 }
 
 /// Runs a query on a fresh snapshot and calls `each` for every match,
-/// stopping after `limit` (or with MaxTimeMSExpired at `deadline`);
-/// returns what the query read.
+/// stopping after `limit` (or with MaxTimeMSExpired at the deadline, or
+/// as the interrupt says once the operation is killed); returns what the
+/// query read.
 fn for_each_target(
     engine: &dyn Engine,
     coll: &Arc<Collection>,
     q: QuerySpec,
     limit: Option<u64>,
-    deadline: Option<Instant>,
+    (deadline, interrupt): (Option<Instant>, &Option<Interrupt>),
     mut each: impl FnMut(Found) -> Result<()>,
 ) -> Result<Examined> {
+    let _scope = interrupt::Scope::enter(interrupt.clone());
     let plan = plan::plan(&coll.meta, &q)?;
     let snap = engine.snapshot();
     let mut cursor =
@@ -505,6 +533,9 @@ pub struct FindAndModify {
     pub bypass_validation: bool,
     /// When the command's `maxTimeMS` runs out.
     pub deadline: Option<Instant>,
+    /// The operation's `killOp` flag, which its query (and a `$where`
+    /// script in it) polls.
+    pub interrupt: Option<Interrupt>,
 }
 
 /// Result of a `findAndModify`.
@@ -535,10 +566,17 @@ pub fn find_and_modify(
     .collated(fam.collation.resolve(coll.meta.default_collation()?));
     let filter = q.filter.clone();
     let mut target = None;
-    for_each_target(engine, coll, q, Some(1), fam.deadline, |found| {
-        target = Some(found);
-        Ok(())
-    })?;
+    for_each_target(
+        engine,
+        coll,
+        q,
+        Some(1),
+        (fam.deadline, &fam.interrupt),
+        |found| {
+            target = Some(found);
+            Ok(())
+        },
+    )?;
     let ctx = UpdateContext {
         is_insert: false,
         now,

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocumentBuf};
 use rquickjs::{Array, CatchResultExt, Ctx, Function, Object, Value};
 
-use super::{caught, failure};
+use super::fault::{caught, failure};
 use crate::error::{Error, ErrorKind, Result};
 
 /// How deep documents may nest on the way back (BSON's own bound).

@@ -15,12 +15,15 @@
 //! and arrays as arrays.
 
 mod convert;
+mod fault;
+
+use fault::{caught, failure};
 
 use std::cell::RefCell;
 
 use bson::{RawBson, RawBsonRef, RawDocument};
 use rquickjs::function::This;
-use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Runtime, Value};
+use rquickjs::{CatchResultExt, Context, Ctx, Function, Object, Runtime, Value};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::query::interrupt;
@@ -127,35 +130,6 @@ fn function<'js>(ctx: &Ctx<'js>, source: &str, body_allowed: bool) -> Result<Fun
     };
     cache.set(source, f.clone()).map_err(|e| failure(ctx, e))?;
     Ok(f)
-}
-
-/// A script's error, as mongod words it (`<name>: <message>`), or the
-/// interruption that stopped it.
-fn caught(e: CaughtError<'_>) -> Error {
-    if interrupt::deadline_passed() {
-        return Error::new(ErrorKind::MaxTimeMsExpired, "operation exceeded time limit");
-    }
-    if let Err(stopped) = interrupt::check_current() {
-        return stopped;
-    }
-    let text = match e {
-        CaughtError::Exception(ex) => {
-            let name: String = ex
-                .get::<_, Value>("name")
-                .ok()
-                .and_then(|v| v.as_string().and_then(|s| s.to_string().ok()))
-                .unwrap_or_else(|| "Error".to_owned());
-            format!("{name}: {}", ex.message().unwrap_or_default())
-        }
-        CaughtError::Value(v) => format!("uncaught exception: {v:?}"),
-        CaughtError::Error(rquickjs::Error::Allocation) => "out of memory".to_owned(),
-        CaughtError::Error(other) => other.to_string(),
-    };
-    Error::new(ErrorKind::JsInterpreterFailure, text)
-}
-
-fn failure(ctx: &Ctx<'_>, e: rquickjs::Error) -> Error {
-    caught(CaughtError::from_error(ctx, e))
 }
 
 /// `$where`: whether `source` (a function or a function's body), called

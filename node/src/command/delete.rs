@@ -144,5 +144,6 @@ fn statement(
         just_one,
         hint: query::hint(st.get("hint")?)?,
         deadline,
+        interrupt: crate::ops::current(),
     })
 }

@@ -103,6 +103,7 @@ impl FindAndModifyCommand {
             upsert,
             bypass_validation: args.bool("bypassDocumentValidation")?.unwrap_or(false),
             deadline: query::deadline(args)?,
+            interrupt: crate::ops::current(),
         };
         Ok(FindAndModifyCommand {
             collection: name.to_owned(),

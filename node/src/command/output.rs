@@ -310,6 +310,7 @@ async fn merge(
                 hint: None,
                 bypass_validation: cx.bypass_validation,
                 deadline: None,
+                interrupt: None,
             }),
         }
     }

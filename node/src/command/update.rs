@@ -209,5 +209,6 @@ fn parse_statement(
         hint: query::hint(st.get("hint")?)?,
         bypass_validation,
         deadline,
+        interrupt: crate::ops::current(),
     })
 }

@@ -122,6 +122,7 @@ fn deletes_keep_order_and_totals() {
         just_one: true,
         hint: None,
         deadline: None,
+        interrupt: None,
     };
     assert_eq!(
         statement::delete(&engine, &coll, vec![del], true)

@@ -153,6 +153,7 @@ pub async fn drop(req: &Request, name: &str) -> CommandResult<Option<RawDocument
                 just_one: true,
                 hint: None,
                 deadline: None,
+                interrupt: None,
             }],
             ordered: true,
             sync: false,
