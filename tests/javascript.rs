@@ -265,3 +265,119 @@ async fn no_scripting_refuses_every_script() {
     } } } }];
     expect_code(c.aggregate(accumulator).await, 6108304);
 }
+
+#[tokio::test]
+async fn map_reduce_inline_and_into_collections() {
+    let node = TestNode::start();
+    let db = node.db("js").await;
+    let orders = db.collection::<Document>("orders");
+    orders
+        .insert_many((1..10).map(|i| {
+            let cust = ["ann", "bob", "cy"][i as usize % 3];
+            let status = if i % 2 == 1 { "A" } else { "B" };
+            doc! { "_id": i, "cust": cust, "amount": i * 10, "status": status }
+        }))
+        .await
+        .unwrap();
+    let map = Bson::JavaScriptCode("function () { emit(this.cust, this.amount); }".into());
+    let sum =
+        "function (key, values) { return values.reduce(function (a, b) { return a + b }, 0) }";
+    let r = db
+        .run_command(doc! { "mapReduce": "orders", "map": map, "reduce": sum,
+        "query": { "status": "A" }, "out": { "inline": 1 } })
+        .await
+        .unwrap();
+    assert_eq!(
+        r.get_array("results").unwrap(),
+        &vec![
+            Bson::from(doc! { "_id": "ann", "value": 120.0 }),
+            doc! { "_id": "bob", "value": 80.0 }.into(),
+            // One value: reduce is not called; the value is the emitted
+            // number (a JS number, so a double).
+            doc! { "_id": "cy", "value": 50.0 }.into(),
+        ]
+    );
+    // Scope, sort and limit, finalize, into a collection; then merged.
+    let r = db
+        .run_command(doc! { "mapReduce": "orders",
+            "map": "function () { emit(this.status, { n: 1, total: this.amount * factor }); }",
+            "reduce": "function (k, vs) { var o = { n: 0, total: 0 }; vs.forEach(function (v) { o.n += v.n; o.total += v.total; }); return o; }",
+            "finalize": "function (k, v) { v.avg = v.total / v.n; return v; }",
+            "scope": { "factor": 2 }, "sort": { "_id": -1 }, "limit": 5, "out": "totals" })
+        .await
+        .unwrap();
+    assert_eq!(r.get_str("result").unwrap(), "totals");
+    let totals = db.collection::<Document>("totals");
+    let all: Vec<Document> = totals
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        all,
+        vec![
+            doc! { "_id": "A", "value": { "n": 3.0, "total": 420.0, "avg": 140.0 } },
+            doc! { "_id": "B", "value": { "n": 2.0, "total": 280.0, "avg": 140.0 } },
+        ]
+    );
+    db.run_command(
+        doc! { "mapReduce": "orders", "map": "function () { emit(this.cust, 1); }",
+        "reduce": "function (k, vs) { return vs.length; }", "out": { "merge": "totals" } },
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids_of(&totals).await, vec!["A", "B", "ann", "bob", "cy"]);
+    expect_code(
+        db.run_command(doc! { "mapReduce": "orders", "map": "function () {}",
+        "reduce": "function () {}", "out": { "reduce": "totals" } })
+            .await,
+        238,
+    );
+    expect_code(
+        db.run_command(
+            doc! { "mapReduce": "orders", "map": "function () {}", "reduce": "function () {}" },
+        )
+        .await,
+        9,
+    );
+}
+
+async fn ids_of(c: &Collection<Document>) -> Vec<String> {
+    let all: Vec<Document> = c
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    all.iter()
+        .map(|d| d.get_str("_id").unwrap().to_owned())
+        .collect()
+}
+
+/// One script cannot leave anything for the next: no new global, no
+/// patched built-in.
+#[tokio::test]
+async fn scripts_leave_nothing_behind() {
+    let node = TestNode::start();
+    let db = node.db("js").await;
+    let c = people(&db).await;
+    let leak =
+        doc! { "$where": "Array.prototype.stolen = this.name; leaked = this.age; return true" };
+    expect_code(c.find(leak).await, 139);
+    let patch = doc! { "$where": "Array.prototype.stolen = this.name; return true" };
+    let message = expect_code(c.find(patch).await, 139);
+    assert!(message.starts_with("TypeError"), "{message}");
+    let look = doc! { "$where": "return [].stolen === undefined && typeof leaked === 'undefined'" };
+    assert_eq!(ids(&c, look).await, vec![1, 2, 3]);
+    // A document's own field named like a built-in property is its own.
+    c.insert_one(doc! { "_id": 9, "toString": "mine", "constructor": 1 })
+        .await
+        .unwrap();
+    let own = doc! { "$where": "this.toString === 'mine' && this.constructor === 1" };
+    assert_eq!(ids(&c, own).await, vec![9]);
+}

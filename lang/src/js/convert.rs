@@ -8,6 +8,7 @@
 
 use base64::Engine as _;
 use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocumentBuf};
+use rquickjs::object::Property;
 use rquickjs::{Array, CatchResultExt, Ctx, Function, Object, Value};
 
 use super::fault::{caught, failure};
@@ -88,7 +89,13 @@ pub fn to_js<'js>(ctx: &Ctx<'js>, v: RawBsonRef<'_>) -> Result<Value<'js>> {
             let o = Object::new(ctx.clone()).map_err(fail)?;
             for item in d.iter() {
                 let (k, v) = item.map_err(|e| Error::corrupt(e.to_string()))?;
-                o.set(k.as_str(), to_js(ctx, v)?).map_err(fail)?;
+                // Defined, not assigned: a field named like a frozen
+                // prototype's property (`toString`) is the document's own.
+                let field = Property::from(to_js(ctx, v)?)
+                    .writable()
+                    .enumerable()
+                    .configurable();
+                o.prop(k.as_str(), field).map_err(fail)?;
             }
             o.into_value()
         }

@@ -20,10 +20,11 @@ mod fault;
 use fault::{caught, failure};
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
-use bson::{RawBson, RawBsonRef, RawDocument};
-use rquickjs::function::This;
-use rquickjs::{CatchResultExt, Context, Ctx, Function, Object, Runtime, Value};
+use bson::{RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
+use rquickjs::{CatchResultExt, Context, Ctx, Function, Persistent, Runtime, Value};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::query::interrupt;
@@ -31,7 +32,10 @@ use crate::query::interrupt;
 /// The most heap one thread's engine may hold.
 pub const MEMORY_LIMIT: usize = 64 << 20;
 
-/// The shell types a script sees, defined once per engine.
+/// The shell types a script sees, then the lockdown: the global object
+/// and the built-in constructors and prototypes are frozen, so nothing one
+/// script leaves behind (a global, a patched `Array.prototype`) reaches the
+/// next, whoever sends it.
 const PRELUDE: &str = r#"
 function ObjectId(hex) {
     if (!(this instanceof ObjectId)) return new ObjectId(hex);
@@ -46,18 +50,44 @@ ObjectId.prototype.equals = function (other) {
 ObjectId.prototype.getTimestamp = function () {
     return new Date(parseInt(this.str.substr(0, 8), 16) * 1000);
 };
-var __ebb_compiled = {};
+Object.getOwnPropertyNames(globalThis).forEach(function (name) {
+    var v = globalThis[name];
+    if ((typeof v === 'function' || typeof v === 'object') && v !== null && v !== globalThis) {
+        Object.freeze(v);
+        if (v.prototype) Object.freeze(v.prototype);
+    }
+});
+Object.freeze(Object.getPrototypeOf(function () {}));
+Object.freeze(globalThis);
 "#;
 
+/// How a source becomes a function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Shape {
+    /// A function expression (`$function`, `$accumulator`'s parts).
+    Function,
+    /// `$where`: a function, or an expression or statements over `this`;
+    /// called as `f(obj)` with `this` bound to the document too.
+    Where,
+    /// `mapReduce`'s functions: `emit` and the command's `scope` variables
+    /// are parameters of a function that returns the script's function;
+    /// the source to compile is prefixed with the scope's names and a NUL.
+    WithEmit,
+}
+
 struct Engine {
-    // Dropped after the context that lives in it.
+    // Dropped before the context and the runtime they live in.
+    compiled: HashMap<(Shape, String), Persistent<Function<'static>>>,
     context: Context,
-    _runtime: Runtime,
+    runtime: Runtime,
 }
 
 thread_local! {
     static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
 }
+
+/// At most this many compiled scripts are kept per thread.
+const COMPILED_KEPT: usize = 1024;
 
 fn engine() -> Result<Engine> {
     let fail = |e: rquickjs::Error| Error::new(ErrorKind::JsInterpreterFailure, e.to_string());
@@ -72,95 +102,225 @@ fn engine() -> Result<Engine> {
         .with(|ctx| ctx.eval::<(), _>(PRELUDE))
         .map_err(fail)?;
     Ok(Engine {
+        compiled: HashMap::new(),
         context,
-        _runtime: runtime,
+        runtime,
     })
 }
 
-/// Runs `f` in this thread's engine (made on first use).
-fn with_engine<T>(f: impl for<'js> FnOnce(Ctx<'js>) -> Result<T>) -> Result<T> {
+/// Runs `f` in this thread's engine (made on first use), with the
+/// function `source` compiled in `shape` (once per thread).
+fn with_function<T>(
+    shape: Shape,
+    source: &str,
+    f: impl for<'js> FnOnce(Ctx<'js>, Function<'js>) -> Result<T>,
+) -> Result<T> {
     ENGINE.with(|slot| {
         let mut slot = slot.borrow_mut();
         if slot.is_none() {
             *slot = Some(engine()?);
         }
-        let engine = slot.as_ref().expect("made above");
-        let out = engine.context.with(f);
+        let engine = slot.as_mut().expect("made above");
+        let key = (shape, source.to_owned());
+        let cached = engine.compiled.get(&key).cloned();
+        let (out, fresh) = engine.context.with(|ctx| {
+            let (function, fresh) = match cached {
+                Some(p) => (p.restore(&ctx).map_err(|e| failure(&ctx, e))?, None),
+                None => {
+                    let function = compile(&ctx, shape, source)?;
+                    let saved = Persistent::save(&ctx, function.clone());
+                    (function, Some(saved))
+                }
+            };
+            Ok::<_, Error>((f(ctx, function), fresh))
+        })?;
+        if let Some(saved) = fresh {
+            if engine.compiled.len() >= COMPILED_KEPT {
+                engine.compiled.clear();
+            }
+            engine.compiled.insert(key, saved);
+        }
         if out.is_err() {
             // Reclaim what a failed script left behind (and a heap at its
             // limit) before the next call.
-            engine._runtime.run_gc();
+            engine.runtime.run_gc();
         }
         out
     })
 }
 
-/// The function `source` defines: a function expression (`function (a)
-/// {…}`), or, for `$where`, the body of one (`this.a > 1`, `return …`).
-/// Compiled once per thread and source.
-fn function<'js>(ctx: &Ctx<'js>, source: &str, body_allowed: bool) -> Result<Function<'js>> {
-    let cache: Object = ctx
-        .globals()
-        .get("__ebb_compiled")
-        .map_err(|e| failure(ctx, e))?;
-    if let Ok(f) = cache.get::<_, Function>(source) {
-        return Ok(f);
-    }
-    let trimmed = source.trim_start();
-    let value: Value = if trimmed.starts_with("function") || !body_allowed {
-        ctx.eval(format!("({source})")).catch(ctx).map_err(caught)?
-    } else {
+/// Compiles `source` into the function `shape` asks for.
+fn compile<'js>(ctx: &Ctx<'js>, shape: Shape, source: &str) -> Result<Function<'js>> {
+    let function_like = {
+        let t = source.trim_start();
+        t.starts_with("function") || t.starts_with('(')
+    };
+    let eval = |text: String| -> Result<Value<'js>> { ctx.eval(text).catch(ctx).map_err(caught) };
+    let value = match shape {
+        Shape::Function => eval(format!("({source}\n)"))?,
+        Shape::Where if function_like => eval(format!(
+            "(function (obj) {{ return ({source}\n).call(obj, obj); }})"
+        ))?,
         // An expression (`this.a > 1`) is returned; statements (`var x =
         // …; return x`) are the body as written.
-        match ctx.eval(format!("(function () {{ return ({source}); }})")) {
+        Shape::Where => match ctx.eval::<Value, _>(format!(
+            "(function (obj) {{ return (function () {{ return ({source}\n); }}).call(obj); }})"
+        )) {
             Ok(v) => v,
             Err(_) => {
                 let _ = ctx.catch();
-                ctx.eval(format!("(function () {{ {source}\n}})"))
-                    .catch(ctx)
-                    .map_err(caught)?
+                eval(format!(
+                    "(function (obj) {{ return (function () {{ {source}\n}}).call(obj); }})"
+                ))?
             }
+        },
+        Shape::WithEmit => {
+            let (names, body) = source.split_once('\0').unwrap_or(("", source));
+            let params = if names.is_empty() {
+                "emit".to_owned()
+            } else {
+                format!("emit, {names}")
+            };
+            eval(format!("(function ({params}) {{ return ({body}\n); }})"))?
         }
     };
-    let Some(f) = value.as_function().cloned() else {
-        return Err(Error::new(
+    value.as_function().cloned().ok_or_else(|| {
+        Error::new(
             ErrorKind::JsInterpreterFailure,
             "the script does not define a function",
-        ));
-    };
-    cache.set(source, f.clone()).map_err(|e| failure(ctx, e))?;
-    Ok(f)
+        )
+    })
 }
 
-/// `$where`: whether `source` (a function or a function's body), called
-/// with `this` (and `obj`) bound to `doc`, returns a truthy value.
+/// `$where`: whether `source` (a function, or a function's body), called
+/// with `this` and `obj` bound to `doc`, returns a truthy value.
 pub fn where_matches(source: &str, doc: &RawDocument) -> Result<bool> {
-    with_engine(|ctx| {
-        let f = function(&ctx, source, true)?;
+    with_function(Shape::Where, source, |ctx, f| {
         let this = convert::to_js(&ctx, RawBsonRef::Document(doc))?;
-        ctx.globals()
-            .set("obj", this.clone())
-            .map_err(|e| failure(&ctx, e))?;
-        let out: Value = f.call((This(this),)).catch(&ctx).map_err(caught)?;
+        let out: Value = f.call((this,)).catch(&ctx).map_err(caught)?;
         Ok(truthy(&out))
     })
 }
 
 /// `$function`: what the function `source` returns for `args`.
 pub fn call(source: &str, args: &[RawBson]) -> Result<RawBson> {
-    with_engine(|ctx| {
-        let f = function(&ctx, source, false)?;
-        let mut values = Vec::with_capacity(args.len());
-        for a in args {
-            values.push(convert::to_js(&ctx, a.as_raw_bson_ref())?);
-        }
-        let mut call_args = rquickjs::function::Args::new(ctx.clone(), values.len());
-        for v in values {
-            call_args.push_arg(v).map_err(|e| failure(&ctx, e))?;
-        }
-        let out: Value = f.call_arg(call_args).catch(&ctx).map_err(caught)?;
+    with_function(Shape::Function, source, |ctx, f| {
+        let out = call_with(&ctx, &f, args)?;
         convert::from_js(&ctx, out)
     })
+}
+
+fn call_with<'js>(ctx: &Ctx<'js>, f: &Function<'js>, args: &[RawBson]) -> Result<Value<'js>> {
+    let mut call_args = rquickjs::function::Args::new(ctx.clone(), args.len());
+    for a in args {
+        let v = convert::to_js(ctx, a.as_raw_bson_ref())?;
+        call_args.push_arg(v).map_err(|e| failure(ctx, e))?;
+    }
+    f.call_arg(call_args).catch(ctx).map_err(caught)
+}
+
+/// `mapReduce`'s map phase: `map` called with `this` bound to each of
+/// `docs`, the command's `scope` variables in reach; every `emit(key,
+/// value)` it makes, in order.
+pub fn map_all(
+    map: &str,
+    scope: &RawDocument,
+    docs: &mut dyn Iterator<Item = Result<RawDocumentBuf>>,
+) -> Result<Vec<(RawBson, RawBson)>> {
+    let (names, values) = scope_parameters(scope)?;
+    let source = format!("{names}\0{map}");
+    with_function(Shape::WithEmit, &source, |ctx, make| {
+        let emitted: Rc<RefCell<Vec<(RawBson, RawBson)>>> = Rc::default();
+        let sink = emitted.clone();
+        let emit = Function::new(
+            ctx.clone(),
+            move |args: rquickjs::function::Rest<Value<'_>>| {
+                let mut args = args.0.into_iter();
+                let Some(key) = args.next() else {
+                    return Ok(());
+                };
+                let ctx = key.ctx().clone();
+                let unknown = |_| rquickjs::Error::Unknown;
+                let key = convert::from_js(&ctx, key).map_err(unknown)?;
+                let value = match args.next() {
+                    Some(v) => convert::from_js(&ctx, v).map_err(unknown)?,
+                    None => RawBson::Null,
+                };
+                sink.borrow_mut().push((key, value));
+                Ok::<_, rquickjs::Error>(())
+            },
+        )
+        .map_err(|e| failure(&ctx, e))?;
+        let mut make_args = rquickjs::function::Args::new(ctx.clone(), values.len() + 1);
+        make_args.push_arg(emit).map_err(|e| failure(&ctx, e))?;
+        for v in &values {
+            let v = convert::to_js(&ctx, v.as_raw_bson_ref())?;
+            make_args.push_arg(v).map_err(|e| failure(&ctx, e))?;
+        }
+        let f: Function = make.call_arg(make_args).catch(&ctx).map_err(caught)?;
+        for doc in docs {
+            let doc = doc?;
+            let this = convert::to_js(&ctx, RawBsonRef::Document(&doc))?;
+            let _: Value = f
+                .call((rquickjs::function::This(this),))
+                .catch(&ctx)
+                .map_err(caught)?;
+        }
+        Ok(std::mem::take(&mut *emitted.borrow_mut()))
+    })
+}
+
+/// `mapReduce`'s reduce (or finalize) phase: `f(key, values)` for each
+/// key, `scope` in reach.
+pub fn reduce_all(
+    f: &str,
+    scope: &RawDocument,
+    groups: Vec<(RawBson, RawBson)>,
+) -> Result<Vec<(RawBson, RawBson)>> {
+    let (names, values) = scope_parameters(scope)?;
+    let source = format!("{names}\0{f}");
+    with_function(Shape::WithEmit, &source, |ctx, make| {
+        let mut make_args = rquickjs::function::Args::new(ctx.clone(), values.len() + 1);
+        make_args
+            .push_arg(Value::new_undefined(ctx.clone()))
+            .map_err(|e| failure(&ctx, e))?;
+        for v in &values {
+            let v = convert::to_js(&ctx, v.as_raw_bson_ref())?;
+            make_args.push_arg(v).map_err(|e| failure(&ctx, e))?;
+        }
+        let f: Function = make.call_arg(make_args).catch(&ctx).map_err(caught)?;
+        let mut out = Vec::with_capacity(groups.len());
+        for (key, values) in groups {
+            let v = call_with(&ctx, &f, &[key.clone(), values])?;
+            out.push((key, convert::from_js(&ctx, v)?));
+        }
+        Ok(out)
+    })
+}
+
+/// The names of a `scope` document's variables (comma-separated) and their
+/// values; a name that is no JavaScript identifier is refused.
+fn scope_parameters(scope: &RawDocument) -> Result<(String, Vec<RawBson>)> {
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    for item in scope.iter() {
+        let (k, v) = item.map_err(|e| Error::corrupt(e.to_string()))?;
+        let k = k.as_str();
+        let identifier = k
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+            && k.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+        if !identifier || k == "emit" {
+            return Err(Error::bad_value(format!(
+                "scope variable '{k}' is not a JavaScript identifier"
+            )));
+        }
+        names.push(k.to_owned());
+        values.push(RawBson::from(v));
+    }
+    Ok((names.join(", "), values))
 }
 
 /// JavaScript's truthiness.

@@ -25,6 +25,7 @@ pub mod foreign;
 pub mod handshake;
 pub mod indexes;
 pub mod insert;
+pub mod map_reduce;
 pub mod near;
 pub mod output;
 pub mod params;

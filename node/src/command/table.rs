@@ -10,7 +10,7 @@ use super::common::{Handler, Reply, Request, ok};
 use super::row::{Command, Op, row};
 use super::{
     admin, aggregate, capped, checks, collections, delete, expiry, explain, find, find_and_modify,
-    handshake, indexes, insert, params, profile, sasl, status, update, users, views,
+    handshake, indexes, insert, map_reduce, params, profile, sasl, status, update, users, views,
 };
 use crate::auth::privileges::Action::*;
 use crate::auth::privileges::Privilege::{Authenticated, ByBody, Cluster, Db, Open};
@@ -59,6 +59,8 @@ const COMMANDS: &[Command] = &[
     row(&["delete"], handler!(delete::delete), Db(&[Remove]))
         .users(Users::Writes).op(Op::Remove).top(Category::Remove).logged(),
     row(&["distinct"], handler!(views::read::distinct), Db(&[Find]))
+        .users(Users::Reads).top(Category::ReadCommand),
+    row(&["mapReduce", "mapreduce"], handler!(map_reduce::map_reduce), Db(&[Find, Insert]))
         .users(Users::Reads).top(Category::ReadCommand),
     row(&["drop"], handler!(collections::drop), Db(&[DropCollection])).users(Users::Writes).logged(),
     row(&["dropAllUsersFromDatabase"], handler!(users::drop_all_users_from_database),
