@@ -90,23 +90,46 @@ async fn scripts_are_bounded_by_time_kill_op_and_memory() {
     let message = expect_code(c.find(hog).await, 139);
     assert!(message.contains("out of memory"), "{message}");
 
-    // killOp stops a script that would never end.
+    // killOp stops a script that would never end, in a read or a write.
     let admin = node.db("admin").await;
     let running = c.clone();
     let find = tokio::spawn(async move { running.find(forever).await.map(|_| ()) });
+    expect_code(kill(&admin, "command.find", find).await, 11601);
+    // The node, and the engine on that thread, go on serving.
+    assert_eq!(ids(&c, doc! { "$where": "this.age > 40" }).await, vec![3]);
+    let writing = c.clone();
+    let update = tokio::spawn(async move {
+        let spin = doc! { "$where": "while (true) {}" };
+        writing
+            .update_many(spin, doc! { "$set": { "x": 1 } })
+            .await
+            .map(|_| ())
+    });
+    expect_code(kill(&admin, "command.update", update).await, 11601);
+    // The collection's writes go on.
+    c.insert_one(doc! { "_id": 4, "age": 1 }).await.unwrap();
+    assert_eq!(ids(&c, doc! { "x": 1 }).await, Vec::<i32>::new());
+}
+
+/// Waits for the operation on `people` whose `currentOp` entry has
+/// `field`, kills it, and returns what its client got.
+async fn kill(
+    admin: &Database,
+    field: &str,
+    op: tokio::task::JoinHandle<mongodb::error::Result<()>>,
+) -> mongodb::error::Result<()> {
     let ops = || async {
         let reply = admin
-            .run_command(doc! { "currentOp": 1, "command.find": "people" })
+            .run_command(doc! { "currentOp": 1, field: "people" })
             .await
             .unwrap();
         reply.get_array("inprog").unwrap().clone()
     };
-    assert!(
-        eventually(Duration::from_secs(10), || async {
-            !ops().await.is_empty()
-        })
-        .await
-    );
+    let seen = eventually(Duration::from_secs(10), || async {
+        !ops().await.is_empty()
+    })
+    .await;
+    assert!(seen, "the operation never showed in currentOp");
     let opid = ops().await[0]
         .as_document()
         .unwrap()
@@ -116,54 +139,10 @@ async fn scripts_are_bounded_by_time_kill_op_and_memory() {
         .run_command(doc! { "killOp": 1, "op": opid })
         .await
         .unwrap();
-    let result = tokio::time::timeout(Duration::from_secs(5), find)
+    tokio::time::timeout(Duration::from_secs(5), op)
         .await
-        .expect("the killed script returns promptly")
-        .unwrap();
-    expect_code(result, 11601);
-    // The node, and the engine on that thread, go on serving.
-    assert_eq!(ids(&c, doc! { "$where": "this.age > 40" }).await, vec![3]);
-
-    // A write's script is stopped too, and the collection's writes go on.
-    let writing = c.clone();
-    let update = tokio::spawn(async move {
-        writing
-            .update_many(
-                doc! { "$where": "while (true) {}" },
-                doc! { "$set": { "x": 1 } },
-            )
-            .await
-            .map(|_| ())
-    });
-    let updates = || async {
-        let reply = admin
-            .run_command(doc! { "currentOp": 1, "command.update": "people" })
-            .await
-            .unwrap();
-        reply.get_array("inprog").unwrap().clone()
-    };
-    assert!(
-        eventually(Duration::from_secs(10), || async {
-            !updates().await.is_empty()
-        })
-        .await
-    );
-    let opid = updates().await[0]
-        .as_document()
+        .expect("the killed operation returns promptly")
         .unwrap()
-        .get_i64("opid")
-        .unwrap();
-    admin
-        .run_command(doc! { "killOp": 1, "op": opid })
-        .await
-        .unwrap();
-    let result = tokio::time::timeout(Duration::from_secs(5), update)
-        .await
-        .expect("the killed write returns promptly")
-        .unwrap();
-    expect_code(result, 11601);
-    c.insert_one(doc! { "_id": 4, "age": 1 }).await.unwrap();
-    assert_eq!(ids(&c, doc! { "x": 1 }).await, Vec::<i32>::new());
 }
 
 #[tokio::test]

@@ -427,6 +427,13 @@ async fn mongods_errors() {
     );
     let listed = first_batch(&db, doc! { "listIndexes": "other" }).await;
     assert_eq!(listed.len(), 1, "nothing was built: {listed:?}");
+    // A hidden text index serves no search.
+    db.run_command(
+        doc! { "collMod": "articles", "index": { "name": "subject_text", "hidden": true } },
+    )
+    .await
+    .unwrap();
+    expect_code(c.find(search("coffee")).await, 27);
 }
 
 #[tokio::test]

@@ -192,6 +192,15 @@ fn compile<'js>(ctx: &Ctx<'js>, shape: Shape, source: &str) -> Result<Function<'
     })
 }
 
+/// mongod's refusal of a script where server-side JavaScript is disabled
+/// (`what`: `$function`, `$accumulator`).
+pub fn disabled(what: &str) -> Error {
+    Error::new(
+        ErrorKind::JavaScriptDisabled,
+        format!("{what} is not allowed: server-side JavaScript is disabled"),
+    )
+}
+
 /// `$where`: whether `source` (a function, or a function's body), called
 /// with `this` and `obj` bound to `doc`, returns a truthy value.
 pub fn where_matches(source: &str, doc: &RawDocument) -> Result<bool> {

@@ -54,10 +54,7 @@ pub struct ScriptAcc {
 impl ScriptAcc {
     fn parse(arg: RawBsonRef<'_>, env: &Env) -> Result<ScriptAcc> {
         if !env.javascript() {
-            return Err(Error::new(
-                ErrorKind::JavaScriptDisabled,
-                "$accumulator is not allowed: server-side JavaScript is disabled",
-            ));
+            return Err(crate::js::disabled("$accumulator"));
         }
         let RawBsonRef::Document(d) = arg else {
             return Err(Error::failed_to_parse(

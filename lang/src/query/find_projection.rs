@@ -110,11 +110,10 @@ impl FindProjection {
                 Some(("$meta", RawBsonRef::String("textScore"))) if !key.contains('.') => {
                     text_scores.push(key.to_owned());
                 }
-                Some(("$meta", argument)) => {
+                Some(("$meta", _)) => {
                     return Err(Error::bad_value(format!(
-                        "ebb projects {{$meta: \"textScore\"}} on a top-level field only, not a \
-                         {} at {key}",
-                        crate::encoding::display::type_name(&argument)
+                        "ebb projects {{$meta: \"textScore\"}} only, on a top-level field \
+                         (field {key})"
                     )));
                 }
                 Some(("$elemMatch", argument)) => {

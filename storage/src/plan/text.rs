@@ -20,11 +20,12 @@ use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::engine::{Cf, Direction, KeyRange, Snapshot};
 use crate::index::{SCORE_BYTES, text_entry_score, text_term_key};
 
-/// The collection's text index (a collection has one at most).
+/// The collection's text index (a collection has one at most), unless it
+/// is hidden.
 pub fn text_index(meta: &CollectionMeta) -> Result<&IndexMeta> {
     meta.indexes
         .iter()
-        .find(|i| i.is_text())
+        .find(|i| i.is_text() && !i.hidden)
         .ok_or_else(text_index_required)
 }
 

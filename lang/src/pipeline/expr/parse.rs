@@ -891,10 +891,7 @@ impl<'e> Parser<'e> {
     /// when server-side JavaScript is allowed.
     fn function(&mut self, arg: RawBsonRef<'_>) -> Result<Node> {
         if !self.env.javascript() {
-            return Err(Error::new(
-                ErrorKind::JavaScriptDisabled,
-                "$function is not allowed: server-side JavaScript is disabled",
-            ));
+            return Err(crate::js::disabled("$function"));
         }
         let RawBsonRef::Document(d) = arg else {
             return Err(Error::failed_to_parse(

@@ -219,27 +219,13 @@ impl Filter {
     /// Whether the filter uses `$expr` anywhere (partial index filters may
     /// not).
     pub fn has_expr(&self) -> bool {
-        fn walk(e: &Expr) -> bool {
-            match e {
-                Expr::Expr(_) => true,
-                Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().any(walk),
-                _ => false,
-            }
-        }
-        walk(&self.root)
+        self.root.any(&|e| matches!(e, Expr::Expr(_)))
     }
 
     /// Whether the filter has a `$where` anywhere (an aggregation's
     /// `$match` may not).
     pub fn has_where(&self) -> bool {
-        fn walk(e: &Expr) -> bool {
-            match e {
-                Expr::Where(_) => true,
-                Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().any(walk),
-                _ => false,
-            }
-        }
-        walk(&self.root)
+        self.root.any(&|e| matches!(e, Expr::Where(_)))
     }
 
     pub fn root(&self) -> &Expr {
@@ -355,6 +341,13 @@ fn collect_conjuncts<'a>(expr: &'a Expr, found: &mut Vec<(&'a str, &'a Pred)>) {
 }
 
 impl Expr {
+    /// Whether this node or one below it through `$and`, `$or` and `$nor`
+    /// is one `is` accepts.
+    fn any(&self, is: &dyn Fn(&Expr) -> bool) -> bool {
+        is(self)
+            || matches!(self, Expr::And(c) | Expr::Or(c) | Expr::Nor(c) if c.iter().any(|e| e.any(is)))
+    }
+
     fn visit_regexes(&self, f: &mut dyn FnMut(&Regex)) {
         match self {
             Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().for_each(|e| e.visit_regexes(f)),
