@@ -3,11 +3,15 @@
 //! snapshot. The index gives the candidates and their scores
 //! (`ebb_storage::plan::text`); the query's filter, with the search bound,
 //! decides each one (phrases, negations, sensitivity, the other
-//! predicates), and due documents stay hidden as in any read.
+//! predicates), and due documents stay hidden as in any read. The matches
+//! are held to be ordered, within a blocking sort's 100 MiB: a search
+//! matching more fails as such a sort does.
 
 use std::sync::Arc;
 
 use bson::RawDocumentBuf;
+use ebb_config::limits::MAX_SORT_BYTES;
+use ebb_lang::query::spill::memory_error;
 use ebb_storage::Collection;
 use ebb_storage::plan::exec::{BatchLimits, QueryCursor};
 use ebb_storage::plan::{QuerySpec, text};
@@ -45,8 +49,13 @@ pub async fn search(
             let mut query =
                 QueryCursor::new(&coll, plan, filter, None, 0, None)?.with_time_limit(max_time);
             let mut out = Vec::new();
+            let mut held = 0usize;
             while !query.exhausted() {
                 for f in query.next_batch(snap, BatchLimits::UNLIMITED)? {
+                    held += f.doc.as_bytes().len();
+                    if held > MAX_SORT_BYTES {
+                        return Err(memory_error(MAX_SORT_BYTES).into());
+                    }
                     let score = scores.get(&f.id_key).copied().unwrap_or(0.0);
                     out.push((score, f.doc));
                 }
