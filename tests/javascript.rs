@@ -309,11 +309,30 @@ async fn map_reduce_inline_and_into_collections() {
     .await
     .unwrap();
     assert_eq!(ids_of(&totals).await, vec!["A", "B", "ann", "bob", "cy"]);
-    expect_code(
-        db.run_command(doc! { "mapReduce": "orders", "map": "function () {}",
-        "reduce": "function () {}", "out": { "reduce": "totals" } })
-            .await,
-        238,
+    // `reduce`: a key already there is reduced with the new values; the
+    // others are left as they are.
+    db.run_command(
+        doc! { "mapReduce": "orders", "map": "function () { emit(this.cust, 1); }",
+        "reduce": "function (k, vs) { return vs.reduce(function (a, b) { return a + b }, 0); }",
+        "query": { "cust": { "$ne": "cy" } }, "out": { "reduce": "totals" } },
+    )
+    .await
+    .unwrap();
+    let counts: Vec<Document> = totals
+        .find(doc! { "_id": { "$in": ["ann", "bob", "cy"] } })
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        counts,
+        vec![
+            doc! { "_id": "ann", "value": 6.0 },
+            doc! { "_id": "bob", "value": 6.0 },
+            doc! { "_id": "cy", "value": 3.0 },
+        ]
     );
     expect_code(
         db.run_command(

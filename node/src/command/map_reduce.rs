@@ -4,10 +4,13 @@
 //! go through `reduce` when there are several, then `finalize`; the result
 //! is `{_id: key, value}` per key, in key order, returned inline or
 //! written to a collection (`replace` as `$out` writes, `merge` as a
-//! `$merge` that replaces by `_id`). `scope` is in reach of every function.
+//! `$merge` that replaces by `_id`, `reduce` as `merge` after reducing
+//! each key's value already there with the new ones). `scope` is in reach
+//! of every function.
 
 use bson::{Bson, RawBson, RawBsonRef, RawDocumentBuf, doc, rawdoc};
 use ebb_lang::encoding::cmp::Cmp;
+use ebb_lang::encoding::keycode;
 use ebb_lang::pipeline::parse_write_stage;
 use ebb_storage::plan::exec::QueryCursor;
 use ebb_storage::plan::{self, QuerySpec};
@@ -35,12 +38,19 @@ const ARGS: &[&str] = &[
 /// Where the results go.
 enum Out {
     Inline,
-    /// `replace` (or a name alone) or `merge`, into `db.coll`.
+    /// `replace` (or a name alone), `merge` or `reduce`, into `db.coll`.
     Collection {
-        merge: bool,
+        mode: Mode,
         db: Option<String>,
         coll: String,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Replace,
+    Merge,
+    Reduce,
 }
 
 fn parse_out(value: Option<RawBsonRef<'_>>) -> CommandResult<Out> {
@@ -50,7 +60,7 @@ fn parse_out(value: Option<RawBsonRef<'_>>) -> CommandResult<Out> {
             "'out' argument must be specified",
         )),
         Some(RawBsonRef::String(name)) => Ok(Out::Collection {
-            merge: false,
+            mode: Mode::Replace,
             db: None,
             coll: name.to_owned(),
         }),
@@ -61,14 +71,8 @@ fn parse_out(value: Option<RawBsonRef<'_>>) -> CommandResult<Out> {
                 let (k, v) = item?;
                 match (k.as_str(), v) {
                     ("inline", _) => mode = Some(("inline", String::new())),
-                    (m @ ("replace" | "merge"), RawBsonRef::String(c)) => {
+                    (m @ ("replace" | "merge" | "reduce"), RawBsonRef::String(c)) => {
                         mode = Some((m, c.to_owned()));
-                    }
-                    ("reduce", _) => {
-                        return Err(ebb_storage::Error::not_implemented(
-                            "mapReduce's out: {reduce: …}",
-                        )
-                        .into());
                     }
                     ("db", RawBsonRef::String(name)) => db = Some(name.to_owned()),
                     ("nonAtomic", RawBsonRef::Boolean(true)) => {}
@@ -81,7 +85,11 @@ fn parse_out(value: Option<RawBsonRef<'_>>) -> CommandResult<Out> {
             match mode {
                 Some(("inline", _)) => Ok(Out::Inline),
                 Some((m, coll)) => Ok(Out::Collection {
-                    merge: m == "merge",
+                    mode: match m {
+                        "merge" => Mode::Merge,
+                        "reduce" => Mode::Reduce,
+                        _ => Mode::Replace,
+                    },
                     db,
                     coll,
                 }),
@@ -154,8 +162,24 @@ pub async fn map_reduce(req: Request) -> CommandResult {
             .collated(resolved.clone());
             let plan = plan::plan(&entry.coll.meta, &spec)?;
             let set = entry.coll.clone();
+            // `out: {reduce}` reduces the target's values of the keys again.
+            let target = match &out {
+                Out::Collection {
+                    mode: Mode::Reduce,
+                    db,
+                    coll,
+                } => req
+                    .node
+                    .collection(db.as_deref().unwrap_or(&req.db), coll)
+                    .map(|e| e.coll.clone()),
+                _ => None,
+            };
             req.node
                 .scan(move |snap| {
+                    let existing = match &target {
+                        Some(t) => values_of(snap, t)?,
+                        None => Vec::new(),
+                    };
                     let mut cursor =
                         QueryCursor::new(&set, plan, spec.filter, spec.sort, 0, limit)?
                             .with_time_limit(max_time);
@@ -164,7 +188,13 @@ pub async fn map_reduce(req: Request) -> CommandResult {
                         docs.push(found.doc);
                         Ok(true)
                     })?;
-                    run(&map, &reduce, finalize.as_deref(), &scope, docs, resolved)
+                    let functions = Functions {
+                        map: &map,
+                        reduce: &reduce,
+                        finalize: finalize.as_deref(),
+                        scope: &scope,
+                    };
+                    run(&functions, docs, existing, resolved)
                 })
                 .await?
         }
@@ -177,7 +207,7 @@ pub async fn map_reduce(req: Request) -> CommandResult {
                 .collect::<Result<_, _>>()?;
             ok(doc! { "results": results })
         }
-        Out::Collection { merge, db, coll } => {
+        Out::Collection { mode, db, coll } => {
             if req.node.replica_set().is_some() {
                 return Err(CommandError::new(
                     codes::ILLEGAL_OPERATION,
@@ -188,7 +218,7 @@ pub async fn map_reduce(req: Request) -> CommandResult {
                 Some(db) => rawdoc! { "db": db.as_str(), "coll": coll.as_str() },
                 None => rawdoc! { "db": req.db.as_str(), "coll": coll.as_str() },
             };
-            let stage = if merge {
+            let stage = if mode != Mode::Replace {
                 rawdoc! { "$merge": { "into": target, "on": "_id", "whenMatched": "replace", "whenNotMatched": "insert" } }
             } else {
                 rawdoc! { "$out": target }
@@ -212,16 +242,50 @@ pub async fn map_reduce(req: Request) -> CommandResult {
     }
 }
 
-/// Maps, groups by key (in the collation's order), reduces the keys with
-/// several values and finalizes every key.
+/// The command's functions and scope.
+struct Functions<'a> {
+    map: &'a str,
+    reduce: &'a str,
+    finalize: Option<&'a str>,
+    scope: &'a bson::RawDocument,
+}
+
+/// The `(_id, value)` of every document of `target` (an earlier result).
+fn values_of(
+    snap: &dyn ebb_storage::engine::Snapshot,
+    target: &std::sync::Arc<ebb_storage::Collection>,
+) -> CommandResult<Vec<(RawBson, RawBson)>> {
+    let all = QuerySpec {
+        filter: query::filter(None, &ebb_lang::pipeline::Env::new(bson::DateTime::now()))?,
+        sort: None,
+        hint: None,
+    };
+    let plan = plan::plan(&target.meta, &all)?;
+    let mut cursor = QueryCursor::new(target, plan, all.filter, None, 0, None)?;
+    let mut out = Vec::new();
+    cursor.try_for_each(snap, &mut |found| {
+        if let Ok(Some(id)) = found.doc.get("_id") {
+            let value = found.doc.get("value").ok().flatten();
+            out.push((
+                RawBson::from(id),
+                value.map_or(RawBson::Null, RawBson::from),
+            ));
+        }
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+/// Maps, groups by key (in the collation's order; a key's value already
+/// in the target of `out: {reduce}` first), reduces the keys with several
+/// values and finalizes every key.
 fn run(
-    map: &str,
-    reduce: &str,
-    finalize: Option<&str>,
-    scope: &bson::RawDocument,
+    f: &Functions<'_>,
     docs: Vec<RawDocumentBuf>,
+    existing: Vec<(RawBson, RawBson)>,
     collation: Option<std::sync::Arc<ebb_lang::encoding::collation::Collation>>,
 ) -> CommandResult<Vec<RawDocumentBuf>> {
+    let (map, reduce, finalize, scope) = (f.map, f.reduce, f.finalize, f.scope);
     let mut docs = docs.into_iter().map(Ok);
     let mut emitted = ebb_lang::js::map_all(map, scope, &mut docs)?;
     let cmp = Cmp::new(collation.as_deref());
@@ -237,6 +301,21 @@ fn run(
                 values.push(value);
             }
             _ => groups.push((key, vec![value])),
+        }
+    }
+    // Keys are equal exactly when their collated key encodings are.
+    let encoded = |key: &RawBson| {
+        let mut k = Vec::new();
+        keycode::encode_collated(&mut k, key.as_raw_bson_ref(), collation.as_deref());
+        k
+    };
+    let mut before: std::collections::HashMap<Vec<u8>, RawBson> = existing
+        .into_iter()
+        .map(|(id, v)| (encoded(&id), v))
+        .collect();
+    for (key, values) in &mut groups {
+        if let Some(value) = before.remove(&encoded(key)) {
+            values.insert(0, value);
         }
     }
     let mut single = Vec::new();
