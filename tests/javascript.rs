@@ -10,7 +10,7 @@ use futures::TryStreamExt;
 use mongodb::bson::{Bson, DateTime, Document, doc, oid::ObjectId};
 use mongodb::{Collection, Database};
 
-use crate::common::{TestNode, eventually, expect_code, ids};
+use crate::common::{TestNode, agg, all, eventually, expect_code, ids, str_ids};
 
 async fn people(db: &Database) -> Collection<Document> {
     let c = db.collection::<Document>("people");
@@ -162,13 +162,7 @@ async fn function_and_accumulator_run_in_aggregations() {
             "body": body, "args": ["$name", "$age", "$born"], "lang": "js",
         } } } },
     ];
-    let docs: Vec<Document> = c
-        .aggregate(pipeline)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let docs = agg(&c, pipeline).await;
     let regex = Bson::RegularExpression(mongodb::bson::Regex {
         pattern: "ab+c".try_into().unwrap(),
         options: "i".try_into().unwrap(),
@@ -202,13 +196,7 @@ async fn function_and_accumulator_run_in_aggregations() {
         } } } },
         doc! { "$sort": { "_id": 1 } },
     ];
-    let docs: Vec<Document> = c
-        .aggregate(grouped)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let docs = agg(&c, grouped).await;
     assert_eq!(
         docs,
         vec![
@@ -287,14 +275,7 @@ async fn map_reduce_inline_and_into_collections() {
         .unwrap();
     assert_eq!(r.get_str("result").unwrap(), "totals");
     let totals = db.collection::<Document>("totals");
-    let all: Vec<Document> = totals
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let all = all(&totals).await;
     assert_eq!(
         all,
         vec![
@@ -308,7 +289,10 @@ async fn map_reduce_inline_and_into_collections() {
     )
     .await
     .unwrap();
-    assert_eq!(ids_of(&totals).await, vec!["A", "B", "ann", "bob", "cy"]);
+    assert_eq!(
+        str_ids(&totals, doc! {}).await,
+        vec!["A", "B", "ann", "bob", "cy"]
+    );
     // `reduce`: a key already there is reduced with the new values; the
     // others are left as they are.
     db.run_command(
@@ -341,20 +325,6 @@ async fn map_reduce_inline_and_into_collections() {
         .await,
         9,
     );
-}
-
-async fn ids_of(c: &Collection<Document>) -> Vec<String> {
-    let all: Vec<Document> = c
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    all.iter()
-        .map(|d| d.get_str("_id").unwrap().to_owned())
-        .collect()
 }
 
 /// One script cannot leave anything for the next: no new global, no

@@ -10,7 +10,7 @@ use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::{Collection, Database};
 
-use crate::common::{TestNode, cursor_ids, expect_code, first_batch};
+use crate::common::{TestNode, agg, expect_code, first_batch, ids};
 
 /// The text-search manual's articles, with a text index on `subject`
 /// (and `author` when `with_author`).
@@ -57,10 +57,6 @@ async fn scored(c: &Collection<Document>, filter: Document) -> Vec<(i32, f64)> {
         .collect()
 }
 
-async fn found(c: &Collection<Document>, filter: Document) -> Vec<i32> {
-    cursor_ids(c.find(filter).sort(doc! { "_id": 1 }).await.unwrap()).await
-}
-
 #[tokio::test]
 async fn terms_phrases_negations_and_scores_as_mongod_gives_them() {
     let node = TestNode::start();
@@ -84,35 +80,35 @@ async fn terms_phrases_negations_and_scores_as_mongod_gives_them() {
     assert_eq!(index.get_i32("textIndexVersion").unwrap(), 3);
 
     // Any term matches; a term is a stem ("bake" finds "Baking").
-    assert_eq!(found(&c, search("coffee")).await, vec![1, 2, 7]);
+    assert_eq!(ids(&c, search("coffee")).await, vec![1, 2, 7]);
     assert_eq!(
-        found(&c, search("bake coffee cake")).await,
+        ids(&c, search("bake coffee cake")).await,
         vec![1, 2, 3, 4, 7]
     );
     // A phrase must be there whole; a negated term or phrase must not.
-    assert_eq!(found(&c, search("\"coffee shop\"")).await, vec![2]);
-    assert_eq!(found(&c, search("coffee -shop")).await, vec![1, 7]);
-    assert_eq!(found(&c, search("coffee -\"and cream\"")).await, vec![1, 2]);
+    assert_eq!(ids(&c, search("\"coffee shop\"")).await, vec![2]);
+    assert_eq!(ids(&c, search("coffee -shop")).await, vec![1, 7]);
+    assert_eq!(ids(&c, search("coffee -\"and cream\"")).await, vec![1, 2]);
     // Diacritics fold unless asked; case folds unless asked.
-    assert_eq!(found(&c, search("café")).await, vec![5, 8]);
+    assert_eq!(ids(&c, search("café")).await, vec![5, 8]);
     let sensitive = |s: &str, flag: &str| doc! { "$text": { "$search": s, flag: true } };
     assert_eq!(
-        found(&c, sensitive("café", "$diacriticSensitive")).await,
+        ids(&c, sensitive("café", "$diacriticSensitive")).await,
         vec![5]
     );
     assert_eq!(
-        found(&c, sensitive("Coffee", "$caseSensitive")).await,
+        ids(&c, sensitive("Coffee", "$caseSensitive")).await,
         vec![2]
     );
     // Nothing positive, or only stop words: nothing, and no error.
-    assert!(found(&c, search("-coffee")).await.is_empty());
-    assert!(found(&c, search("the and")).await.is_empty());
+    assert!(ids(&c, search("-coffee")).await.is_empty());
+    assert!(ids(&c, search("the and")).await.is_empty());
     // The other predicates apply too, beside it or around it in `$and`.
     let busy = doc! { "$text": { "$search": "coffee cake" }, "views": { "$gte": 50 } };
-    assert_eq!(found(&c, busy).await, vec![1, 3]);
+    assert_eq!(ids(&c, busy).await, vec![1, 3]);
     let and =
         doc! { "$and": [{ "$text": { "$search": "coffee cake" } }, { "views": { "$lt": 50 } }] };
-    assert_eq!(found(&c, and).await, vec![2, 7]);
+    assert_eq!(ids(&c, and).await, vec![2, 7]);
 
     // The score: weight × frequency × the share of the string the term
     // is, a tenth more when the string is the term, summed over terms.
@@ -162,10 +158,10 @@ async fn terms_phrases_negations_and_scores_as_mongod_gives_them() {
         .await
         .unwrap();
     assert_eq!(r.modified_count, 2);
-    assert_eq!(found(&c, doc! { "drink": true }).await, vec![5, 8]);
+    assert_eq!(ids(&c, doc! { "drink": true }).await, vec![5, 8]);
     let r = c.delete_many(search("coffee -cream")).await.unwrap();
     assert_eq!(r.deleted_count, 2);
-    assert_eq!(found(&c, search("coffee")).await, vec![7]);
+    assert_eq!(ids(&c, search("coffee")).await, vec![7]);
 }
 
 #[tokio::test]
@@ -196,12 +192,12 @@ async fn weights_languages_and_wildcards() {
     assert!(order[0].1 > 5.0 * order[1].1, "{order:?}");
     // Spanish stems ("patata" finds "patatas"); a document's own language
     // field decides how it is indexed ("run" finds English "running").
-    assert_eq!(found(&c, search("patata")).await, vec![1, 2]);
+    assert_eq!(ids(&c, search("patata")).await, vec![1, 2]);
     let english = doc! { "$text": { "$search": "run", "$language": "en" } };
-    assert_eq!(found(&c, english).await, vec![3]);
+    assert_eq!(ids(&c, english).await, vec![3]);
     // Language "none": words as written, no stop words.
     let none = doc! { "$text": { "$search": "corriendo", "$language": "none" } };
-    assert_eq!(found(&c, none).await, vec![4]);
+    assert_eq!(ids(&c, none).await, vec![4]);
     expect_code(
         c.insert_one(doc! { "title": "x", "idioma": "klingon" })
             .await,
@@ -225,8 +221,8 @@ async fn weights_languages_and_wildcards() {
     )
     .await
     .unwrap();
-    assert_eq!(found(&w, search("pear")).await, vec![1]);
-    assert_eq!(found(&w, search("plum apple")).await, vec![1, 2]);
+    assert_eq!(ids(&w, search("pear")).await, vec![1]);
+    assert_eq!(ids(&w, search("plum apple")).await, vec![1, 2]);
     let listed = first_batch(&db, doc! { "listIndexes": "notes" }).await;
     let all = listed
         .iter()
@@ -245,13 +241,7 @@ async fn aggregations_read_the_score_and_only_a_first_match_searches() {
         doc! { "$sort": { "score": { "$meta": "textScore" } } },
         doc! { "$project": { "subject": 1, "score": { "$meta": "textScore" } } },
     ];
-    let docs: Vec<Document> = c
-        .aggregate(pipeline)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let docs = agg(&c, pipeline).await;
     assert_eq!(
         docs,
         vec![
@@ -267,13 +257,7 @@ async fn aggregations_read_the_score_and_only_a_first_match_searches() {
         doc! { "$addFields": { "s": { "$meta": "textScore" } } },
         doc! { "$group": { "_id": null, "all": { "$push": "$$ROOT" } } },
     ];
-    let docs: Vec<Document> = c
-        .aggregate(grouped)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let docs = agg(&c, grouped).await;
     let all = docs[0].get_array("all").unwrap();
     assert_eq!(all.len(), 3);
     for d in all {
@@ -287,13 +271,7 @@ async fn aggregations_read_the_score_and_only_a_first_match_searches() {
         doc! { "$sort": { "s": { "$meta": "textScore" }, "_id": -1 } },
         doc! { "$addFields": { "s": { "$meta": "textScore" } } },
     ];
-    let docs: Vec<Document> = c
-        .aggregate(projected)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let docs = agg(&c, projected).await;
     assert_eq!(
         docs,
         vec![
@@ -483,9 +461,9 @@ async fn documents_that_expire_leave_the_text_index() {
     // Due documents are hidden from a search at once, then deleted with
     // their entries.
     let live: Vec<i32> = (0..100).filter(|i| i % 2 == 1).collect();
-    assert_eq!(found(&c, search("coffee")).await, live);
+    assert_eq!(ids(&c, search("coffee")).await, live);
     node.ttl_pass().await;
-    assert_eq!(found(&c, search("coffee")).await, live);
+    assert_eq!(ids(&c, search("coffee")).await, live);
     let r = db
         .run_command(doc! { "validate": "posts", "full": true })
         .await

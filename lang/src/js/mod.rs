@@ -234,7 +234,7 @@ fn call_with<'js>(ctx: &Ctx<'js>, f: &Function<'js>, args: &[RawBson]) -> Result
 pub fn map_all(
     map: &str,
     scope: &RawDocument,
-    docs: &mut dyn Iterator<Item = Result<RawDocumentBuf>>,
+    docs: &[RawDocumentBuf],
 ) -> Result<Vec<(RawBson, RawBson)>> {
     let (names, values) = scope_parameters(scope)?;
     let source = format!("{names}\0{map}");
@@ -268,8 +268,7 @@ pub fn map_all(
         }
         let f: Function = make.call_arg(make_args).catch(&ctx).map_err(caught)?;
         for doc in docs {
-            let doc = doc?;
-            let this = convert::to_js(&ctx, RawBsonRef::Document(&doc))?;
+            let this = convert::to_js(&ctx, RawBsonRef::Document(doc))?;
             let _: Value = f
                 .call((rquickjs::function::This(this),))
                 .catch(&ctx)

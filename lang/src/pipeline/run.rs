@@ -61,15 +61,20 @@ pub struct Pipeline<'s> {
     overflow: Option<StageError>,
     /// `$sample`'s random numbers, made when first needed.
     rng: Option<Rng>,
+    /// Whether the documents carry a `$text` score for the stages
+    /// (`crate::text::SCORE_FIELD`), which `$project` keeps.
+    text_score: bool,
 }
 
 /// What a pipeline nested in a stage inherits from the pipeline it runs
-/// in: where to read collections, the collation, `allowDiskUse`.
+/// in: where to read collections, the collation, `allowDiskUse`, whether
+/// documents carry a `$text` score.
 #[derive(Clone)]
 pub(super) struct Outer<'s> {
     sources: Option<&'s dyn Sources>,
     collation: Option<Arc<Collation>>,
     disk: DiskUse,
+    text_score: bool,
 }
 
 impl<'s> Outer<'s> {
@@ -94,6 +99,7 @@ impl<'s> Outer<'s> {
             .disk_use(self.disk.clone());
         p.sources = self.sources;
         p.overflow = overflow;
+        p.text_score = self.text_score;
         p
     }
 }
@@ -152,7 +158,14 @@ impl<'s> Pipeline<'s> {
             sources: None,
             overflow: None,
             rng: None,
+            text_score: false,
         }
+    }
+
+    /// The pipeline over documents that carry their `$text` score.
+    pub fn carrying_text_score(mut self, carrying: bool) -> Self {
+        self.text_score = carrying;
+        self
     }
 
     /// The pipeline reading other collections through `sources`.
@@ -166,6 +179,7 @@ impl<'s> Pipeline<'s> {
             sources: self.sources,
             collation: self.collation.clone(),
             disk: self.disk.clone(),
+            text_score: self.text_score,
         }
     }
 
@@ -255,8 +269,8 @@ impl<'s> Pipeline<'s> {
                         return Ok(());
                     }
                 }
-                Stage::Project(p) => doc = keep_text_score(&doc, p.apply(&doc)),
-                Stage::ProjectComputed(p) => doc = keep_text_score(&doc, p.apply(&doc)?),
+                Stage::Project(p) => doc = self.keep_text_score(&doc, p.apply(&doc)),
+                Stage::ProjectComputed(p) => doc = self.keep_text_score(&doc, p.apply(&doc)?),
                 Stage::AddFields(fields) => doc = add_fields(&doc, fields)?,
                 Stage::ReplaceRoot { new_root, what } => doc = replace_root(&doc, new_root, what)?,
                 Stage::Lookup(_) => {
@@ -764,15 +778,18 @@ fn replace_at(
     Ok(out)
 }
 
-/// A projection's output still carrying the `$text` score its input
-/// carried (`crate::text::SCORE_FIELD`): mongod keeps the score as the
-/// document's metadata through `$project`.
-fn keep_text_score(input: &RawDocument, mut out: RawDocumentBuf) -> RawDocumentBuf {
-    if let Ok(Some(score)) = input.get(crate::text::SCORE_FIELD)
-        && !matches!(out.get(crate::text::SCORE_FIELD), Ok(Some(_)))
-        && let Ok(name) = bson::raw::CString::try_from(crate::text::SCORE_FIELD)
-    {
-        out.append(name, score);
+impl Pipeline<'_> {
+    /// A projection's output still carrying the `$text` score its input
+    /// carried (`crate::text::SCORE_FIELD`): mongod keeps the score as the
+    /// document's metadata through `$project`.
+    fn keep_text_score(&self, input: &RawDocument, mut out: RawDocumentBuf) -> RawDocumentBuf {
+        if self.text_score
+            && let Ok(Some(score)) = input.get(crate::text::SCORE_FIELD)
+            && !matches!(out.get(crate::text::SCORE_FIELD), Ok(Some(_)))
+            && let Ok(name) = bson::raw::CString::try_from(crate::text::SCORE_FIELD)
+        {
+            out.append(name, score);
+        }
+        out
     }
-    out
 }

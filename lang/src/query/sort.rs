@@ -86,20 +86,20 @@ impl SortSpec {
     /// Orders two documents with their `$text` scores: the keys in order,
     /// the score (highest first) where the sort names it.
     pub fn compare_scored(&self, a: (&RawDocument, f64), b: (&RawDocument, f64)) -> Ordering {
-        let by_score = || b.1.total_cmp(&a.1);
         let Some(at) = self.text_score else {
             return self.compare(a.0, b.0);
         };
-        let (before, after) = self.fields.split_at(at.min(self.fields.len()));
-        let part = |fields: &[(String, bool)]| SortSpec {
-            fields: fields.to_vec(),
-            collation: self.collation.clone(),
-            text_score: None,
+        let by_score = b.1.total_cmp(&a.1);
+        let (x, y) = match (self.key(a.0), self.key(b.0)) {
+            (Ok(x), Ok(y)) => (x, y),
+            (Ok(_), Err(_)) => return Ordering::Less,
+            (Err(_), Ok(_)) => return Ordering::Greater,
+            (Err(_), Err(_)) => return by_score,
         };
-        part(before)
-            .compare(a.0, b.0)
-            .then_with(by_score)
-            .then_with(|| part(after).compare(a.0, b.0))
+        let at = at.min(self.fields.len());
+        self.compare_parts(&x.0[..at], &y.0[..at], &self.fields[..at])
+            .then(by_score)
+            .then_with(|| self.compare_parts(&x.0[at..], &y.0[at..], &self.fields[at..]))
     }
 
     /// The sort ordering strings by `collation` (`None`: as bytes).
@@ -148,7 +148,17 @@ impl SortSpec {
 
     /// Orders two keys made by [`SortSpec::key`].
     pub fn compare_keys(&self, a: &SortKey<'_>, b: &SortKey<'_>) -> Ordering {
-        for ((x, y), (_, ascending)) in a.0.iter().zip(&b.0).zip(&self.fields) {
+        self.compare_parts(&a.0, &b.0, &self.fields)
+    }
+
+    /// Orders two runs of key values, each under its field's direction.
+    fn compare_parts(
+        &self,
+        a: &[RawBsonRef<'_>],
+        b: &[RawBsonRef<'_>],
+        fields: &[(String, bool)],
+    ) -> Ordering {
+        for ((x, y), (_, ascending)) in a.iter().zip(b).zip(fields) {
             let order = Cmp::new(self.collation.as_deref()).values(*x, *y);
             if order != Ordering::Equal {
                 return if *ascending { order } else { order.reverse() };

@@ -98,15 +98,13 @@ impl Language {
         })
     }
 
-    /// The language's rules, built once.
+    /// The language's rules, built once ([`NAMES`] lists the languages in
+    /// their declaration order, so a language's position there is its
+    /// discriminant).
     pub fn rules(self) -> &'static Rules {
-        static RULES: OnceLock<Vec<(Language, Rules)>> = OnceLock::new();
-        let all =
-            RULES.get_or_init(|| NAMES.iter().map(|(l, _, _)| (*l, Rules::new(*l))).collect());
-        &all.iter()
-            .find(|(l, _)| *l == self)
-            .expect("every language has rules")
-            .1
+        static RULES: OnceLock<Vec<Rules>> = OnceLock::new();
+        let all = RULES.get_or_init(|| NAMES.iter().map(|(l, _, _)| Rules::new(*l)).collect());
+        &all[self as usize]
     }
 }
 
@@ -148,5 +146,17 @@ impl std::fmt::Debug for Rules {
             .field("stemmed", &self.stemmer.is_some())
             .field("stop_words", &self.stop_words.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_list_the_languages_in_declaration_order() {
+        for (at, (language, _, _)) in NAMES.iter().enumerate() {
+            assert_eq!(*language as usize, at, "{language:?}");
+        }
     }
 }

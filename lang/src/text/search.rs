@@ -78,7 +78,6 @@ impl TextQuery {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Search {
     index: TextIndex,
-    language: Language,
     fold: Fold,
     /// Terms as the index keys them (folded), to find candidates with.
     pub terms: BTreeSet<String>,
@@ -99,7 +98,6 @@ impl Search {
         let how = query.fold;
         let mut search = Search {
             index: index.clone(),
-            language,
             fold: how,
             terms: BTreeSet::new(),
             exact_terms: HashSet::new(),
@@ -229,16 +227,6 @@ impl Search {
             self.phrases.clone(),
             self.negated_phrases.clone(),
         ]
-    }
-
-    /// The index searched.
-    pub fn index(&self) -> &TextIndex {
-        &self.index
-    }
-
-    /// The language the search stems in.
-    pub fn language(&self) -> Language {
-        self.language
     }
 }
 

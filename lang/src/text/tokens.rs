@@ -89,16 +89,16 @@ pub fn term(word: &str, language: Language, how: Fold) -> Option<String> {
     Some(strip(&rules.stem(written), how))
 }
 
-/// The terms of `text`, in order, repeats kept.
-pub fn terms(text: &str, language: Language, how: Fold) -> Vec<String> {
-    words(text, language)
-        .filter_map(|w| term(w, language, how))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The terms of `text`, in order, repeats kept.
+    fn terms(text: &str, language: Language, how: Fold) -> Vec<String> {
+        words(text, language)
+            .filter_map(|w| term(w, language, how))
+            .collect()
+    }
 
     #[test]
     fn words_split_on_punctuation_and_keep_english_apostrophes() {

@@ -282,6 +282,7 @@ pub async fn aggregate(req: Request) -> CommandResult {
                 .scan(move |snap| {
                     let reads = ForeignReads::new(&node, &db, snap, deadline);
                     let mut pipeline = Pipeline::new(stages)
+                        .carrying_text_score(wants_score)
                         .with_sources(&reads)
                         .collated(collation)
                         .disk_use(disk_use);

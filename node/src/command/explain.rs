@@ -438,10 +438,10 @@ fn query_stages(coll: &Collection, plan: &Plan, spec: &QuerySpec) -> Document {
 /// `TEXT_OR` over one scan of the text index per term (None without a
 /// `$text`).
 fn text_stages(coll: &Collection, spec: &QuerySpec) -> CommandResult<Option<Document>> {
-    let Some(search) = ebb_storage::plan::text::search(&coll.meta, &spec.filter, true)? else {
+    let Some((index, search)) = ebb_storage::plan::text::search(&coll.meta, &spec.filter, true)?
+    else {
         return Ok(None);
     };
-    let index = ebb_storage::plan::text::text_index(&coll.meta)?;
     let [terms, negated_terms, phrases, negated_phrases] = search.parsed();
     let scans: Vec<Document> = terms
         .iter()

@@ -286,8 +286,7 @@ fn run(
     collation: Option<std::sync::Arc<ebb_lang::encoding::collation::Collation>>,
 ) -> CommandResult<Vec<RawDocumentBuf>> {
     let (map, reduce, finalize, scope) = (f.map, f.reduce, f.finalize, f.scope);
-    let mut docs = docs.into_iter().map(Ok);
-    let mut emitted = ebb_lang::js::map_all(map, scope, &mut docs)?;
+    let mut emitted = ebb_lang::js::map_all(map, scope, &docs)?;
     let cmp = Cmp::new(collation.as_deref());
     emitted.sort_by(|a, b| cmp.values(a.0.as_raw_bson_ref(), b.0.as_raw_bson_ref()));
     let mut groups: Vec<(RawBson, Vec<RawBson>)> = Vec::new();
@@ -318,31 +317,27 @@ fn run(
             values.insert(0, value);
         }
     }
-    let mut single = Vec::new();
-    let mut several = Vec::new();
-    for (at, (key, mut values)) in groups.into_iter().enumerate() {
-        if values.len() == 1 {
-            single.push((at, key, values.pop().unwrap_or(RawBson::Null)));
-        } else {
+    // The keys with several values are reduced in one call of the engine;
+    // the results come back in their order.
+    let several: Vec<(RawBson, RawBson)> = groups
+        .iter()
+        .filter(|(_, values)| values.len() > 1)
+        .map(|(key, values)| {
             let mut list = bson::RawArrayBuf::new();
             for v in values {
-                list.push(v);
+                list.push(v.clone());
             }
-            several.push((at, (key, RawBson::Array(list))));
-        }
-    }
-    let order: Vec<usize> = several.iter().map(|(at, _)| *at).collect();
-    let reduced =
-        ebb_lang::js::reduce_all(reduce, scope, several.into_iter().map(|(_, g)| g).collect())?;
-    let mut all: Vec<(usize, RawBson, RawBson)> = single;
-    all.extend(
-        order
-            .into_iter()
-            .zip(reduced)
-            .map(|(at, (k, v))| (at, k, v)),
-    );
-    all.sort_by_key(|(at, _, _)| *at);
-    let pairs: Vec<(RawBson, RawBson)> = all.into_iter().map(|(_, k, v)| (k, v)).collect();
+            (key.clone(), RawBson::Array(list))
+        })
+        .collect();
+    let mut reduced = ebb_lang::js::reduce_all(reduce, scope, several)?.into_iter();
+    let pairs: Vec<(RawBson, RawBson)> = groups
+        .into_iter()
+        .map(|(key, mut values)| match values.len() {
+            1 => (key, values.pop().unwrap_or(RawBson::Null)),
+            _ => reduced.next().unwrap_or((key, RawBson::Null)),
+        })
+        .collect();
     let pairs = match finalize {
         Some(f) => ebb_lang::js::reduce_all(f, scope, pairs)?,
         None => pairs,

@@ -32,10 +32,10 @@ pub async fn search(
             "hint is not allowed with a $text query",
         ));
     }
-    let index = text::text_index(&coll.meta)?.clone();
-    let Some(search) = text::search(&coll.meta, &spec.filter, true)? else {
+    let Some((index, search)) = text::search(&coll.meta, &spec.filter, true)? else {
         return Ok(Vec::new());
     };
+    let index = index.clone();
     if !search.has_terms() {
         return Ok(Vec::new());
     }

@@ -29,20 +29,26 @@ pub fn text_index(meta: &CollectionMeta) -> Result<&IndexMeta> {
         .ok_or_else(text_index_required)
 }
 
-/// The search `filter`'s `$text` makes against the collection's text
-/// index; `from_index` when its documents will come from [`candidates`].
-pub fn search(meta: &CollectionMeta, filter: &Filter, from_index: bool) -> Result<Option<Search>> {
+/// The collection's text index and the search `filter`'s `$text` makes
+/// against it; `from_index` when its documents will come from
+/// [`candidates`].
+pub fn search<'m>(
+    meta: &'m CollectionMeta,
+    filter: &Filter,
+    from_index: bool,
+) -> Result<Option<(&'m IndexMeta, Search)>> {
     let Some(query) = filter.text() else {
         return Ok(None);
     };
     let index = text_index(meta)?;
     let definition = index.text_index().ok_or_else(text_index_required)?;
     let search = Search::new(query, &definition);
-    Ok(Some(if from_index {
+    let search = if from_index {
         search.from_index()
     } else {
         search
-    }))
+    };
+    Ok(Some((index, search)))
 }
 
 /// `filter` with its `$text` (if any) bound to the collection's text index,
@@ -51,7 +57,7 @@ pub fn bind(meta: &CollectionMeta, filter: Filter) -> Result<Filter> {
     if filter.text().is_none() || filter.text_search().is_some() {
         return Ok(filter);
     }
-    let search = search(meta, &filter, false)?.ok_or_else(text_index_required)?;
+    let (_, search) = search(meta, &filter, false)?.ok_or_else(text_index_required)?;
     Ok(filter.with_text_search(Arc::new(search)))
 }
 
