@@ -98,7 +98,7 @@ impl Language {
         })
     }
 
-    /// The language's rules, built once ([`NAMES`] lists the languages in
+    /// The language's rules, built once (`NAMES` lists the languages in
     /// their declaration order, so a language's position there is its
     /// discriminant).
     pub fn rules(self) -> &'static Rules {
