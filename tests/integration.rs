@@ -22,6 +22,7 @@ mod expr;
 mod find_options;
 mod framing;
 mod geo;
+mod geo_flat;
 mod handshake_admin;
 mod hashed;
 mod import_cycles;

@@ -80,6 +80,17 @@ pub enum ErrorKind {
     /// A document's value at a `2dsphere` index's field is no valid
     /// location.
     CannotExtractGeoKeys,
+    /// A `2d` index's field holds a list of locations with something that
+    /// is no location in it (mongod's 16804).
+    FlatNotALocation,
+    /// A location at a `2d` index's field is empty (13067).
+    FlatEmptyLocation,
+    /// A location at a `2d` index's field has one value (13068).
+    FlatOneElement,
+    /// A location at a `2d` index's field is not two numbers (13026).
+    FlatNotNumbers,
+    /// A location at a `2d` index's field lies outside its bounds (13027).
+    FlatOutOfRange,
     /// A `hashed` index met an array at its field.
     HashedArray,
     /// The sort would exceed the in-memory sort limit.

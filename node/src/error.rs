@@ -124,6 +124,11 @@ code_table! {
     NO_QUERY_EXECUTION_PLANS = 291, "NoQueryExecutionPlans";
     CANNOT_EXTRACT_GEO_KEYS = 16755, "Location16755";
     HASHED_ARRAY = 16766, "Location16766";
+    FLAT_NOT_A_LOCATION = 16804, "Location16804";
+    FLAT_EMPTY_LOCATION = 13067, "Location13067";
+    FLAT_ONE_ELEMENT = 13068, "Location13068";
+    FLAT_NOT_NUMBERS = 13026, "Location13026";
+    FLAT_OUT_OF_RANGE = 13027, "Location13027";
     TEXT_LANGUAGE_TYPE = 17261, "Location17261";
     TEXT_LANGUAGE_UNSUPPORTED = 17262, "Location17262";
     TEXT_SCORE_UNAVAILABLE = 40218, "Location40218";
@@ -637,6 +642,11 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         NoQueryExecutionPlans => NO_QUERY_EXECUTION_PLANS,
         CannotExtractGeoKeys => CANNOT_EXTRACT_GEO_KEYS,
         HashedArray => HASHED_ARRAY,
+        FlatNotALocation => FLAT_NOT_A_LOCATION,
+        FlatEmptyLocation => FLAT_EMPTY_LOCATION,
+        FlatOneElement => FLAT_ONE_ELEMENT,
+        FlatNotNumbers => FLAT_NOT_NUMBERS,
+        FlatOutOfRange => FLAT_OUT_OF_RANGE,
         ProjectionInclusionInExclusion => PROJECTION_INCLUSION_IN_EXCLUSION,
         ProjectionExclusionInInclusion => PROJECTION_EXCLUSION_IN_INCLUSION,
         ProjectionPathCollision => PROJECTION_PATH_COLLISION,

@@ -51,6 +51,8 @@ pub const ARCHIVE_TO: &str = "archiveTo";
 
 /// The key type of a `2dsphere` index (`{loc: "2dsphere"}`).
 pub const GEO_2DSPHERE: &str = "2dsphere";
+/// The key type of a `2d` index (`{loc: "2d"}`).
+pub const GEO_2D: &str = "2d";
 /// The key-pattern value of a `hashed` index's field.
 pub const HASHED: &str = "hashed";
 /// The key-pattern value of a text index (`{_fts: "text", _ftsx: 1}`, as
@@ -113,10 +115,21 @@ impl IndexMeta {
             .collect()
     }
 
+    /// Whether this is a geo index: a `2dsphere` or a `2d` one.
+    pub fn is_geo(&self) -> bool {
+        self.is_sphere() || self.is_flat()
+    }
+
     /// Whether this is a `2dsphere` index (its key holds S2 cells,
     /// `index::geo`).
-    pub fn is_geo(&self) -> bool {
+    pub fn is_sphere(&self) -> bool {
         self.key.values().any(|v| v.as_str() == Some(GEO_2DSPHERE))
+    }
+
+    /// Whether this is a `2d` index (its key holds geohashes,
+    /// `index::flat`).
+    pub fn is_flat(&self) -> bool {
+        self.key.values().any(|v| v.as_str() == Some(GEO_2D))
     }
 
     /// Whether this is a `hashed` index (its key holds mongod's hash of

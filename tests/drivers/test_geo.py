@@ -45,3 +45,28 @@ def test_places_that_expire_are_found_nearest_first_and_then_gone(db):
         time.sleep(0.1)
     assert list(db.places.find(near)) == []
     assert db.command("validate", "places")["keysPerIndex"]["loc_2dsphere"] == 0
+
+
+def test_a_2d_model_is_searched_on_the_plane_and_refuses_what_it_cannot_key(db):
+    # A legacy-pair field with a 2d index, as ODMs declare a point field.
+    db.shops.create_index([("loc", pymongo.GEO2D)])
+    assert db.shops.index_information()["loc_2d"]["key"] == [("loc", "2d")]
+    db.shops.insert_many([
+        {"_id": "a", "loc": [1, 1]},
+        {"_id": "b", "loc": {"lng": 2, "lat": 2}},
+        {"_id": "c", "loc": [[9, 9], [3, 3]]},
+        {"_id": "d", "loc": [40, 40]},
+    ])
+    near = [d["_id"] for d in db.shops.find({"loc": {"$near": [0, 0]}}).limit(3)]
+    assert near == ["a", "b", "c"]
+    bounded = db.shops.find({"loc": {"$near": [0, 0], "$maxDistance": 3}})
+    assert [d["_id"] for d in bounded] == ["a", "b"]
+    boxed = db.shops.find({"loc": {"$within": {"$box": [[0, 0], [5, 5]]}}}).sort("_id")
+    assert [d["_id"] for d in boxed] == ["a", "b", "c"]
+    circle = db.shops.find({"loc": {"$geoWithin": {"$center": [[0, 0], 2]}}})
+    assert [d["_id"] for d in circle] == ["a"]
+    out = list(db.shops.aggregate([{"$geoNear": {"near": [40, 41], "distanceField": "d"}}]))
+    assert out[0]["_id"] == "d" and out[0]["d"] == 1
+    with pytest.raises(OperationFailure) as refused:
+        db.shops.insert_one({"loc": [181, 0]})
+    assert refused.value.code == 13027

@@ -1,6 +1,7 @@
 // The Node.js driver against ebbd: a model with a 2dsphere, a text and a
 // TTL index on one collection, searched with $near, $geoWithin and $text
-// sorted by score, whose documents then expire.
+// sorted by score, whose documents then expire; and a model of legacy
+// pairs with a 2d index, searched on the plane.
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 
@@ -37,6 +38,18 @@ try {
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.deepEqual(await places.find({ $text: { $search: 'coffee' } }).toArray(), []);
+  const shops = db.collection('shops');
+  await shops.createIndex({ loc: '2d' });
+  await shops.insertMany([
+    { _id: 'a', loc: [1, 1] },
+    { _id: 'b', loc: [2, 2] },
+    { _id: 'c', loc: [40, 40] },
+  ]);
+  const nearest = await shops.find({ loc: { $near: [0, 0], $maxDistance: 5 } }).toArray();
+  assert.deepEqual(nearest.map((d) => d._id), ['a', 'b']);
+  const boxed = await shops.find({ loc: { $geoWithin: { $box: [[30, 30], [50, 50]] } } }).toArray();
+  assert.deepEqual(boxed.map((d) => d._id), ['c']);
+  await assert.rejects(shops.insertOne({ loc: [0, 200] }), (e) => e.code === 13027);
   console.log('text check: ok');
 } finally {
   await db.dropDatabase();

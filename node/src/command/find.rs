@@ -379,7 +379,7 @@ fn return_key(
     let fields = match index {
         None => Vec::new(),
         Some(index) if index.is_geo() => {
-            return Err(StorageError::not_implemented("returnKey on a 2dsphere index").into());
+            return Err(StorageError::not_implemented("returnKey on a geo index").into());
         }
         Some(index) if index.extra.contains_key("collation") => {
             return Err(

@@ -18,9 +18,10 @@ use ebb_lang::encoding::collation::Collation;
 use ebb_lang::encoding::display::shell;
 use ebb_lang::query::filter::Filter;
 use ebb_storage::catalog::{
-    ARCHIVE_TO, CollectionMeta, GEO_2DSPHERE, HASHED, ID_INDEX_NAME, IndexMeta, TEXT,
+    ARCHIVE_TO, CollectionMeta, GEO_2D, GEO_2DSPHERE, HASHED, ID_INDEX_NAME, IndexMeta, TEXT,
     same_key_pattern,
 };
+use ebb_storage::index::flat;
 use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
 use super::expiry::MadeDue;
@@ -137,13 +138,13 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
                     )));
                 }
             }
-            RawBsonRef::String(GEO_2DSPHERE) if key.iter().count() == 1 => {}
-            RawBsonRef::String(GEO_2DSPHERE) => {
+            RawBsonRef::String(kind @ (GEO_2DSPHERE | GEO_2D)) if key.iter().count() > 1 => {
                 return Err(cannot_create(format!(
-                    "ebb supports a 2dsphere index on one field, alone (key pattern {})",
+                    "ebb supports a {kind} index on one field, alone (key pattern {})",
                     spec_shown(key)
                 )));
             }
+            RawBsonRef::String(GEO_2DSPHERE | GEO_2D) => {}
             RawBsonRef::String(HASHED) if key.iter().count() == 1 => {}
             RawBsonRef::String(HASHED) => {
                 return Err(cannot_create(format!(
@@ -280,8 +281,11 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
         meta.extra
             .insert("background", bool_field(spec, "background")?);
     }
-    if meta.is_geo() {
+    if meta.is_sphere() {
         geo_options(spec, &mut meta)?;
+    }
+    if meta.is_flat() {
+        flat_options(spec, &mut meta)?;
     }
     if meta.is_hashed() {
         hashed_options(spec, &meta)?;
@@ -335,17 +339,59 @@ fn geo_options(spec: &RawDocument, meta: &mut IndexMeta) -> CommandResult<()> {
         },
     };
     meta.extra.insert("2dsphereIndexVersion", version);
+    not_unique_nor_ttl(spec, meta, GEO_2DSPHERE)
+}
+
+/// A geo index is neither unique nor a TTL index.
+fn not_unique_nor_ttl(spec: &RawDocument, meta: &IndexMeta, kind: &str) -> CommandResult<()> {
     if meta.unique {
-        return Err(cannot_create(
-            "ebb does not support unique 2dsphere indexes",
-        ));
+        return Err(cannot_create(format!(
+            "ebb does not support unique {kind} indexes"
+        )));
     }
     if spec.get("expireAfterSeconds")?.is_some() {
-        return Err(cannot_create(
-            "a 2dsphere index cannot be a TTL index: TTL indexes hold dates",
-        ));
+        return Err(cannot_create(format!(
+            "a {kind} index cannot be a TTL index: TTL indexes hold dates"
+        )));
     }
     Ok(())
+}
+
+/// A `2d` index's grid: `bits` per coordinate (1–32) over `[min, max]`,
+/// each kept as given (mongod's defaults otherwise), refused as mongod
+/// refuses them.
+fn flat_options(spec: &RawDocument, meta: &mut IndexMeta) -> CommandResult<()> {
+    let invalid = |msg: String| CommandError::new(codes::INVALID_OPTIONS, msg);
+    let mut number = |field: &str, default: f64| -> CommandResult<f64> {
+        let Some(v) = spec.get(field)? else {
+            return Ok(default);
+        };
+        let n = as_f64(v).filter(|_| is_number(&v)).ok_or_else(|| {
+            invalid(format!(
+                "wrong type for '{field}' field, expected number, found {field}: {}",
+                shell(&Bson::try_from(v).unwrap_or(Bson::Null))
+            ))
+        })?;
+        meta.extra.insert(field, Bson::try_from(v)?);
+        Ok(n)
+    };
+    let bits = number("bits", f64::from(flat::DEFAULT_BITS))?.trunc();
+    let (min, max) = (
+        number("min", flat::DEFAULT_MIN)?,
+        number("max", flat::DEFAULT_MAX)?,
+    );
+    if !(1.0..=32.0).contains(&bits) {
+        return Err(invalid(format!(
+            "bits for hash must be > 0 and <= 32, but {bits} bits were specified"
+        )));
+    }
+    if min >= max || min.is_nan() || max.is_nan() || min.is_infinite() || max.is_infinite() {
+        return Err(invalid(format!(
+            "region for hash must be valid and have positive area, but [{min}, {max}] was \
+             specified"
+        )));
+    }
+    not_unique_nor_ttl(spec, meta, GEO_2D)
 }
 
 /// The options only a text index takes.
@@ -610,7 +656,7 @@ pub async fn create_indexes(req: Request) -> CommandResult {
         check_archive(&req.db, meta, timeseries.is_some())?;
         if timeseries.is_some() && meta.is_geo() {
             return Err(cannot_create(
-                "ebb does not support 2dsphere indexes on time-series collections",
+                "ebb does not support geo indexes on time-series collections",
             ));
         }
     }

@@ -1,7 +1,7 @@
 //! Results nearest first: a `find` whose filter has `$near` or
 //! `$nearSphere`, and the `$geoNear` stage (its options, and the distance
 //! and location it sets on each document). The planner narrows the
-//! candidates with the `2dsphere` index on the path (the cap of
+//! candidates with the geo index on the path (the circle of
 //! `$maxDistance`, or the whole index); the filter admits those within the
 //! distances; this orders them by the distance of each document's nearest
 //! location, on one snapshot.
@@ -22,9 +22,10 @@ use crate::error::{CommandError, CommandResult, codes};
 /// The documents `spec` matches over `plan`, each with its distance from
 /// the center of `near` (on `path`), nearest first; at most `keep` of
 /// them when it is given. With `keep` and no `$maxDistance`, the search
-/// starts near the center and widens (the radius four times over) until it holds
-/// `keep` documents no farther than its radius, each of which is then
-/// nearer than anything outside it; every search reads one snapshot.
+/// starts near the center (`plan::near_reach`) and widens (the radius four
+/// times over) until it holds `keep` documents no farther than its radius,
+/// each of which is then nearer than anything outside it; every search
+/// reads one snapshot.
 pub async fn ordered(
     node: &Arc<NodeContext>,
     coll: &Arc<Collection>,
@@ -35,30 +36,31 @@ pub async fn ordered(
     keep: Option<u64>,
 ) -> CommandResult<Vec<(f64, RawDocumentBuf)>> {
     let keep = keep.map(|k| usize::try_from(k).unwrap_or(usize::MAX));
-    let widening = keep.filter(|_| near.max.is_none() && near.spherical);
+    let widening = keep.filter(|_| near.max.is_none());
     let coll = coll.clone();
     let found = node
         .scan(move |snap| {
             let Some(wanted) = widening else {
                 return Ok(gather(snap, &coll, plan, &spec, max_time, &path, &near)?);
             };
-            // Radians, four times over until the cap holds enough (or everything).
-            let mut radians = START_RADIANS;
+            // The radius, four times over until the circle holds enough
+            // (or everything).
+            let (mut radius, everything) = plan::near_reach(&coll.meta, &spec, &path, &near);
+            let unit = if near.geojson {
+                EARTH_RADIUS_METERS
+            } else {
+                1.0
+            };
             loop {
-                let whole = radians >= std::f64::consts::PI;
-                let within = (!whole).then_some(radians);
+                let whole = radius >= everything;
+                let within = (!whole).then_some(radius);
                 let plan = plan::near_plan_within(&coll.meta, &spec, &path, &near, within)?;
                 let mut found = gather(snap, &coll, plan, &spec, max_time, &path, &near)?;
-                let unit = if near.geojson {
-                    EARTH_RADIUS_METERS
-                } else {
-                    1.0
-                };
-                found.retain(|(d, _)| whole || *d <= radians * unit);
+                found.retain(|(d, _)| whole || *d <= radius * unit);
                 if whole || found.len() >= wanted {
                     return Ok(found);
                 }
-                radians *= 4.0;
+                radius *= 4.0;
             }
         })
         .await?;
@@ -69,9 +71,6 @@ pub async fn ordered(
     }
     Ok(found)
 }
-
-/// The first radius a widening search reads (about 640 m).
-const START_RADIANS: f64 = 1e-4;
 
 /// Every document `plan` and the filter of `spec` give, with its distance.
 fn gather(
@@ -288,7 +287,7 @@ pub async fn geo_near(
         (Some(k), _) => {
             return Err(CommandError::new(
                 codes::INDEX_NOT_FOUND,
-                format!("$geoNear found no 2dsphere index on the key '{k}'"),
+                format!("$geoNear found no 2d or 2dsphere index on the key '{k}'"),
             ));
         }
         (None, [one]) => (*one).to_owned(),

@@ -112,17 +112,24 @@ fn cover_shape(shape: &Shape, cover: &mut dyn FnMut(&dyn s2rst::s2::Region)) {
 /// [`FINEST`] up; merged, in key order. Also the bounds as explain shows
 /// them.
 pub fn ranges(cells: &[CellId]) -> (Vec<KeyRange>, Vec<String>) {
-    let mut spans: Vec<(u64, u64)> = Vec::new();
+    let mut cells_spans: Vec<(u64, u64)> = Vec::new();
     for &c in cells {
-        spans.push((c.range_min().id(), c.range_max().id()));
+        cells_spans.push((c.range_min().id(), c.range_max().id()));
         let mut ancestor = c;
         while ancestor.level().as_u8() > 0 {
             ancestor = ancestor.parent();
             if ancestor.level().as_u8() <= FINEST {
-                spans.push((ancestor.id(), ancestor.id()));
+                cells_spans.push((ancestor.id(), ancestor.id()));
             }
         }
     }
+    spans(cells_spans)
+}
+
+/// The key ranges of inclusive spans of 64-bit keys (a cell's first to
+/// last id, a grid cell's hashes), merged, in key order; and the bounds as
+/// explain shows them.
+pub fn spans(mut spans: Vec<(u64, u64)>) -> (Vec<KeyRange>, Vec<String>) {
     spans.sort_unstable();
     let mut merged: Vec<(u64, u64)> = Vec::new();
     for (lo, hi) in spans {

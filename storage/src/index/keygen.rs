@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use bson::{RawBsonRef, RawDocument};
 
+use super::flat::{Fault, Grid};
 use super::floor::Floor;
 use super::rule::{cutoff_millis, due_millis};
 use crate::catalog::IndexMeta;
@@ -106,6 +107,9 @@ pub struct KeyGen {
     /// A `2dsphere` index: its one field's locations are keyed by their
     /// S2 cells (`index::geo`).
     geo: bool,
+    /// A `2d` index: its one field's legacy pairs are keyed by their
+    /// geohashes on this grid (`index::flat`).
+    flat: Option<Grid>,
     /// A `hashed` index: its one field's value is keyed by mongod's hash
     /// of it.
     hashed: bool,
@@ -138,7 +142,8 @@ impl KeyGen {
             // entry.
             sparse: index.sparse || index.is_geo() || index.is_text(),
             text: index.text_index(),
-            geo: index.is_geo(),
+            geo: index.is_sphere(),
+            flat: Grid::of(index),
             hashed: index.is_hashed(),
             partial,
             collation,
@@ -259,6 +264,9 @@ impl KeyGen {
         if self.geo {
             return self.geo_keys(doc, id_key, out);
         }
+        if let Some(grid) = &self.flat {
+            return self.flat_keys(grid, doc, id_key, out);
+        }
         if self.hashed {
             return self.hashed_key(doc, id_key, out);
         }
@@ -329,6 +337,55 @@ impl KeyGen {
             out.push(key);
         }
         Ok(cells.len())
+    }
+
+    /// The entries of a `2d` index: a key per geohash of each legacy pair
+    /// at its field (none when there is none); a value mongod cannot key
+    /// refuses the document with mongod's reason.
+    fn flat_keys(
+        &self,
+        grid: &Grid,
+        doc: &RawDocument,
+        id_key: &[u8],
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<usize> {
+        let Some((path, _)) = self.fields.first() else {
+            return Ok(0);
+        };
+        let mut hashes = Vec::new();
+        let mut fault = None;
+        any_candidate(doc, path, LeafArray::Whole, &mut |value| {
+            match value.map(|v| grid.locations(v)).transpose() {
+                Ok(found) => hashes.extend(found.unwrap_or_default().iter().map(|p| grid.hash(*p))),
+                Err(f) => fault = Some(f),
+            }
+            fault.is_some()
+        });
+        if let Some(fault) = fault {
+            let shown = bson::Document::try_from(doc)
+                .map(|d| display::shell(&bson::Bson::Document(d)))
+                .unwrap_or_default();
+            let kind = match fault {
+                Fault::NotALocation => ErrorKind::FlatNotALocation,
+                Fault::Empty => ErrorKind::FlatEmptyLocation,
+                Fault::OneElement => ErrorKind::FlatOneElement,
+                Fault::NotNumbers => ErrorKind::FlatNotNumbers,
+                Fault::OutOfRange => ErrorKind::FlatOutOfRange,
+            };
+            let reason = fault.reason(grid);
+            return Err(Error::new(
+                kind,
+                format!("{reason} :: caused by :: {shown}"),
+            ));
+        }
+        hashes.sort_unstable();
+        hashes.dedup();
+        for h in &hashes {
+            let mut key = super::flat::hash_key(*h);
+            key.extend_from_slice(id_key);
+            out.push(key);
+        }
+        Ok(hashes.len())
     }
 
     /// The entry of a `hashed` index: mongod's hash of the value at its

@@ -1,7 +1,9 @@
 //! Secondary indexes: which entry keys a document puts into each index
-//! (`keygen`; a `2dsphere` index's S2 cells, `geo`). The collection handle
-//! that holds them is `collection`'s.
+//! (`keygen`; a `2dsphere` index's S2 cells, `geo`; a `2d` index's
+//! geohashes, `flat`). The collection handle that holds them is
+//! `collection`'s.
 
+pub mod flat;
 pub mod floor;
 pub mod geo;
 mod keygen;

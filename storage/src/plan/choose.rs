@@ -27,6 +27,7 @@ use bson::{RawBson, RawBsonRef};
 
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::engine::{Direction, KeyRange};
+use crate::index::flat::Grid;
 use crate::index::{geo, hash_key};
 use crate::timeseries::index as ts_index;
 use crate::timeseries::options::{META_INDEX, TimeseriesOptions};
@@ -366,76 +367,139 @@ fn hashed_plan(meta: &CollectionMeta, q: &QuerySpec, hinted: Option<&IndexMeta>)
 }
 
 /// The candidates of a `$near` or `$nearSphere` on `path`: the cells of
-/// the cap its `$maxDistance` draws, or, without one, the whole `2dsphere`
+/// the circle its `$maxDistance` draws, or, without one, the whole geo
 /// index on the path; ordering them by distance is the caller's (the
-/// filter bounds each candidate's). Without such an index, or for a flat
-/// `$near` (a `2d` index's), mongod's 291.
+/// filter bounds each candidate's). A `2dsphere` index serves a search on
+/// the sphere, a `2d` index one on the plane or one on the sphere from a
+/// legacy pair; without such an index, mongod's 291.
 fn near_plan(meta: &CollectionMeta, q: &QuerySpec, path: &str, near: &Near) -> Result<Plan> {
-    let radians = near.max.map(|max| match near.geojson {
+    let radius = near.max.map(|max| match near.geojson {
         true => max / ebb_lang::geo::EARTH_RADIUS_METERS,
         false => max,
     });
-    near_plan_within(meta, q, path, near, radians)
+    near_plan_within(meta, q, path, near, radius)
 }
 
-/// The plan of a `$near` (as [`plan`] makes it) within `radians` of the
-/// center (`None`: everywhere), for a caller that widens the search until
-/// it has the nearest it needs.
+/// The geo index a `$near` on `path` reads, if there is one.
+fn near_index<'a>(
+    meta: &'a CollectionMeta,
+    q: &QuerySpec,
+    path: &str,
+    near: &Near,
+) -> Option<&'a IndexMeta> {
+    let usable = |i: &&IndexMeta| {
+        !i.hidden && leading_field(i) == path && holds_every_match(i, None, &q.filter)
+    };
+    let sphere = || {
+        meta.indexes
+            .iter()
+            .filter(usable)
+            .find(|i| i.is_sphere() && near.spherical)
+    };
+    let flat = || {
+        meta.indexes
+            .iter()
+            .filter(usable)
+            .find(|i| i.is_flat() && !near.geojson)
+    };
+    sphere().or_else(flat)
+}
+
+/// How far a widening `$near` search on `path` starts (its first radius)
+/// and how far it must reach to have read everything, in the units of its
+/// plan's radius: radians on the sphere, the grid's units on the plane.
+pub fn near_reach(meta: &CollectionMeta, q: &QuerySpec, path: &str, near: &Near) -> (f64, f64) {
+    match near_index(meta, q, path, near).and_then(Grid::of) {
+        Some(grid) if !near.spherical => {
+            let width = grid.width();
+            (width / 65_536.0, width * std::f64::consts::SQRT_2)
+        }
+        _ => (1e-4, std::f64::consts::PI),
+    }
+}
+
+/// The plan of a `$near` (as [`plan`] makes it) within `radius` of the
+/// center (`None`: everywhere; radians on the sphere, the grid's units on
+/// the plane), for a caller that widens the search until it has the
+/// nearest it needs.
 pub fn near_plan_within(
     meta: &CollectionMeta,
     q: &QuerySpec,
     path: &str,
     near: &Near,
-    radians: Option<f64>,
+    radius: Option<f64>,
 ) -> Result<Plan> {
-    let index = meta
-        .indexes
-        .iter()
-        .find(|i| i.is_geo() && !i.hidden && leading_field(i) == path)
-        .filter(|i| near.spherical && holds_every_match(i, None, &q.filter));
-    let Some(index) = index else {
+    let Some(index) = near_index(meta, q, path, near) else {
         return Err(Error::new(
             ErrorKind::NoQueryExecutionPlans,
             "error processing query: planner returned error :: caused by :: unable to find \
              index for $geoNear query",
         ));
     };
-    let Some(radians) = radians.filter(|r| *r < std::f64::consts::PI) else {
-        return Ok(whole_index_plan(index, Direction::Forward, false));
+    let region = |radius: f64| match near.spherical {
+        true => ebb_lang::geo::Region::Cap {
+            center: near.center,
+            radians: radius,
+        },
+        false => ebb_lang::geo::Region::Circle {
+            center: near.center,
+            radius,
+        },
     };
-    let region = ebb_lang::geo::Region::Cap {
-        center: near.center,
-        radians,
+    let whole = || Ok(whole_index_plan(index, Direction::Forward, false));
+    let Some(radius) = radius else {
+        return whole();
     };
-    let cells = geo::query_cells(Some(&region), None).unwrap_or_default();
-    let (ranges, shown) = geo::ranges(&cells);
+    let (ranges, shown) = match Grid::of(index) {
+        Some(grid) => match grid.bounds(&region(radius)) {
+            Some((lo, hi)) => grid.ranges(lo, hi),
+            None => return whole(),
+        },
+        None if radius >= std::f64::consts::PI => return whole(),
+        None => geo::ranges(&geo::query_cells(Some(&region(radius)), None).unwrap_or_default()),
+    };
     Ok(candidates_plan(index, ranges, path, shown))
 }
 
-/// A plan over a `2dsphere` index for a `$geoWithin` (on the sphere) or
-/// `$geoIntersects` on its field: the ranges of the S2 cells covering the
-/// query's shape (`index::geo`); the filter decides each candidate.
+/// A plan over a geo index for a `$geoWithin` or `$geoIntersects` on its
+/// field: on a `2dsphere` index, the ranges of the S2 cells covering the
+/// query's shape (`index::geo`); on a `2d` index, the grid cells covering
+/// the region's bounds (`index::flat`). The filter decides each candidate.
 fn geo_plan(meta: &CollectionMeta, q: &QuerySpec, index: Option<&IndexMeta>) -> Option<Plan> {
     let preds = q.filter.top_level_predicates();
     preds.iter().find_map(|(path, pred)| {
         let Pred::Geo(GeoPred(test)) = pred else {
             return None;
         };
-        let cells = match &**test {
-            GeoTest::Within(region) => geo::query_cells(Some(region), None)?,
-            GeoTest::Intersects(shape) => geo::query_cells(None, Some(shape))?,
-            GeoTest::Near(_) => return None,
+        let ranges_on = |index: &IndexMeta| match (&**test, Grid::of(index)) {
+            (GeoTest::Near(_), _) => None,
+            (GeoTest::Within(region), Some(grid)) => {
+                grid.bounds(region).map(|(lo, hi)| grid.ranges(lo, hi))
+            }
+            (GeoTest::Intersects(_), Some(_)) => None,
+            (GeoTest::Within(region), None) => {
+                geo::query_cells(Some(region), None).map(|c| geo::ranges(&c))
+            }
+            (GeoTest::Intersects(shape), None) => {
+                geo::query_cells(None, Some(shape)).map(|c| geo::ranges(&c))
+            }
         };
-        let index = match index {
-            Some(hinted) => Some(hinted).filter(|i| leading_field(i) == *path)?,
-            None => meta.indexes.iter().find(|i| {
-                i.is_geo()
-                    && !i.hidden
-                    && leading_field(i) == *path
-                    && holds_every_match(i, None, &q.filter)
-            })?,
+        let (index, (ranges, shown)) = match index {
+            Some(hinted) => {
+                let hinted = Some(hinted).filter(|i| leading_field(i) == *path)?;
+                (hinted, ranges_on(hinted)?)
+            }
+            None => meta
+                .indexes
+                .iter()
+                .filter(|i| {
+                    i.is_geo()
+                        && !i.hidden
+                        && leading_field(i) == *path
+                        && holds_every_match(i, None, &q.filter)
+                })
+                .find_map(|i| Some((i, ranges_on(i)?)))?,
         };
-        let (ranges, shown) = geo::ranges(&cells);
         Some(candidates_plan(index, ranges, path, shown))
     })
 }

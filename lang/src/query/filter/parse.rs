@@ -127,12 +127,14 @@ fn is_top_level_operator(name: &str) -> bool {
 }
 
 /// Path operators MongoDB knows but ebb does not evaluate yet.
-const UNSUPPORTED_PATH_OPERATORS: &[&str] = &["$within", "$geoNear"];
+const UNSUPPORTED_PATH_OPERATORS: &[&str] = &["$geoNear"];
 
 /// The geo path operators (`crate::geo`); `$maxDistance` and
-/// `$minDistance` go with `$near` and `$nearSphere`.
+/// `$minDistance` go with `$near` and `$nearSphere`; `$within` is
+/// `$geoWithin`'s old name, which mongod still reads.
 const GEO_OPERATORS: &[&str] = &[
     "$geoWithin",
+    "$within",
     "$geoIntersects",
     "$near",
     "$nearSphere",
@@ -497,7 +499,9 @@ fn parse_operator(path: &str, op: &str, arg: RawBsonRef<'_>, preds: &mut Vec<Pre
             Pred::Regex(parse_regex_operator(regex, options)?)
         }
         "$where" => return Err(Error::bad_value("$where cannot be applied to a field")),
-        "$geoWithin" => Pred::Geo(GeoPred(Arc::new(GeoTest::Within(geo::parse_region(arg)?)))),
+        "$geoWithin" | "$within" => {
+            Pred::Geo(GeoPred(Arc::new(GeoTest::Within(geo::parse_region(arg)?))))
+        }
         "$geoIntersects" => {
             let RawBsonRef::Document(spec) = arg else {
                 return Err(Error::bad_value("$geoIntersects must be an object"));
