@@ -17,7 +17,7 @@ mod parse;
 mod relate;
 mod shape;
 
-pub use parse::{parse_query_geometry, parse_region, query_pair, stored_shapes};
+pub use parse::{number, parse_query_geometry, parse_region, query_pair, stored_shapes};
 pub use relate::{distance_radians, intersects, within};
 pub use shape::{EARTH_RADIUS_METERS, Position, Region, Shape, Stored};
 

@@ -15,7 +15,8 @@ const CRS_NAMES: &[&str] = &["urn:ogc:def:crs:OGC:1.3:CRS84", "EPSG:4326"];
 /// mongod's CRS for polygons larger than a hemisphere.
 const STRICT_WINDING: &str = "urn:x-mongodb:crs:strictwinding:EPSG:4326";
 
-fn number(v: RawBsonRef<'_>) -> Option<f64> {
+/// A number of any numeric type, as a coordinate.
+pub fn number(v: RawBsonRef<'_>) -> Option<f64> {
     match v {
         RawBsonRef::Double(d) => Some(d),
         RawBsonRef::Int32(i) => Some(f64::from(i)),

@@ -11,7 +11,7 @@
 //! candidate: the filter decides.
 
 use bson::RawBsonRef;
-use ebb_lang::geo::{Position, Region};
+use ebb_lang::geo::{Position, Region, number};
 use s2rst::s1::Angle;
 use s2rst::s2::Cap;
 
@@ -287,16 +287,6 @@ fn spread(v: u32) -> u64 {
     x = (x | (x << 4)) & 0x0F0F_0F0F_0F0F_0F0F;
     x = (x | (x << 2)) & 0x3333_3333_3333_3333;
     (x | (x << 1)) & 0x5555_5555_5555_5555
-}
-
-fn number(v: RawBsonRef<'_>) -> Option<f64> {
-    match v {
-        RawBsonRef::Double(d) => Some(d),
-        RawBsonRef::Int32(i) => Some(f64::from(i)),
-        RawBsonRef::Int64(i) => Some(i as f64),
-        RawBsonRef::Decimal128(d) => d.to_string().parse().ok(),
-        _ => None,
-    }
 }
 
 /// The values of an array or a document; `None` for any other value.

@@ -304,39 +304,19 @@ impl KeyGen {
     /// at its field (none when there is none); a value that is no valid
     /// location refuses the document, with mongod's "Can't extract geo keys".
     fn geo_keys(&self, doc: &RawDocument, id_key: &[u8], out: &mut Vec<Vec<u8>>) -> Result<usize> {
-        let Some((path, _)) = self.fields.first() else {
-            return Ok(0);
-        };
-        let mut cells = Vec::new();
-        let mut failure = None;
-        any_candidate(doc, path, LeafArray::Whole, &mut |value| {
-            match value.map(ebb_lang::geo::stored_shapes).transpose() {
-                Ok(found) => {
-                    for location in found.flatten().unwrap_or_default() {
-                        cells.extend(super::geo::cells_of(&location));
-                    }
-                }
-                Err(e) => failure = Some(e),
-            }
-            failure.is_some()
-        });
-        if let Some(e) = failure {
-            let shown = bson::Document::try_from(doc)
-                .map(|d| display::shell(&bson::Bson::Document(d)))
-                .unwrap_or_default();
-            return Err(Error::new(
-                ErrorKind::CannotExtractGeoKeys,
-                format!("Can't extract geo keys: {shown}  {}", e.message),
-            ));
-        }
-        cells.sort_unstable();
-        cells.dedup();
-        for cell in &cells {
-            let mut key = super::geo::cell_key(*cell);
-            key.extend_from_slice(id_key);
-            out.push(key);
-        }
-        Ok(cells.len())
+        self.cell_keys(doc, id_key, out, |value| {
+            let locations = ebb_lang::geo::stored_shapes(value).map_err(|e| {
+                Error::new(
+                    ErrorKind::CannotExtractGeoKeys,
+                    format!("Can't extract geo keys: {}  {}", shown(doc), e.message),
+                )
+            })?;
+            Ok(locations
+                .unwrap_or_default()
+                .iter()
+                .flat_map(super::geo::cells_of)
+                .collect())
+        })
     }
 
     /// The entries of a `2d` index: a key per geohash of each legacy pair
@@ -349,43 +329,56 @@ impl KeyGen {
         id_key: &[u8],
         out: &mut Vec<Vec<u8>>,
     ) -> Result<usize> {
+        self.cell_keys(doc, id_key, out, |value| {
+            let locations = grid.locations(value).map_err(|fault| {
+                let kind = match fault {
+                    Fault::NotALocation => ErrorKind::FlatNotALocation,
+                    Fault::Empty => ErrorKind::FlatEmptyLocation,
+                    Fault::OneElement => ErrorKind::FlatOneElement,
+                    Fault::NotNumbers => ErrorKind::FlatNotNumbers,
+                    Fault::OutOfRange => ErrorKind::FlatOutOfRange,
+                };
+                let reason = fault.reason(grid);
+                Error::new(kind, format!("{reason} :: caused by :: {}", shown(doc)))
+            })?;
+            Ok(locations.iter().map(|p| grid.hash(*p)).collect())
+        })
+    }
+
+    /// The entries of a geo index: a key per distinct 64-bit cell that
+    /// `cells` finds in each value at the index's field (S2 cells,
+    /// geohashes), in order; the first value it refuses refuses the
+    /// document.
+    fn cell_keys(
+        &self,
+        doc: &RawDocument,
+        id_key: &[u8],
+        out: &mut Vec<Vec<u8>>,
+        mut cells: impl FnMut(RawBsonRef<'_>) -> Result<Vec<u64>>,
+    ) -> Result<usize> {
         let Some((path, _)) = self.fields.first() else {
             return Ok(0);
         };
-        let mut hashes = Vec::new();
-        let mut fault = None;
+        let mut found = Vec::new();
+        let mut failure = None;
         any_candidate(doc, path, LeafArray::Whole, &mut |value| {
-            match value.map(|v| grid.locations(v)).transpose() {
-                Ok(found) => hashes.extend(found.unwrap_or_default().iter().map(|p| grid.hash(*p))),
-                Err(f) => fault = Some(f),
+            match value.map(&mut cells).transpose() {
+                Ok(some) => found.extend(some.unwrap_or_default()),
+                Err(e) => failure = Some(e),
             }
-            fault.is_some()
+            failure.is_some()
         });
-        if let Some(fault) = fault {
-            let shown = bson::Document::try_from(doc)
-                .map(|d| display::shell(&bson::Bson::Document(d)))
-                .unwrap_or_default();
-            let kind = match fault {
-                Fault::NotALocation => ErrorKind::FlatNotALocation,
-                Fault::Empty => ErrorKind::FlatEmptyLocation,
-                Fault::OneElement => ErrorKind::FlatOneElement,
-                Fault::NotNumbers => ErrorKind::FlatNotNumbers,
-                Fault::OutOfRange => ErrorKind::FlatOutOfRange,
-            };
-            let reason = fault.reason(grid);
-            return Err(Error::new(
-                kind,
-                format!("{reason} :: caused by :: {shown}"),
-            ));
+        if let Some(e) = failure {
+            return Err(e);
         }
-        hashes.sort_unstable();
-        hashes.dedup();
-        for h in &hashes {
-            let mut key = super::flat::hash_key(*h);
+        found.sort_unstable();
+        found.dedup();
+        for cell in &found {
+            let mut key = super::geo::cell_key(*cell);
             key.extend_from_slice(id_key);
             out.push(key);
         }
-        Ok(hashes.len())
+        Ok(found.len())
     }
 
     /// The entry of a `hashed` index: mongod's hash of the value at its
@@ -402,14 +395,12 @@ impl KeyGen {
         };
         let found = index_values(doc, path);
         if found.multikey {
-            let shown = bson::Document::try_from(doc)
-                .map(|d| display::shell(&bson::Bson::Document(d)))
-                .unwrap_or_default();
             return Err(Error::new(
                 ErrorKind::HashedArray,
                 format!(
                     "Error: hashed indexes do not currently support array values. Found array \
-                     at '{path}' in {shown}"
+                     at '{path}' in {}",
+                    shown(doc)
                 ),
             ));
         }
@@ -507,6 +498,13 @@ impl KeyGen {
         }
         duplicate_key_error(ns, &self.name, &self.key_pattern, key_value)
     }
+}
+
+/// A document as mongod's messages show it.
+fn shown(doc: &RawDocument) -> String {
+    bson::Document::try_from(doc)
+        .map(|d| display::shell(&bson::Bson::Document(d)))
+        .unwrap_or_default()
 }
 
 /// Builds MongoDB's E11000 error.
