@@ -53,6 +53,11 @@ pub const ARCHIVE_TO: &str = "archiveTo";
 pub const GEO_2DSPHERE: &str = "2dsphere";
 /// The key type of a `2d` index (`{loc: "2d"}`).
 pub const GEO_2D: &str = "2d";
+/// The last part of a wildcard index's key field (`{"$**": 1}`,
+/// `{"a.$**": 1}`).
+pub const WILDCARD: &str = "$**";
+/// The option of a `{"$**": 1}` index naming the paths it holds.
+pub const WILDCARD_PROJECTION: &str = "wildcardProjection";
 /// The key-pattern value of a `hashed` index's field.
 pub const HASHED: &str = "hashed";
 /// The key-pattern value of a text index (`{_fts: "text", _ftsx: 1}`, as
@@ -136,6 +141,17 @@ impl IndexMeta {
     /// its field's value, `ebb_lang::encoding::hashed`).
     pub fn is_hashed(&self) -> bool {
         self.key.values().any(|v| v.as_str() == Some(HASHED))
+    }
+
+    /// Whether this is a wildcard index: one numeric key field, `$**` or
+    /// a path ending in `.$**` (a text index's `$**` is a text index's).
+    pub fn is_wildcard(&self) -> bool {
+        self.key.len() == 1
+            && !self.is_text()
+            && self
+                .key
+                .keys()
+                .all(|k| k == WILDCARD || k.ends_with(".$**"))
     }
 
     /// Whether this is a text index (its keys hold terms and their scores,
@@ -251,6 +267,7 @@ impl IndexMeta {
             && self.partial_filter.as_ref().map(bson_doc_bytes)
                 == other.partial_filter.as_ref().map(bson_doc_bytes)
             && self.extra.get("collation") == other.extra.get("collation")
+            && self.extra.get(WILDCARD_PROJECTION) == other.extra.get(WILDCARD_PROJECTION)
     }
 
     /// Whether the options outside the signature are equal too.

@@ -678,8 +678,9 @@ pub fn build_indexes(
             entries.clear();
             kg.keys(doc, id_key, &mut entries)?;
             w.built(kg, doc, &entries);
+            let cover = kg.cover_value(doc, entries.len());
             for e in &entries {
-                w.put_entry(kg, e, id_key)?;
+                w.put_entry(kg, e, id_key, &cover)?;
             }
         }
         if chunk_full(&w) {

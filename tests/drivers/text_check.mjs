@@ -1,7 +1,8 @@
 // The Node.js driver against ebbd: a model with a 2dsphere, a text and a
 // TTL index on one collection, searched with $near, $geoWithin and $text
-// sorted by score, whose documents then expire; and a model of legacy
-// pairs with a 2d index, searched on the plane.
+// sorted by score, whose documents then expire; a model of legacy pairs
+// with a 2d index, searched on the plane; and events of any shape under
+// one wildcard index.
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 
@@ -50,6 +51,17 @@ try {
   const boxed = await shops.find({ loc: { $geoWithin: { $box: [[30, 30], [50, 50]] } } }).toArray();
   assert.deepEqual(boxed.map((d) => d._id), ['c']);
   await assert.rejects(shops.insertOne({ loc: [0, 200] }), (e) => e.code === 13027);
+  // A wildcard index: any one path it holds is searched through it.
+  const events = db.collection('events');
+  await events.createIndex({ '$**': 1 });
+  await events.insertMany([
+    { _id: 1, user: { name: 'ann', langs: ['en', 'fr'] } },
+    { _id: 2, user: { name: 'bob' }, score: 7 },
+  ]);
+  const fr = await events.find({ 'user.langs': 'fr' }).toArray();
+  assert.deepEqual(fr.map((d) => d._id), [1]);
+  const plan = (await events.find({ score: { $gt: 5 } }).explain()).queryPlanner.winningPlan;
+  assert.deepEqual(plan.inputStage.keyPattern, { $_path: 1, score: 1 });
   console.log('text check: ok');
 } finally {
   await db.dropDatabase();

@@ -168,6 +168,19 @@ impl FindProjection {
     }
 
     /// Whether the projection sets fields to the `$text` score.
+    /// The paths a plain inclusion keeps (no `$slice`, `$elemMatch`,
+    /// positional `$`, `returnKey`, computed field or `$meta`): a query
+    /// can answer it from an index that holds every one of them.
+    pub fn included_paths(&self) -> Option<Vec<String>> {
+        let plain = self.slices.is_empty()
+            && self.elem_matches.is_empty()
+            && self.positional.is_none()
+            && self.return_key.is_none()
+            && self.computed.is_none()
+            && self.text_scores.is_empty();
+        plain.then(|| self.base.included_paths()).flatten()
+    }
+
     pub fn wants_text_score(&self) -> bool {
         !self.text_scores.is_empty()
     }

@@ -93,6 +93,30 @@ impl Projection {
         self.kind == ProjectionKind::Exclusion && self.fields.is_empty()
     }
 
+    /// The paths an inclusion projection keeps (`_id` among them unless
+    /// `_id: 0`), in no order; `None` for an exclusion.
+    pub fn included_paths(&self) -> Option<Vec<String>> {
+        fn walk(fields: &Fields, prefix: &str, out: &mut Vec<String>) {
+            for (name, node) in fields {
+                let path = match prefix {
+                    "" => name.clone(),
+                    _ => format!("{prefix}.{name}"),
+                };
+                match node {
+                    Node::Keep(true) => out.push(path),
+                    Node::Keep(false) => {}
+                    Node::Children(children) => walk(children, &path, out),
+                }
+            }
+        }
+        if self.kind != ProjectionKind::Inclusion {
+            return None;
+        }
+        let mut out = Vec::new();
+        walk(&self.fields, "", &mut out);
+        Some(out)
+    }
+
     /// The projected copy of a document.
     pub fn apply(&self, doc: &RawDocument) -> RawDocumentBuf {
         project_document(doc, &self.fields, self.kind)

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bson::{Bson, Document, RawBsonRef, RawDocument, doc};
 use ebb_config::limits::MAX_SORT_BYTES;
 use ebb_storage::Collection;
+use ebb_storage::catalog::IndexMeta;
 use ebb_storage::engine::Direction;
 use ebb_storage::plan::exec::QueryCursor;
 use ebb_storage::plan::{self, Access, Plan, QuerySpec};
@@ -111,6 +112,7 @@ pub async fn explain(req: Request) -> CommandResult {
             coll,
             skip,
             limit,
+            covered,
         }) = run
     {
         let started = std::time::Instant::now();
@@ -119,6 +121,9 @@ pub async fn explain(req: Request) -> CommandResult {
             .scan(move |snap| {
                 let mut cursor =
                     QueryCursor::new(&coll, plan, spec.filter, spec.sort, skip, limit)?;
+                if covered {
+                    cursor = cursor.covering();
+                }
                 cursor.for_each(snap, &mut |_| true)?;
                 Ok(cursor.stats)
             })
@@ -165,6 +170,8 @@ struct Run {
     coll: Arc<Collection>,
     skip: u64,
     limit: Option<u64>,
+    /// The index answers alone (`plan::cover`).
+    covered: bool,
 }
 
 impl Run {
@@ -176,6 +183,7 @@ impl Run {
             coll: coll.clone(),
             skip: 0,
             limit: None,
+            covered: false,
         }
     }
 }
@@ -268,7 +276,7 @@ fn explain_aggregate(req: &Request, inner: &RawDocument) -> CommandResult<Explai
     }
     .collated(query::resolve(&collation, &entry.coll.meta)?);
     let plan = bucket_plan(&entry.coll, &spec, plan::plan(&entry.coll.meta, &spec)?);
-    let root = query_stages(&entry.coll, &plan, &spec);
+    let root = query_stages(&entry.coll, &plan, &spec, false);
     Ok(Explained {
         plan: (ns, Some(Run::all(spec, plan, &entry.coll)), root),
         query: Some(query),
@@ -312,9 +320,10 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<PlanParts> 
     cmd.check_text_score()?;
     let spec = cmd.collated_spec(&entry.coll.meta)?;
     let plan = bucket_plan(&entry.coll, &spec, cmd.plan(&entry.coll.meta, &spec)?);
+    let covered = cmd.covered(&entry.coll, &plan, &spec);
     let mut root = match text_stages(&entry.coll, &spec)? {
         Some(text) => text,
-        None => query_stages(&entry.coll, &plan, &spec),
+        None => query_stages(&entry.coll, &plan, &spec, covered),
     };
     if cmd.skip > 0 {
         root = doc! { "stage": "SKIP", "skipAmount": cmd.skip as i64, "inputStage": root };
@@ -322,12 +331,15 @@ fn explain_find(req: &Request, inner: &RawDocument) -> CommandResult<PlanParts> 
     if let Some(l) = cmd.limit {
         root = doc! { "stage": "LIMIT", "limitAmount": l as i64, "inputStage": root };
     }
-    if cmd.projection.is_some() {
+    if covered {
+        root = doc! { "stage": "PROJECTION_COVERED", "inputStage": root };
+    } else if cmd.projection.is_some() {
         root = doc! { "stage": "PROJECTION_SIMPLE", "inputStage": root };
     }
     let run = Run {
         skip: cmd.skip,
         limit: cmd.limit,
+        covered,
         ..Run::all(spec, plan, &entry.coll)
     };
     Ok((ns, Some(run), root))
@@ -416,8 +428,12 @@ fn explain_write(req: &Request, inner: &RawDocument, field: &str) -> CommandResu
 /// The stages of a query: its access path, the unpacking of buckets on
 /// a time-series collection, and a `SORT` when the access path does not
 /// yield the order asked for.
-fn query_stages(coll: &Collection, plan: &Plan, spec: &QuerySpec) -> Document {
+fn query_stages(coll: &Collection, plan: &Plan, spec: &QuerySpec, covered: bool) -> Document {
     let mut root = access_stage(plan);
+    // A covered plan reads no record: the index scan alone.
+    if covered && let Ok(scan) = root.get_document("inputStage") {
+        root = scan.clone();
+    }
     if coll.timeseries.is_some() {
         root = doc! { "stage": "UNPACK_TS_BUCKET", "inputStage": root };
     }
@@ -489,6 +505,22 @@ fn bucket_plan(coll: &Arc<Collection>, spec: &QuerySpec, plan: Plan) -> Plan {
 }
 
 /// The stage tree of an access path.
+/// The key pattern an index scan shows: the index's, or for a wildcard
+/// index mongod's `{$_path: 1, <path>: 1}` of the path it read.
+fn key_pattern(index: &IndexMeta, plan: &Plan) -> Document {
+    if !index.is_wildcard() {
+        return index.key.clone();
+    }
+    let direction = index.key.values().next().cloned().unwrap_or(Bson::Int32(1));
+    plan.bounds
+        .iter()
+        .map(|(field, _)| match field.as_str() {
+            "$_path" => (field.clone(), Bson::Int32(1)),
+            _ => (field.clone(), direction.clone()),
+        })
+        .collect()
+}
+
 pub fn access_stage(plan: &Plan) -> Document {
     let direction = |d: Direction| {
         if d == Direction::Forward {
@@ -517,7 +549,7 @@ pub fn access_stage(plan: &Plan) -> Document {
         (Access::Index { index, dir, .. }, _) => doc! {
             "stage": "FETCH",
             "inputStage": {
-                "stage": "IXSCAN", "keyPattern": index.key.clone(), "indexName": index.name.clone(),
+                "stage": "IXSCAN", "keyPattern": key_pattern(index, plan), "indexName": index.name.clone(),
                 "isMultiKey": false, "isUnique": index.unique, "isSparse": index.sparse,
                 "isPartial": index.partial_filter.is_some(), "direction": direction(*dir), "indexBounds": bounds,
             },

@@ -102,6 +102,23 @@ impl FindCommand {
         }
     }
 
+    /// Whether `plan` answers this find on `coll` from its index alone
+    /// (`plan::cover`): a plain inclusion projection of key fields.
+    pub fn covered(
+        &self,
+        coll: &ebb_storage::Collection,
+        plan: &plan::Plan,
+        spec: &QuerySpec,
+    ) -> bool {
+        let projected = match &self.projection {
+            Some(p) if !self.return_key => p.included_paths(),
+            _ => None,
+        };
+        projected.is_some_and(|paths| {
+            plan::cover::covers(coll, plan, &spec.filter, spec.sort.as_ref(), &paths)
+        })
+    }
+
     /// The query with the collation it runs with on `meta`'s collection.
     pub fn collated_spec(
         &self,
@@ -223,6 +240,7 @@ pub async fn find(req: Request) -> CommandResult {
         let near = (path.to_owned(), *near);
         return find_near(&req, &entry.coll, cmd, spec, plan, near, ns).await;
     }
+    let covered = cmd.covered(&entry.coll, &plan, &spec);
     let projection = if cmd.return_key {
         Some(return_key(&entry.coll.meta, &plan)?)
     } else {
@@ -239,6 +257,7 @@ pub async fn find(req: Request) -> CommandResult {
     )?
     .with_time_limit(cmd.max_time)
     .with_disk_use(req.node.disk_use(cmd.allow_disk_use));
+    let query = if covered { query.covering() } else { query };
     let query = match cmd.tailable {
         true if entry.coll.capped.is_none() => {
             return Err(CommandError::bad_value(
@@ -380,6 +399,9 @@ fn return_key(
         None => Vec::new(),
         Some(index) if index.is_geo() => {
             return Err(StorageError::not_implemented("returnKey on a geo index").into());
+        }
+        Some(index) if index.is_wildcard() => {
+            return Err(StorageError::not_implemented("returnKey on a wildcard index").into());
         }
         Some(index) if index.extra.contains_key("collation") => {
             return Err(

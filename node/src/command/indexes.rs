@@ -19,9 +19,10 @@ use ebb_lang::encoding::display::shell;
 use ebb_lang::query::filter::Filter;
 use ebb_storage::catalog::{
     ARCHIVE_TO, CollectionMeta, GEO_2D, GEO_2DSPHERE, HASHED, ID_INDEX_NAME, IndexMeta, TEXT,
-    same_key_pattern,
+    WILDCARD, WILDCARD_PROJECTION, same_key_pattern,
 };
 use ebb_storage::index::flat;
+use ebb_storage::index::wildcard::{self, Refusal};
 use ebb_storage::timeseries::{TimeseriesOptions, index as ts_index};
 
 use super::expiry::MadeDue;
@@ -105,8 +106,8 @@ fn bool_field(spec: &RawDocument, field: &str) -> CommandResult<bool> {
     }
 }
 
-/// Checks a key pattern: non-empty, plain field names, numeric directions
-/// (a wildcard `$**` path is mongod's, refused until ebb builds them).
+/// Checks a key pattern: non-empty, plain field names (a wildcard's last
+/// part `$**`), numeric directions or an index type.
 fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
     if key.is_empty() {
         return Err(cannot_create("Index keys cannot be empty."));
@@ -118,13 +119,12 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
             return Err(cannot_create("Index keys cannot be an empty field."));
         }
         let text = matches!(v, RawBsonRef::String(TEXT));
-        if (name == "$**" && !text) || name.ends_with(".$**") {
-            return Err(cannot_create(format!(
-                "ebb does not support wildcard indexes (key pattern {})",
-                spec_shown(key)
-            )));
+        let wildcard = name == WILDCARD || name.ends_with(".$**");
+        if wildcard && !(text && name == WILDCARD) {
+            check_wildcard_key(key, v)?;
         }
-        if !(text && name == "$**") && name.split('.').any(|part| part.starts_with('$')) {
+        let plain = name.strip_suffix(WILDCARD).unwrap_or(name);
+        if !(text && name == WILDCARD) && plain.split('.').any(|part| part.starts_with('$')) {
             return Err(cannot_create(format!(
                 "Index key contains an illegal field name: field name starts with '$'. Key: {name}"
             )));
@@ -173,6 +173,102 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// A wildcard key: alone in its pattern, with a direction (a wildcard
+/// index of a special type is mongod's 67 too).
+fn check_wildcard_key(key: &RawDocument, v: RawBsonRef<'_>) -> CommandResult<()> {
+    if key.iter().count() > 1 {
+        return Err(cannot_create(format!(
+            "ebb supports a wildcard index on its own, not compound with other keys (key \
+             pattern {})",
+            spec_shown(key)
+        )));
+    }
+    if !is_number(&v) {
+        return Err(cannot_create(format!(
+            "wildcard indexes take a direction, 1 or -1, not another index type (key pattern {})",
+            spec_shown(key)
+        )));
+    }
+    Ok(())
+}
+
+/// What a wildcard index cannot be (unique, sparse, a TTL index) and its
+/// `wildcardProjection`, kept as given: on `{"$**": 1}` only, a document
+/// of all inclusions or all exclusions (`_id` either way).
+fn wildcard_options(spec: &RawDocument, meta: &mut IndexMeta) -> CommandResult<()> {
+    for (option, set) in [
+        ("unique", meta.unique),
+        ("sparse", meta.sparse),
+        (
+            "expireAfterSeconds",
+            spec.get("expireAfterSeconds")?.is_some(),
+        ),
+    ] {
+        if set {
+            return Err(cannot_create(format!(
+                "Index type 'wildcard' does not support the {option} option. Specification: {}",
+                spec_shown(spec)
+            )));
+        }
+    }
+    let Some(projection) = spec.get(WILDCARD_PROJECTION)? else {
+        return Ok(());
+    };
+    let RawBsonRef::Document(projection) = projection else {
+        return Err(CommandError::new(
+            codes::TYPE_MISMATCH,
+            format!(
+                "The field '{WILDCARD_PROJECTION}' must be an object, but got {}",
+                type_name(&projection)
+            ),
+        ));
+    };
+    if meta.key.keys().any(|k| k != WILDCARD) {
+        return Err(CommandError::failed_to_parse(format!(
+            "{WILDCARD_PROJECTION} is only allowed on a '$**' index, not on a subtree's: {}",
+            spec_shown(spec)
+        )));
+    }
+    let projection = Document::try_from(projection)?;
+    match wildcard::parse_projection(&projection) {
+        Ok(_) => {}
+        Err(Refusal::Empty) => {
+            return Err(CommandError::failed_to_parse(format!(
+                "{WILDCARD_PROJECTION} cannot be empty"
+            )));
+        }
+        Err(Refusal::Mixed { including, path }) => {
+            let (code, done, kind) = match including {
+                true => (
+                    codes::PROJECTION_EXCLUSION_IN_INCLUSION,
+                    "exclusion",
+                    "inclusion",
+                ),
+                false => (
+                    codes::PROJECTION_INCLUSION_IN_EXCLUSION,
+                    "inclusion",
+                    "exclusion",
+                ),
+            };
+            return Err(CommandError::new(
+                code,
+                format!("Cannot do {done} on field {path} in {kind} projection"),
+            ));
+        }
+        Err(Refusal::NotAFlag(path)) => {
+            return Err(CommandError::new(
+                codes::WILDCARD_PROJECTION_VALUE,
+                format!(
+                    "{WILDCARD_PROJECTION} only takes inclusions and exclusions: the value at \
+                     '{path}' is neither"
+                ),
+            ));
+        }
+    }
+    meta.extra.insert(WILDCARD_PROJECTION, projection);
     Ok(())
 }
 
@@ -289,6 +385,14 @@ fn parse_spec(spec: &RawDocument) -> CommandResult<IndexMeta> {
     }
     if meta.is_hashed() {
         hashed_options(spec, &meta)?;
+    }
+    if meta.is_wildcard() {
+        wildcard_options(spec, &mut meta)?;
+    } else if spec.get(WILDCARD_PROJECTION)?.is_some() {
+        return Err(CommandError::bad_value(format!(
+            "{WILDCARD_PROJECTION} is only allowed in a wildcard index: {}",
+            spec_shown(spec)
+        )));
     }
     if key
         .iter()
@@ -657,6 +761,11 @@ pub async fn create_indexes(req: Request) -> CommandResult {
         if timeseries.is_some() && meta.is_geo() {
             return Err(cannot_create(
                 "ebb does not support geo indexes on time-series collections",
+            ));
+        }
+        if timeseries.is_some() && meta.is_wildcard() {
+            return Err(cannot_create(
+                "ebb does not support wildcard indexes on time-series collections",
             ));
         }
     }

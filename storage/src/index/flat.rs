@@ -7,7 +7,7 @@
 //! grid share their hash's prefix, so a cell is one range of keys.
 //!
 //! A query's rectangle is covered by the cells of the finest level that
-//! needs at most [`MAX_CELLS`] of them. Every entry found is only a
+//! needs at most `MAX_CELLS` of them. Every entry found is only a
 //! candidate: the filter decides.
 
 use bson::RawBsonRef;

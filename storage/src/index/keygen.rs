@@ -25,6 +25,7 @@ use bson::{RawBsonRef, RawDocument};
 use super::flat::{Fault, Grid};
 use super::floor::Floor;
 use super::rule::{cutoff_millis, due_millis};
+use super::wildcard::{Wildcard, path_key};
 use crate::catalog::IndexMeta;
 use ebb_lang::encoding::collation::Collation;
 use ebb_lang::encoding::{display, keycode};
@@ -116,6 +117,13 @@ pub struct KeyGen {
     /// A text index: a document is keyed by each of its terms with the
     /// term's score.
     text: Option<TextIndex>,
+    /// A wildcard index: a document is keyed by each leaf path and value
+    /// the index holds (`index::wildcard`).
+    wildcard: Option<Wildcard>,
+    /// Whether its entries carry their values' types (`index::cover`): an
+    /// ordinary index without a collation, not a TTL index (whose
+    /// entries carry `ttl::carry`'s lists), not ebb's own.
+    coverable: bool,
 }
 
 impl KeyGen {
@@ -130,6 +138,13 @@ impl KeyGen {
                 Some(Filter::parse(&raw)?.collated(collation.clone()))
             }
         };
+        let coverable = !index.is_geo()
+            && !index.is_hashed()
+            && !index.is_text()
+            && !index.is_ttl()
+            && !index.is_internal()
+            && !index.is_wildcard()
+            && collation.is_none();
         let fields = index.fields();
         let ascending_ttl = index.is_ttl() && fields.first().is_some_and(|(_, asc)| *asc);
         Ok(KeyGen {
@@ -138,10 +153,11 @@ impl KeyGen {
             unique: index.unique,
             top_level_only: fields.iter().all(|(f, _)| !f.contains('.')),
             fields,
-            // A document without a location, or without a term, has no
-            // entry.
-            sparse: index.sparse || index.is_geo() || index.is_text(),
+            // A document without a location, a term or a leaf the index
+            // holds has no entry.
+            sparse: index.sparse || index.is_geo() || index.is_text() || index.is_wildcard(),
             text: index.text_index(),
+            wildcard: Wildcard::of(index),
             geo: index.is_sphere(),
             flat: Grid::of(index),
             hashed: index.is_hashed(),
@@ -152,7 +168,32 @@ impl KeyGen {
                 .is_ttl()
                 .then(|| i64::from(index.expire_after_seconds.unwrap_or(0))),
             floor: ascending_ttl.then(Floor::default),
+            coverable,
         })
+    }
+
+    /// The value of a document's entries in a covering index (empty
+    /// otherwise, and for a document with more than one entry):
+    /// `index::cover`.
+    pub fn cover_value(&self, doc: &RawDocument, entries: usize) -> Vec<u8> {
+        match self.coverable && entries == 1 {
+            true => super::cover::value(&self.fields, doc),
+            false => Vec::new(),
+        }
+    }
+
+    /// The document of the key fields an entry stands for, when its value
+    /// carries their types (`index::cover`); `None` otherwise.
+    pub fn rebuild(&self, entry: &[u8], value: &[u8]) -> Result<Option<bson::RawDocumentBuf>> {
+        match self.coverable {
+            true => super::cover::rebuild(&self.fields, entry, value),
+            false => Ok(None),
+        }
+    }
+
+    /// Whether this index's entries can answer a query alone.
+    pub fn is_coverable(&self) -> bool {
+        self.coverable
     }
 
     /// The floor of an ascending TTL index (`index::floor` explains it).
@@ -273,6 +314,9 @@ impl KeyGen {
         if let Some(text) = &self.text {
             return text_keys(text, doc, id_key, out);
         }
+        if let Some(wildcard) = &self.wildcard {
+            return self.wildcard_keys(wildcard, doc, id_key, out);
+        }
         if let Some(added) = self.top_level_key(doc, id_key, out)? {
             return Ok(added);
         }
@@ -381,6 +425,30 @@ impl KeyGen {
         Ok(found.len())
     }
 
+    /// The entries of a wildcard index: a key per distinct leaf path and
+    /// value of `doc` the index holds, none when it holds none.
+    fn wildcard_keys(
+        &self,
+        wildcard: &Wildcard,
+        doc: &RawDocument,
+        id_key: &[u8],
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<usize> {
+        let ascending = self.fields.first().is_none_or(|(_, asc)| *asc);
+        let mut keys = Vec::new();
+        wildcard.leaves(doc, &mut |path, value| {
+            let mut key = path_key(path);
+            self.encode(&mut key, value, ascending);
+            key.extend_from_slice(id_key);
+            keys.push(key);
+        })?;
+        keys.sort_unstable();
+        keys.dedup();
+        let added = keys.len();
+        out.append(&mut keys);
+        Ok(added)
+    }
+
     /// The entry of a `hashed` index: mongod's hash of the value at its
     /// field (of null when there is none), as a 64-bit integer; an array
     /// there refuses the document, as mongod refuses it.
@@ -472,6 +540,10 @@ impl KeyGen {
                 .ok_or_else(|| Error::corrupt("a text index entry shorter than its score"));
         }
         let mut at = 0;
+        if self.wildcard.is_some() {
+            // The path, before the value.
+            at += keycode::skip_value(entry, false)?;
+        }
         for (_, ascending) in &self.fields {
             at += keycode::skip_value(&entry[at..], !ascending)?;
         }

@@ -1,13 +1,16 @@
 //! Secondary indexes: which entry keys a document puts into each index
 //! (`keygen`; a `2dsphere` index's S2 cells, `geo`; a `2d` index's
-//! geohashes, `flat`). The collection handle that holds them is
-//! `collection`'s.
+//! geohashes, `flat`; the types an entry carries to answer a covered
+//! query, `cover`; a wildcard index's paths and leaves, `wildcard`).
+//! The collection handle that holds them is `collection`'s.
 
+mod cover;
 pub mod flat;
 pub mod floor;
 pub mod geo;
 mod keygen;
 mod rule;
+pub mod wildcard;
 
 pub use floor::Floor;
 pub use keygen::{

@@ -25,6 +25,12 @@
 
 use bson::{RawBson, RawBsonRef};
 
+use super::access::{Access, Hint, Plan, QuerySpec};
+use super::bounds::{
+    Interval, holds_every_match, index_collation, key_range, point_intervals, range_intervals,
+    regex_intervals, serves, show,
+};
+use super::wildcard;
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::engine::{Direction, KeyRange};
 use crate::index::flat::Grid;
@@ -32,102 +38,10 @@ use crate::index::{geo, hash_key};
 use crate::timeseries::index as ts_index;
 use crate::timeseries::options::{META_INDEX, TimeseriesOptions};
 use ebb_lang::encoding::collation::{self, Collation};
-use ebb_lang::encoding::{bracket, hashed, keycode};
+use ebb_lang::encoding::{hashed, keycode};
 use ebb_lang::error::{Error, ErrorKind, Result};
-use ebb_lang::query::filter::{Filter, GeoPred, GeoTest, Near, Pred};
-use ebb_lang::query::regex::prefix_upper_bound;
+use ebb_lang::query::filter::{GeoPred, GeoTest, Near, Pred};
 use ebb_lang::query::sort::SortSpec;
-use ebb_lang::query::value::ordered_scalar;
-
-/// What the client asked for, already parsed.
-#[derive(Debug, Clone)]
-pub struct QuerySpec {
-    pub filter: Filter,
-    pub sort: Option<SortSpec>,
-    pub hint: Option<Hint>,
-}
-
-impl QuerySpec {
-    /// The query comparing strings by `collation` in its filter and sort.
-    pub fn collated(mut self, collation: Option<std::sync::Arc<Collation>>) -> QuerySpec {
-        self.sort = self.sort.map(|s| s.collated(collation.clone()));
-        self.filter = self.filter.collated(collation);
-        self
-    }
-}
-
-/// A `hint`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Hint {
-    Name(String),
-    KeyPattern(bson::Document),
-    /// `{$natural: 1}` / `{$natural: -1}`: a collection scan in that order.
-    Natural(Direction),
-}
-
-/// How documents are reached.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Access {
-    /// Ranges of the records column family (`_id` order); no fetch needed.
-    Records {
-        ranges: Vec<KeyRange>,
-        dir: Direction,
-    },
-    /// Ranges of a secondary index; each entry's `_id` is fetched.
-    Index {
-        index: Box<IndexMeta>,
-        ranges: Vec<KeyRange>,
-        dir: Direction,
-    },
-    /// A capped collection's insertion order (`capped::order`): its
-    /// collection scan; each entry's record is fetched.
-    Natural { dir: Direction },
-}
-
-/// A chosen plan.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub access: Access,
-    /// Whether the access path already yields the requested sort order.
-    pub sorted_by_access: bool,
-    /// Bounds per key field, in MongoDB's explain notation.
-    pub bounds: Vec<(String, Vec<String>)>,
-    /// For explain: the stage name (`COLLSCAN`, `IXSCAN`, `IDHACK`).
-    pub stage: &'static str,
-}
-
-impl Plan {
-    pub fn index_name(&self) -> Option<&str> {
-        match &self.access {
-            Access::Index { index, .. } => Some(&index.name),
-            Access::Records { .. } if self.stage != "COLLSCAN" => {
-                Some(crate::catalog::ID_INDEX_NAME)
-            }
-            Access::Records { .. } | Access::Natural { .. } => None,
-        }
-    }
-}
-
-/// One end of a value interval.
-#[derive(Debug, Clone, PartialEq)]
-enum End {
-    /// The end of the value's type bracket.
-    Open,
-    Incl(RawBson),
-    Excl(RawBson),
-}
-
-/// A set of values of one type bracket: `(lower, upper)`.
-#[derive(Debug, Clone, PartialEq)]
-struct Interval {
-    tag: u8,
-    lower: End,
-    upper: End,
-    /// Bounds in byte order whatever the query's collation (a regex
-    /// prefix: regexes never use a collation), so only an index without
-    /// one can serve them.
-    binary: bool,
-}
 
 /// Chooses a plan.
 pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
@@ -176,6 +90,13 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
                 return Ok(index_plan(index, intervals, q));
             }
         }
+        let kind = match want_points {
+            true => wildcard::Kind::Points,
+            false => wildcard::Kind::Ranges,
+        };
+        if let Some(plan) = wildcard::chosen(meta, q, kind)? {
+            return Ok(plan);
+        }
     }
     if let Some(sort) = &q.sort {
         for (index, index_coll) in &usable {
@@ -187,23 +108,6 @@ pub fn plan(meta: &CollectionMeta, q: &QuerySpec) -> Result<Plan> {
         }
     }
     Ok(collscan(meta, Direction::Forward))
-}
-
-/// The collation an index's keys are ordered by (for `_id_`, the records
-/// family's: the collection's default collation).
-pub(crate) fn index_collation(index: &IndexMeta) -> Result<Option<std::sync::Arc<Collation>>> {
-    index.collation()
-}
-
-/// Whether an index in collation `index` can serve these bounds of a query
-/// in collation `query`: always when they are the same, and otherwise
-/// when no bound is a string (other values are keyed alike in every
-/// collation).
-fn serves(index: Option<&Collation>, query: Option<&Collation>, intervals: &[Interval]) -> bool {
-    if intervals.iter().any(|iv| iv.binary) {
-        return index.is_none();
-    }
-    collation::same(index, query) || intervals.iter().all(|iv| iv.tag != bracket::TAG_STRING)
 }
 
 /// The index a hint names (None for `$natural`); BadHint when there is
@@ -261,6 +165,11 @@ fn plan_hinted(meta: &CollectionMeta, q: &QuerySpec, hint: &Hint) -> Result<Plan
         return Ok(geo_plan(meta, q, Some(index))
             .unwrap_or_else(|| whole_index_plan(index, Direction::Forward, false)));
     }
+    // A wildcard index's keys are paths and values: a predicate on a path
+    // it holds finds them.
+    if index.is_wildcard() {
+        return wildcard::hinted(index, q);
+    }
     // A hashed index's keys are hashes: only equality finds them.
     if index.is_hashed() {
         return Ok(hashed_plan(meta, q, Some(index))
@@ -302,6 +211,7 @@ fn general_purpose(i: &IndexMeta) -> bool {
         && !i.is_geo()
         && !i.is_hashed()
         && !i.is_text()
+        && !i.is_wildcard()
 }
 
 /// A plan over a `hashed` index (the one `hinted`, or the first that
@@ -504,8 +414,7 @@ fn geo_plan(meta: &CollectionMeta, q: &QuerySpec, index: Option<&IndexMeta>) -> 
     })
 }
 
-/// A forward scan of `ranges` of a special index (geo cells, hashes) for
-/// candidates the filter then decides, in no useful order; explain shows
+/// [`Plan::candidates`] of a special index (geo cells, hashes) with
 /// `shown` as the bounds on `field`.
 fn candidates_plan(
     index: &IndexMeta,
@@ -513,35 +422,7 @@ fn candidates_plan(
     field: &str,
     shown: Vec<String>,
 ) -> Plan {
-    Plan {
-        access: Access::Index {
-            index: Box::new(index.clone()),
-            ranges,
-            dir: Direction::Forward,
-        },
-        sorted_by_access: false,
-        bounds: vec![(field.to_owned(), shown)],
-        stage: "IXSCAN",
-    }
-}
-
-/// Whether `index` holds every document `filter` can match: it has no
-/// partial filter, or `filter` implies it (compared, as the index's
-/// entries were, under the index's collation `index_coll`).
-fn holds_every_match(
-    index: &IndexMeta,
-    index_coll: Option<std::sync::Arc<Collation>>,
-    filter: &Filter,
-) -> bool {
-    let Some(partial) = &index.partial_filter else {
-        return true;
-    };
-    // A stored filter that no longer parses is a reason not to trust the
-    // index for unhinted queries, not to fail them.
-    bson::RawDocumentBuf::try_from(partial)
-        .ok()
-        .and_then(|raw| Filter::parse(&raw).ok())
-        .is_some_and(|p| filter.implies(&p.collated(index_coll)))
+    Plan::candidates(index, ranges, vec![(field.to_owned(), shown)])
 }
 
 fn leading_field(index: &IndexMeta) -> String {
@@ -699,244 +580,4 @@ fn records_plan(intervals: Vec<Interval>, q: &QuerySpec, id_coll: Option<&Collat
         )],
         stage: "IDHACK",
     }
-}
-
-/// Whether an index can look this value up (anything else falls back to
-/// a scan).
-fn indexable(v: &RawBson) -> bool {
-    ordered_scalar(v.as_raw_bson_ref())
-}
-
-fn tag_of(v: &RawBson) -> u8 {
-    let mut buf = Vec::with_capacity(16);
-    keycode::encode_value(&mut buf, v.as_raw_bson_ref());
-    buf[0]
-}
-
-/// Equality / `$in` on `path` as point intervals, if every value is
-/// indexable.
-fn point_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>> {
-    for (p, pred) in preds {
-        if *p != path {
-            continue;
-        }
-        let values: Vec<&RawBson> = match pred {
-            Pred::Eq(v) => vec![v],
-            Pred::In(vs) if !vs.is_empty() => vs.iter().collect(),
-            _ => continue,
-        };
-        if values.iter().all(|v| indexable(v)) {
-            return Some(
-                values
-                    .into_iter()
-                    .map(|v| Interval {
-                        tag: tag_of(v),
-                        lower: End::Incl(v.clone()),
-                        upper: End::Incl(v.clone()),
-                        binary: false,
-                    })
-                    .collect(),
-            );
-        }
-    }
-    None
-}
-
-/// `$gt/$gte/$lt/$lte` on `path` intersected into one interval, strings
-/// ordered by `coll`.
-fn range_intervals(
-    preds: &[(&str, &Pred)],
-    path: &str,
-    coll: Option<&Collation>,
-) -> Option<Vec<Interval>> {
-    let mut iv: Option<Interval> = None;
-    for (p, pred) in preds {
-        if *p != path {
-            continue;
-        }
-        let (v, is_lower, end) = match pred {
-            Pred::Gt(v) => (v, true, End::Excl(v.clone())),
-            Pred::Gte(v) => (v, true, End::Incl(v.clone())),
-            Pred::Lt(v) => (v, false, End::Excl(v.clone())),
-            Pred::Lte(v) => (v, false, End::Incl(v.clone())),
-            _ => continue,
-        };
-        if !indexable(v) {
-            continue;
-        }
-        let tag = tag_of(v);
-        let cur = iv.get_or_insert(Interval {
-            tag,
-            lower: End::Open,
-            upper: End::Open,
-            binary: false,
-        });
-        if cur.tag != tag {
-            // Two brackets: nothing can match; an empty interval says so.
-            return Some(Vec::new());
-        }
-        if is_lower {
-            cur.lower = tighter(&cur.lower, end, true, coll);
-        } else {
-            cur.upper = tighter(&cur.upper, end, false, coll);
-        }
-    }
-    iv.map(|i| vec![i])
-}
-
-/// A regex with a literal prefix on `path` (`^abc`): the strings from
-/// `"abc"` up to (not including) `"abd"`, and the regex value itself (an
-/// equal stored regex matches too), as MongoDB bounds it. The regex still
-/// checks every candidate.
-fn regex_intervals(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>> {
-    preds.iter().find_map(|(p, pred)| {
-        let Pred::Regex(regex) = pred else {
-            return None;
-        };
-        if *p != path {
-            return None;
-        }
-        let prefix = regex.literal_prefix().filter(|p| !p.is_empty())?;
-        let upper = match prefix_upper_bound(&prefix) {
-            Some(u) => End::Excl(RawBson::String(u)),
-            None => End::Open,
-        };
-        let value = RawBson::RegularExpression(bson::Regex {
-            pattern: regex.pattern().try_into().ok()?,
-            options: regex.options().try_into().ok()?,
-        });
-        Some(vec![
-            Interval {
-                tag: bracket::TAG_STRING,
-                lower: End::Incl(RawBson::String(prefix)),
-                upper,
-                binary: true,
-            },
-            Interval {
-                tag: bracket::TAG_REGEX,
-                lower: End::Incl(value.clone()),
-                upper: End::Incl(value),
-                binary: true,
-            },
-        ])
-    })
-}
-
-fn end_key(e: &End, coll: Option<&Collation>) -> Option<(Vec<u8>, bool)> {
-    let encode = |v: &RawBson| {
-        let mut key = Vec::new();
-        keycode::encode_collated(&mut key, v.as_raw_bson_ref(), coll);
-        key
-    };
-    match e {
-        End::Open => None,
-        End::Incl(v) => Some((encode(v), true)),
-        End::Excl(v) => Some((encode(v), false)),
-    }
-}
-
-/// The stricter of two ends of the same side.
-fn tighter(cur: &End, new: End, lower: bool, coll: Option<&Collation>) -> End {
-    let (Some((a, a_incl)), Some((b, b_incl))) = (end_key(cur, coll), end_key(&new, coll)) else {
-        return if matches!(cur, End::Open) {
-            new
-        } else {
-            cur.clone()
-        };
-    };
-    let new_wins = match a.cmp(&b) {
-        std::cmp::Ordering::Equal => a_incl && !b_incl,
-        std::cmp::Ordering::Less => lower,
-        std::cmp::Ordering::Greater => !lower,
-    };
-    if new_wins { new } else { cur.clone() }
-}
-
-fn invert(bytes: &[u8]) -> Vec<u8> {
-    bytes.iter().map(|b| !b).collect()
-}
-
-fn succ(bytes: &[u8]) -> Vec<u8> {
-    keycode::prefix_successor(bytes).unwrap_or_else(|| vec![0xFF; bytes.len() + 1])
-}
-
-/// The key range holding every entry whose leading field lies in `iv`.
-fn key_range(iv: &Interval, descending: bool, coll: Option<&Collation>) -> KeyRange {
-    let coll = if iv.binary { None } else { coll };
-    let lo = end_key(&iv.lower, coll);
-    // A point's two ends are one key: encode it once (a collation sort key
-    // is the costly part of planning a collated lookup).
-    let hi = if iv.lower == iv.upper {
-        lo.clone()
-    } else {
-        end_key(&iv.upper, coll)
-    };
-    if !descending {
-        let lower = match lo {
-            None => vec![iv.tag],
-            Some((k, true)) => k,
-            Some((k, false)) => succ(&k),
-        };
-        let upper = match hi {
-            None => vec![iv.tag + 1],
-            Some((k, true)) => succ(&k),
-            Some((k, false)) => k,
-        };
-        KeyRange::new(lower, Some(upper))
-    } else {
-        let lower = match hi {
-            None => vec![!iv.tag],
-            Some((k, true)) => invert(&k),
-            Some((k, false)) => succ(&invert(&k)),
-        };
-        let upper = match lo {
-            None => vec![(!iv.tag).wrapping_add(1)],
-            Some((k, true)) => succ(&invert(&k)),
-            Some((k, false)) => invert(&k),
-        };
-        KeyRange::new(lower, Some(upper))
-    }
-}
-
-/// An interval in explain notation: `[5, 5]`, `(3, inf.0]`.
-fn show(iv: &Interval, descending: bool) -> String {
-    let val = |e: &End, low: bool| match e {
-        End::Incl(v) | End::Excl(v) => bson::Bson::try_from(v.clone())
-            .map(|b| ebb_lang::encoding::display::shell(&b))
-            .unwrap_or_default(),
-        End::Open => bracket_end(iv.tag, low),
-    };
-    let open = |e: &End| if matches!(e, End::Excl(_)) { "(" } else { "[" };
-    let close = |e: &End| if matches!(e, End::Excl(_)) { ")" } else { "]" };
-    if descending {
-        format!(
-            "{}{}, {}{}",
-            open(&iv.upper),
-            val(&iv.upper, false),
-            val(&iv.lower, true),
-            close(&iv.lower)
-        )
-    } else {
-        format!(
-            "{}{}, {}{}",
-            open(&iv.lower),
-            val(&iv.lower, true),
-            val(&iv.upper, false),
-            close(&iv.upper)
-        )
-    }
-}
-
-fn bracket_end(tag: u8, low: bool) -> String {
-    let s = match (tag, low) {
-        (t, true) if t == bracket::TAG_NUMBER => "-inf.0",
-        (t, false) if t == bracket::TAG_NUMBER => "inf.0",
-        (t, true) if t == bracket::TAG_STRING => "\"\"",
-        (t, false) if t == bracket::TAG_STRING => "{}",
-        (t, true) if t == bracket::TAG_DATE => "new Date(-9223372036854775808)",
-        (t, false) if t == bracket::TAG_DATE => "new Date(9223372036854775807)",
-        (_, true) => "MinKey",
-        (_, false) => "MaxKey",
-    };
-    s.to_owned()
 }

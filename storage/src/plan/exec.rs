@@ -116,6 +116,14 @@ pub struct QueryCursor {
     /// entries due when the first batch ran (`ttl::outside_due`); `None`
     /// until then.
     outside_due: Option<bool>,
+    /// Whether the index answers alone (`plan::cover`): an entry that
+    /// carries its values' types is turned back into a document instead
+    /// of its record being read.
+    covered: bool,
+    /// Whether the running batch does so: not while due documents are
+    /// judged by their dates, nor while the collection has entries queued
+    /// for the sweep (whose records are gone).
+    from_entries: bool,
     /// The plan as mongod's profiler and logs name it (`COLLSCAN`,
     /// `IDHACK`, `IXSCAN { a: 1 }`).
     plan_summary: String,
@@ -218,8 +226,17 @@ impl QueryCursor {
             pending: VecDeque::new(),
             tailable: false,
             outside_due: None,
+            covered: false,
+            from_entries: false,
             stats: ExecStats::default(),
         })
+    }
+
+    /// The same cursor answering from its index where it can, for a
+    /// query [`super::cover::covers`] found it can answer.
+    pub fn covering(mut self) -> Self {
+        self.covered = self.keygen.as_ref().is_some_and(KeyGen::is_coverable);
+        self
     }
 
     /// The same cursor made tailable: only a forward scan of a capped
@@ -345,6 +362,9 @@ impl QueryCursor {
             Some(now) => self.due.again(snap, &self.coll, now)?,
             None => Due::Nothing,
         };
+        self.from_entries = self.covered
+            && !matches!(self.due, Due::Check(_))
+            && ttl::sweep::nothing_queued(snap, &self.coll)?;
         if self.sort.is_some() && self.sorted.is_none() {
             self.run_blocking_sort(snap)?;
         }
@@ -568,6 +588,8 @@ impl QueryCursor {
                 {
                     self.check_deadline()?;
                 }
+                // Whether a record was read (not an entry's own document).
+                let mut fetched = true;
                 let found = match &self.keygen {
                     // An order entry's value is its record's key.
                     None if natural => {
@@ -582,12 +604,19 @@ impl QueryCursor {
                     }),
                     Some(kg) => {
                         let id_key = kg.id_suffix(&key)?.to_vec();
-                        if self.seen.insert(id_key.clone()) {
+                        let from_entry = match self.from_entries {
+                            true => kg.rebuild(&key, cursor.value())?,
+                            false => None,
+                        };
+                        if !self.seen.insert(id_key.clone()) {
+                            None
+                        } else if let Some(doc) = from_entry {
+                            fetched = false;
+                            Some(Found { id_key, doc })
+                        } else {
                             snap.get(Cf::Id(self.coll.meta.id), &id_key)?
                                 .map(|v| raw_doc(&v).map(|doc| Found { id_key, doc }))
                                 .transpose()?
-                        } else {
-                            None
                         }
                     }
                 };
@@ -608,7 +637,12 @@ impl QueryCursor {
                         }
                         self.drain_pending(take)?
                     }
-                    None => self.offer(found, true, take)?,
+                    None => {
+                        if fetched {
+                            self.stats.docs_examined += 1;
+                        }
+                        self.offer(found, true, take)?
+                    }
                 };
                 match flow {
                     Flow::Next => {}
@@ -676,6 +710,7 @@ impl QueryCursor {
     /// Offers the waiting measurements of a bucket, in order.
     fn drain_pending(&mut self, take: &mut dyn FnMut(Found) -> bool) -> Result<Flow> {
         while let Some(found) = self.pending.pop_front() {
+            self.stats.docs_examined += 1;
             match self.offer(found, false, take)? {
                 Flow::Next => {}
                 other => return Ok(other),
@@ -693,7 +728,6 @@ impl QueryCursor {
         check_due: bool,
         take: &mut dyn FnMut(Found) -> bool,
     ) -> Result<Flow> {
-        self.stats.docs_examined += 1;
         if !self.filter.matches(&found.doc)? {
             return Ok(Flow::Next);
         }

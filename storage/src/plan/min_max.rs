@@ -46,8 +46,11 @@ pub fn plan(
     };
     let index_coll = index_collation(index)?;
     let query_coll = spec.filter.collation().map(|c| &**c);
+    // A wildcard index's keys are paths and values, not its key pattern's.
     for bound in [min, max] {
-        if !bound.is_empty() && !compatible(bound, index, index_coll.as_deref(), query_coll) {
+        if index.is_wildcard()
+            || (!bound.is_empty() && !compatible(bound, index, index_coll.as_deref(), query_coll))
+        {
             return Err(Error::new(
                 ErrorKind::MinMaxIncompatibleIndex,
                 "The index chosen is not compatible with min/max",

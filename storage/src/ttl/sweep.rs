@@ -15,9 +15,10 @@
 //! Until the sweep, an entry whose document is gone stays in its index.
 //! Three rules keep it out of every answer:
 //!
-//! - readers answer from records, never from an index entry alone: an
-//!   index scan fetches the record of each entry and passes over an entry
-//!   whose record is missing (`plan::exec`);
+//! - readers answer from records: an index scan fetches the record of
+//!   each entry and passes over an entry whose record is missing
+//!   (`plan::exec`); a covered read answers from entries alone only in a
+//!   snapshot where the collection has nothing queued ([`nothing_queued`]);
 //! - the writer sweeps before it stores a record under an id that has
 //!   queued entries (`Writer::insert_keyed` asks [`Sweep::holds`]): the new
 //!   document may share an entry with the old one, which the sweep would
@@ -233,6 +234,19 @@ fn read_group(engine: &dyn Engine, coll: &Collection, run: &mut Run, budget: usi
         run.groups.push(group);
     }
     Ok(())
+}
+
+/// Whether `coll`'s collection has nothing queued on `snap`: every index
+/// entry there belongs to a record, so a covered read may answer from
+/// entries alone (`plan::cover`).
+pub fn nothing_queued(snap: &dyn Snapshot, coll: &Collection) -> Result<bool> {
+    let cursor = snap.cursor(
+        Cf::Catalog,
+        catalog::sweep_range(coll.meta.id),
+        Direction::Forward,
+    )?;
+    cursor.status()?;
+    Ok(!cursor.valid())
 }
 
 /// The queued entries of `coll`'s collection still in its indexes on

@@ -173,10 +173,18 @@ impl<'e> Writer<'e> {
 
     /// Buffers an index entry, noting its due time. A TTL entry carries
     /// `carried` (see `ttl::carry`), other entries are empty.
-    fn put_index_entry(&mut self, kg: &KeyGen, entry: &[u8], carried: &[u8]) -> Result<()> {
+    /// Puts one entry of `kg`: a TTL index's carries `carried`
+    /// (`ttl::carry`), another's `cover` (`index::cover`).
+    fn put_index_entry(
+        &mut self,
+        kg: &KeyGen,
+        entry: &[u8],
+        carried: &[u8],
+        cover: &[u8],
+    ) -> Result<()> {
         let value = match kg.expire_after_secs() {
             Some(_) => carried,
-            None => &[],
+            None => cover,
         };
         if let Some(due) = kg.note_put(entry) {
             self.earliest_due = Some(self.earliest_due.map_or(due, |e| e.min(due)));
@@ -407,8 +415,9 @@ impl<'e> Writer<'e> {
                 .map(|(kg, span)| (kg.cf, &entries[span.clone()])),
         );
         for (kg, span) in coll.keygens.iter().zip(&spans) {
+            let cover = kg.cover_value(doc, span.len());
             for entry in &entries[span.clone()] {
-                self.put_index_entry(kg, entry, &carried)?;
+                self.put_index_entry(kg, entry, &carried, &cover)?;
             }
         }
         self.scratch = Scratch {
@@ -502,9 +511,13 @@ impl<'e> Writer<'e> {
                 .filter(|e| !new_entries.contains(e))
                 .cloned()
                 .collect();
+            // An entry whose value changed type (`5` to `5.0`) keeps its
+            // key but is written again with the new types.
+            let cover = kg.cover_value(new, new_entries.len());
+            let retyped = cover != kg.cover_value(old, old_entries.len());
             let added: Vec<Vec<u8>> = new_entries
                 .iter()
-                .filter(|e| !old_entries.contains(e))
+                .filter(|e| retyped || !old_entries.contains(e))
                 .cloned()
                 .collect();
             if kg.unique {
@@ -516,14 +529,14 @@ impl<'e> Writer<'e> {
                     self.claim_unique(kg, entry, id_key)?;
                 }
             }
-            changes.push((kg, removed, added));
+            changes.push((kg, removed, added, cover));
             all_new.push(new_entries);
         }
         // TTL entries carry every entry of the document: when any changed,
         // each TTL entry is written again with the new list.
         let changed = changes
             .iter()
-            .any(|(_, removed, added)| !removed.is_empty() || !added.is_empty());
+            .any(|(_, removed, added, _)| !removed.is_empty() || !added.is_empty());
         let carried = match changed {
             true => carried(
                 coll,
@@ -534,13 +547,13 @@ impl<'e> Writer<'e> {
             ),
             false => Vec::new(),
         };
-        for ((kg, removed, added), new_entries) in changes.into_iter().zip(&all_new) {
+        for ((kg, removed, added, cover), new_entries) in changes.into_iter().zip(&all_new) {
             for e in removed {
                 self.batch.delete(Cf::Id(kg.cf), &e)?;
             }
             let rewrite = changed && kg.expire_after_secs().is_some();
             for e in if rewrite { new_entries } else { &added } {
-                self.put_index_entry(kg, e, &carried)?;
+                self.put_index_entry(kg, e, &carried, &cover)?;
             }
         }
         self.batch
@@ -554,14 +567,21 @@ impl<'e> Writer<'e> {
         Ok(())
     }
 
-    /// Adds one index entry directly (index builds).
-    pub fn put_entry(&mut self, kg: &KeyGen, entry: &[u8], id_key: &[u8]) -> Result<()> {
+    /// Adds one index entry directly (index builds), with its `cover`
+    /// value (`KeyGen::cover_value`).
+    pub fn put_entry(
+        &mut self,
+        kg: &KeyGen,
+        entry: &[u8],
+        id_key: &[u8],
+        cover: &[u8],
+    ) -> Result<()> {
         if kg.unique {
             self.claim_unique(kg, entry, id_key)?;
         }
-        // Entries built into an existing collection carry nothing: expiry
-        // reads those documents' records (`ttl::carry`).
-        self.put_index_entry(kg, entry, &[])
+        // Entries built into an existing collection carry no TTL list:
+        // expiry reads those documents' records (`ttl::carry`).
+        self.put_index_entry(kg, entry, &[], cover)
     }
 
     /// Deletes a key range of a column family (index or records).

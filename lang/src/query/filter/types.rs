@@ -228,6 +228,22 @@ impl Filter {
         self.root.any(&|e| matches!(e, Expr::Where(_)))
     }
 
+    /// Whether the filter reads nothing but the values at `paths`: every
+    /// condition is on one of them (no `$expr`, `$where`, `$jsonSchema`
+    /// or `$text`, which read the whole document). Such a filter decides a
+    /// document from those values alone.
+    pub fn reads_only(&self, paths: &[&str]) -> bool {
+        fn within(e: &Expr, paths: &[&str]) -> bool {
+            match e {
+                Expr::And(c) | Expr::Or(c) | Expr::Nor(c) => c.iter().all(|e| within(e, paths)),
+                Expr::Path { path, .. } => paths.contains(&path.as_str()),
+                Expr::AlwaysTrue | Expr::AlwaysFalse => true,
+                Expr::JsonSchema(_) | Expr::Expr(_) | Expr::Where(_) => false,
+            }
+        }
+        self.text.is_none() && within(&self.root, paths)
+    }
+
     pub fn root(&self) -> &Expr {
         &self.root
     }
