@@ -265,8 +265,9 @@ async fn what_a_2dsphere_index_cannot_be_is_refused() {
                 .await
         }
     };
+    // Two 2dsphere fields in one index: mongod's, not ebb's.
     expect_code(
-        create(doc! { "key": { "loc": "2dsphere", "a": 1 }, "name": "x" }).await,
+        create(doc! { "key": { "loc": "2dsphere", "a": "2dsphere" }, "name": "x" }).await,
         67,
     );
     expect_code(
@@ -282,7 +283,15 @@ async fn what_a_2dsphere_index_cannot_be_is_refused() {
         67,
     );
     expect_code(
-        create(doc! { "key": { "loc": "2d", "a": 1 }, "name": "x" }).await,
+        create(doc! { "key": { "a": 1, "loc": "2d" }, "name": "x" }).await,
+        16801,
+    );
+    expect_code(
+        create(doc! { "key": { "loc": "2d", "a": "2d" }, "name": "x" }).await,
+        16800,
+    );
+    expect_code(
+        create(doc! { "key": { "loc": "2d", "a": "2dsphere" }, "name": "x" }).await,
         67,
     );
     create(doc! { "key": { "loc": "2dsphere" }, "name": "x", "2dsphereIndexVersion": 2 })

@@ -23,6 +23,7 @@ mod expr;
 mod find_options;
 mod framing;
 mod geo;
+mod geo_compound;
 mod geo_flat;
 mod handshake_admin;
 mod hashed;

@@ -2,7 +2,8 @@
 //! Rust driver: the index's spec in `listIndexes`, `$text` with terms,
 //! phrases, negations, languages and sensitivity, scores in projections,
 //! sorts and aggregations, the writes and counts that take `$text`, what
-//! explain shows, mongod's errors, and a text index beside a TTL index.
+//! explain shows, mongod's errors, a compound text index searched within
+//! its prefix values, and a text index beside a TTL index.
 
 use std::sync::Arc;
 
@@ -395,8 +396,13 @@ async fn mongods_errors() {
         create_other(fresh(doc! { "expireAfterSeconds": 5 })).await,
         67,
     );
+    // Text fields in one run, beside ordinary fields only.
     expect_code(
-        create_other(doc! { "key": { "a": 1, "body": "text" }, "name": "c" }).await,
+        create_other(doc! { "key": { "a": "text", "b": 1, "body": "text" }, "name": "c" }).await,
+        67,
+    );
+    expect_code(
+        create_other(doc! { "key": { "a": "hashed", "body": "text" }, "name": "c" }).await,
         67,
     );
     expect_code(
@@ -472,4 +478,71 @@ async fn documents_that_expire_leave_the_text_index() {
     let keys = r.get_document("keysPerIndex").unwrap();
     // "post", "number", the number and "coffe" for each live document.
     assert_eq!(keys.get_i64("body_text").unwrap(), 50 * 4, "{keys}");
+}
+
+#[tokio::test]
+async fn a_compound_text_index_searches_within_its_prefix_values() {
+    let node = TestNode::start();
+    let db = node.db("text").await;
+    let c = db.collection::<Document>("notes");
+    db.run_command(doc! { "createIndexes": "notes", "indexes": [
+        { "key": { "tenant": 1, "body": "text", "at": -1 }, "name": "tenant_body_at" },
+    ] })
+    .await
+    .unwrap();
+    let listed = first_batch(&db, doc! { "listIndexes": "notes" }).await;
+    assert_eq!(
+        listed[1].get_document("key").unwrap(),
+        &doc! { "tenant": 1, "_fts": "text", "_ftsx": 1, "at": -1 }
+    );
+    assert_eq!(
+        listed[1].get_document("weights").unwrap(),
+        &doc! { "body": 1 }
+    );
+    c.insert_many(vec![
+        doc! { "_id": 1, "tenant": "acme", "body": "coffee beans", "at": 1 },
+        doc! { "_id": 2, "tenant": "acme", "body": "coffee coffee cake", "at": 2 },
+        doc! { "_id": 3, "tenant": "globex", "body": "coffee", "at": 3 },
+        doc! { "_id": 4, "body": "coffee without a tenant" },
+        doc! { "_id": 5, "tenant": "acme", "body": "tea" },
+    ])
+    .await
+    .unwrap();
+    let within = |tenant: Bson| {
+        let mut f = search("coffee");
+        f.insert("tenant", tenant);
+        f
+    };
+    let found = scored(&c, within(Bson::String("acme".into()))).await;
+    assert_eq!(found.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [2, 1]);
+    assert!(found[0].1 > found[1].1, "{found:?}");
+    assert_eq!(ids(&c, within(Bson::String("globex".into()))).await, [3]);
+    assert_eq!(ids(&c, within(Bson::Null)).await, [4]);
+    // Without an equality on every prefix field: mongod's 291.
+    for filter in [
+        search("coffee"),
+        within(Bson::Document(doc! { "$in": ["acme", "globex"] })),
+    ] {
+        let e = c.find(filter).await.map(|_| ());
+        expect_code(e, 291);
+    }
+    // An array at an ordinary field of a text index: mongod's 133.
+    for bad in [
+        doc! { "_id": 9, "tenant": ["acme"], "body": "x" },
+        doc! { "_id": 9, "tenant": "acme", "body": "x", "at": [1, 2] },
+    ] {
+        let msg = expect_code(c.insert_one(bad).await, 133);
+        assert!(msg.contains("of text index contains an array"), "{msg}");
+    }
+    // A document that moves to another tenant moves its entries.
+    c.update_one(doc! { "_id": 1 }, doc! { "$set": { "tenant": "globex" } })
+        .await
+        .unwrap();
+    assert_eq!(ids(&c, within(Bson::String("acme".into()))).await, [2]);
+    assert_eq!(ids(&c, within(Bson::String("globex".into()))).await, [1, 3]);
+    let v = db
+        .run_command(doc! { "validate": "notes", "full": true })
+        .await
+        .unwrap();
+    assert!(v.get_bool("valid").unwrap(), "{v}");
 }

@@ -93,6 +93,9 @@ pub enum ErrorKind {
     FlatOutOfRange,
     /// A `hashed` index met an array at its field.
     HashedArray,
+    /// A value an index cannot key (an array at a compound text index's
+    /// ordinary field); mongod's CannotBuildIndexKeys, 133.
+    CannotBuildIndexKeys,
     /// The sort would exceed the in-memory sort limit.
     QueryExceededMemoryLimit,
     /// A find projection mixes inclusion into an exclusion projection

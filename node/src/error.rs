@@ -63,6 +63,7 @@ code_table! {
     CONFLICTING_UPDATE_OPERATORS = 40, "ConflictingUpdateOperators";
     CURSOR_NOT_FOUND = 43, "CursorNotFound";
     CAPPED_POSITION_LOST = 136, "CappedPositionLost";
+    CANNOT_BUILD_INDEX_KEYS = 133, "CannotBuildIndexKeys";
     MAX_TIME_MS_EXPIRED = 50, "MaxTimeMSExpired";
     CLIENT_DISCONNECT = 279, "ClientDisconnect";
     OUT_OF_DISK_SPACE = 14031, "OutOfDiskSpace";
@@ -124,6 +125,8 @@ code_table! {
     NO_QUERY_EXECUTION_PLANS = 291, "NoQueryExecutionPlans";
     CANNOT_EXTRACT_GEO_KEYS = 16755, "Location16755";
     HASHED_ARRAY = 16766, "Location16766";
+    TWO_GEO_FIELDS = 16800, "Location16800";
+    FLAT_NOT_FIRST = 16801, "Location16801";
     FLAT_NOT_A_LOCATION = 16804, "Location16804";
     FLAT_EMPTY_LOCATION = 13067, "Location13067";
     FLAT_ONE_ELEMENT = 13068, "Location13068";
@@ -643,6 +646,7 @@ pub fn code_of(kind: ErrorKind) -> i32 {
         NoQueryExecutionPlans => NO_QUERY_EXECUTION_PLANS,
         CannotExtractGeoKeys => CANNOT_EXTRACT_GEO_KEYS,
         HashedArray => HASHED_ARRAY,
+        CannotBuildIndexKeys => CANNOT_BUILD_INDEX_KEYS,
         FlatNotALocation => FLAT_NOT_A_LOCATION,
         FlatEmptyLocation => FLAT_EMPTY_LOCATION,
         FlatOneElement => FLAT_ONE_ELEMENT,

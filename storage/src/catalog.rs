@@ -137,6 +137,15 @@ impl IndexMeta {
         self.key.values().any(|v| v.as_str() == Some(GEO_2D))
     }
 
+    /// A geo index's location field (the one whose key type is `2dsphere`
+    /// or `2d`; the others of a compound geo index are ordinary fields).
+    pub fn geo_field(&self) -> Option<&str> {
+        self.key
+            .iter()
+            .find(|(_, v)| matches!(v.as_str(), Some(GEO_2DSPHERE | GEO_2D)))
+            .map(|(k, _)| k.as_str())
+    }
+
     /// Whether this is a `hashed` index (its key holds mongod's hash of
     /// its field's value, `ebb_lang::encoding::hashed`).
     pub fn is_hashed(&self) -> bool {

@@ -70,3 +70,21 @@ def test_a_2d_model_is_searched_on_the_plane_and_refuses_what_it_cannot_key(db):
     with pytest.raises(OperationFailure) as refused:
         db.shops.insert_one({"loc": [181, 0]})
     assert refused.value.code == 13027
+
+
+def test_a_compound_2dsphere_index_serves_near_with_its_other_field(db):
+    db.venues.create_index([("kind", pymongo.ASCENDING), ("loc", pymongo.GEOSPHERE)])
+    db.venues.insert_many([
+        {"_id": "cafe", "kind": "food", "loc": point(2.35, 48.85)},
+        {"_id": "bakery", "kind": "food", "loc": point(2.36, 48.86)},
+        {"_id": "hardware", "kind": "tools", "loc": point(2.35, 48.85)},
+    ])
+    near = {"kind": "food", "loc": {"$near": {"$geometry": point(2.351, 48.851), "$maxDistance": 5000}}}
+    assert [d["_id"] for d in db.venues.find(near)] == ["cafe", "bakery"]
+    plan = db.venues.find(near).explain()["queryPlanner"]["winningPlan"]
+    while "inputStage" in plan and plan["stage"] != "IXSCAN":
+        plan = plan["inputStage"]
+    assert plan["indexName"] == "kind_1_loc_2dsphere"
+    with pytest.raises(OperationFailure) as refused:
+        db.venues.create_index([("kind", 1), ("flat", pymongo.GEO2D)])
+    assert refused.value.code == 16801

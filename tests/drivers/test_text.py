@@ -62,3 +62,18 @@ def test_listings_are_found_by_place_and_words_and_then_expire(db):
     assert list(db.listings.find({"$text": {"$search": "bike"}})) == []
     keys = db.command("validate", "listings")["keysPerIndex"]
     assert keys["words"] == 0 and keys["loc_2dsphere"] == 0
+
+
+def test_a_tenant_prefixed_text_index_searches_one_tenant_at_a_time(db):
+    db.notes.create_index([("tenant", pymongo.ASCENDING), ("body", pymongo.TEXT)])
+    info = db.notes.index_information()["tenant_1_body_text"]
+    assert info["key"] == [("tenant", 1), ("_fts", "text"), ("_ftsx", 1)]
+    db.notes.insert_many([
+        {"_id": 1, "tenant": "acme", "body": "quarterly coffee budget"},
+        {"_id": 2, "tenant": "globex", "body": "coffee machine"},
+    ])
+    found = db.notes.find({"tenant": "acme", "$text": {"$search": "coffee"}})
+    assert [d["_id"] for d in found] == [1]
+    with pytest.raises(OperationFailure) as refused:
+        list(db.notes.find({"$text": {"$search": "coffee"}}))
+    assert refused.value.code == 291

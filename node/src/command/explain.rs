@@ -454,7 +454,7 @@ fn query_stages(coll: &Collection, plan: &Plan, spec: &QuerySpec, covered: bool)
 /// `TEXT_OR` over one scan of the text index per term (None without a
 /// `$text`).
 fn text_stages(coll: &Collection, spec: &QuerySpec) -> CommandResult<Option<Document>> {
-    let Some((index, search)) = ebb_storage::plan::text::search(&coll.meta, &spec.filter, true)?
+    let Some((index, search, _)) = ebb_storage::plan::text::search(&coll.meta, &spec.filter, true)?
     else {
         return Ok(None);
     };

@@ -138,13 +138,7 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
                     )));
                 }
             }
-            RawBsonRef::String(kind @ (GEO_2DSPHERE | GEO_2D)) if key.iter().count() > 1 => {
-                return Err(cannot_create(format!(
-                    "ebb supports a {kind} index on one field, alone (key pattern {})",
-                    spec_shown(key)
-                )));
-            }
-            RawBsonRef::String(GEO_2DSPHERE | GEO_2D) => {}
+            RawBsonRef::String(GEO_2DSPHERE | GEO_2D) => check_geo_key(key)?,
             RawBsonRef::String(HASHED) if key.iter().count() == 1 => {}
             RawBsonRef::String(HASHED) => {
                 return Err(cannot_create(format!(
@@ -172,6 +166,55 @@ fn check_key_pattern(key: &RawDocument) -> CommandResult<()> {
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// A geo key pattern: one location field (a `2d` one first), any others
+/// ordinary fields, as mongod takes it (two `2dsphere` fields, which
+/// mongod also takes, are ebb's 67).
+fn check_geo_key(key: &RawDocument) -> CommandResult<()> {
+    let mut kinds = Vec::new();
+    for el in key.iter() {
+        let (_, v) = el?;
+        kinds.push(match v {
+            RawBsonRef::String(kind @ (GEO_2DSPHERE | GEO_2D)) => Some(kind),
+            _ => None,
+        });
+    }
+    let geo: Vec<(usize, &str)> = kinds
+        .iter()
+        .enumerate()
+        .filter_map(|(at, k)| k.map(|k| (at, k)))
+        .collect();
+    let flat: Vec<usize> = geo
+        .iter()
+        .filter(|(_, k)| *k == GEO_2D)
+        .map(|(at, _)| *at)
+        .collect();
+    if !flat.is_empty() && flat.len() < geo.len() {
+        return Err(cannot_create(format!(
+            "can't use more than one index plugin for a single index: {}",
+            spec_shown(key)
+        )));
+    }
+    if flat.len() > 1 {
+        return Err(CommandError::new(
+            codes::TWO_GEO_FIELDS,
+            "can't have 2 geo fields",
+        ));
+    }
+    if flat.first().is_some_and(|at| *at > 0) {
+        return Err(CommandError::new(
+            codes::FLAT_NOT_FIRST,
+            "2d has to be first in index",
+        ));
+    }
+    if geo.len() > 1 {
+        return Err(cannot_create(format!(
+            "ebb supports one 2dsphere field per index (key pattern {})",
+            spec_shown(key)
+        )));
     }
     Ok(())
 }
@@ -506,20 +549,40 @@ const TEXT_FIELDS: &[&str] = &[
     "textIndexVersion",
 ];
 
-/// A text index's spec, as mongod keeps it: every `"text"` field of the
-/// key folded into `{_fts: "text", _ftsx: 1}` and listed in `weights` (with
-/// the weights given, whole numbers in 1..99999), the default language and
-/// the language override field, version 3. ebb builds text indexes alone,
-/// without other key fields, and not unique or TTL.
+/// A text index's spec, as mongod keeps it: its `"text"` fields, one run
+/// of them, folded into `{_fts: "text", _ftsx: 1}` between the ordinary
+/// fields before them (a prefix a search must give by equality) and after
+/// them, the text fields listed in `weights` (with the weights given,
+/// whole numbers in 1..99999), the default language and the language
+/// override field, version 3; not unique nor TTL.
 fn text_options(spec: &RawDocument, key: &RawDocument, meta: &mut IndexMeta) -> CommandResult<()> {
-    if key
-        .iter()
-        .any(|el| !matches!(el, Ok((_, RawBsonRef::String(TEXT)))))
-    {
-        return Err(cannot_create(format!(
-            "ebb supports text indexes over text fields alone, not compound with other keys              (key pattern {})",
-            spec_shown(key)
-        )));
+    let mut before = Document::new();
+    let mut after = Document::new();
+    let mut text_fields = Vec::new();
+    for el in key.iter() {
+        let (field, v) = el?;
+        match v {
+            RawBsonRef::String(TEXT) if after.is_empty() => text_fields.push(field.as_str()),
+            RawBsonRef::String(TEXT) => {
+                return Err(cannot_create(format!(
+                    "the text fields of an index must be next to each other (key pattern {})",
+                    spec_shown(key)
+                )));
+            }
+            v if is_number(&v) => {
+                let side = match text_fields.is_empty() {
+                    true => &mut before,
+                    false => &mut after,
+                };
+                side.insert(field.as_str(), Bson::try_from(v)?);
+            }
+            _ => {
+                return Err(cannot_create(format!(
+                    "can't use more than one index plugin for a single index: {}",
+                    spec_shown(key)
+                )));
+            }
+        }
     }
     if meta.unique {
         return Err(cannot_create("ebb does not support unique text indexes"));
@@ -529,10 +592,9 @@ fn text_options(spec: &RawDocument, key: &RawDocument, meta: &mut IndexMeta) -> 
             "a text index cannot be a TTL index: TTL indexes hold dates",
         ));
     }
-    let mut weights: std::collections::BTreeMap<String, i32> = key
+    let mut weights: std::collections::BTreeMap<String, i32> = text_fields
         .iter()
-        .filter_map(Result::ok)
-        .map(|(field, _)| (field.as_str().to_owned(), 1))
+        .map(|field| ((*field).to_owned(), 1))
         .collect();
     match spec.get("weights")? {
         None => {}
@@ -593,7 +655,10 @@ fn text_options(spec: &RawDocument, key: &RawDocument, meta: &mut IndexMeta) -> 
             ));
         }
     }
-    meta.key = bson::doc! { "_fts": TEXT, "_ftsx": 1 };
+    meta.key = before;
+    meta.key.insert("_fts", TEXT);
+    meta.key.insert("_ftsx", 1);
+    meta.key.extend(after);
     let mut listed = Document::new();
     for (field, w) in weights {
         listed.insert(field, w);

@@ -279,8 +279,7 @@ pub async fn geo_near(
         .meta
         .indexes
         .iter()
-        .filter(|i| i.is_geo())
-        .filter_map(|i| i.key.keys().next().map(String::as_str))
+        .filter_map(|i| i.geo_field())
         .collect();
     let key = match (&stage.key, geo.as_slice()) {
         (Some(k), _) if geo.contains(&k.as_str()) => k.clone(),

@@ -32,7 +32,7 @@ pub async fn search(
             "hint is not allowed with a $text query",
         ));
     }
-    let Some((index, search)) = text::search(&coll.meta, &spec.filter, true)? else {
+    let Some((index, search, prefix)) = text::search(&coll.meta, &spec.filter, true)? else {
         return Ok(Vec::new());
     };
     let index = index.clone();
@@ -44,7 +44,7 @@ pub async fn search(
     let coll = coll.clone();
     let found = node
         .scan(move |snap| {
-            let scores = text::candidates(snap, &index, &search)?;
+            let scores = text::candidates(snap, &index, &search, &prefix)?;
             let plan = text::plan(&index, scores.keys().cloned());
             let mut query =
                 QueryCursor::new(&coll, plan, filter, None, 0, None)?.with_time_limit(max_time);

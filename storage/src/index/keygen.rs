@@ -17,6 +17,11 @@
 //! may hold at most one array (no parallel arrays); a sparse index skips
 //! documents missing every key field; a partial index skips documents its
 //! filter does not match.
+//!
+//! A geo index's entries start with the location's cell (`index::geo`,
+//! `index::flat`) whatever its field's place in the key pattern, followed
+//! by the other fields' values; a wildcard index's start with the leaf's
+//! path (`index::wildcard`).
 
 use std::sync::Arc;
 
@@ -145,7 +150,16 @@ impl KeyGen {
             && !index.is_internal()
             && !index.is_wildcard()
             && collation.is_none();
-        let fields = index.fields();
+        let mut fields = index.fields();
+        // A geo index's entries start with the location's cell, whatever
+        // its field's place in the key pattern.
+        if let Some(at) = fields
+            .iter()
+            .position(|(f, _)| Some(f.as_str()) == index.geo_field())
+        {
+            let geo = fields.remove(at);
+            fields.insert(0, geo);
+        }
         let ascending_ttl = index.is_ttl() && fields.first().is_some_and(|(_, asc)| *asc);
         Ok(KeyGen {
             cf: index.id,
@@ -312,7 +326,11 @@ impl KeyGen {
             return self.hashed_key(doc, id_key, out);
         }
         if let Some(text) = &self.text {
-            return text_keys(text, doc, id_key, out);
+            let (before, after) = text_fields_at(&self.fields);
+            let end = self.fields.len() - after;
+            let prefix = self.single_values(doc, &self.fields[..before])?;
+            let suffix = self.single_values(doc, &self.fields[end..])?;
+            return text_keys(text, (&prefix, &suffix), doc, id_key, out);
         }
         if let Some(wildcard) = &self.wildcard {
             return self.wildcard_keys(wildcard, doc, id_key, out);
@@ -417,12 +435,71 @@ impl KeyGen {
         }
         found.sort_unstable();
         found.dedup();
-        for cell in &found {
-            let mut key = super::geo::cell_key(*cell);
-            key.extend_from_slice(id_key);
-            out.push(key);
+        if found.is_empty() {
+            return Ok(0);
         }
-        Ok(found.len())
+        let tails = self.other_fields(doc)?;
+        for cell in &found {
+            for tail in &tails {
+                let mut key = super::geo::cell_key(*cell);
+                key.extend_from_slice(tail);
+                key.extend_from_slice(id_key);
+                out.push(key);
+            }
+        }
+        Ok(found.len() * tails.len())
+    }
+
+    /// The encoded values of a compound geo index's fields after its
+    /// location's, one per key of `doc` (multikey), as an ordinary index
+    /// keys them; one empty tail for a geo index of one field.
+    fn other_fields(&self, doc: &RawDocument) -> Result<Vec<Vec<u8>>> {
+        let others = &self.fields[1..];
+        if others.is_empty() {
+            return Ok(vec![Vec::new()]);
+        }
+        let paths: Vec<&str> = others.iter().map(|(p, _)| p.as_str()).collect();
+        let found = index_keys(doc, &paths)?;
+        let missing = vec![None; paths.len()];
+        let keys = match found.keys.is_empty() {
+            true => std::slice::from_ref(&missing),
+            false => &found.keys[..],
+        };
+        let mut tails: Vec<Vec<u8>> = keys
+            .iter()
+            .map(|parts| {
+                let mut tail = Vec::with_capacity(16);
+                for ((_, ascending), part) in others.iter().zip(parts) {
+                    self.encode(&mut tail, part.unwrap_or(RawBsonRef::Null), *ascending);
+                }
+                tail
+            })
+            .collect();
+        tails.sort_unstable();
+        tails.dedup();
+        Ok(tails)
+    }
+
+    /// The encoded values of a compound text index's ordinary `fields`
+    /// (null for a missing one); an array there refuses the document, as
+    /// mongod refuses it.
+    fn single_values(&self, doc: &RawDocument, fields: &[(String, bool)]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        for (path, ascending) in fields {
+            let found = index_values(doc, path);
+            if found.multikey {
+                return Err(Error::new(
+                    ErrorKind::CannotBuildIndexKeys,
+                    format!(
+                        "Field '{path}' of text index contains an array in document: {}",
+                        shown(doc)
+                    ),
+                ));
+            }
+            let value = found.values.first().copied().unwrap_or(RawBsonRef::Null);
+            self.encode(&mut out, value, *ascending);
+        }
+        Ok(out)
     }
 
     /// The entries of a wildcard index: a key per distinct leaf path and
@@ -534,7 +611,18 @@ impl KeyGen {
     /// The encoded `_id` at the end of an entry key.
     pub fn id_suffix<'k>(&self, entry: &'k [u8]) -> Result<&'k [u8]> {
         if self.text.is_some() {
-            let at = keycode::skip_value(entry, false)? + SCORE_BYTES;
+            let (before, after) = text_fields_at(&self.fields);
+            let mut at = 0;
+            for (_, ascending) in &self.fields[..before] {
+                at += keycode::skip_value(&entry[at..], !ascending)?;
+            }
+            at += keycode::skip_value(&entry[at..], false)? + SCORE_BYTES;
+            for (_, ascending) in &self.fields[self.fields.len() - after..] {
+                let rest = entry
+                    .get(at..)
+                    .ok_or_else(|| Error::corrupt("a text index entry shorter than its score"))?;
+                at += keycode::skip_value(rest, !ascending)?;
+            }
             return entry
                 .get(at..)
                 .ok_or_else(|| Error::corrupt("a text index entry shorter than its score"));
@@ -624,18 +712,30 @@ fn earliest_date(doc: &RawDocument, path: &str, top_level: bool) -> Option<i64> 
 /// does not know is refused, as mongod refuses it.
 fn text_keys(
     text: &TextIndex,
+    around: (&[u8], &[u8]),
     doc: &RawDocument,
     id_key: &[u8],
     out: &mut Vec<Vec<u8>>,
 ) -> Result<usize> {
+    let (before, after) = around;
     let scores = text.scores(doc)?;
     for (term, score) in &scores {
-        let mut key = text_term_key(term);
+        let mut key = before.to_vec();
+        key.extend_from_slice(&text_term_key(term));
         key.extend_from_slice(&score_bytes(*score));
+        key.extend_from_slice(after);
         key.extend_from_slice(id_key);
         out.push(key);
     }
     Ok(scores.len())
+}
+
+/// Where a text index's own fields (`_fts`, `_ftsx`) stand among its key
+/// fields: the ordinary fields before them (a compound text index's
+/// prefix) and after them (its suffix).
+pub fn text_fields_at(fields: &[(String, bool)]) -> (usize, usize) {
+    let at = fields.iter().position(|(f, _)| f == "_fts").unwrap_or(0);
+    (at, fields.len().saturating_sub(at + 2))
 }
 
 /// The length of a text index entry's score.

@@ -15,6 +15,6 @@ pub mod wildcard;
 pub use floor::Floor;
 pub use keygen::{
     Expiry, KeyGen, NeverDue, SCORE_BYTES, duplicate_key_error, hash_key, text_entry_score,
-    text_term_key,
+    text_fields_at, text_term_key,
 };
 pub use rule::{cutoff_millis, due_millis};

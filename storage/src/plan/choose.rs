@@ -298,7 +298,7 @@ fn near_index<'a>(
     near: &Near,
 ) -> Option<&'a IndexMeta> {
     let usable = |i: &&IndexMeta| {
-        !i.hidden && leading_field(i) == path && holds_every_match(i, None, &q.filter)
+        !i.hidden && i.geo_field() == Some(path) && holds_every_match(i, None, &q.filter)
     };
     let sphere = || {
         meta.indexes
@@ -396,7 +396,7 @@ fn geo_plan(meta: &CollectionMeta, q: &QuerySpec, index: Option<&IndexMeta>) -> 
         };
         let (index, (ranges, shown)) = match index {
             Some(hinted) => {
-                let hinted = Some(hinted).filter(|i| leading_field(i) == *path)?;
+                let hinted = Some(hinted).filter(|i| i.geo_field() == Some(*path))?;
                 (hinted, ranges_on(hinted)?)
             }
             None => meta
@@ -405,7 +405,7 @@ fn geo_plan(meta: &CollectionMeta, q: &QuerySpec, index: Option<&IndexMeta>) -> 
                 .filter(|i| {
                     i.is_geo()
                         && !i.hidden
-                        && leading_field(i) == *path
+                        && i.geo_field() == Some(*path)
                         && holds_every_match(i, None, &q.filter)
                 })
                 .find_map(|i| Some((i, ranges_on(i)?)))?,
@@ -415,14 +415,23 @@ fn geo_plan(meta: &CollectionMeta, q: &QuerySpec, index: Option<&IndexMeta>) -> 
 }
 
 /// [`Plan::candidates`] of a special index (geo cells, hashes) with
-/// `shown` as the bounds on `field`.
+/// `shown` as the bounds on `field` (its other fields, a compound geo
+/// index's, unbounded).
 fn candidates_plan(
     index: &IndexMeta,
     ranges: Vec<KeyRange>,
     field: &str,
     shown: Vec<String>,
 ) -> Plan {
-    Plan::candidates(index, ranges, vec![(field.to_owned(), shown)])
+    let bounds = index
+        .key
+        .keys()
+        .map(|k| match k == field {
+            true => (k.clone(), shown.clone()),
+            false => (k.clone(), vec!["[MinKey, MaxKey]".to_owned()]),
+        })
+        .collect();
+    Plan::candidates(index, ranges, bounds)
 }
 
 fn leading_field(index: &IndexMeta) -> String {

@@ -3,22 +3,28 @@
 //! entries of each term) with their scores, and the plan that reads them.
 //!
 //! An entry is `term ‖ score ‖ _id` (`index::keygen`), so a term's entries
-//! are one key range and a document's score for it is in the key. The
-//! filter then decides each candidate (phrases, negations, sensitivity,
-//! the rest of the query), as mongod's `TEXT_MATCH` does.
+//! are one key range and a document's score for it is in the key. A
+//! compound text index's entries start with its prefix fields' values and
+//! carry its suffix fields' after the score: a search reads the range of
+//! the prefix values the query's equalities give (mongod's 291 without
+//! one for each). The filter then decides each candidate (phrases,
+//! negations, sensitivity, the rest of the query), as mongod's
+//! `TEXT_MATCH` does.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ebb_lang::error::Result;
-use ebb_lang::query::filter::{Filter, text_index_required};
+use bson::RawBson;
+use ebb_lang::encoding::{collation, keycode};
+use ebb_lang::error::{Error, ErrorKind, Result};
+use ebb_lang::query::filter::{Filter, Pred, text_index_required};
 use ebb_lang::query::interrupt;
 use ebb_lang::text::Search;
 
 use super::{Access, Plan};
 use crate::catalog::{CollectionMeta, IndexMeta};
 use crate::engine::{Cf, Direction, KeyRange, Snapshot};
-use crate::index::{SCORE_BYTES, text_entry_score, text_term_key};
+use crate::index::{KeyGen, text_entry_score, text_fields_at, text_term_key};
 
 /// The collection's text index (a collection has one at most), unless it
 /// is hidden.
@@ -29,14 +35,15 @@ pub fn text_index(meta: &CollectionMeta) -> Result<&IndexMeta> {
         .ok_or_else(text_index_required)
 }
 
-/// The collection's text index and the search `filter`'s `$text` makes
-/// against it; `from_index` when its documents will come from
+/// The collection's text index, the search `filter`'s `$text` makes
+/// against it and where its entries start (a compound index's prefix
+/// values); `from_index` when its documents will come from
 /// [`candidates`].
 pub fn search<'m>(
     meta: &'m CollectionMeta,
     filter: &Filter,
     from_index: bool,
-) -> Result<Option<(&'m IndexMeta, Search)>> {
+) -> Result<Option<(&'m IndexMeta, Search, Vec<u8>)>> {
     let Some(query) = filter.text() else {
         return Ok(None);
     };
@@ -48,7 +55,45 @@ pub fn search<'m>(
     } else {
         search
     };
-    Ok(Some((index, search)))
+    let prefix = prefix(index, filter)?;
+    Ok(Some((index, search, prefix)))
+}
+
+/// The encoded values `filter`'s equalities give a compound text index's
+/// prefix fields (empty for a text index without them): mongod's 291
+/// when a field has none, or a string one compared in another collation
+/// than the index's.
+fn prefix(index: &IndexMeta, filter: &Filter) -> Result<Vec<u8>> {
+    let fields = index.fields();
+    let (before, _) = text_fields_at(&fields);
+    let preds = filter.top_level_predicates();
+    let index_coll = index.collation()?;
+    let same = collation::same(index_coll.as_deref(), filter.collation().map(|c| &**c));
+    let mut out = Vec::new();
+    for (path, ascending) in &fields[..before] {
+        let value = preds.iter().find_map(|(p, pred)| match pred {
+            Pred::Eq(v) if p == path => match v {
+                RawBson::Array(_) | RawBson::RegularExpression(_) => None,
+                RawBson::String(_) if !same => None,
+                v => Some(v),
+            },
+            _ => None,
+        });
+        let Some(value) = value else {
+            return Err(Error::new(
+                ErrorKind::NoQueryExecutionPlans,
+                "error processing query: planner returned error :: caused by :: failed to use \
+                 text index to satisfy $text query (if text index is compound, are equality \
+                 predicates given for all prefix fields?)",
+            ));
+        };
+        let value = value.as_raw_bson_ref();
+        match ascending {
+            true => keycode::encode_collated(&mut out, value, index_coll.as_deref()),
+            false => keycode::encode_collated_desc(&mut out, value, index_coll.as_deref()),
+        }
+    }
+    Ok(out)
 }
 
 /// `filter` with its `$text` (if any) bound to the collection's text index,
@@ -57,20 +102,23 @@ pub fn bind(meta: &CollectionMeta, filter: Filter) -> Result<Filter> {
     if filter.text().is_none() || filter.text_search().is_some() {
         return Ok(filter);
     }
-    let (_, search) = search(meta, &filter, false)?.ok_or_else(text_index_required)?;
+    let (_, search, _) = search(meta, &filter, false)?.ok_or_else(text_index_required)?;
     Ok(filter.with_text_search(Arc::new(search)))
 }
 
-/// The documents holding a positive term of `search`, by encoded `_id`,
-/// each with its score (the sum of its terms' scores).
+/// The documents holding a positive term of `search` among the entries
+/// that start with `prefix` ([`search`]'s), by encoded `_id`, each with
+/// its score (the sum of its terms' scores).
 pub fn candidates(
     snap: &dyn Snapshot,
     index: &IndexMeta,
     search: &Search,
+    prefix: &[u8],
 ) -> Result<BTreeMap<Vec<u8>, f64>> {
+    let kg = KeyGen::new(index)?;
     let mut found: BTreeMap<Vec<u8>, f64> = BTreeMap::new();
     for term in &search.terms {
-        let prefix = text_term_key(term);
+        let prefix = [prefix, &text_term_key(term)].concat();
         let mut cursor = snap.cursor(
             Cf::Id(index.id),
             KeyRange::prefix(&prefix),
@@ -78,11 +126,10 @@ pub fn candidates(
         )?;
         let mut seen = 0u64;
         while cursor.valid() {
-            let rest = &cursor.key()[prefix.len()..];
-            let score = text_entry_score(rest)
+            let key = cursor.key();
+            let score = text_entry_score(&key[prefix.len()..])
                 .ok_or_else(|| ebb_lang::Error::corrupt("a text index entry without its score"))?;
-            let rest = &rest[SCORE_BYTES..];
-            *found.entry(rest.to_vec()).or_insert(0.0) += score;
+            *found.entry(kg.id_suffix(key)?.to_vec()).or_insert(0.0) += score;
             cursor.advance();
             seen += 1;
             if seen.is_multiple_of(1024) {
