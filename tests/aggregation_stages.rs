@@ -1,6 +1,7 @@
 //! Aggregation stages that read other collections (`$lookup`,
 //! `$unionWith`), `$documents`, and the grouping stages `$facet`,
-//! `$bucket`, `$sortByCount` and `$sample`, end to end through the driver.
+//! `$bucket`, `$sortByCount` and `$sample`, and `$redact`, end to end
+//! through the driver.
 //! Each test names the MongoDB manual page or jstest its expectation comes
 //! from.
 
@@ -1405,4 +1406,70 @@ async fn change_streams_need_a_replica_set() {
         .await
         .map(drop),
     );
+}
+
+/// The manual's `$redact` examples: a report whose sections a reader sees
+/// by their tags (`$$DESCEND`/`$$PRUNE`, down through arrays of
+/// sections), and accounts kept or pruned whole by a level (`$$KEEP`).
+#[tokio::test]
+async fn redact_descends_prunes_and_keeps_as_the_manual_shows() {
+    let node = TestNode::start();
+    let c = node.coll("app", "forecasts").await;
+    c.insert_one(doc! {
+        "_id": 1, "title": "123 Department Report", "tags": ["G", "STLW"], "year": 2014,
+        "subsections": [
+            { "subtitle": "Section 1: Overview", "tags": ["SI", "G"], "content": "Section 1" },
+            { "subtitle": "Section 2: Analysis", "tags": ["STLW"], "content": "Section 2" },
+            { "subtitle": "Section 3: Budgeting", "tags": ["TK"],
+              "content": { "text": "Section 3", "tags": ["HCS"] } },
+        ],
+    })
+    .await
+    .unwrap();
+    let by_tags = doc! { "$redact": { "$cond": {
+        "if": { "$gt": [{ "$size": { "$setIntersection": ["$tags", ["STLW", "G"]] } }, 0] },
+        "then": "$$DESCEND",
+        "else": "$$PRUNE",
+    } } };
+    let out = agg(&c, vec![doc! { "$match": { "year": 2014 } }, by_tags]).await;
+    assert_eq!(
+        out,
+        vec![doc! {
+            "_id": 1, "title": "123 Department Report", "tags": ["G", "STLW"], "year": 2014,
+            "subsections": [
+                { "subtitle": "Section 1: Overview", "tags": ["SI", "G"], "content": "Section 1" },
+                { "subtitle": "Section 2: Analysis", "tags": ["STLW"], "content": "Section 2" },
+            ],
+        }]
+    );
+    let accounts = node.coll("app", "accounts").await;
+    accounts
+        .insert_many(vec![
+            doc! { "_id": 1, "status": "A", "acct": { "level": 5, "id": 7 }, "root": { "level": 1 } },
+            doc! { "_id": 2, "status": "B", "level": 1, "acct": { "level": 1, "id": 8 } },
+        ])
+        .await
+        .unwrap();
+    // `$$ROOT` stays the whole document while `$$CURRENT` descends.
+    let out = agg(
+        &accounts,
+        vec![
+            doc! { "$sort": { "_id": 1 } },
+            doc! { "$redact": { "$cond": {
+                "if": { "$eq": ["$level", 5] },
+                "then": "$$PRUNE",
+                "else": { "$cond": [{ "$eq": ["$$ROOT.status", "B"] }, "$$KEEP", "$$DESCEND"] },
+            } } },
+        ],
+    )
+    .await;
+    assert_eq!(
+        out,
+        vec![
+            doc! { "_id": 1, "status": "A", "root": { "level": 1 } },
+            doc! { "_id": 2, "status": "B", "level": 1, "acct": { "level": 1, "id": 8 } },
+        ]
+    );
+    let msg = agg_err(&c, vec![doc! { "$redact": "$title" }], 17053).await;
+    assert!(msg.contains("$$KEEP, $$DESCEND, and $$PRUNE"), "{msg}");
 }

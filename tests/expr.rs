@@ -2,7 +2,9 @@
 //! a filter, command `let` variables and `$$NOW`, `$mod`, `$comment`,
 //! `$where` refused as a JavaScript-less mongod refuses it, `$project`
 //! computing with several operator families, the bit test query operators,
-//! and the trigonometric and bitwise expressions with mongod's codes.
+//! the trigonometric and bitwise expressions with mongod's codes, and
+//! `$percentile`/`$median` as accumulators, window functions and
+//! expressions.
 
 use std::sync::Arc;
 
@@ -536,4 +538,118 @@ async fn rand_and_sample_rate() {
         3040500,
     )
     .await;
+}
+
+/// jstests/aggregation/accumulators/{median,percentiles}_approx.js: the
+/// value at rank ⌈p·n⌉ of the numbers (others ignored), as an accumulator,
+/// a window function and an array expression; timestamps' parts, sizes
+/// and hashed index keys with mongod's codes.
+#[tokio::test]
+async fn percentiles_medians_and_value_facts_as_mongod_computes_them() {
+    let node = TestNode::start();
+    let c = node.coll("app", "samples").await;
+    c.insert_many(vec![
+        doc! { "_id": 1, "k": 0, "x": 2 },
+        doc! { "_id": 2, "k": 0, "x": 1 },
+        doc! { "_id": 3, "k": 1, "x": 2 },
+        doc! { "_id": 4, "k": 2 },
+        doc! { "_id": 5, "k": 0, "x": "str" },
+        doc! { "_id": 6, "k": 1, "x": 0 },
+        doc! { "_id": 7, "k": 0, "x": f64::NAN },
+    ])
+    .await
+    .unwrap();
+    let grouped = agg(
+        &c,
+        vec![
+            doc! { "$group": {
+                "_id": "$k",
+                "m": { "$median": { "input": "$x", "method": "approximate" } },
+                "p": { "$percentile": { "input": "$x", "p": [0.9, 0.1], "method": "approximate" } },
+            } },
+            doc! { "$sort": { "_id": 1 } },
+        ],
+    )
+    .await;
+    let shown: Vec<(Bson, Bson)> = grouped
+        .iter()
+        .map(|d| (d.get("m").unwrap().clone(), d.get("p").unwrap().clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (Bson::Double(1.0), Bson::from(vec![2.0, 1.0])),
+            (Bson::Double(0.0), Bson::from(vec![2.0, 0.0])),
+            (Bson::Null, Bson::from(vec![Bson::Null, Bson::Null])),
+        ]
+    );
+    // A window of the two documents before and this one.
+    let windowed = agg(
+        &c,
+        vec![
+            doc! { "$match": { "x": { "$type": "number" }, "_id": { "$ne": 7 } } },
+            doc! { "$setWindowFields": {
+                "sortBy": { "_id": 1 },
+                "output": { "m": {
+                    "$median": { "input": "$x", "method": "approximate" },
+                    "window": { "documents": [-2, 0] },
+                } },
+            } },
+            doc! { "$project": { "m": 1 } },
+        ],
+    )
+    .await;
+    let medians: Vec<f64> = windowed.iter().map(|d| d.get_f64("m").unwrap()).collect();
+    assert_eq!(medians, [2.0, 1.0, 2.0, 1.0]);
+    let out = agg(
+        &c,
+        vec![
+            doc! { "$match": { "_id": 1 } },
+            doc! { "$project": {
+                "_id": 0,
+                "m": { "$median": { "input": [5, 1, "x", 3], "method": "approximate" } },
+                "p": { "$percentile": { "input": [5, 1, 3], "p": [1], "method": "approximate" } },
+                "one": { "$median": { "input": 7, "method": "approximate" } },
+                "sec": { "$tsSecond": { "$literal": mongodb::bson::Timestamp { time: 1700000000, increment: 5 } } },
+                "inc": { "$tsIncrement": { "$literal": mongodb::bson::Timestamp { time: 1700000000, increment: 5 } } },
+                "bytes": { "$binarySize": "héllo" },
+                "size": { "$bsonSize": { "a": 1 } },
+                "none": { "$bsonSize": null },
+                "hashed": { "$toHashedIndexKey": 1 },
+            } },
+        ],
+    )
+    .await;
+    assert_eq!(
+        out[0],
+        doc! {
+            "m": 3.0, "p": [5.0], "one": 7.0, "sec": 1_700_000_000i64, "inc": 5i64,
+            "bytes": 6, "size": 12, "none": null,
+            // mongod's hash of 1, as its hashed shard keys show it.
+            "hashed": 5902408780260971510i64,
+        }
+    );
+    for (stage, code) in [
+        (doc! { "$project": { "v": { "$tsSecond": 1 } } }, 5687301),
+        (doc! { "$project": { "v": { "$binarySize": 1 } } }, 51276),
+        (doc! { "$project": { "v": { "$bsonSize": "a" } } }, 31393),
+        (
+            doc! { "$group": { "_id": null, "v": { "$percentile": { "input": "$x", "p": [2], "method": "approximate" } } } },
+            9,
+        ),
+        (
+            doc! { "$group": { "_id": null, "v": { "$percentile": { "input": "$x", "p": ["$x"], "method": "approximate" } } } },
+            9,
+        ),
+        (
+            doc! { "$group": { "_id": null, "v": { "$median": { "input": "$x", "method": "fancy" } } } },
+            9,
+        ),
+        (
+            doc! { "$group": { "_id": null, "v": { "$median": { "input": "$x" } } } },
+            9,
+        ),
+    ] {
+        agg_err(&c, vec![stage], code).await;
+    }
 }

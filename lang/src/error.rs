@@ -370,6 +370,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// (`ebb-node` maps each to it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StageError {
+    /// `$redact`'s expression gave something other than `$$DESCEND`,
+    /// `$$PRUNE` or `$$KEEP`.
+    RedactAnswer,
     /// `$out`/`$merge` inside `$lookup`'s pipeline.
     WriteStageInLookup,
     /// `$out`/`$merge` inside `$unionWith`'s pipeline.
@@ -608,6 +611,10 @@ pub enum ExprError {
     ArrayElemAtIndexNotIntegral,
     InNotArray,
     IndexOfArrayNotArray,
+    TsSecondNotTimestamp,
+    TsIncrementNotTimestamp,
+    BinarySizeType,
+    BsonSizeType,
     IndexOfBoundNotIntegral,
     IndexOfBoundNegative,
     SliceNotArray,

@@ -333,6 +333,10 @@ expr_code_table! {
     ArrayElemAtIndexNotIntegral = 28691,
     InNotArray = 40081,
     IndexOfArrayNotArray = 40090,
+    TsSecondNotTimestamp = 5687301,
+    TsIncrementNotTimestamp = 5687302,
+    BinarySizeType = 51276,
+    BsonSizeType = 31393,
     IndexOfBoundNotIntegral = 40096,
     IndexOfBoundNegative = 40097,
     SliceNotArray = 28724,
@@ -500,6 +504,7 @@ expr_code_table! {
 pub fn stage_code(e: StageError) -> i32 {
     use StageError::*;
     match e {
+        RedactAnswer => 17053,
         WriteStageInLookup => 51047,
         WriteStageInUnionWith => 31441,
         NotAllowedInFacet => 40600,

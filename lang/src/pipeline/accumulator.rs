@@ -11,6 +11,7 @@
 
 use bson::{RawArrayBuf, RawBson, RawBsonRef, RawDocument};
 
+use super::expr::percentile::{self, Percentiles, input_number};
 use super::expr::{Env, Expr};
 use super::ranked::{KeepN, TopN};
 use crate::encoding::arith::Num;
@@ -39,6 +40,8 @@ pub enum Acc {
     TopN(Box<TopN>),
     /// `$accumulator`: server-side JavaScript (`crate::js`).
     Script(Box<ScriptAcc>),
+    /// `$percentile` and `$median` (`expr::percentile`).
+    Percentile(Expr, Box<Percentiles>),
 }
 
 /// A parsed `$accumulator`.
@@ -198,6 +201,13 @@ impl Acc {
                 Acc::TopN(Box::new(TopN::parse(op.as_str(), arg, env)?))
             }
             "$accumulator" => Acc::Script(Box::new(ScriptAcc::parse(arg, env)?)),
+            "$percentile" | "$median" => {
+                let mut constant = |v: RawBsonRef<'_>| {
+                    Ok(Expr::parse_in(v, env)?.as_constant().flatten().cloned())
+                };
+                let (input, spec) = percentile::parse_spec(op.as_str(), arg, &mut constant)?;
+                Acc::Percentile(Expr::parse_in(input, env)?, Box::new(spec))
+            }
             other if other.starts_with('$') => {
                 return Err(Error::not_implemented(&format!(
                     "the accumulator '{other}'"
@@ -244,6 +254,8 @@ pub(crate) enum AccState {
     Ranked(Vec<(bson::RawDocumentBuf, RawBson)>),
     /// An `$accumulator`'s state, once `init` made it.
     Script(Option<RawBson>),
+    /// The numbers seen (`$percentile`, `$median`).
+    Numbers(Vec<f64>),
 }
 
 /// A value as a number, if it is one.
@@ -262,6 +274,7 @@ impl AccState {
             Acc::MergeObjects(_) => AccState::Merged(Vec::new()),
             Acc::TopN(_) => AccState::Ranked(Vec::new()),
             Acc::Script(_) => AccState::Script(None),
+            Acc::Percentile(..) => AccState::Numbers(Vec::new()),
         }
     }
 
@@ -338,6 +351,15 @@ impl AccState {
             (AccState::List(kept), Acc::KeepN(k)) => k.add(kept, doc, cmp)?,
             (AccState::Ranked(ranked), Acc::TopN(t)) => t.add(ranked, doc)?,
             (AccState::Script(state), Acc::Script(s)) => s.add(state, doc)?,
+            (AccState::Numbers(seen), Acc::Percentile(e, _)) => {
+                let value = e.eval(doc)?;
+                if let Some(x) = value
+                    .as_ref()
+                    .and_then(|v| input_number(v.as_raw_bson_ref()))
+                {
+                    seen.push(x);
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -360,6 +382,7 @@ impl AccState {
             }
             (AccState::Ranked(ranked), Acc::TopN(t)) => t.result(ranked),
             (AccState::Script(state), Acc::Script(s)) => s.result(state)?,
+            (AccState::Numbers(seen), Acc::Percentile(_, spec)) => spec.result(seen),
             (state, _) => state.result(),
         })
     }
@@ -391,7 +414,10 @@ impl AccState {
                 RawBson::Document(d)
             }
             // Only reached through result_of, which handles both.
-            AccState::Moments(..) | AccState::Ranked(_) | AccState::Script(_) => RawBson::Null,
+            AccState::Moments(..)
+            | AccState::Ranked(_)
+            | AccState::Script(_)
+            | AccState::Numbers(_) => RawBson::Null,
         }
     }
 }

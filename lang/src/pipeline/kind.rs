@@ -46,6 +46,9 @@ pub enum Stage {
         new_root: Expr,
         what: &'static str,
     },
+    /// `$redact`: each document kept, pruned, or descended into
+    /// (`$$CURRENT` each embedded document in turn), as its expression says.
+    Redact(Expr),
     /// `$lookup`: each document gains the array of documents it joins.
     Lookup(Box<Lookup>),
     /// `$graphLookup`: each document gains the documents a breadth-first

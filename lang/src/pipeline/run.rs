@@ -273,6 +273,10 @@ impl<'s> Pipeline<'s> {
                 Stage::ProjectComputed(p) => doc = self.keep_text_score(&doc, p.apply(&doc)?),
                 Stage::AddFields(fields) => doc = add_fields(&doc, fields)?,
                 Stage::ReplaceRoot { new_root, what } => doc = replace_root(&doc, new_root, what)?,
+                Stage::Redact(e) => match redact(e, &doc, &doc)? {
+                    Some(kept) => doc = kept,
+                    None => return Ok(()),
+                },
                 Stage::Lookup(_) => {
                     let outer = self.outer();
                     let Stage::Lookup(lookup) = &mut self.stages[i] else {
@@ -670,6 +674,57 @@ fn add_fields(doc: &RawDocument, fields: &[(String, Expr)]) -> Result<RawDocumen
         values.push((k.as_str(), e.eval(doc)?));
     }
     set_fields(doc, values)
+}
+
+/// `$redact` of `current`, a document within `root`: `None` when pruned,
+/// itself when kept, and when descended into, its fields with each
+/// embedded document (in arrays too, at any depth) redacted in turn.
+fn redact(e: &Expr, root: &RawDocument, current: &RawDocument) -> Result<Option<RawDocumentBuf>> {
+    match e.eval_at(root, current)? {
+        Some(RawBson::String(s)) if s == "prune" => Ok(None),
+        Some(RawBson::String(s)) if s == "keep" => Ok(Some(current.to_owned())),
+        Some(RawBson::String(s)) if s == "descend" => {
+            let mut out = RawDocumentBuf::new();
+            for el in current.iter() {
+                let (k, v) = el?;
+                if let Some(v) = redact_value(e, root, v)? {
+                    out.append(k, v);
+                }
+            }
+            Ok(Some(out))
+        }
+        other => {
+            let shown = match other {
+                Some(v) => Bson::try_from(v).map_or_else(|_| String::new(), |b| shell(&b)),
+                None => "MISSING".to_owned(),
+            };
+            Err(Error::new(
+                ErrorKind::Stage(StageError::RedactAnswer),
+                format!(
+                    "$redact's expression should not return anything aside from the variables \
+                     $$KEEP, $$DESCEND, and $$PRUNE, but returned {shown}"
+                ),
+            ))
+        }
+    }
+}
+
+/// A field's value under a descending `$redact`: a document redacted (gone
+/// when pruned), an array with its documents redacted, anything else kept.
+fn redact_value(e: &Expr, root: &RawDocument, v: RawBsonRef<'_>) -> Result<Option<RawBson>> {
+    Ok(match v {
+        RawBsonRef::Document(d) => redact(e, root, d)?.map(RawBson::Document),
+        RawBsonRef::Array(items) => {
+            let mut out = bson::RawArrayBuf::new();
+            for item in items {
+                if let Some(kept) = redact_value(e, root, item?)? {
+                    out.push(kept);
+                }
+            }
+            Some(RawBson::Array(out))
+        }
+        other => Some(other.into()),
+    })
 }
 
 /// `$replaceRoot`: the value of `new_root`, which must be a document.

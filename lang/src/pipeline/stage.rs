@@ -21,7 +21,6 @@ use crate::query::value::number_as_f64;
 /// Stages MongoDB has that ebb refuses by name.
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "$geoNear",
-    "$redact",
     "$listSessions",
     "$planCacheStats",
     "$search",
@@ -126,6 +125,7 @@ pub fn parse_stage_in(stage: &RawDocument, env: &Env) -> Result<Stage> {
             what: "'replacement document' ",
         },
         "$replaceRoot" => parse_replace_root(spec, env)?,
+        "$redact" => Stage::Redact(Expr::parse_with_current(spec, env)?),
         // A change stream reads the oplog of a replica set; mongod on a
         // standalone refuses it whatever it watches.
         "$changeStream" => {

@@ -4,7 +4,7 @@
 
 use bson::{RawBson, RawBsonRef, RawDocument};
 
-use super::eval::evaluate;
+use super::eval::{evaluate, evaluate_at};
 use super::fold::fold;
 use super::parse::Parser;
 use super::tree::Node;
@@ -37,6 +37,25 @@ impl Expr {
             node: fold(node, slots)?,
             slots,
         })
+    }
+
+    /// Parses an expression whose `$$CURRENT` (and field paths) may be a
+    /// document below `$$ROOT` ([`Expr::eval_at`]).
+    pub fn parse_with_current(v: RawBsonRef<'_>, env: &Env) -> Result<Expr> {
+        let mut parser = Parser::with_current_apart(env);
+        let node = parser.operand(v)?;
+        let slots = parser.slots();
+        Ok(Expr {
+            node: fold(node, slots)?,
+            slots,
+        })
+    }
+
+    /// The value with `$$ROOT` `root` and `$$CURRENT` `current`, for an
+    /// expression parsed by [`Expr::parse_with_current`].
+    pub fn eval_at(&self, root: &RawDocument, current: &RawDocument) -> Result<Option<RawBson>> {
+        let cx = Cx::new(&binary_order);
+        Ok(evaluate_at(&self.node, self.slots, root, current, &cx)?.into_bson())
     }
 
     /// An expression that always evaluates to `v`.

@@ -1,7 +1,9 @@
 //! Type operators: `$type`, `$isNumber`, `$convert` and its shorthands
 //! (`$toString`, `$toInt`, `$toLong`, `$toDouble`, `$toDecimal`, `$toBool`,
-//! `$toDate`, `$toObjectId`), and the string coercion the string operators
-//! share.
+//! `$toDate`, `$toObjectId`), a timestamp's parts (`$tsSecond`,
+//! `$tsIncrement`), sizes (`$binarySize`, `$bsonSize`), a value's hashed
+//! index key (`$toHashedIndexKey`), and the string coercion the string
+//! operators share.
 //!
 //! Conversions that cannot be made fail with ConversionFailure, the one
 //! failure `$convert`'s `onError` catches.
@@ -40,7 +42,28 @@ pub(super) static OPS: &[&OpDef] = &[
     &TO_BOOL,
     &TO_DATE,
     &TO_OBJECT_ID,
+    &TS_SECOND,
+    &TS_INCREMENT,
+    &TO_HASHED_INDEX_KEY,
+    &BINARY_SIZE,
+    &BSON_SIZE,
 ];
+
+op!(TS_SECOND, "$tsSecond", Arity::Exactly(1), ts_second);
+op!(
+    TS_INCREMENT,
+    "$tsIncrement",
+    Arity::Exactly(1),
+    ts_increment
+);
+op!(
+    TO_HASHED_INDEX_KEY,
+    "$toHashedIndexKey",
+    Arity::Exactly(1),
+    to_hashed_index_key
+);
+op!(BINARY_SIZE, "$binarySize", Arity::Exactly(1), binary_size);
+op!(BSON_SIZE, "$bsonSize", Arity::Exactly(1), bson_size);
 
 fn type_of<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
     Ok(Val::string(args[0].type_name()))
@@ -412,4 +435,70 @@ pub(super) fn coerce_to_string(v: &Val<'_>) -> Result<String> {
             ));
         }
     })
+}
+
+/// `$tsSecond` and `$tsIncrement`: a timestamp's parts, as longs.
+fn timestamp_part<'a>(args: Vec<Val<'a>>, name: &str, seconds: bool) -> Result<Val<'a>> {
+    match args[0].get() {
+        None | Some(RawBsonRef::Null | RawBsonRef::Undefined) => Ok(Val::null()),
+        Some(RawBsonRef::Timestamp(ts)) => Ok(Val::long(i64::from(match seconds {
+            true => ts.time,
+            false => ts.increment,
+        }))),
+        Some(_) => Err(fail(
+            match seconds {
+                true => ExprError::TsSecondNotTimestamp,
+                false => ExprError::TsIncrementNotTimestamp,
+            },
+            format!(
+                "Argument to {name} must be a timestamp, but is {}",
+                args[0].type_name()
+            ),
+        )),
+    }
+}
+
+fn ts_second<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
+    timestamp_part(args, "$tsSecond", true)
+}
+
+fn ts_increment<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
+    timestamp_part(args, "$tsIncrement", false)
+}
+
+/// `$toHashedIndexKey`: the key a `hashed` index gives the value.
+fn to_hashed_index_key<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
+    let value = args[0].get().unwrap_or(RawBsonRef::Null);
+    Ok(Val::long(crate::encoding::hashed::hash64(value)))
+}
+
+/// `$binarySize`: a string's UTF-8 bytes or a BinData's length.
+fn binary_size<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
+    match args[0].get() {
+        None | Some(RawBsonRef::Null | RawBsonRef::Undefined) => Ok(Val::null()),
+        Some(RawBsonRef::String(s)) => Ok(Val::int_or_long(s.len() as i64)),
+        Some(RawBsonRef::Binary(b)) => Ok(Val::int_or_long(b.bytes.len() as i64)),
+        Some(_) => Err(fail(
+            ExprError::BinarySizeType,
+            format!(
+                "$binarySize requires a string or BinData argument, found: {}",
+                args[0].type_name()
+            ),
+        )),
+    }
+}
+
+/// `$bsonSize`: a document's size in bytes, as BSON.
+fn bson_size<'a>(_: &Cx<'_>, args: Vec<Val<'a>>) -> Result<Val<'a>> {
+    match args[0].get() {
+        None | Some(RawBsonRef::Null | RawBsonRef::Undefined) => Ok(Val::null()),
+        Some(RawBsonRef::Document(d)) => Ok(Val::int_or_long(d.as_bytes().len() as i64)),
+        Some(_) => Err(fail(
+            ExprError::BsonSizeType,
+            format!(
+                "$bsonSize requires a document input, found: {}",
+                args[0].type_name()
+            ),
+        )),
+    }
 }

@@ -6,7 +6,7 @@
 
 use bson::{RawBsonRef, RawDocument};
 
-use super::tree::{Node, ROOT};
+use super::tree::{CURRENT, Node, ROOT};
 use super::value::{Cx, Val, array, document, fail, integral};
 use crate::error::{ErrorKind, ExprError, Result};
 
@@ -19,6 +19,21 @@ pub fn evaluate<'a>(
 ) -> Result<Val<'a>> {
     let mut frame = vec![Val::Missing; slots.max(1)];
     frame[ROOT] = Val::Ref(RawBsonRef::Document(doc));
+    eval(node, &mut frame, cx)
+}
+
+/// [`evaluate`] with `$$CURRENT` apart from `$$ROOT`, in slot
+/// [`CURRENT`].
+pub fn evaluate_at<'a>(
+    node: &Node,
+    slots: usize,
+    root: &'a RawDocument,
+    current: &'a RawDocument,
+    cx: &Cx<'_>,
+) -> Result<Val<'a>> {
+    let mut frame = vec![Val::Missing; slots.max(2)];
+    frame[ROOT] = Val::Ref(RawBsonRef::Document(root));
+    frame[CURRENT] = Val::Ref(RawBsonRef::Document(current));
     eval(node, &mut frame, cx)
 }
 

@@ -10,7 +10,7 @@
 //! or stop early), `table` (eager operators by name) and one file per
 //! operator family: `arith`, `trig`, `bits`, `random`, `compare`, `logic`, `string`,
 //! `array`, `set`, `object`, `convert`, `date`, `regex` (on the query
-//! language's regex engine). `compiled` holds [`Expr`], what callers keep. Errors carry
+//! language's regex engine), `percentile` (also the accumulators'). `compiled` holds [`Expr`], what callers keep. Errors carry
 //! semantic kinds (`ExprError`); the node maps them to mongod's codes.
 
 mod arith;
@@ -26,6 +26,7 @@ mod lets;
 mod logic;
 mod object;
 mod parse;
+pub(crate) mod percentile;
 mod random;
 mod regex;
 mod set;

@@ -11,11 +11,12 @@
 
 use bson::{RawArray, RawBson, RawBsonRef, RawDocument};
 
+use super::fold::fold;
 use super::table;
-use super::tree::{Arity, Node, OpDef, ROOT, Slot};
+use super::tree::{Arity, CURRENT, Node, OpDef, ROOT, Slot};
 use super::value::{Val, fail, fields, items};
 use super::vars::{Env, valid_for_read, valid_for_write};
-use super::{array, convert, date, object, regex, string};
+use super::{array, convert, date, object, percentile, regex, string};
 use crate::encoding::display::{shell, type_name};
 use crate::error::{Error, ErrorKind, ExprError, Result};
 use crate::query::value::field_path;
@@ -29,14 +30,13 @@ pub struct Parser<'e> {
     slots: usize,
     /// Whether the expression reads the document (`$a`, `$$ROOT`, …).
     reads_document: bool,
+    /// Whether `$$CURRENT` has a slot of its own ([`CURRENT`]).
+    current_apart: bool,
 }
 
 /// Operators MongoDB has that ebb refuses rather than evaluate wrongly.
 const NOT_IMPLEMENTED: &[&str] = &[
     "$accumulator",
-    "$binarySize",
-    "$bsonSize",
-    "$toHashedIndexKey",
     "$stdDevPop",
     "$stdDevSamp",
     "$firstN",
@@ -47,10 +47,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "$topN",
     "$bottom",
     "$bottomN",
-    "$median",
-    "$percentile",
-    "$tsSecond",
-    "$tsIncrement",
     "$sampleRate",
     "$createObjectId",
     "$createUUID",
@@ -65,6 +61,19 @@ impl<'e> Parser<'e> {
             scopes: vec![("CURRENT".to_owned(), ROOT)],
             slots: 1,
             reads_document: false,
+            current_apart: false,
+        }
+    }
+
+    /// A parser whose `$$CURRENT` (and so `$a`) is slot [`CURRENT`], apart
+    /// from `$$ROOT`: `$redact` moves it down the document.
+    pub fn with_current_apart(env: &'e Env) -> Self {
+        Parser {
+            env,
+            scopes: vec![("CURRENT".to_owned(), CURRENT)],
+            slots: 2,
+            reads_document: false,
+            current_apart: true,
         }
     }
 
@@ -122,7 +131,7 @@ impl<'e> Parser<'e> {
     }
 
     fn note_slot(&mut self, slot: Slot) {
-        if slot == ROOT {
+        if slot == ROOT || (self.current_apart && slot == CURRENT) {
             self.reads_document = true;
         }
     }
@@ -160,6 +169,11 @@ impl<'e> Parser<'e> {
                 &fields,
             )),
             "REMOVE" | "SEARCH_META" => Ok(Node::Missing),
+            // `$redact`'s answers.
+            "DESCEND" | "PRUNE" | "KEEP" => Ok(constant_path(
+                Some(RawBson::String(name.to_ascii_lowercase())),
+                &fields,
+            )),
             "CLUSTER_TIME" | "JS_SCOPE" | "IS_MR" => Err(fail(
                 ExprError::VariableUnavailable,
                 format!("Builtin variable '$${name}' is not available"),
@@ -267,6 +281,7 @@ impl<'e> Parser<'e> {
             "$dateAdd" | "$dateSubtract" => return self.date_add(name, arg),
             "$dateDiff" => return self.date_diff(arg),
             "$dateTrunc" => return self.date_trunc(arg),
+            "$percentile" | "$median" => return self.percentile(name, arg),
             _ => {}
         }
         if let Some(def) = date::part_op(name) {
@@ -850,6 +865,24 @@ impl<'e> Parser<'e> {
 
     fn list(&mut self, list: &RawArray) -> Result<Vec<Node>> {
         items(list)?.into_iter().map(|v| self.operand(v)).collect()
+    }
+
+    /// `$percentile` and `$median` over an array (or one value).
+    fn percentile(&mut self, name: &str, arg: RawBsonRef<'_>) -> Result<Node> {
+        let env = self.env;
+        let mut constant = |v: RawBsonRef<'_>| {
+            let mut parser = Parser::new(env);
+            let node = parser.operand(v)?;
+            let slots = parser.slots();
+            Ok(fold(node, slots)?.constant().flatten().cloned())
+        };
+        let (input, spec) = percentile::parse_spec(name, arg, &mut constant)?;
+        let input = self.operand(input)?;
+        let [p, median] = spec.as_args();
+        Ok(Node::Call(
+            &percentile::PERCENTILE,
+            vec![input, Node::Const(p), Node::Const(median)],
+        ))
     }
 
     fn sort_array(&mut self, arg: RawBsonRef<'_>) -> Result<Node> {

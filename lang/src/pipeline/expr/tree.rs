@@ -19,6 +19,10 @@ pub type Slot = usize;
 /// unless rebound).
 pub const ROOT: Slot = 0;
 
+/// The slot holding `$$CURRENT` in an expression that keeps it apart from
+/// `$$ROOT` (`$redact`'s).
+pub const CURRENT: Slot = 1;
+
 /// An eager operator's implementation: its arguments, evaluated in order.
 pub type Apply = for<'a> fn(&Cx<'_>, Vec<Val<'a>>) -> Result<Val<'a>>;
 

@@ -94,10 +94,9 @@ const ACCUMULATORS: &[&str] = &[
     "$bottom",
     "$topN",
     "$bottomN",
+    "$percentile",
+    "$median",
 ];
-
-/// Window functions mongod 8.0 has that ebb does not compute.
-const NOT_IMPLEMENTED: &[&str] = &["$percentile", "$median"];
 
 fn bad_argument(name: &str, message: impl std::fmt::Display) -> Error {
     Error::failed_to_parse(format!("{name} {message}"))
@@ -274,11 +273,6 @@ impl Func {
             }
             "$locf" => Func::Locf(Expr::parse_in(arg, env)?),
             "$linearFill" => Func::LinearFill(Expr::parse_in(arg, env)?),
-            other if NOT_IMPLEMENTED.contains(&other) => {
-                return Err(Error::not_implemented(&format!(
-                    "the window function {other}"
-                )));
-            }
             other => {
                 return Err(Error::failed_to_parse(format!(
                     "Unrecognized window function, {other}"
