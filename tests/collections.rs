@@ -145,6 +145,8 @@ async fn drop_during_writes_loses_nothing_written_after() {
     assert_eq!(c.count_documents(doc! { "last": true }).await.unwrap(), 1);
 }
 
+/// `collStats` and `dataSize` measure the documents; `compact` gives back
+/// the space of deleted ones.
 #[tokio::test]
 async fn compact_reclaims_the_space_of_deleted_documents() {
     let node = TestNode::start();
@@ -171,6 +173,24 @@ async fn compact_reclaims_the_space_of_deleted_documents() {
     let size = |d: Document| d.get_i64("storageSize").unwrap();
     let full = size(db.run_command(doc! { "collStats": "c" }).await.unwrap());
     assert!(full > 1_000_000, "10 MB of documents take {full} bytes");
+    // dataSize: the same figure, and the exact count.
+    let ds = db
+        .run_command(doc! { "dataSize": "space.c" })
+        .await
+        .unwrap();
+    assert_eq!(ds.get_i64("numObjects").unwrap(), 10_000, "{ds}");
+    assert_eq!(ds.get_i64("size").unwrap(), full, "{ds}");
+    let none = db
+        .run_command(doc! { "dataSize": "space.missing" })
+        .await
+        .unwrap();
+    assert_eq!(none.get_i64("numObjects").unwrap(), 0, "{none}");
+    expect_code(
+        db.run_command(doc! { "dataSize": "space.c", "min": { "_id": 1 }, "max": { "_id": 5 }, "keyPattern": { "_id": 1 } })
+            .await,
+        238,
+    );
+    expect_code(db.run_command(doc! { "dataSize": "other.c" }).await, 73);
     c.delete_many(doc! {}).await.unwrap();
     let r = db.run_command(doc! { "compact": "c" }).await.unwrap();
     assert!(r.get_i64("bytesFreed").unwrap() > 1_000_000);

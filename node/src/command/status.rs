@@ -331,6 +331,59 @@ pub async fn exact_count(node: &NodeContext, entry: &CollectionHandle) -> Comman
     node.scan(move |snap| Ok(handle.count(snap)? as i64)).await
 }
 
+/// `dataSize: "<db>.<coll>"`: the collection's documents and their bytes
+/// (RocksDB's estimate, as `collStats`' `size`); a missing collection has
+/// none. A key range (`keyPattern`, `min`, `max`) is refused, and so is a
+/// namespace of another database than the one the command runs on, whose
+/// privileges it is checked against.
+pub async fn data_size(req: Request) -> CommandResult {
+    let args = Args::parse(&req.body, &["keyPattern", "min", "max"])?;
+    let ns = match args.get("dataSize") {
+        Some(bson::RawBsonRef::String(ns)) => ns,
+        Some(other) => {
+            return Err(CommandError::new(
+                codes::TYPE_MISMATCH,
+                format!(
+                    "The field 'dataSize' must be a string, but got {}",
+                    crate::args::type_name(&other)
+                ),
+            ));
+        }
+        None => return Err(args.missing("dataSize")),
+    };
+    if ["keyPattern", "min", "max"]
+        .iter()
+        .any(|f| args.get(f).is_some())
+    {
+        return Err(CommandError::new(
+            codes::NOT_IMPLEMENTED,
+            "ebb's dataSize measures whole collections, not a key range (keyPattern, min, max)",
+        ));
+    }
+    let Some((db, name)) = ns.split_once('.').filter(|(db, _)| *db == req.db) else {
+        return Err(CommandError::new(
+            codes::INVALID_NAMESPACE,
+            format!(
+                "dataSize runs on the database of its namespace: '{ns}' on '{}'",
+                req.db
+            ),
+        ));
+    };
+    let started = std::time::Instant::now();
+    let (count, size) = match req.node.collection(db, name) {
+        Some(entry) => {
+            let (_, size, _, _) = collection_sizes(&req.node, &entry);
+            (exact_count(&req.node, &entry).await?, size)
+        }
+        None => (0, 0),
+    };
+    ok(doc! {
+        "size": size,
+        "numObjects": count,
+        "millis": started.elapsed().as_millis() as i64,
+    })
+}
+
 pub async fn coll_stats(req: Request) -> CommandResult {
     // `ebbExpiry` is ebb's: the TTL indexes and the documents each never
     // makes due, by reason (`expiry::of_collection`).

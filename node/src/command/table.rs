@@ -54,6 +54,7 @@ const COMMANDS: &[Command] = &[
     row(&["createUser"], handler!(users::create_user), Db(&[CreateUser]))
         .logged_as(users::for_the_log),
     row(&["currentOp"], handler!(status::current_op), Cluster(InProg)),
+    row(&["dataSize", "datasize"], handler!(status::data_size), Db(&[Find])),
     row(&["dbHash", "dbhash"], handler!(checks::db_hash), Db(&[DbHash])),
     row(&["dbStats", "dbstats"], handler!(status::db_stats), Db(&[DbStats])),
     row(&["delete"], handler!(delete::delete), Db(&[Remove]))
