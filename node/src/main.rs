@@ -48,8 +48,9 @@ struct Cli {
     /// Port to listen on (overrides net.port).
     #[arg(long)]
     port: Option<u16>,
-    /// Data directory (overrides storage.path).
-    #[arg(long = "db-path")]
+    /// Data directory (overrides storage.path; also `--dbpath`, mongod's
+    /// spelling).
+    #[arg(long = "db-path", alias = "dbpath")]
     db_path: Option<PathBuf>,
     /// Require authentication and check every command against the user's roles
     /// (sets security.authorization = "enabled", as mongod's --auth).

@@ -69,8 +69,11 @@ impl Member {
         if member {
             command.args(["--replSet", "rs0"]);
         }
+        // A standalone run is started with mongod's spelling of the data
+        // directory's flag, which ebbd takes too.
+        let dir_flag = if member { "--db-path" } else { "--dbpath" };
         let child = command
-            .arg("--db-path")
+            .arg(dir_flag)
             .arg(&self.dir)
             // The default election timeout: a test build on a loaded
             // machine must not lose its primary to a slow heartbeat.
