@@ -99,6 +99,30 @@ async fn ping_build_info_and_small_admin_commands() {
     );
 }
 
+/// `fsync` makes what was acknowledged durable and flushes it to table
+/// files (it survives a restart); it runs on `admin` only (13) and cannot
+/// lock writes out (238).
+#[tokio::test]
+async fn fsync_flushes_and_refuses_a_lock() {
+    let mut node = TestNode::start();
+    let c = node.coll("app", "c").await;
+    c.insert_one(doc! { "_id": 1 }).await.unwrap();
+    let admin = node.db("admin").await;
+    let r = admin.run_command(doc! { "fsync": 1 }).await.unwrap();
+    assert_eq!(r.get_i32("numFiles").unwrap(), 1, "{r}");
+    expect_code(
+        node.db("app").await.run_command(doc! { "fsync": 1 }).await,
+        13,
+    );
+    expect_code(
+        admin.run_command(doc! { "fsync": 1, "lock": true }).await,
+        238,
+    );
+    node.restart();
+    let c = node.coll("app", "c").await;
+    assert_eq!(c.count_documents(doc! {}).await.unwrap(), 1);
+}
+
 #[tokio::test]
 async fn unknown_commands_and_atlas_version_fail_with_59() {
     let node = TestNode::start();

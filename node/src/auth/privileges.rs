@@ -75,6 +75,7 @@ actions! {
     /// `killop`: `killOp`.
     KillOp,
     Shutdown,
+    FSync,
     /// Members' messages to each other (`ebbRaft`): only `__system` holds it.
     Internal,
 }
@@ -408,7 +409,7 @@ const CLUSTER_MONITOR: &[Action] = &[
     ListSessions,
 ];
 /// With `hostManager`'s `killop` and `shutdown`, which `clusterAdmin` includes.
-const CLUSTER_ADMIN: &[Action] = &[SetParameter, KillAnySession, KillOp, Shutdown];
+const CLUSTER_ADMIN: &[Action] = &[SetParameter, KillAnySession, KillOp, Shutdown, FSync];
 /// What `clusterMonitor` may read in every database.
 const MONITOR_STATS: &[Action] = &[CollStats, DbStats, IndexStats];
 
@@ -634,6 +635,7 @@ impl Action {
             ListSessions => "listSessions",
             KillOp => "killop",
             Shutdown => "shutdown",
+            FSync => "fsync",
             KillAnySession => "killAnySession",
             Internal => "internal",
         }

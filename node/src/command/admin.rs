@@ -1,5 +1,5 @@
-//! Small administrative commands: `ping`, `shutdown`, `buildInfo`, `hostInfo`,
-//! `whatsmyuri`, `getLog`, `getCmdLineOpts` and the session commands
+//! Small administrative commands: `ping`, `shutdown`, `fsync`, `buildInfo`,
+//! `hostInfo`, `whatsmyuri`, `getLog`, `getCmdLineOpts` and the session commands
 //! (`endSessions`, `killSessions`, `refreshSessions`, `killAllSessions`).
 
 use bson::{RawBsonRef, doc};
@@ -33,6 +33,33 @@ pub async fn shutdown(req: Request) -> CommandResult {
     tracing::info!(client = %req.conn.peer, "shutdown command received");
     req.node.shutdown_requested.notify_one();
     ok(doc! {})
+}
+
+/// `fsync`: syncs the WAL, so every write acknowledged so far is durable,
+/// and flushes the memtables to table files. `lock: true` (holding writes
+/// out while files are copied) is refused: ebb cannot hold writes out.
+pub async fn fsync(req: Request) -> CommandResult {
+    if req.db != "admin" {
+        return Err(CommandError::new(
+            codes::UNAUTHORIZED,
+            "fsync may only be run against the admin database.",
+        ));
+    }
+    let args = Args::parse(&req.body, &["lock"])?;
+    if args.bool("lock")?.unwrap_or(false) {
+        return Err(CommandError::new(
+            codes::NOT_IMPLEMENTED,
+            "ebb cannot lock writes out (fsync with lock: true)",
+        ));
+    }
+    let engine = req.node.shared.engine.clone();
+    tokio::task::spawn_blocking(move || {
+        engine.sync_wal()?;
+        engine.flush()
+    })
+    .await
+    .map_err(|_| CommandError::internal())??;
+    ok(doc! { "numFiles": 1 })
 }
 
 pub async fn build_info(_req: Request) -> CommandResult {

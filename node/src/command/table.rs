@@ -82,6 +82,7 @@ const COMMANDS: &[Command] = &[
     row(&["findAndModify", "findandmodify"], handler!(find_and_modify::find_and_modify),
         ByBody(needs::find_and_modify))
         .users(Users::Writes).top(Category::Update).logged(),
+    row(&["fsync"], handler!(admin::fsync), Cluster(FSync)),
     row(&["getCmdLineOpts"], handler!(admin::get_cmd_line_opts), Cluster(GetCmdLineOpts)),
     row(&["getLog"], handler!(admin::get_log), Cluster(GetLog)),
     row(&["getMore"], handler!(find::get_more), Db(&[Find]))
