@@ -299,12 +299,7 @@ async fn a_subtree_or_a_projection_chooses_the_paths_held() {
     }
     // `_id` is held only when the projection includes it.
     let by_name = |filter: Document, name: &str| c.find(filter).hint(Hint::Name(name.to_owned()));
-    let found: Vec<Document> = by_name(doc! { "_id": 5 }, "some")
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let found = ids_with(&c, &doc! { "_id": 5 }, Hint::Name("some".to_owned())).await;
     assert_eq!(found.len(), 1);
     // A hinted wildcard index that holds no path of the query: 291.
     let e = by_name(doc! { "a": 1 }, "b").await.map(|_| ());

@@ -163,6 +163,21 @@ impl IndexMeta {
                 .all(|k| k == WILDCARD || k.ends_with(".$**"))
     }
 
+    /// Whether this is a plain index: ordinary fields keyed by their values
+    /// (no geo, hashed, text or wildcard key), not a TTL index (whose
+    /// entries carry `ttl::carry`'s lists), not ebb's own, and without a
+    /// collation (whose keys are sort keys): the one kind whose entries can
+    /// give their values back (`index::cover`).
+    pub fn is_plain(&self) -> bool {
+        !self.is_geo()
+            && !self.is_hashed()
+            && !self.is_text()
+            && !self.is_wildcard()
+            && !self.is_ttl()
+            && !self.is_internal()
+            && self.collation().is_ok_and(|c| c.is_none())
+    }
+
     /// Whether this is a text index (its keys hold terms and their scores,
     /// `index::keygen`).
     pub fn is_text(&self) -> bool {

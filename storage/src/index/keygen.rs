@@ -125,9 +125,8 @@ pub struct KeyGen {
     /// A wildcard index: a document is keyed by each leaf path and value
     /// the index holds (`index::wildcard`).
     wildcard: Option<Wildcard>,
-    /// Whether its entries carry their values' types (`index::cover`): an
-    /// ordinary index without a collation, not a TTL index (whose
-    /// entries carry `ttl::carry`'s lists), not ebb's own.
+    /// Whether its entries carry their values' types (`index::cover`): a
+    /// plain index ([`IndexMeta::is_plain`]).
     coverable: bool,
 }
 
@@ -143,13 +142,7 @@ impl KeyGen {
                 Some(Filter::parse(&raw)?.collated(collation.clone()))
             }
         };
-        let coverable = !index.is_geo()
-            && !index.is_hashed()
-            && !index.is_text()
-            && !index.is_ttl()
-            && !index.is_internal()
-            && !index.is_wildcard()
-            && collation.is_none();
+        let coverable = index.is_plain();
         let mut fields = index.fields();
         // A geo index's entries start with the location's cell, whatever
         // its field's place in the key pattern.
@@ -720,8 +713,9 @@ fn text_keys(
     let (before, after) = around;
     let scores = text.scores(doc)?;
     for (term, score) in &scores {
-        let mut key = before.to_vec();
-        key.extend_from_slice(&text_term_key(term));
+        let mut key = Vec::with_capacity(before.len() + term.len() + 32 + after.len());
+        key.extend_from_slice(before);
+        push_text_term(&mut key, term);
         key.extend_from_slice(&score_bytes(*score));
         key.extend_from_slice(after);
         key.extend_from_slice(id_key);
@@ -756,8 +750,13 @@ pub fn text_entry_score(after_term: &[u8]) -> Option<f64> {
 /// The start of a text index's entries for `term`.
 pub fn text_term_key(term: &str) -> Vec<u8> {
     let mut key = Vec::with_capacity(term.len() + 16);
-    keycode::encode_value(&mut key, RawBsonRef::String(term));
+    push_text_term(&mut key, term);
     key
+}
+
+/// Appends `term` to a text index entry key, encoded as any string is.
+fn push_text_term(key: &mut Vec<u8>, term: &str) {
+    keycode::encode_value(key, RawBsonRef::String(term));
 }
 
 /// The start of a `hashed` index's entries for the values whose hash is

@@ -11,7 +11,6 @@ use ebb_lang::query::sort::SortSpec;
 
 use super::{Access, Plan};
 use crate::collection::Collection;
-use crate::index::KeyGen;
 
 /// Whether `plan` can answer a query on `coll` from its index: the
 /// `projected` paths (a plain inclusion's), the filter's and the sort's
@@ -26,7 +25,7 @@ pub fn covers(
     let Access::Index { index, .. } = &plan.access else {
         return false;
     };
-    if coll.timeseries.is_some() || !KeyGen::new(index).is_ok_and(|kg| kg.is_coverable()) {
+    if coll.timeseries.is_some() || !index.is_plain() {
         return false;
     }
     let fields: Vec<&str> = index.key.keys().map(String::as_str).collect();

@@ -196,11 +196,14 @@ fn whole_values(preds: &[(&str, &Pred)], path: &str) -> Option<Vec<Interval>> {
     })
 }
 
-/// How many parts of `path` are numbers (may be array positions).
+/// Whether a part of a path is a number (may be an array position).
+fn is_position(part: &str) -> bool {
+    !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// How many parts of `path` are numbers.
 fn numeric_parts(path: &str) -> usize {
-    path.split('.')
-        .filter(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
-        .count()
+    path.split('.').filter(|part| is_position(part)).count()
 }
 
 /// `path` with and without each of its numeric parts: where the entries
@@ -208,7 +211,7 @@ fn numeric_parts(path: &str) -> usize {
 fn element_paths(path: &str) -> Vec<String> {
     let parts: Vec<&str> = path.split('.').collect();
     let numeric: Vec<usize> = (0..parts.len())
-        .filter(|i| parts[*i].bytes().all(|b| b.is_ascii_digit()))
+        .filter(|i| is_position(parts[*i]))
         .collect();
     let mut out = Vec::new();
     for mask in 0..(1usize << numeric.len()) {
