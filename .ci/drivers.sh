@@ -11,7 +11,12 @@ cleanup() {
     [ -n "${auth_pid:-}" ] && kill "$auth_pid" 2>/dev/null && wait "$auth_pid" 2>/dev/null || true
     for member in ${rs_pids:-}; do kill "$member" 2>/dev/null && wait "$member" 2>/dev/null || true; done
     # Members the transaction checks started again after killing them.
+    # They are not this shell's children: wait until they are gone (SIGKILL
+    # after 10 s), since one still shutting down writes into $work.
     pkill -f -- "--db-path $work/" 2>/dev/null || true
+    for _ in $(seq 100); do pgrep -f -- "--db-path $work/" >/dev/null || break; sleep 0.1; done
+    pkill -KILL -f -- "--db-path $work/" 2>/dev/null || true
+    for _ in $(seq 50); do pgrep -f -- "--db-path $work/" >/dev/null || break; sleep 0.1; done
     rm -rf "$work"
 }
 trap cleanup EXIT
